@@ -1,0 +1,154 @@
+//! `kakeibo`: the command line of the household ledger.
+
+use std::{path::PathBuf, process::ExitCode};
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Parser, Subcommand};
+use kakeibo_ledger::{DEV_OWNER, LedgerError, OwnerId, STATIC_RATES, seed, with_owner};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "kakeibo",
+    version,
+    about = "kakeibo (家計簿): a personal-finance agent over a double-entry ledger"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Apply the database migrations (as the owner role in DATABASE_URL).
+    Migrate(DbArgs),
+    /// Generate the deterministic demo ledger, as files or into the database.
+    #[command(
+        after_help = "Examples:\n  kakeibo seed --out seed/\n  kakeibo seed --db\n  kakeibo seed --db --reset"
+    )]
+    Seed(SeedArgs),
+}
+
+#[derive(Debug, Args)]
+struct DbArgs {
+    /// PostgreSQL URL of the owner role.
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
+    database_url: Option<String>,
+}
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("target").required(true).multiple(true).args(["out", "db"])))]
+struct SeedArgs {
+    /// Write transactions.csv, labels.json and rates.json into this directory.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Load the demo ledger into the database (idempotent: rows already there are skipped).
+    #[arg(long)]
+    db: bool,
+    /// With --db: load from this directory's transactions.csv instead of generating the rows.
+    #[arg(long, value_name = "DIR", requires = "db")]
+    from: Option<PathBuf>,
+    /// With --db: delete the owner's ledger (accounts, transactions, rules, budgets, memories) first.
+    #[arg(long, requires = "db")]
+    reset: bool,
+    /// With --db: whose ledger (default: the development owner).
+    #[arg(long, value_name = "UUID", requires = "db", default_value_t = DEV_OWNER.as_uuid())]
+    owner: uuid::Uuid,
+    #[command(flatten)]
+    database: DbArgs,
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Migrate(args) => migrate(&args).await,
+        Command::Seed(args) => seed_command(args).await,
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("kakeibo: error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn pool(args: &DbArgs) -> Result<sqlx::PgPool> {
+    let Some(url) = args.database_url.as_deref().filter(|u| !u.trim().is_empty()) else {
+        bail!(
+            "DATABASE_URL is not set: run `cargo xtask db up` and use the URL it prints, or pass --database-url"
+        );
+    };
+    Ok(kakeibo_ledger::connect(url, 2)?)
+}
+
+async fn migrate(args: &DbArgs) -> Result<()> {
+    let pool = pool(args)?;
+    kakeibo_ledger::migrate(&pool)
+        .await
+        .context("applying migrations")?;
+    let applied: i64 = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations WHERE success")
+        .fetch_one(&pool)
+        .await
+        .context("reading the migration history")?;
+    eprintln!("migrations: {applied} applied, database up to date");
+    Ok(())
+}
+
+async fn seed_command(args: SeedArgs) -> Result<()> {
+    let data = seed::generate()?;
+    if let Some(dir) = &args.out {
+        seed::write_files(dir, &data, &STATIC_RATES)?;
+        eprintln!(
+            "seed: wrote transactions.csv ({} rows), labels.json and rates.json to {}",
+            data.rows.len(),
+            dir.display()
+        );
+    }
+    if !args.db {
+        return Ok(());
+    }
+    let (filename, rows) = if let Some(dir) = &args.from {
+        let path = dir.join("transactions.csv");
+        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        let rows = seed::read_transactions_csv(&text).with_context(|| format!("in {}", path.display()))?;
+        (path.display().to_string(), rows)
+    } else {
+        let text = seed::transactions_csv(&data)?;
+        ("transactions.csv".to_owned(), seed::read_transactions_csv(&text)?)
+    };
+    let pool = pool(&args.database)?;
+    let owner = OwnerId::new(args.owner);
+    let reset = args.reset;
+    let report = with_owner(owner, &pool, |conn| {
+        Box::pin(async move {
+            ensure_user(owner, &mut *conn).await?;
+            if reset {
+                seed::clear_ledger(owner, &mut *conn).await?;
+            }
+            seed::load(owner, conn, &filename, &rows).await
+        })
+    })
+    .await
+    .context("loading the demo ledger")?;
+    eprintln!(
+        "seed: owner {owner}: {} transactions added ({} of them uncategorised), {} already present",
+        report.inserted, report.uncategorized, report.duplicates
+    );
+    Ok(())
+}
+
+/// The owner must exist as a user; the development owner always does (migration 0001).
+async fn ensure_user(owner: OwnerId, conn: &mut sqlx::PgConnection) -> Result<(), LedgerError> {
+    let exists: bool = sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM users WHERE id = $1)")
+        .bind(owner.as_uuid())
+        .fetch_one(conn)
+        .await?;
+    if exists {
+        Ok(())
+    } else {
+        Err(LedgerError::Seed(format!(
+            "no user {owner}: create the visitor first"
+        )))
+    }
+}

@@ -1,0 +1,68 @@
+//! Connections, migrations, and the transaction scoped to one owner.
+
+use futures_util::future::BoxFuture;
+use sqlx::{PgConnection, PgPool, Postgres, Transaction, postgres::PgPoolOptions};
+
+use crate::{error::LedgerError, owner::OwnerId};
+
+/// The migrations in `migrations/`, embedded at build time.
+pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations");
+
+/// A small pool (serverless functions hold few connections), connecting on first use.
+pub fn connect(url: &str, max_connections: u32) -> Result<PgPool, LedgerError> {
+    Ok(PgPoolOptions::new()
+        .max_connections(max_connections)
+        .connect_lazy(url)?)
+}
+
+/// Applies every pending migration. Run it as the owner role.
+pub async fn migrate(pool: &PgPool) -> Result<(), LedgerError> {
+    MIGRATOR.run(pool).await?;
+    Ok(())
+}
+
+/// Runs `work` in one transaction whose tenant is `owner`, and commits it when `work` succeeds.
+///
+/// The tenant is set with `set_config('app.owner_id', …, true)`: local to this transaction, so a
+/// pooled connection never carries it into the next request. Under `app_user` row-level security
+/// then shows and accepts only `owner`'s rows; the owner role bypasses RLS, which is why every
+/// query inside still filters by owner itself. When `work` fails, everything it wrote is rolled
+/// back.
+///
+/// ```no_run
+/// # async fn demo(pool: sqlx::PgPool) -> Result<(), kakeibo_ledger::LedgerError> {
+/// use kakeibo_ledger::{DEV_OWNER, list_accounts, with_owner};
+/// let accounts = with_owner(DEV_OWNER, &pool, |conn| Box::pin(list_accounts(DEV_OWNER, conn))).await?;
+/// # Ok(()) }
+/// ```
+pub async fn with_owner<T, E, F>(owner: OwnerId, pool: &PgPool, work: F) -> Result<T, E>
+where
+    F: for<'c> FnOnce(&'c mut PgConnection) -> BoxFuture<'c, Result<T, E>>,
+    E: From<sqlx::Error>,
+{
+    let mut tx = begin_for_owner(owner, pool).await?;
+    let value = work(&mut tx).await?;
+    tx.commit().await?;
+    Ok(value)
+}
+
+/// Opens a transaction whose tenant is `owner`, for callers whose work borrows from their own
+/// scope (which a closure handed to [`with_owner`] cannot). Dropping it uncommitted rolls back.
+pub async fn begin_for_owner(
+    owner: OwnerId,
+    pool: &PgPool,
+) -> Result<Transaction<'static, Postgres>, sqlx::Error> {
+    let mut tx = pool.begin().await?;
+    scope_to_owner(owner, &mut tx).await?;
+    Ok(tx)
+}
+
+/// Sets the tenant of the transaction `conn` is in (for code handed an open transaction).
+/// Outside a transaction the setting would end with the statement: call it only inside one.
+pub async fn scope_to_owner(owner: OwnerId, conn: &mut PgConnection) -> Result<(), sqlx::Error> {
+    sqlx::query("SELECT set_config('app.owner_id', $1, true)")
+        .bind(owner.to_string())
+        .execute(conn)
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,30 @@
+//! kakeibo-ledger: the double-entry ledger in PostgreSQL.
+//!
+//! It holds what every owner-scoped piece of kakeibo stands on: [`OwnerId`], money as integer
+//! minor units ([`Money`], [`Currency`]), [`with_owner`] (one transaction scoped to one tenant for
+//! row-level security), the chart of accounts, the **one insert path** for transactions
+//! ([`insert_transaction`]: at least two postings, one currency, summing to exactly zero), the
+//! migrations, and the deterministic demo seed.
+//!
+//! Every owner-scoped function takes an [`OwnerId`] first and filters by it explicitly, even
+//! though row-level security filters again under `app_user`: each mechanism must hold alone.
+//! This crate knows PostgreSQL (sqlx) and nothing of HTTP, providers or AWS.
+
+mod accounts;
+mod db;
+mod error;
+mod money;
+mod owner;
+mod rates;
+pub mod seed;
+mod transactions;
+
+pub use accounts::{
+    Account, AccountType, CHECKING, DEFAULT_CHART, UNCATEGORIZED, ensure_chart, find_account, list_accounts,
+};
+pub use db::{MIGRATOR, begin_for_owner, connect, migrate, scope_to_owner, with_owner};
+pub use error::LedgerError;
+pub use money::{Currency, Money, MoneyError};
+pub use owner::{DEV_OWNER, OwnerId};
+pub use rates::{STATIC_RATES, StaticRates};
+pub use transactions::{InsertOutcome, NewPosting, NewTransaction, insert_transaction, source_hash};

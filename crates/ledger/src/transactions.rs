@@ -1,0 +1,264 @@
+//! The one insert path for transactions.
+//!
+//! Every transaction in the ledger enters through [`insert_transaction`]: at least two postings,
+//! all in one currency, summing to exactly zero, on accounts of the same owner that can hold that
+//! currency. Anything else is a typed [`LedgerError`] and nothing is written.
+
+use std::fmt::Write as _;
+
+use chrono::NaiveDate;
+use sha2::{Digest, Sha256};
+use sqlx::{Acquire, PgConnection};
+use uuid::Uuid;
+
+use crate::{accounts::AccountType, error::LedgerError, money::Currency, owner::OwnerId};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewPosting {
+    pub account_id: Uuid,
+    /// Signed minor units: the effect on the account.
+    pub amount_minor: i64,
+    pub currency: Currency,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewTransaction {
+    /// A caller-chosen id (deterministic seeds); a random one otherwise.
+    pub id: Option<Uuid>,
+    pub date: NaiveDate,
+    pub description: String,
+    /// The text as the statement had it; never rewritten afterwards.
+    pub raw_description: String,
+    pub import_batch_id: Option<Uuid>,
+    /// Stable identity of an imported row (see [`source_hash`]); a second insert with the same
+    /// hash for the same owner is a [`InsertOutcome::Duplicate`] and writes nothing.
+    pub source_hash: Option<String>,
+    pub postings: Vec<NewPosting>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InsertOutcome {
+    Inserted(Uuid),
+    /// A transaction with the same source hash was already in the ledger.
+    Duplicate,
+}
+
+/// Inserts one balanced transaction for `owner`, atomically (a savepoint when `conn` is already
+/// in a transaction).
+pub async fn insert_transaction(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    new: &NewTransaction,
+) -> Result<InsertOutcome, LedgerError> {
+    let currency = check_balanced(new)?;
+    check_accounts(owner, &mut *conn, &new.postings, currency).await?;
+
+    let mut tx = conn.begin().await?;
+    let inserted: Option<Uuid> = sqlx::query_scalar(
+        "INSERT INTO transactions (id, owner_id, date, description, raw_description, import_batch_id, source_hash)
+         VALUES (coalesce($1, gen_random_uuid()), $2, $3, $4, $5, $6, $7)
+         ON CONFLICT (owner_id, source_hash) WHERE source_hash IS NOT NULL DO NOTHING
+         RETURNING id",
+    )
+    .bind(new.id)
+    .bind(owner.as_uuid())
+    .bind(new.date)
+    .bind(new.description.trim())
+    .bind(&new.raw_description)
+    .bind(new.import_batch_id)
+    .bind(new.source_hash.as_deref())
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some(id) = inserted else {
+        return Ok(InsertOutcome::Duplicate);
+    };
+
+    let accounts: Vec<Uuid> = new.postings.iter().map(|p| p.account_id).collect();
+    let amounts: Vec<i64> = new.postings.iter().map(|p| p.amount_minor).collect();
+    sqlx::query(
+        "INSERT INTO postings (owner_id, transaction_id, account_id, amount_minor, currency)
+         SELECT $1, $2, account_id, amount_minor, $5
+         FROM UNNEST($3::uuid[], $4::bigint[]) AS p(account_id, amount_minor)",
+    )
+    .bind(owner.as_uuid())
+    .bind(id)
+    .bind(&accounts)
+    .bind(&amounts)
+    .bind(currency.as_str())
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(InsertOutcome::Inserted(id))
+}
+
+/// The checks that need no database: two postings or more, one currency, a zero sum, a
+/// description. Returns the currency.
+fn check_balanced(new: &NewTransaction) -> Result<Currency, LedgerError> {
+    let [first, rest @ ..] = new.postings.as_slice() else {
+        return Err(LedgerError::TooFewPostings { count: 0 });
+    };
+    if rest.is_empty() {
+        return Err(LedgerError::TooFewPostings { count: 1 });
+    }
+    if let Some(other) = rest.iter().find(|p| p.currency != first.currency) {
+        return Err(LedgerError::MixedCurrencies {
+            first: first.currency,
+            other: other.currency,
+        });
+    }
+    let sum: i128 = new.postings.iter().map(|p| i128::from(p.amount_minor)).sum();
+    if sum != 0 {
+        return Err(LedgerError::Unbalanced {
+            sum_minor: sum,
+            currency: first.currency,
+        });
+    }
+    if new.description.trim().is_empty() {
+        return Err(LedgerError::EmptyDescription);
+    }
+    Ok(first.currency)
+}
+
+/// Every posting's account belongs to `owner`, and a single-currency account matches `currency`.
+async fn check_accounts(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    postings: &[NewPosting],
+    currency: Currency,
+) -> Result<(), LedgerError> {
+    let ids: Vec<Uuid> = postings.iter().map(|p| p.account_id).collect();
+    let found: Vec<(Uuid, AccountType, String)> =
+        sqlx::query_as("SELECT id, type, currency::text FROM accounts WHERE owner_id = $1 AND id = ANY($2)")
+            .bind(owner.as_uuid())
+            .bind(&ids)
+            .fetch_all(conn)
+            .await?;
+    for id in ids {
+        let Some((_, account_type, account_currency)) = found.iter().find(|(found_id, ..)| *found_id == id)
+        else {
+            return Err(LedgerError::UnknownAccount(id));
+        };
+        let account_currency = Currency::parse(account_currency)?;
+        if account_type.holds_one_currency() && account_currency != currency {
+            return Err(LedgerError::AccountCurrencyMismatch {
+                account: id,
+                account_currency,
+                posting_currency: currency,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The stable identity of an imported statement row: SHA-256 (hex) over the account, the date,
+/// the amount, the description with case and spacing normalised, and which occurrence of that
+/// same row this is within the file (two identical coffees on one day are two rows).
+pub fn source_hash(
+    account_id: Uuid,
+    date: NaiveDate,
+    amount_minor: i64,
+    description: &str,
+    occurrence: u32,
+) -> String {
+    let normalised = description
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_uppercase();
+    let digest = Sha256::digest(format!(
+        "{account_id}|{date}|{amount_minor}|{normalised}|{occurrence}"
+    ));
+    digest.iter().fold(String::with_capacity(64), |mut hex, b| {
+        let _ = write!(hex, "{b:02x}");
+        hex
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn posting(amount_minor: i64, currency: Currency) -> NewPosting {
+        NewPosting {
+            account_id: Uuid::new_v4(),
+            amount_minor,
+            currency,
+        }
+    }
+
+    fn transaction(postings: Vec<NewPosting>) -> NewTransaction {
+        NewTransaction {
+            id: None,
+            date: NaiveDate::from_ymd_opt(2025, 3, 1).unwrap(),
+            description: "coffee".into(),
+            raw_description: "coffee".into(),
+            import_batch_id: None,
+            source_hash: None,
+            postings,
+        }
+    }
+
+    #[test]
+    fn balance_rules() {
+        let inr = Currency::INR;
+        assert!(check_balanced(&transaction(vec![posting(100, inr), posting(-100, inr)])).is_ok());
+        assert!(
+            check_balanced(&transaction(vec![
+                posting(100, inr),
+                posting(-60, inr),
+                posting(-40, inr)
+            ]))
+            .is_ok()
+        );
+        assert!(matches!(
+            check_balanced(&transaction(vec![])),
+            Err(LedgerError::TooFewPostings { count: 0 })
+        ));
+        assert!(matches!(
+            check_balanced(&transaction(vec![posting(0, inr)])),
+            Err(LedgerError::TooFewPostings { count: 1 })
+        ));
+        assert!(matches!(
+            check_balanced(&transaction(vec![posting(100, inr), posting(-99, inr)])),
+            Err(LedgerError::Unbalanced { sum_minor: 1, .. })
+        ));
+        assert!(matches!(
+            check_balanced(&transaction(vec![
+                posting(100, inr),
+                posting(-100, Currency::USD)
+            ])),
+            Err(LedgerError::MixedCurrencies { .. })
+        ));
+        // The sum is taken without overflow: two maximal postings do not wrap around to zero.
+        assert!(matches!(
+            check_balanced(&transaction(vec![
+                posting(i64::MAX, inr),
+                posting(i64::MAX, inr),
+                posting(2, inr)
+            ])),
+            Err(LedgerError::Unbalanced { .. })
+        ));
+        let mut blank = transaction(vec![posting(1, inr), posting(-1, inr)]);
+        blank.description = "  ".into();
+        assert!(matches!(
+            check_balanced(&blank),
+            Err(LedgerError::EmptyDescription)
+        ));
+    }
+
+    #[test]
+    fn source_hash_normalises_case_and_spacing_only() {
+        let account = Uuid::nil();
+        let date = NaiveDate::from_ymd_opt(2025, 1, 2).unwrap();
+        let a = source_hash(account, date, -100, "Chai  Point 12", 0);
+        assert_eq!(a, source_hash(account, date, -100, " CHAI POINT 12 ", 0));
+        assert_eq!(a.len(), 64);
+        assert_ne!(a, source_hash(account, date, -100, "CHAI POINT 12", 1));
+        assert_ne!(a, source_hash(account, date, -101, "CHAI POINT 12", 0));
+        assert_ne!(a, source_hash(Uuid::max(), date, -100, "CHAI POINT 12", 0));
+        assert_ne!(
+            a,
+            source_hash(account, date.succ_opt().unwrap(), -100, "CHAI POINT 12", 0)
+        );
+    }
+}

@@ -1,0 +1,147 @@
+//! Running other programs: cargo, the PostgreSQL binaries, and `runuser` when we are root.
+
+use std::{
+    ffi::OsStr,
+    path::{Path, PathBuf},
+    process::{Command, ExitStatus, Stdio},
+};
+
+use anyhow::{Context, Result, bail};
+
+/// Announces a step of a long task on stderr.
+pub fn step(message: &str) {
+    eprintln!("==> {message}");
+}
+
+/// A command to run, remembered with a printable form for error messages.
+#[derive(Debug)]
+pub struct Cmd {
+    inner: Command,
+    shown: String,
+}
+
+impl Cmd {
+    pub fn new(program: impl AsRef<OsStr>) -> Self {
+        let shown = program.as_ref().to_string_lossy().into_owned();
+        Self {
+            inner: Command::new(program),
+            shown,
+        }
+    }
+
+    pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Self {
+        self.shown.push(' ');
+        self.shown.push_str(&arg.as_ref().to_string_lossy());
+        self.inner.arg(arg);
+        self
+    }
+
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        for arg in args {
+            self = self.arg(arg);
+        }
+        self
+    }
+
+    pub fn env(mut self, key: &str, value: impl AsRef<OsStr>) -> Self {
+        self.inner.env(key, value);
+        self
+    }
+
+    pub fn env_remove(mut self, key: &str) -> Self {
+        self.inner.env_remove(key);
+        self
+    }
+
+    pub fn current_dir(mut self, dir: &Path) -> Self {
+        self.inner.current_dir(dir);
+        self
+    }
+
+    /// Runs with inherited stdio and returns the exit status.
+    pub fn status(mut self) -> Result<ExitStatus> {
+        self.inner
+            .status()
+            .with_context(|| format!("could not start `{}`", self.shown))
+    }
+
+    /// Runs with inherited stdio and fails unless it exits 0.
+    pub fn status_ok(self) -> Result<()> {
+        let shown = self.shown.clone();
+        let status = self.status()?;
+        if !status.success() {
+            bail!("`{shown}` failed ({status})");
+        }
+        Ok(())
+    }
+
+    /// Runs capturing stdout and stderr; fails with both in the message unless it exits 0.
+    pub fn output_ok(mut self) -> Result<String> {
+        let output = self
+            .inner
+            .stdin(Stdio::null())
+            .output()
+            .with_context(|| format!("could not start `{}`", self.shown))?;
+        if !output.status.success() {
+            bail!(
+                "`{}` failed ({}):\n{}{}",
+                self.shown,
+                output.status,
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    }
+
+    /// Runs capturing output and returns whether it exited 0, with its stdout.
+    pub fn output_status(mut self) -> Result<(ExitStatus, String)> {
+        let output = self
+            .inner
+            .stdin(Stdio::null())
+            .output()
+            .with_context(|| format!("could not start `{}`", self.shown))?;
+        Ok((
+            output.status,
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+        ))
+    }
+}
+
+/// `cargo` from the environment cargo gave us, run from the workspace root.
+pub fn cargo(args: &[&str]) -> Cmd {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    Cmd::new(cargo).args(args).current_dir(&workspace_root())
+}
+
+/// The workspace root: two levels above this crate.
+pub fn workspace_root() -> PathBuf {
+    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest_dir
+        .ancestors()
+        .nth(2)
+        .map_or_else(|| manifest_dir.to_path_buf(), Path::to_path_buf)
+}
+
+/// Finds a program on `PATH` or in one of `extra_dirs`, in that order.
+pub fn find_program(name: &str, extra_dirs: &[PathBuf]) -> Option<PathBuf> {
+    let path_dirs = std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect::<Vec<_>>());
+    path_dirs
+        .into_iter()
+        .flatten()
+        .chain(extra_dirs.iter().cloned())
+        .map(|dir| dir.join(name))
+        .find(|candidate| candidate.is_file())
+}
+
+/// Whether this process runs as root (uid 0).
+pub fn is_root() -> bool {
+    Cmd::new("id")
+        .arg("-u")
+        .output_ok()
+        .is_ok_and(|uid| uid.trim() == "0")
+}
