@@ -398,7 +398,9 @@ async fn app_user_sees_and_writes_only_the_owner_it_is_scoped_to(
         .await
         .unwrap_err();
     assert_eq!(
-        err.as_database_error().and_then(sqlx::error::DatabaseError::code).as_deref(),
+        err.as_database_error()
+            .and_then(sqlx::error::DatabaseError::code)
+            .as_deref(),
         Some("42501"),
         "{err}"
     );
