@@ -113,9 +113,7 @@ fn db_action(db: &Database, action: DbAction) -> Result<ExitCode> {
 fn test(db: &Database, cargo_test_args: &[String]) -> Result<ExitCode> {
     let urls = db.up()?;
     process::step("applying migrations to the development database");
-    process::cargo(&["run", "--quiet", "--package", "kakeibo-cli", "--", "migrate"])
-        .env("DATABASE_URL", &urls.owner)
-        .status_ok()?;
+    kakeibo(&urls, &["migrate"])?;
     process::step("running the test suite");
     let mut args = vec!["test", "--workspace", "--no-fail-fast"];
     if !cargo_test_args.is_empty() {
@@ -136,13 +134,9 @@ fn test(db: &Database, cargo_test_args: &[String]) -> Result<ExitCode> {
 fn dev(db: &Database) -> Result<ExitCode> {
     let urls = db.up()?;
     process::step("applying migrations");
-    process::cargo(&["run", "--quiet", "--package", "kakeibo-cli", "--", "migrate"])
-        .env("DATABASE_URL", &urls.owner)
-        .status_ok()?;
+    kakeibo(&urls, &["migrate"])?;
     process::step("loading the demo ledger for the development owner");
-    process::cargo(&["run", "--quiet", "--package", "kakeibo-cli", "--", "seed", "--db"])
-        .env("DATABASE_URL", &urls.owner)
-        .status_ok()?;
+    kakeibo(&urls, &["seed", "--db"])?;
     urls.print_summary();
     println!();
     println!("The database is migrated and holds the demo ledger (352 transactions) of the");
@@ -152,6 +146,15 @@ fn dev(db: &Database) -> Result<ExitCode> {
     println!("  stop:          cargo xtask db down");
     println!("The HTTP functions and the web app are not part of the stack yet.");
     Ok(ExitCode::SUCCESS)
+}
+
+/// Runs the `kakeibo` command (built on demand) as the owner role of the development database.
+fn kakeibo(urls: &pg::Urls, args: &[&str]) -> Result<()> {
+    let mut cargo_args = vec!["run", "--quiet", "--package", "kakeibo-cli", "--"];
+    cargo_args.extend_from_slice(args);
+    process::cargo(&cargo_args)
+        .env("DATABASE_URL", &urls.owner)
+        .status_ok()
 }
 
 fn lint() -> Result<ExitCode> {

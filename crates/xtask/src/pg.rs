@@ -16,6 +16,8 @@ use std::{
     process::ExitCode,
 };
 
+use std::os::unix::fs::PermissionsExt as _;
+
 use anyhow::{Context, Result, bail};
 
 use crate::process::{self, Cmd};
@@ -195,6 +197,7 @@ impl Embedded {
             let password = random_hex(18)?;
             fs::write(&password_file, &password)
                 .with_context(|| format!("writing {}", password_file.display()))?;
+            fs::set_permissions(&password_file, fs::Permissions::from_mode(0o600))?;
             if as_postgres {
                 chown_postgres(&password_file)?;
             }
@@ -612,4 +615,52 @@ fn fnv1a(path: &Path) -> u64 {
         .fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
             (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn app_url_is_derived_from_the_owner_url() {
+        let urls = external_urls(
+            "postgres://admin:secret@db.example:6543/ledger?sslmode=require",
+            None,
+        )
+        .unwrap();
+        assert_eq!(
+            urls.app,
+            "postgres://app_user:app_user@db.example:6543/ledger?sslmode=require"
+        );
+        assert_eq!(urls.test_master, urls.owner);
+        let given = external_urls("postgres://a@h/d", Some("postgres://b:c@h/d")).unwrap();
+        assert_eq!(given.app, "postgres://b:c@h/d");
+        assert!(external_urls("not a url", None).is_err());
+    }
+
+    #[test]
+    fn stale_pid_files_are_removed_and_live_ones_kept() {
+        let dir = tempfile_dir();
+        let pid_file = dir.join("postmaster.pid");
+        // PID 1 is never a PostgreSQL server here; a number past pid_max names no process.
+        for stale in ["1", "4194305", "garbage"] {
+            fs::write(&pid_file, format!("{stale}\n/data\n1700000000\n5433\n")).unwrap();
+            clear_stale_pid(&dir).unwrap();
+            assert!(!pid_file.exists(), "pid {stale} should count as stale");
+        }
+        assert_eq!(running_port(&dir), None);
+        fs::write(&pid_file, "1\n/data\n1700000000\n5444\n").unwrap();
+        assert_eq!(running_port(&dir), Some(5444));
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn tempfile_dir() -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "xtask-test-{}-{}",
+            std::process::id(),
+            random_hex(4).unwrap()
+        ));
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
 }
