@@ -26,6 +26,8 @@ pub enum LedgerError {
         account_currency: Currency,
         posting_currency: Currency,
     },
+    #[error("{0}")]
+    Invalid(String),
     #[error("seed data: {0}")]
     Seed(String),
     #[error(transparent)]

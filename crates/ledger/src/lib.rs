@@ -17,6 +17,7 @@ mod money;
 mod owner;
 mod rates;
 pub mod seed;
+pub mod tools;
 mod transactions;
 
 pub use accounts::{

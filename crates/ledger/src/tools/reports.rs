@@ -1,0 +1,315 @@
+//! `get_spend_report` (totals by category or month) and `get_budget_status`.
+
+use std::collections::BTreeMap;
+
+use chrono::NaiveDate;
+use futures_util::future::BoxFuture;
+use kakeibo_core::{Tier, ToolError, TypedTool};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{
+    Scope,
+    common::{Amount, Month, check_month, check_range, month_arg, parse_date},
+};
+use crate::money::Currency;
+
+/// A month, or an inclusive range of days.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Period {
+    /// A calendar month, YYYY-MM.
+    Month(#[schemars(regex(pattern = r"^[0-9]{4}-(0[1-9]|1[0-2])$"))] String),
+    /// An inclusive range of days.
+    Range {
+        /// First day, YYYY-MM-DD.
+        #[schemars(regex(pattern = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"))]
+        from: String,
+        /// Last day, YYYY-MM-DD.
+        #[schemars(regex(pattern = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"))]
+        to: String,
+    },
+}
+
+impl Period {
+    fn bounds(&self) -> Option<(NaiveDate, NaiveDate)> {
+        match self {
+            Self::Month(month) => Month::parse(month).map(|m| (m.first_day, m.last_day())),
+            Self::Range { from, to } => Some((parse_date(from)?, parse_date(to)?)),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum GroupBy {
+    #[default]
+    Category,
+    Month,
+}
+
+/// What to total.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SpendReportInput {
+    /// The period: "YYYY-MM" for a month, or {"from": "YYYY-MM-DD", "to": "YYYY-MM-DD"}.
+    pub period: Period,
+    /// Group the totals by category (default) or by month.
+    #[serde(default)]
+    pub group_by: GroupBy,
+    /// Also list income categories (as negative amounts); they never count toward the total.
+    #[serde(default)]
+    pub include_income: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SpendReport {
+    pub period: PeriodOut,
+    pub group_by: &'static str,
+    /// Total spending (the positive groups), when the period has one currency.
+    pub total: Option<Amount>,
+    /// Total spending per currency; currencies are never added together.
+    pub totals_by_currency: Vec<Amount>,
+    pub groups: Vec<Group>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct PeriodOut {
+    pub from: String,
+    pub to: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Group {
+    pub group: String,
+    pub transactions: i64,
+    #[serde(flatten)]
+    pub amount: Amount,
+}
+
+#[derive(Debug)]
+pub struct GetSpendReport(pub Scope);
+
+impl TypedTool for GetSpendReport {
+    type Input = SpendReportInput;
+    type Output = SpendReport;
+    const NAME: &'static str = "get_spend_report";
+    const DESCRIPTION: &'static str = "Total spending for a month or a date range, grouped by category or by \
+        month. Use it for \"how much did I spend on X\", \"where did my money go in March\", or month-by-month \
+        trends. Spending is positive, refunds negative; set include_income to see income categories too.";
+    const TIER: Tier = Tier::Read;
+
+    fn check(&self, input: &SpendReportInput) -> Vec<String> {
+        match &input.period {
+            Period::Month(month) => check_month("period", month),
+            Period::Range { from, to } => check_range(Some(from), Some(to)),
+        }
+    }
+
+    fn run(&self, input: SpendReportInput) -> BoxFuture<'_, Result<SpendReport, ToolError>> {
+        Box::pin(async move {
+            let (from, to) = input
+                .period
+                .bounds()
+                .ok_or_else(|| ToolError::InvalidInput(vec!["period: not a month or a date range".into()]))?;
+            let owner = self.0.owner;
+            let (group_by, include_income) = (input.group_by, input.include_income);
+            let rows: Vec<(String, String, i64, i64)> = self
+                .0
+                .run(|conn| {
+                    Box::pin(async move {
+                        Ok(sqlx::query_as(
+                            "SELECT CASE WHEN $4 THEN to_char(t.date, 'YYYY-MM') ELSE a.name END AS grp,
+                                    p.currency::text, count(DISTINCT t.id), sum(p.amount_minor)::bigint
+                             FROM postings p
+                             JOIN accounts a ON a.id = p.account_id AND a.owner_id = p.owner_id
+                             JOIN transactions t ON t.id = p.transaction_id AND t.owner_id = p.owner_id
+                             WHERE p.owner_id = $1 AND t.date BETWEEN $2 AND $3
+                               AND (a.type = 'expense' OR ($5 AND a.type = 'income'))
+                             GROUP BY 1, 2",
+                        )
+                        .bind(owner.as_uuid())
+                        .bind(from)
+                        .bind(to)
+                        .bind(group_by == GroupBy::Month)
+                        .bind(include_income)
+                        .fetch_all(conn)
+                        .await?)
+                    })
+                })
+                .await?;
+
+            let mut groups: Vec<Group> = rows
+                .into_iter()
+                .map(|(group, currency, transactions, amount)| Group {
+                    group,
+                    transactions,
+                    amount: Amount::new(amount, Currency::parse(&currency).unwrap_or(Currency::INR)),
+                })
+                .collect();
+            groups.sort_by(|a, b| {
+                b.amount
+                    .amount_minor
+                    .cmp(&a.amount.amount_minor)
+                    .then_with(|| a.group.cmp(&b.group))
+            });
+            let mut totals: BTreeMap<Currency, i64> = BTreeMap::new();
+            for group in groups.iter().filter(|g| g.amount.amount_minor > 0) {
+                *totals.entry(group.amount.currency).or_default() += group.amount.amount_minor;
+            }
+            let totals_by_currency: Vec<Amount> =
+                totals.into_iter().map(|(c, a)| Amount::new(a, c)).collect();
+            let total = match totals_by_currency.as_slice() {
+                [] => Some(Amount::new(0, Currency::INR)),
+                [only] => Some(only.clone()),
+                _ => None,
+            };
+            Ok(SpendReport {
+                period: PeriodOut {
+                    from: from.to_string(),
+                    to: to.to_string(),
+                },
+                group_by: if group_by == GroupBy::Month {
+                    "month"
+                } else {
+                    "category"
+                },
+                total,
+                totals_by_currency,
+                groups,
+            })
+        })
+    }
+}
+
+/// Which month to check.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct BudgetStatusInput {
+    /// The month, YYYY-MM.
+    #[schemars(regex(pattern = r"^[0-9]{4}-(0[1-9]|1[0-2])$"))]
+    pub month: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct BudgetStatus {
+    pub month: String,
+    pub categories: Vec<CategoryStatus>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct CategoryStatus {
+    pub category: String,
+    pub budget: Option<Amount>,
+    pub actual: Amount,
+    pub remaining: Option<Amount>,
+    /// Spending as a share of the budget, in percent with one decimal; null without a budget.
+    pub percent_used: Option<f64>,
+    pub over_budget: bool,
+}
+
+#[derive(Debug)]
+pub struct GetBudgetStatus(pub Scope);
+
+impl TypedTool for GetBudgetStatus {
+    type Input = BudgetStatusInput;
+    type Output = BudgetStatus;
+    const NAME: &'static str = "get_budget_status";
+    const DESCRIPTION: &'static str = "Budget against actual spending for each category in one month. Use it \
+        for \"am I over budget?\", \"how much budget is left for dining?\". Categories with spending but no \
+        budget are listed with a null budget.";
+    const TIER: Tier = Tier::Read;
+
+    fn check(&self, input: &BudgetStatusInput) -> Vec<String> {
+        check_month("month", &input.month)
+    }
+
+    fn run(&self, input: BudgetStatusInput) -> BoxFuture<'_, Result<BudgetStatus, ToolError>> {
+        Box::pin(async move {
+            let month = month_arg(&input.month)?;
+            let owner = self.0.owner;
+            let label = month.label();
+            let month_key = label.clone();
+            // (category, currency, budget, actual)
+            let rows: Vec<(String, String, Option<i64>, i64)> = self
+                .0
+                .run(|conn| {
+                    Box::pin(async move {
+                        Ok(sqlx::query_as(
+                            "WITH spent AS (
+                                 SELECT a.name, p.currency::text AS currency, sum(p.amount_minor)::bigint AS actual
+                                 FROM postings p
+                                 JOIN accounts a ON a.id = p.account_id AND a.owner_id = p.owner_id
+                                 JOIN transactions t ON t.id = p.transaction_id AND t.owner_id = p.owner_id
+                                 WHERE p.owner_id = $1 AND a.type = 'expense' AND t.date BETWEEN $2 AND $3
+                                 GROUP BY a.name, p.currency
+                             ), budgeted AS (
+                                 SELECT a.name, b.currency::text AS currency, b.amount_minor
+                                 FROM budgets b JOIN accounts a ON a.id = b.account_id AND a.owner_id = b.owner_id
+                                 WHERE b.owner_id = $1 AND b.month = $4
+                             )
+                             SELECT coalesce(b.name, s.name), coalesce(b.currency, s.currency),
+                                    b.amount_minor, coalesce(s.actual, 0)::bigint
+                             FROM budgeted b FULL JOIN spent s ON s.name = b.name AND s.currency = b.currency",
+                        )
+                        .bind(owner.as_uuid())
+                        .bind(month.first_day)
+                        .bind(month.last_day())
+                        .bind(month_key)
+                        .fetch_all(conn)
+                        .await?)
+                    })
+                })
+                .await?;
+
+            let any_budget = rows.iter().any(|r| r.2.is_some());
+            let mut categories: Vec<CategoryStatus> = rows
+                .into_iter()
+                .map(|(category, currency, budget, actual)| {
+                    let currency = Currency::parse(&currency).unwrap_or(Currency::INR);
+                    CategoryStatus {
+                        category,
+                        budget: budget.map(|b| Amount::new(b, currency)),
+                        actual: Amount::new(actual, currency),
+                        remaining: budget.map(|b| Amount::new(b - actual, currency)),
+                        percent_used: budget.filter(|b| *b > 0).map(|b| percent(actual, b)),
+                        over_budget: budget.is_some_and(|b| actual > b),
+                    }
+                })
+                .collect();
+            categories.sort_by(|a, b| {
+                b.budget
+                    .is_some()
+                    .cmp(&a.budget.is_some())
+                    .then(b.actual.amount_minor.cmp(&a.actual.amount_minor))
+                    .then_with(|| a.category.cmp(&b.category))
+            });
+            Ok(BudgetStatus {
+                note: (!any_budget)
+                    .then(|| format!("No budgets are set for {label}; set_budget creates one.")),
+                month: label,
+                categories,
+            })
+        })
+    }
+}
+
+/// `part / whole` in percent, rounded to one decimal (a ratio for display, not money).
+#[allow(clippy::cast_precision_loss)]
+fn percent(part: i64, whole: i64) -> f64 {
+    let tenths = (i128::from(part) * 1000 + i128::from(whole) / 2).div_euclid(i128::from(whole));
+    tenths as f64 / 10.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percent_rounds_to_one_decimal() {
+        assert!((percent(2_335_000, 2_000_000) - 116.8).abs() < 1e-9);
+        assert!((percent(1, 3) - 33.3).abs() < 1e-9);
+        assert!((percent(2, 3) - 66.7).abs() < 1e-9);
+        assert!((percent(0, 100) - 0.0).abs() < 1e-9);
+    }
+}
