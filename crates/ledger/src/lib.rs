@@ -13,6 +13,7 @@
 mod accounts;
 mod db;
 mod error;
+pub mod import;
 mod money;
 mod owner;
 mod rates;
@@ -28,4 +29,6 @@ pub use error::LedgerError;
 pub use money::{Currency, Money, MoneyError};
 pub use owner::{DEV_OWNER, OwnerId};
 pub use rates::{STATIC_RATES, StaticRates};
-pub use transactions::{InsertOutcome, NewPosting, NewTransaction, insert_transaction, source_hash};
+pub use transactions::{
+    InsertOutcome, NewPosting, NewTransaction, insert_transaction, insert_transactions, source_hash,
+};

@@ -50,6 +50,7 @@ impl Currency {
         match &self.0 {
             b"JPY" | b"KRW" | b"VND" | b"CLP" | b"ISK" | b"UGX" | b"PYG" | b"XAF" | b"XOF" => 0,
             b"BHD" | b"KWD" | b"OMR" | b"JOD" | b"TND" | b"IQD" | b"LYD" => 3,
+            b"BTC" => 8,
             _ => 2,
         }
     }

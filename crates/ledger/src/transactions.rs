@@ -44,51 +44,120 @@ pub enum InsertOutcome {
 }
 
 /// Inserts one balanced transaction for `owner`, atomically (a savepoint when `conn` is already
-/// in a transaction).
+/// in a transaction). See [`insert_transactions`].
 pub async fn insert_transaction(
     owner: OwnerId,
     conn: &mut PgConnection,
     new: &NewTransaction,
 ) -> Result<InsertOutcome, LedgerError> {
-    let currency = check_balanced(new)?;
-    check_accounts(owner, &mut *conn, &new.postings, currency).await?;
+    let outcomes = insert_transactions(owner, conn, std::slice::from_ref(new)).await?;
+    Ok(outcomes.into_iter().next().unwrap_or(InsertOutcome::Duplicate))
+}
 
+/// Rows per statement when inserting many transactions.
+const CHUNK: usize = 1_000;
+
+/// Inserts balanced transactions for `owner`: every one is checked before anything is written,
+/// and the whole call is atomic (a savepoint when `conn` is already in a transaction). Rows go in
+/// chunks of set-based statements, so a statement of 100,000 rows takes a few hundred round trips.
+/// The outcomes are in the order of `news`.
+pub async fn insert_transactions(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    news: &[NewTransaction],
+) -> Result<Vec<InsertOutcome>, LedgerError> {
+    let mut currencies = Vec::with_capacity(news.len());
+    for new in news {
+        currencies.push(check_balanced(new)?);
+    }
+    let mut accounts: Vec<(Uuid, Currency)> = news
+        .iter()
+        .zip(&currencies)
+        .flat_map(|(new, currency)| new.postings.iter().map(move |p| (p.account_id, *currency)))
+        .collect();
+    accounts.sort_unstable();
+    accounts.dedup();
+    check_accounts(owner, &mut *conn, &accounts).await?;
+
+    let ids: Vec<Uuid> = news.iter().map(|n| n.id.unwrap_or_else(Uuid::new_v4)).collect();
+    let mut outcomes = Vec::with_capacity(news.len());
     let mut tx = conn.begin().await?;
-    let inserted: Option<Uuid> = sqlx::query_scalar(
+    for ((chunk, chunk_ids), chunk_currencies) in news
+        .chunks(CHUNK)
+        .zip(ids.chunks(CHUNK))
+        .zip(currencies.chunks(CHUNK))
+    {
+        let inserted = insert_chunk(owner, &mut tx, chunk, chunk_ids, chunk_currencies).await?;
+        outcomes.extend(chunk_ids.iter().map(|id| {
+            if inserted.contains(id) {
+                InsertOutcome::Inserted(*id)
+            } else {
+                InsertOutcome::Duplicate
+            }
+        }));
+    }
+    tx.commit().await?;
+    Ok(outcomes)
+}
+
+async fn insert_chunk(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    news: &[NewTransaction],
+    ids: &[Uuid],
+    currencies: &[Currency],
+) -> Result<std::collections::HashSet<Uuid>, LedgerError> {
+    let dates: Vec<NaiveDate> = news.iter().map(|n| n.date).collect();
+    let descriptions: Vec<&str> = news.iter().map(|n| n.description.trim()).collect();
+    let raws: Vec<&str> = news.iter().map(|n| n.raw_description.as_str()).collect();
+    let batches: Vec<Option<Uuid>> = news.iter().map(|n| n.import_batch_id).collect();
+    let hashes: Vec<Option<&str>> = news.iter().map(|n| n.source_hash.as_deref()).collect();
+    let inserted: Vec<Uuid> = sqlx::query_scalar(
         "INSERT INTO transactions (id, owner_id, date, description, raw_description, import_batch_id, source_hash)
-         VALUES (coalesce($1, gen_random_uuid()), $2, $3, $4, $5, $6, $7)
+         SELECT id, $1, date, description, raw, batch, hash
+         FROM UNNEST($2::uuid[], $3::date[], $4::text[], $5::text[], $6::uuid[], $7::text[])
+              AS t(id, date, description, raw, batch, hash)
          ON CONFLICT (owner_id, source_hash) WHERE source_hash IS NOT NULL DO NOTHING
          RETURNING id",
     )
-    .bind(new.id)
     .bind(owner.as_uuid())
-    .bind(new.date)
-    .bind(new.description.trim())
-    .bind(&new.raw_description)
-    .bind(new.import_batch_id)
-    .bind(new.source_hash.as_deref())
-    .fetch_optional(&mut *tx)
+    .bind(ids)
+    .bind(&dates)
+    .bind(&descriptions)
+    .bind(&raws)
+    .bind(&batches)
+    .bind(&hashes)
+    .fetch_all(&mut *conn)
     .await?;
-    let Some(id) = inserted else {
-        return Ok(InsertOutcome::Duplicate);
-    };
+    let inserted: std::collections::HashSet<Uuid> = inserted.into_iter().collect();
 
-    let accounts: Vec<Uuid> = new.postings.iter().map(|p| p.account_id).collect();
-    let amounts: Vec<i64> = new.postings.iter().map(|p| p.amount_minor).collect();
+    let (mut transaction_ids, mut account_ids, mut amounts, mut posting_currencies) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for ((new, id), currency) in news.iter().zip(ids).zip(currencies) {
+        if !inserted.contains(id) {
+            continue;
+        }
+        for posting in &new.postings {
+            transaction_ids.push(*id);
+            account_ids.push(posting.account_id);
+            amounts.push(posting.amount_minor);
+            posting_currencies.push(currency.as_str());
+        }
+    }
     sqlx::query(
         "INSERT INTO postings (owner_id, transaction_id, account_id, amount_minor, currency)
-         SELECT $1, $2, account_id, amount_minor, $5
-         FROM UNNEST($3::uuid[], $4::bigint[]) AS p(account_id, amount_minor)",
+         SELECT $1, transaction_id, account_id, amount_minor, currency
+         FROM UNNEST($2::uuid[], $3::uuid[], $4::bigint[], $5::text[])
+              AS p(transaction_id, account_id, amount_minor, currency)",
     )
     .bind(owner.as_uuid())
-    .bind(id)
-    .bind(&accounts)
+    .bind(&transaction_ids)
+    .bind(&account_ids)
     .bind(&amounts)
-    .bind(currency.as_str())
-    .execute(&mut *tx)
+    .bind(&posting_currencies)
+    .execute(&mut *conn)
     .await?;
-    tx.commit().await?;
-    Ok(InsertOutcome::Inserted(id))
+    Ok(inserted)
 }
 
 /// The checks that need no database: two postings or more, one currency, a zero sum, a
@@ -119,54 +188,57 @@ fn check_balanced(new: &NewTransaction) -> Result<Currency, LedgerError> {
     Ok(first.currency)
 }
 
-/// Every posting's account belongs to `owner`, and a single-currency account matches `currency`.
+/// Every posting's account belongs to `owner`, and a single-currency account matches the
+/// currency of the transaction posting to it.
 async fn check_accounts(
     owner: OwnerId,
     conn: &mut PgConnection,
-    postings: &[NewPosting],
-    currency: Currency,
+    uses: &[(Uuid, Currency)],
 ) -> Result<(), LedgerError> {
-    let ids: Vec<Uuid> = postings.iter().map(|p| p.account_id).collect();
+    let ids: Vec<Uuid> = uses.iter().map(|(id, _)| *id).collect();
     let found: Vec<(Uuid, AccountType, String)> =
         sqlx::query_as("SELECT id, type, currency::text FROM accounts WHERE owner_id = $1 AND id = ANY($2)")
             .bind(owner.as_uuid())
             .bind(&ids)
             .fetch_all(conn)
             .await?;
-    for id in ids {
-        let Some((_, account_type, account_currency)) = found.iter().find(|(found_id, ..)| *found_id == id)
+    for (id, currency) in uses {
+        let Some((_, account_type, account_currency)) = found.iter().find(|(found_id, ..)| found_id == id)
         else {
-            return Err(LedgerError::UnknownAccount(id));
+            return Err(LedgerError::UnknownAccount(*id));
         };
         let account_currency = Currency::parse(account_currency)?;
-        if account_type.holds_one_currency() && account_currency != currency {
+        if account_type.holds_one_currency() && account_currency != *currency {
             return Err(LedgerError::AccountCurrencyMismatch {
-                account: id,
+                account: *id,
                 account_currency,
-                posting_currency: currency,
+                posting_currency: *currency,
             });
         }
     }
     Ok(())
 }
 
-/// The stable identity of an imported statement row: SHA-256 (hex) over the account, the date,
-/// the amount, the description with case and spacing normalised, and which occurrence of that
-/// same row this is within the file (two identical coffees on one day are two rows).
+/// The stable identity of an imported statement row: SHA-256 (hex) over the account (by name,
+/// which is unique per owner and known before the account exists), the date, the amount, the
+/// description with case and spacing normalised, and which occurrence of that same row this is
+/// within the file (two identical coffees on one day are two rows).
 pub fn source_hash(
-    account_id: Uuid,
+    account: &str,
     date: NaiveDate,
     amount_minor: i64,
     description: &str,
     occurrence: u32,
 ) -> String {
-    let normalised = description
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .to_uppercase();
+    let normalise = |text: &str| {
+        text.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_uppercase()
+    };
+    let (account, description) = (normalise(account), normalise(description));
     let digest = Sha256::digest(format!(
-        "{account_id}|{date}|{amount_minor}|{normalised}|{occurrence}"
+        "{account}|{date}|{amount_minor}|{description}|{occurrence}"
     ));
     digest.iter().fold(String::with_capacity(64), |mut hex, b| {
         let _ = write!(hex, "{b:02x}");
@@ -248,14 +320,15 @@ mod tests {
 
     #[test]
     fn source_hash_normalises_case_and_spacing_only() {
-        let account = Uuid::nil();
+        let account = "Checking";
         let date = NaiveDate::from_ymd_opt(2025, 1, 2).unwrap();
         let a = source_hash(account, date, -100, "Chai  Point 12", 0);
         assert_eq!(a, source_hash(account, date, -100, " CHAI POINT 12 ", 0));
         assert_eq!(a.len(), 64);
         assert_ne!(a, source_hash(account, date, -100, "CHAI POINT 12", 1));
         assert_ne!(a, source_hash(account, date, -101, "CHAI POINT 12", 0));
-        assert_ne!(a, source_hash(Uuid::max(), date, -100, "CHAI POINT 12", 0));
+        assert_ne!(a, source_hash("Savings", date, -100, "CHAI POINT 12", 0));
+        assert_eq!(a, source_hash("checking", date, -100, "CHAI POINT 12", 0));
         assert_ne!(
             a,
             source_hash(account, date.succ_opt().unwrap(), -100, "CHAI POINT 12", 0)

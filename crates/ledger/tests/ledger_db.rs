@@ -224,7 +224,7 @@ async fn the_same_source_row_is_imported_once(pool: PgPool) {
     let date = NaiveDate::from_ymd_opt(2025, 3, 3).unwrap();
     let row = |occurrence| NewTransaction {
         source_hash: Some(kakeibo_ledger::source_hash(
-            checking.id,
+            &checking.name,
             date,
             -500,
             "CHAI POINT",

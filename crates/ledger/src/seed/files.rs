@@ -31,7 +31,12 @@ pub fn transactions_csv(data: &SeedData) -> Result<String, LedgerError> {
             row.category
         };
         writer
-            .write_record([row.date.to_string().as_str(), &row.description, &amount, category])
+            .write_record([
+                row.date.to_string().as_str(),
+                &crate::import::neutralise_formula(&row.description),
+                &amount,
+                category,
+            ])
             .map_err(csv_error)?;
     }
     let bytes = writer

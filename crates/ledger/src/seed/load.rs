@@ -13,7 +13,7 @@ use crate::{
     error::LedgerError,
     money::Currency,
     owner::{DEV_OWNER, OwnerId},
-    transactions::{InsertOutcome, NewPosting, NewTransaction, insert_transaction, source_hash},
+    transactions::{InsertOutcome, NewPosting, NewTransaction, insert_transactions, source_hash},
 };
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,6 +84,8 @@ pub async fn load(
         import_batch_id: Some(batch_id),
     };
     let mut seen: HashMap<(NaiveDate, i64, String), u32> = HashMap::new();
+    let mut news = Vec::with_capacity(rows.len());
+    let mut uncategorised_flags = Vec::with_capacity(rows.len());
     for row in rows {
         let category = row
             .category
@@ -95,14 +97,19 @@ pub async fn load(
             .entry((row.date, row.amount_minor, row.description.to_uppercase()))
             .and_modify(|n| *n += 1)
             .or_insert(0);
-        let new = NewTransaction {
+        let negated = row.amount_minor.checked_neg().ok_or(LedgerError::Unbalanced {
+            sum_minor: i128::from(row.amount_minor),
+            currency: Currency::INR,
+        })?;
+        uncategorised_flags.push(category.id == uncategorized.id);
+        news.push(NewTransaction {
             id: Some(transaction_id(owner, row.csv_line, row.date, &row.description)),
             date: row.date,
             description: row.description.clone(),
             raw_description: row.description.clone(),
             import_batch_id: Some(batch_id),
             source_hash: Some(source_hash(
-                checking.id,
+                &checking.name,
                 row.date,
                 row.amount_minor,
                 &row.description,
@@ -116,20 +123,21 @@ pub async fn load(
                 },
                 NewPosting {
                     account_id: category.id,
-                    amount_minor: row.amount_minor.checked_neg().ok_or(LedgerError::Unbalanced {
-                        sum_minor: i128::from(row.amount_minor),
-                        currency: Currency::INR,
-                    })?,
+                    amount_minor: negated,
                     currency: Currency::INR,
                 },
             ],
-        };
-        match insert_transaction(owner, &mut *conn, &new).await? {
+        });
+    }
+    for (outcome, uncategorised) in insert_transactions(owner, &mut *conn, &news)
+        .await?
+        .into_iter()
+        .zip(uncategorised_flags)
+    {
+        match outcome {
             InsertOutcome::Inserted(_) => {
                 report.inserted += 1;
-                if category.id == uncategorized.id {
-                    report.uncategorized += 1;
-                }
+                report.uncategorized += usize::from(uncategorised);
             }
             InsertOutcome::Duplicate => report.duplicates += 1,
         }

@@ -1,0 +1,140 @@
+//! Bytes to text: refuse what is not a text statement, then find the encoding.
+
+use encoding_rs::{Encoding, UTF_8, UTF_16BE, UTF_16LE, WINDOWS_1252};
+
+use super::ImportError;
+
+/// The largest statement accepted, in bytes.
+pub const MAX_BYTES: usize = 10 * 1024 * 1024;
+
+/// The text of a statement and the encoding it was read in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decoded {
+    pub text: String,
+    /// `UTF-8`, `UTF-8 (BOM)`, `windows-1252`, `UTF-16LE (BOM)`, …
+    pub encoding: String,
+}
+
+/// Decodes a statement: UTF-8 (with or without a byte-order mark), UTF-16 with a mark, and
+/// otherwise the legacy encoding the bytes fit best (Windows-1252/Latin-1 for Western banks).
+pub fn decode(bytes: &[u8]) -> Result<Decoded, ImportError> {
+    if bytes.len() > MAX_BYTES {
+        return Err(ImportError::TooLarge {
+            bytes: bytes.len(),
+            limit: MAX_BYTES,
+        });
+    }
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(ImportError::Empty);
+    }
+    for (mark, encoding, name) in [
+        (&[0xEF, 0xBB, 0xBF][..], UTF_8, "UTF-8 (BOM)"),
+        (&[0xFF, 0xFE][..], UTF_16LE, "UTF-16LE (BOM)"),
+        (&[0xFE, 0xFF][..], UTF_16BE, "UTF-16BE (BOM)"),
+    ] {
+        if let Some(rest) = bytes.strip_prefix(mark) {
+            let (text, had_errors) = encoding.decode_without_bom_handling(rest);
+            if had_errors {
+                return Err(ImportError::Encoding(format!(
+                    "the file starts as {name} but is not valid {name}"
+                )));
+            }
+            return checked(text.into_owned(), name);
+        }
+    }
+    if looks_binary(bytes) {
+        return Err(ImportError::Binary);
+    }
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        return checked(text.to_owned(), "UTF-8");
+    }
+    let mut detector = chardetng::EncodingDetector::new(chardetng::Iso2022JpDetection::Deny);
+    detector.feed(bytes, true);
+    let guess: &'static Encoding = detector.guess(None, chardetng::Utf8Detection::Deny);
+    let encoding = if guess == UTF_8 { WINDOWS_1252 } else { guess };
+    let (text, _, had_errors) = encoding.decode(bytes);
+    if had_errors {
+        return Err(ImportError::Encoding(format!(
+            "the file is not UTF-8 and does not decode as {} either",
+            encoding.name()
+        )));
+    }
+    checked(text.into_owned(), encoding.name())
+}
+
+/// NUL bytes, or many control characters, mean this is not a text file.
+fn looks_binary(bytes: &[u8]) -> bool {
+    let sample = &bytes[..bytes.len().min(8192)];
+    if sample.contains(&0) {
+        return true;
+    }
+    let controls = sample
+        .iter()
+        .filter(|b| b.is_ascii_control() && !matches!(b, b'\n' | b'\r' | b'\t' | 0x0C))
+        .count();
+    controls * 20 > sample.len()
+}
+
+/// Text whose decoding produced control characters in bulk is not a statement either.
+fn checked(text: String, encoding: &str) -> Result<Decoded, ImportError> {
+    let text = text.strip_prefix('\u{FEFF}').map(str::to_owned).unwrap_or(text);
+    let odd = text
+        .chars()
+        .filter(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
+        .count();
+    if odd * 20 > text.chars().count().max(1) {
+        return Err(ImportError::Binary);
+    }
+    if text.trim().is_empty() {
+        return Err(ImportError::Empty);
+    }
+    Ok(Decoded {
+        text,
+        encoding: encoding.to_owned(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encodings() {
+        assert_eq!(decode(b"date,amount\n").unwrap().encoding, "UTF-8");
+        let bom = decode(b"\xEF\xBB\xBFdate,amount\n").unwrap();
+        assert_eq!(
+            (bom.encoding.as_str(), bom.text.as_str()),
+            ("UTF-8 (BOM)", "date,amount\n")
+        );
+        let latin = decode(
+            b"date,description,amount\n2024-01-02,CAF\xC9 REN\xC9,-4.50\n2024-01-03,D\xC9P\xD4T,100\n",
+        )
+        .unwrap();
+        assert_eq!(latin.encoding, "windows-1252");
+        assert!(latin.text.contains("CAFÉ RENÉ"));
+        let utf16: Vec<u8> = [0xFF, 0xFE]
+            .into_iter()
+            .chain("date,amount\n".encode_utf16().flat_map(u16::to_le_bytes))
+            .collect();
+        assert_eq!(decode(&utf16).unwrap().text, "date,amount\n");
+    }
+
+    #[test]
+    fn refusals() {
+        assert_eq!(decode(b""), Err(ImportError::Empty));
+        assert_eq!(decode(b" \n\r\n"), Err(ImportError::Empty));
+        assert_eq!(decode(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR"), Err(ImportError::Binary));
+        assert_eq!(
+            decode(&[0x01, 0x02, 0x03, 0x04, b'a', 0x05, 0x06]),
+            Err(ImportError::Binary)
+        );
+        assert!(matches!(
+            decode(&vec![b'a'; MAX_BYTES + 1]),
+            Err(ImportError::TooLarge { .. })
+        ));
+        assert!(matches!(
+            decode(b"\xEF\xBB\xBFok\xFF\xFE"),
+            Err(ImportError::Encoding(_))
+        ));
+    }
+}

@@ -1,0 +1,673 @@
+//! Where the data is: the delimiter, the header row past any banner lines, and which column
+//! holds what, by header names in English and common bank vocabularies.
+
+use std::collections::BTreeMap;
+
+use super::ImportError;
+
+/// What a column holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    Date,
+    ValueDate,
+    Description,
+    Amount,
+    Debit,
+    Credit,
+    Direction,
+    Balance,
+    Currency,
+    Reference,
+    Category,
+}
+
+/// Header names per role, normalised (lowercase, letters and digits, single spaces), best first.
+const VOCABULARY: &[(Role, &[&str])] = &[
+    (
+        Role::Date,
+        &[
+            "transaction date",
+            "txn date",
+            "trans date",
+            "tran date",
+            "date",
+            "booking date",
+            "buchungstag",
+            "buchungsdatum",
+            "posting date",
+            "posted date",
+            "post date",
+            "datum",
+            "fecha",
+            "date operation",
+            "started date",
+            "completed date",
+            "date utc",
+            "created utc",
+            "created",
+            "datetime",
+            "transaction time",
+            "date time",
+            "timestamp",
+            "date processed",
+            "order date",
+            "transactiedatum",
+            "boekdatum",
+            "buchung",
+            "könyvelés dátuma",
+            "transaction date utc",
+        ],
+    ),
+    (
+        Role::ValueDate,
+        &[
+            "value date",
+            "value dat",
+            "valuta",
+            "valutadatum",
+            "date de valeur",
+            "wertstellung",
+            "valor",
+        ],
+    ),
+    (
+        Role::Description,
+        &[
+            "description",
+            "narration",
+            "particulars",
+            "details",
+            "transaction details",
+            "transaction description",
+            "payee",
+            "payee name",
+            "name",
+            "merchant",
+            "naam omschrijving",
+            "omschrijving",
+            "beschreibung",
+            "verwendungszweck",
+            "buchungstext",
+            "auftraggeber empfänger",
+            "libellé",
+            "libelle",
+            "remarque",
+            "concepto",
+            "memo",
+            "remarks",
+            "note",
+            "notes",
+            "title",
+            "counterparty",
+            "mededelingen",
+            "transaction",
+            "activity",
+            "tegenrekeninghouder",
+            "partner név",
+            "közlemény",
+            "comment",
+            "reporting category",
+            "type",
+        ],
+    ),
+    (
+        Role::Amount,
+        &[
+            "amount",
+            "amt",
+            "transaction amount",
+            "value",
+            "betrag",
+            "bedrag",
+            "montant",
+            "importe",
+            "net",
+            "total",
+            "amount total",
+            "amount in rs",
+            "amount in inr",
+            "amount rs",
+            "item total",
+            "összeg",
+            "gross",
+        ],
+    ),
+    (
+        Role::Debit,
+        &[
+            "debit",
+            "debit amount",
+            "debit amt",
+            "withdrawal",
+            "withdrawals",
+            "withdrawal amt",
+            "withdrawal amount",
+            "paid out",
+            "money out",
+            "outflow",
+            "soll",
+            "uitgaven",
+            "debit inr",
+        ],
+    ),
+    (
+        Role::Credit,
+        &[
+            "credit",
+            "credit amount",
+            "credit amt",
+            "deposit",
+            "deposits",
+            "deposit amt",
+            "deposit amount",
+            "paid in",
+            "money in",
+            "inflow",
+            "haben",
+            "inkomsten",
+            "credit inr",
+        ],
+    ),
+    (
+        Role::Direction,
+        &[
+            "af bij",
+            "debit credit",
+            "dr cr",
+            "cr dr",
+            "credit debit indicator",
+            "debit credit indicator",
+            "creditdebet",
+            "billingamountsign",
+        ],
+    ),
+    (
+        Role::Balance,
+        &[
+            "balance",
+            "running balance",
+            "closing balance",
+            "available balance",
+            "saldo",
+            "solde",
+            "balance inr",
+        ],
+    ),
+    (
+        Role::Currency,
+        &[
+            "currency",
+            "ccy",
+            "curr",
+            "currency code",
+            "währung",
+            "wahrung",
+            "devise",
+            "moneda",
+            "valutacode",
+            "devizanem",
+        ],
+    ),
+    (
+        Role::Reference,
+        &[
+            "reference",
+            "ref",
+            "ref no",
+            "reference number",
+            "chq ref number",
+            "chq ref no",
+            "cheque no",
+            "transaction id",
+            "id",
+            "referentie",
+            "transaction reference",
+        ],
+    ),
+    (Role::Category, &["category", "kategorie", "categorie"]),
+];
+
+/// Normalises a header: lowercase, runs of anything but letters and digits become one space.
+pub fn normalise(header: &str) -> String {
+    header
+        .to_lowercase()
+        .chars()
+        .map(|c| if c.is_alphanumeric() { c } else { ' ' })
+        .collect::<String>()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The role a header names and how good a name it is (lower is better), if any.
+fn role_of(header: &str) -> Option<(Role, usize)> {
+    let name = normalise(header);
+    if name.is_empty() {
+        return None;
+    }
+    for (role, names) in VOCABULARY {
+        if let Some(rank) = names.iter().position(|n| *n == name) {
+            return Some((*role, rank));
+        }
+    }
+    // "Amount (EUR)", "Bedrag (EUR)", "Debit Amount INR": a known name followed by a currency code.
+    let (head, tail) = name.rsplit_once(' ')?;
+    if KNOWN_CODES.contains(&tail) {
+        return role_of(head).map(|(role, rank)| (role, rank + 50));
+    }
+    None
+}
+
+/// Currency codes a header may end with ("Amount (EUR)").
+pub const KNOWN_CODES: &[&str] = &[
+    "inr", "usd", "eur", "gbp", "jpy", "chf", "cad", "aud", "nzd", "sek", "nok", "dkk", "pln", "czk", "huf",
+    "sgd", "hkd", "cny", "aed", "sar", "zar", "brl", "mxn", "ars", "try", "ils", "krw", "thb", "myr", "idr",
+    "php",
+];
+
+/// The columns of a statement.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Columns {
+    pub date: usize,
+    /// Description columns, best first: the first non-empty one describes a row.
+    pub description: Vec<usize>,
+    pub amount: Option<usize>,
+    pub debit: Option<usize>,
+    pub credit: Option<usize>,
+    pub direction: Option<usize>,
+    pub currency: Option<usize>,
+    pub reference: Option<usize>,
+    pub category: Option<usize>,
+}
+
+/// Column choices that override what the headers suggest: header names (case-insensitive) or
+/// 1-based column numbers.
+#[derive(
+    Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+pub struct Mapping {
+    pub date: Option<String>,
+    pub description: Option<String>,
+    pub amount: Option<String>,
+    pub debit: Option<String>,
+    pub credit: Option<String>,
+    pub currency: Option<String>,
+    pub category: Option<String>,
+    /// The statement shows spending as positive amounts (most card statements): flip every sign.
+    #[serde(default)]
+    pub invert: bool,
+}
+
+/// The shape of a statement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    pub delimiter: u8,
+    /// 1-based line of the header row.
+    pub header_line: usize,
+    pub headers: Vec<String>,
+    pub columns: Columns,
+}
+
+impl Layout {
+    /// `{role: header}` for reports.
+    pub fn described(&self) -> BTreeMap<&'static str, String> {
+        let name = |i: usize| {
+            self.headers
+                .get(i)
+                .cloned()
+                .unwrap_or_else(|| format!("column {}", i + 1))
+        };
+        let c = &self.columns;
+        let mut out = BTreeMap::new();
+        out.insert("date", name(c.date));
+        out.insert(
+            "description",
+            c.description
+                .iter()
+                .map(|i| name(*i))
+                .collect::<Vec<_>>()
+                .join(" / "),
+        );
+        for (key, column) in [
+            ("amount", c.amount),
+            ("debit", c.debit),
+            ("credit", c.credit),
+            ("direction", c.direction),
+            ("currency", c.currency),
+            ("reference", c.reference),
+            ("category", c.category),
+        ] {
+            if let Some(i) = column {
+                out.insert(key, name(i));
+            }
+        }
+        out
+    }
+}
+
+const CANDIDATE_DELIMITERS: [u8; 4] = [b',', b';', b'\t', b'|'];
+/// How far down a file the header row may be.
+const HEADER_SEARCH_LINES: usize = 40;
+
+/// Records of `text` split by `delimiter`, each with the 1-based line it starts on.
+///
+/// The line is counted here from the record's byte offset: the reader's own line number is taken
+/// before it skips blank lines, so after a blank line it would point one line too early.
+pub fn records(text: &str, delimiter: u8) -> impl Iterator<Item = (usize, Vec<String>)> + '_ {
+    let bytes = text.as_bytes();
+    let (mut offset, mut line) = (0usize, 1usize);
+    csv::ReaderBuilder::new()
+        .delimiter(delimiter)
+        .has_headers(false)
+        .flexible(true)
+        .trim(csv::Trim::All)
+        .from_reader(bytes)
+        .into_records()
+        .filter_map(Result::ok)
+        .map(move |r| {
+            let mut start = r
+                .position()
+                .map_or(offset, |p| usize::try_from(p.byte()).unwrap_or(offset));
+            while matches!(bytes.get(start), Some(b'\n' | b'\r')) {
+                start += 1;
+            }
+            line += newlines(&bytes[offset.min(start)..start]);
+            offset = start.max(offset);
+            (line, r.iter().map(str::to_owned).collect())
+        })
+}
+
+#[allow(clippy::naive_bytecount)] // Short slices between two records.
+fn newlines(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|b| **b == b'\n').count()
+}
+
+/// Finds the delimiter, the header row and the columns.
+pub fn detect(text: &str, mapping: &Mapping) -> Result<Layout, ImportError> {
+    let mut best: Option<(usize, Layout)> = None;
+    for delimiter in CANDIDATE_DELIMITERS {
+        for (line, cells) in records(text, delimiter).take(HEADER_SEARCH_LINES) {
+            if cells.len() < 2 {
+                continue;
+            }
+            let score = cells.iter().filter(|c| role_of(c).is_some()).count();
+            let named = [&mapping.date, &mapping.amount, &mapping.debit, &mapping.credit]
+                .into_iter()
+                .flatten()
+                .any(|wanted| {
+                    wanted.parse::<usize>().is_err()
+                        && cells.iter().any(|c| normalise(c) == normalise(wanted))
+                });
+            if score == 0 && !named {
+                continue;
+            }
+            if let Some(columns) = map_columns(&cells, mapping) {
+                if best
+                    .as_ref()
+                    .is_none_or(|(s, l)| score > *s || (score == *s && line < l.header_line))
+                {
+                    best = Some((
+                        score,
+                        Layout {
+                            delimiter,
+                            header_line: line,
+                            headers: cells,
+                            columns,
+                        },
+                    ));
+                }
+                break;
+            }
+        }
+    }
+    best.map(|(_, layout)| layout)
+        .or_else(|| infer(text, mapping))
+        .ok_or(ImportError::NoHeader)
+}
+
+/// A file without a header row: columns named by the mapping's numbers, or else inferred from
+/// the cells — the first column that reads as dates, the first other one that reads as amounts,
+/// and the text columns (most letters first) for the description. Lines starting with `#` are
+/// comments.
+#[allow(clippy::cast_precision_loss)] // Shares of at most 50 rows.
+fn infer(text: &str, mapping: &Mapping) -> Option<Layout> {
+    use super::{amount, date};
+    for delimiter in CANDIDATE_DELIMITERS {
+        let rows: Vec<Vec<String>> = records(text, delimiter)
+            .map(|(_, cells)| cells)
+            .filter(|cells| {
+                !cells.first().is_some_and(|c| c.starts_with('#')) && cells.iter().any(|c| !c.is_empty())
+            })
+            .take(50)
+            .collect();
+        let width = rows.iter().map(Vec::len).max().unwrap_or(0);
+        if width < 2 || rows.iter().filter(|r| r.len() == width).count() * 5 < rows.len() * 4 {
+            continue;
+        }
+        let headers: Vec<String> = (1..=width).map(|n| format!("column {n}")).collect();
+        if let Some(columns) = map_columns(&headers, mapping) {
+            return Some(Layout {
+                delimiter,
+                header_line: 0,
+                headers,
+                columns,
+            });
+        }
+        // A first row of text is a header we could not read, not data: infer nothing then.
+        let first_row_is_text = rows
+            .first()
+            .is_some_and(|r| r.iter().all(|c| !c.chars().any(|ch| ch.is_ascii_digit())));
+        if first_row_is_text {
+            continue;
+        }
+        let share = |column: usize, reads: &dyn Fn(&str) -> bool| {
+            let cells: Vec<&str> = rows
+                .iter()
+                .filter_map(|r| r.get(column))
+                .map(String::as_str)
+                .filter(|c| !c.is_empty())
+                .collect();
+            if cells.is_empty() {
+                0.0
+            } else {
+                cells.iter().filter(|c| reads(c)).count() as f64 / cells.len() as f64
+            }
+        };
+        let is_date = |c: &str| {
+            date::parse_date(c, date::DateOrder::DayFirst)
+                .or_else(|_| date::parse_date(c, date::DateOrder::MonthFirst))
+                .is_ok()
+        };
+        let is_amount = |c: &str| {
+            [amount::DecimalMark::Point, amount::DecimalMark::Comma]
+                .iter()
+                .any(|m| {
+                    matches!(
+                        amount::parse_amount(c, *m, crate::money::Currency::INR),
+                        Ok(Some(_))
+                    )
+                })
+        };
+        let Some(date) = (0..width).find(|c| share(*c, &is_date) >= 0.8) else {
+            continue;
+        };
+        let Some(amount) = (0..width)
+            .filter(|c| *c != date)
+            .find(|c| share(*c, &is_amount) >= 0.6)
+        else {
+            continue;
+        };
+        let letters = |column: usize| -> usize {
+            rows.iter()
+                .filter_map(|r| r.get(column))
+                .map(|c| c.chars().filter(|ch| ch.is_alphabetic()).count())
+                .sum()
+        };
+        let mut description: Vec<usize> = (0..width)
+            .filter(|c| *c != date && *c != amount && letters(*c) > 0)
+            .collect();
+        description.sort_by_key(|c| std::cmp::Reverse(letters(*c)));
+        let columns = Columns {
+            date,
+            description,
+            amount: Some(amount),
+            debit: None,
+            credit: None,
+            direction: None,
+            currency: None,
+            reference: None,
+            category: None,
+        };
+        return Some(Layout {
+            delimiter,
+            header_line: 0,
+            headers,
+            columns,
+        });
+    }
+    None
+}
+
+/// Maps a candidate header row; `None` unless it has a date and an amount (or debit/credit).
+fn map_columns(cells: &[String], mapping: &Mapping) -> Option<Columns> {
+    let mut by_role: BTreeMap<Role, Vec<(usize, usize)>> = BTreeMap::new();
+    for (i, cell) in cells.iter().enumerate() {
+        if let Some((role, rank)) = role_of(cell) {
+            by_role.entry(role).or_default().push((rank, i));
+        }
+    }
+    for list in by_role.values_mut() {
+        list.sort_unstable();
+    }
+    let first = |role: Role| by_role.get(&role).and_then(|l| l.first()).map(|(_, i)| *i);
+    let find = |wanted: &Option<String>| -> Option<Option<usize>> {
+        let wanted = wanted.as_deref()?;
+        if let Ok(n) = wanted.trim().parse::<usize>() {
+            return Some((n >= 1 && n <= cells.len()).then(|| n - 1));
+        }
+        Some(cells.iter().position(|c| normalise(c) == normalise(wanted)))
+    };
+    let pick = |wanted: &Option<String>, role: Role| match find(wanted) {
+        Some(found) => found,
+        None => first(role),
+    };
+
+    let date = pick(&mapping.date, Role::Date).or_else(|| first(Role::ValueDate))?;
+    let amount = pick(&mapping.amount, Role::Amount);
+    let debit = pick(&mapping.debit, Role::Debit);
+    let credit = pick(&mapping.credit, Role::Credit);
+    if amount.is_none() && debit.is_none() && credit.is_none() {
+        return None;
+    }
+    let description = match find(&mapping.description) {
+        Some(found) => found.into_iter().collect(),
+        None => by_role
+            .get(&Role::Description)
+            .map(|l| l.iter().map(|(_, i)| *i).collect())
+            .unwrap_or_default(),
+    };
+    Some(Columns {
+        date,
+        description,
+        amount,
+        debit,
+        credit,
+        direction: first(Role::Direction),
+        currency: pick(&mapping.currency, Role::Currency),
+        reference: first(Role::Reference),
+        category: pick(&mapping.category, Role::Category),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_names() {
+        assert_eq!(role_of(" Date     ").map(|r| r.0), Some(Role::Date));
+        assert_eq!(role_of("Narration").map(|r| r.0), Some(Role::Description));
+        assert_eq!(role_of("Value Dat").map(|r| r.0), Some(Role::ValueDate));
+        assert_eq!(role_of("Bedrag (EUR)").map(|r| r.0), Some(Role::Amount));
+        assert_eq!(role_of("Withdrawal Amt.").map(|r| r.0), Some(Role::Debit));
+        assert_eq!(role_of("Chq./Ref.No.").map(|r| r.0), Some(Role::Reference));
+        assert_eq!(role_of("Af Bij").map(|r| r.0), Some(Role::Direction));
+        assert_eq!(role_of("Colour"), None);
+    }
+
+    #[test]
+    fn finds_the_header_past_a_banner() {
+        let text = "Account statement\nAccount: 1234;;\n\nBooking date;Text;Amount;Saldo\n01.02.2024;Coffee;-3,50;100,00\n";
+        let layout = detect(text, &Mapping::default()).unwrap();
+        assert_eq!((layout.delimiter, layout.header_line), (b';', 4));
+        assert_eq!(layout.columns.date, 0);
+        assert_eq!(layout.columns.amount, Some(2));
+        assert!(
+            layout.columns.description.is_empty(),
+            "Text is not in the vocabulary"
+        );
+
+        let mapped = detect(
+            text,
+            &Mapping {
+                description: Some("text".into()),
+                ..Mapping::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(mapped.columns.description, [1]);
+    }
+
+    #[test]
+    fn debit_credit_and_tabs() {
+        let text = "Date\tParticulars\tWithdrawals\tDeposits\tBalance\n01/04/2024\tATM\t500.00\t\t1000.00\n";
+        let layout = detect(text, &Mapping::default()).unwrap();
+        assert_eq!(layout.delimiter, b'\t');
+        assert_eq!(
+            (layout.columns.debit, layout.columns.credit, layout.columns.amount),
+            (Some(2), Some(3), None)
+        );
+    }
+
+    #[test]
+    fn line_numbers_survive_blank_lines_and_quoted_newlines() {
+        let lines: Vec<usize> = records("a\nb;;\n\nc;d\n\"x\ny\";z\r\n\r\nq;w\n", b';')
+            .map(|(line, _)| line)
+            .collect();
+        assert_eq!(lines, [1, 2, 4, 5, 8]);
+    }
+
+    #[test]
+    fn no_header_is_an_error() {
+        assert_eq!(
+            detect("hello,world\nhow,are\n", &Mapping::default()),
+            Err(ImportError::NoHeader)
+        );
+        assert_eq!(
+            detect("date,description\n2024-01-01,x\n", &Mapping::default()),
+            Err(ImportError::NoHeader)
+        );
+    }
+
+    #[test]
+    fn columns_are_inferred_without_a_header() {
+        let layout = detect(
+            "# exported\n2025-01-01, éclair, 1\n2025-01-02,bread,-2.50\n",
+            &Mapping::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            (layout.header_line, layout.columns.date, layout.columns.amount),
+            (0, 0, Some(2))
+        );
+        assert_eq!(layout.columns.description, [1]);
+        let mapped = Mapping {
+            date: Some("2".into()),
+            amount: Some("1".into()),
+            ..Mapping::default()
+        };
+        let layout = detect("7,2025-01-01,x\n8,2025-01-02,y\n", &mapped).unwrap();
+        assert_eq!((layout.columns.date, layout.columns.amount), (1, Some(0)));
+    }
+}

@@ -1,0 +1,377 @@
+//! Importing bank statements: parse (no database), plan (a dry run stored as a plan), commit
+//! (exactly the stored plan).
+//!
+//! Parsing accepts real exports: the encoding is sniffed (UTF-8 with or without a byte-order
+//! mark, UTF-16 with one, Windows-1252/Latin-1 and other legacy encodings), the delimiter
+//! (`,` `;` tab `|`) and the header row past banner lines are found, columns are mapped by their
+//! names, amounts may be signed or split into debit and credit, and the order of day and month is
+//! decided per file from its dates. A problem with the whole file refuses it; a bad row is
+//! reported with its line and column and skipped, never guessed.
+
+mod amount;
+mod date;
+mod decode;
+mod layout;
+mod plan;
+
+use chrono::NaiveDate;
+use serde::{Deserialize, Serialize};
+
+pub use self::{
+    amount::{DecimalMark, decide_decimal_mark, parse_amount},
+    date::{DateOrder, decide_order, parse_date},
+    decode::{Decoded, MAX_BYTES, decode},
+    layout::{Columns, Layout, Mapping, Role, detect},
+    plan::{
+        CommitReport, DuplicateRow, Plan, PlannedRow, account_for, commit, neutralise_formula, plan, preview,
+    },
+};
+use crate::money::Currency;
+
+/// Why a whole file is refused (nothing is written).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ImportError {
+    #[error("the file is empty")]
+    Empty,
+    #[error("the file is not a text statement (it looks binary)")]
+    Binary,
+    #[error("the file is {bytes} bytes; statements up to {limit} bytes are accepted")]
+    TooLarge { bytes: usize, limit: usize },
+    #[error("cannot read the text: {0}")]
+    Encoding(String),
+    #[error(
+        "no header row with a date column and an amount (or debit/credit) column was found in the first lines; \
+         name the columns with a mapping"
+    )]
+    NoHeader,
+    #[error("{0}")]
+    Dates(String),
+    #[error("no data rows under the header (line {header_line})")]
+    NoRows { header_line: usize },
+}
+
+/// One problem row: where, which column, what, and the line as written (clipped).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RowError {
+    pub line: usize,
+    pub column: Option<String>,
+    pub message: String,
+    pub raw: String,
+}
+
+/// One row read from a statement.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParsedRow {
+    pub line: usize,
+    pub date: NaiveDate,
+    pub description: String,
+    pub amount_minor: i64,
+    pub currency: Currency,
+    /// The statement's own category cell, if it has one.
+    pub category: Option<String>,
+}
+
+/// What was detected about the file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Format {
+    pub encoding: String,
+    pub delimiter: String,
+    pub header_line: usize,
+    pub columns: std::collections::BTreeMap<String, String>,
+    pub date_order: DateOrder,
+    pub date_order_reason: String,
+    pub decimal_mark: DecimalMark,
+}
+
+/// A parsed statement.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Parsed {
+    pub format: Format,
+    pub rows: Vec<ParsedRow>,
+    pub errors: Vec<RowError>,
+    /// Rows that move no money (a zero or missing amount), with the reason; not errors.
+    pub skipped: Vec<RowError>,
+    /// Blank lines and lines with neither a date nor an amount (notes, footers, spacers).
+    pub ignored_lines: usize,
+}
+
+/// How to read a statement.
+#[derive(Debug, Clone, Default)]
+pub struct ParseOptions {
+    pub mapping: Mapping,
+    /// The currency of amounts that name none (default INR).
+    pub currency: Option<Currency>,
+}
+
+const RAW_CLIP: usize = 200;
+
+/// Parses a statement's bytes.
+pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError> {
+    let decoded = decode(bytes)?;
+    let layout = detect(&decoded.text, &options.mapping)?;
+    let columns = &layout.columns;
+    let data: Vec<(usize, Vec<String>)> = layout::records(&decoded.text, layout.delimiter)
+        .skip_while(|(line, _)| *line <= layout.header_line)
+        .filter(|(_, cells)| layout.header_line > 0 || !cells.first().is_some_and(|c| c.starts_with('#')))
+        .collect();
+    if data.iter().all(|(_, cells)| cells.iter().all(String::is_empty)) {
+        return Err(ImportError::NoRows {
+            header_line: layout.header_line,
+        });
+    }
+
+    let amount_cells = data
+        .iter()
+        .flat_map(|(_, c)| [columns.amount, columns.debit, columns.credit].map(|i| cell(c, i)))
+        .collect::<Vec<_>>();
+    let mark = decide_decimal_mark(amount_cells.iter().copied());
+    let (order, order_reason) =
+        decide_order(data.iter().map(|(_, c)| cell(c, Some(columns.date)))).map_err(ImportError::Dates)?;
+    let header_currency = [columns.amount, columns.debit, columns.credit]
+        .into_iter()
+        .flatten()
+        .filter_map(|i| layout.headers.get(i))
+        .find_map(|h| {
+            layout::normalise(h)
+                .rsplit_once(' ')
+                .and_then(|(_, code)| Currency::parse(code).ok())
+        });
+    let default_currency = options.currency.or(header_currency).unwrap_or(Currency::INR);
+    let raw_lines: Vec<&str> = decoded.text.lines().collect();
+
+    let mut parsed = Parsed {
+        format: Format {
+            encoding: decoded.encoding,
+            delimiter: match layout.delimiter {
+                b'\t' => "tab".to_owned(),
+                other => char::from(other).to_string(),
+            },
+            header_line: layout.header_line,
+            columns: layout
+                .described()
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v))
+                .collect(),
+            date_order: order,
+            date_order_reason: order_reason,
+            decimal_mark: mark,
+        },
+        rows: Vec::new(),
+        errors: Vec::new(),
+        skipped: Vec::new(),
+        ignored_lines: 0,
+    };
+    let used: Vec<usize> = [
+        Some(columns.date),
+        columns.amount,
+        columns.debit,
+        columns.credit,
+        columns.direction,
+        columns.currency,
+        columns.category,
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    // Where a row's description comes from: its description columns, then any other column.
+    let mut describing = columns.description.clone();
+    for i in 0..layout.headers.len() {
+        if !used.contains(&i) && !describing.contains(&i) {
+            describing.push(i);
+        }
+    }
+    let direction_is_sign_flag = columns
+        .direction
+        .and_then(|i| layout.headers.get(i))
+        .is_some_and(|h| layout::normalise(h).contains("sign"));
+    let context = RowContext {
+        columns,
+        describing: &describing,
+        mark,
+        order,
+        default_currency,
+        invert: options.mapping.invert,
+        direction_is_sign_flag,
+    };
+    for (line, cells) in &data {
+        let fail = |column: Option<usize>, message: String| RowError {
+            line: *line,
+            column: column.and_then(|i| layout.headers.get(i).cloned()),
+            message,
+            raw: raw_lines
+                .get(line.saturating_sub(1))
+                .map(|l| l.chars().take(RAW_CLIP).collect())
+                .unwrap_or_default(),
+        };
+        let date_cell = cell(cells, Some(columns.date));
+        let amount_present = [columns.amount, columns.debit, columns.credit]
+            .iter()
+            .any(|i| !cell(cells, *i).is_empty());
+        if !amount_present && (date_cell.is_empty() || parse_date(date_cell, order).is_err()) {
+            // A note, a card number, a footer: no date and no money.
+            parsed.ignored_lines += 1;
+            continue;
+        }
+        if !date_cell.chars().any(|c| c.is_ascii_digit()) && parse_date(date_cell, order).is_err() {
+            // "Transactions Total", "Closing balance": a label where the date would be.
+            parsed.skipped.push(fail(
+                Some(columns.date),
+                format!("a summary line ({date_cell:?}), not a transaction"),
+            ));
+            continue;
+        }
+        match read_row(cells, &context) {
+            Ok(Some(row)) => parsed.rows.push(ParsedRow { line: *line, ..row }),
+            Ok(None) => parsed.skipped.push(fail(
+                [columns.amount, columns.debit].into_iter().flatten().next(),
+                "moves no money (zero or no amount)".to_owned(),
+            )),
+            Err((column, message)) => parsed.errors.push(fail(column, message)),
+        }
+    }
+    Ok(parsed)
+}
+
+fn cell(cells: &[String], i: Option<usize>) -> &str {
+    i.and_then(|i| cells.get(i)).map_or("", String::as_str)
+}
+
+type CellError = (Option<usize>, String);
+
+/// What every row of one file is read with.
+struct RowContext<'a> {
+    columns: &'a Columns,
+    describing: &'a [usize],
+    mark: DecimalMark,
+    order: DateOrder,
+    default_currency: Currency,
+    invert: bool,
+    /// A direction column that only marks credits ("CR") and leaves debits blank.
+    direction_is_sign_flag: bool,
+}
+
+/// Reads one data row: `Ok(None)` for a row that moves no money.
+fn read_row(cells: &[String], context: &RowContext<'_>) -> Result<Option<ParsedRow>, CellError> {
+    let columns = context.columns;
+    let cell = |i: Option<usize>| i.and_then(|i| cells.get(i)).map_or("", String::as_str);
+    let date = parse_date(cell(Some(columns.date)), context.order).map_err(|e| (Some(columns.date), e))?;
+    let description = context
+        .describing
+        .iter()
+        .map(|i| cell(Some(*i)))
+        .find(|d| d.chars().any(char::is_alphabetic))
+        .map_or_else(
+            || "(no description)".to_owned(),
+            |d| d.split_whitespace().collect::<Vec<_>>().join(" "),
+        );
+    let row_currency = match cell(columns.currency) {
+        "" => None,
+        code => Some(Currency::parse(code).map_err(|e| (columns.currency, e.to_string()))?),
+    };
+    let currency = row_currency.unwrap_or(context.default_currency);
+    let amount = |i: Option<usize>| parse_amount(cell(i), context.mark, currency).map_err(|e| (i, e));
+
+    let (minor, named) = if columns.amount.is_some() {
+        let Some(parsed) = amount(columns.amount)? else {
+            return Ok(None);
+        };
+        let minor = match cell(columns.direction).to_lowercase().as_str() {
+            "af" | "debit" | "dr" | "d" | "withdrawal" => -parsed.minor.abs(),
+            "bij" | "credit" | "cr" | "c" | "deposit" => parsed.minor.abs(),
+            "" if context.direction_is_sign_flag => -parsed.minor.abs(),
+            _ => parsed.minor,
+        };
+        (minor, parsed.currency)
+    } else {
+        let debit = amount(columns.debit)?.filter(|a| a.minor != 0);
+        let credit = amount(columns.credit)?.filter(|a| a.minor != 0);
+        match (debit, credit) {
+            (Some(d), None) => (-d.minor.abs(), d.currency),
+            (None, Some(c)) => (c.minor.abs(), c.currency),
+            (Some(_), Some(_)) => {
+                return Err((columns.debit, "both a debit and a credit on one row".to_owned()));
+            }
+            (None, None) => return Ok(None),
+        }
+    };
+    if minor == 0 {
+        return Ok(None);
+    }
+    Ok(Some(ParsedRow {
+        line: 0,
+        date,
+        description,
+        amount_minor: if context.invert { -minor } else { minor },
+        currency: row_currency.or(named).unwrap_or(currency),
+        category: Some(cell(columns.category).to_owned()).filter(|c| !c.is_empty()),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_text(text: &str) -> Parsed {
+        parse(text.as_bytes(), &ParseOptions::default()).unwrap()
+    }
+
+    #[test]
+    fn a_plain_statement() {
+        let parsed = parse_text(
+            "date,description,amount,category\n2025-01-01,SALARY,185000.00,Salary\n2025-01-02,=HYPERLINK(\"x\"),-649.00,\n",
+        );
+        assert_eq!(parsed.rows.len(), 2);
+        assert_eq!(parsed.rows[0].amount_minor, 18_500_000);
+        assert_eq!(
+            parsed.rows[1].description, "=HYPERLINK(\"x\")",
+            "stored as the text it is"
+        );
+        assert_eq!(parsed.rows[0].category.as_deref(), Some("Salary"));
+        assert_eq!(parsed.rows[1].line, 3);
+        assert!(parsed.errors.is_empty());
+    }
+
+    #[test]
+    fn bad_rows_are_reported_and_skipped() {
+        let parsed = parse_text(
+            "Date,Narration,Withdrawal Amt.,Deposit Amt.\n13/01/2025,ATM,500.00,\n14/01/2025,,10.00,\n\
+             15/01/2025,BOTH,1.00,2.00\n31/02/2025,NO SUCH DAY,1.00,\n16/01/2025,TEN,ten,\n,,,\n\
+             Pending items are not shown,,,\n18/01/2025,WAIVED FEE,0.00,\n17/01/2025,SALARY,,900.00\n",
+        );
+        assert_eq!(
+            parsed.rows.iter().map(|r| r.amount_minor).collect::<Vec<_>>(),
+            [-50_000, -1000, 90_000]
+        );
+        assert_eq!(parsed.rows[1].description, "(no description)");
+        assert_eq!(parsed.format.date_order, DateOrder::DayFirst);
+        let errors: Vec<(usize, Option<&str>)> = parsed
+            .errors
+            .iter()
+            .map(|e| (e.line, e.column.as_deref()))
+            .collect();
+        assert_eq!(
+            errors,
+            [
+                (4, Some("Withdrawal Amt.")),
+                (5, Some("Date")),
+                (6, Some("Withdrawal Amt."))
+            ]
+        );
+        assert_eq!(parsed.errors[2].raw, "16/01/2025,TEN,ten,");
+        assert_eq!(parsed.skipped.iter().map(|s| s.line).collect::<Vec<_>>(), [9]);
+        assert_eq!(parsed.ignored_lines, 2);
+    }
+
+    #[test]
+    fn whole_file_refusals() {
+        let refuse = |bytes: &[u8]| parse(bytes, &ParseOptions::default()).unwrap_err();
+        assert_eq!(refuse(b""), ImportError::Empty);
+        assert_eq!(refuse(b"\0\0binary"), ImportError::Binary);
+        assert_eq!(refuse(b"name,colour\nx,y\n"), ImportError::NoHeader);
+        assert_eq!(refuse(b"date,amount\n"), ImportError::NoRows { header_line: 1 });
+        assert!(matches!(
+            refuse(b"date,amount\n13/02/2025,1\n02/13/2025,2\n"),
+            ImportError::Dates(_)
+        ));
+    }
+}

@@ -1,0 +1,273 @@
+//! The importer over every CSV statement of the reference corpus (`../shared/corpus/bank-csv`):
+//! how many parse with no error on their data rows, and, where a file ships the ledger another
+//! tool made of it, how many dates and amounts agree. Skipped, saying so, without the corpus.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Tests may panic on what they did not expect.
+
+use std::path::{Path, PathBuf};
+
+use kakeibo_ledger::import::{ImportError, ParseOptions, parse};
+
+fn corpus() -> Option<PathBuf> {
+    let dir = std::env::var_os("KAKEIBO_CORPUS").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
+        PathBuf::from,
+    );
+    if dir.join("bank-csv").is_dir() {
+        Some(dir.join("bank-csv"))
+    } else {
+        eprintln!(
+            "SKIPPED: no bank-csv corpus at {}; importer corpus run not done",
+            dir.display()
+        );
+        None
+    }
+}
+
+/// The statements: every .csv, .tsv, .ssv and .txt file.
+fn statements(root: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for dir in std::fs::read_dir(root).unwrap() {
+        let dir = dir.unwrap().path();
+        if !dir.is_dir() {
+            continue;
+        }
+        for file in std::fs::read_dir(&dir).unwrap() {
+            let path = file.unwrap().path();
+            let ext = path
+                .extension()
+                .and_then(|e| e.to_str())
+                .unwrap_or_default()
+                .to_lowercase();
+            if ["csv", "tsv", "ssv", "txt"].contains(&ext.as_str()) {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn corpus_statements_parse() {
+    let Some(root) = corpus() else { return };
+    let files = statements(&root);
+    let (mut clean, mut rows) = (0, 0);
+    let mut failures = Vec::new();
+    for path in &files {
+        let name = path.strip_prefix(&root).unwrap().display().to_string();
+        let bytes = std::fs::read(path).unwrap();
+        match parse(&bytes, &ParseOptions::default()) {
+            Ok(parsed) if parsed.errors.is_empty() => {
+                clean += 1;
+                rows += parsed.rows.len();
+                eprintln!(
+                    "ok    {name}: {} rows ({}, {}, delimiter {}, {:?})",
+                    parsed.rows.len(),
+                    parsed.format.encoding,
+                    parsed.format.date_order_reason,
+                    parsed.format.delimiter,
+                    parsed.format.columns
+                );
+            }
+            Ok(parsed) => {
+                rows += parsed.rows.len();
+                let first = &parsed.errors[0];
+                failures.push(format!(
+                    "{name}: {} rows, {} bad rows; first at line {} ({:?}): {}",
+                    parsed.rows.len(),
+                    parsed.errors.len(),
+                    first.line,
+                    first.column,
+                    first.message
+                ));
+            }
+            Err(e) => failures.push(format!("{name}: refused: {e}")),
+        }
+    }
+    for failure in &failures {
+        eprintln!("FAIL  {failure}");
+    }
+    eprintln!(
+        "corpus: {clean} of {} statements parse cleanly, {rows} rows read",
+        files.len()
+    );
+    // Every file that does not parse cleanly is one we know, for the reason given; a new one is
+    // a regression.
+    let unexpected: Vec<&String> = failures
+        .iter()
+        .filter(|f| !EXPECTED_FAILURES.iter().any(|(name, _)| f.starts_with(name)))
+        .collect();
+    assert!(
+        unexpected.is_empty(),
+        "statements that used to parse cleanly: {unexpected:#?}"
+    );
+    let _ = ImportError::Empty;
+}
+
+/// Files that are not clean statements, and why.
+const EXPECTED_FAILURES: &[(&str, &str)] = &[
+    (
+        "hledger/csv__sample.csv",
+        "no header, and dates like 10/2009/09 (month/year/day) that only its rules file explains",
+    ),
+    ("hledger/csv__sample.ssv", "the same sample, semicolon-separated"),
+    ("hledger/csv__sample.tsv", "the same sample, tab-separated"),
+    (
+        "hledger/test__errors__csvamountparse.csv",
+        "an error fixture: its third amount is `badamount` (reported, line 5)",
+    ),
+    (
+        "hledger/test__errors__csvbalanceparse.csv",
+        "an error fixture: one row with a date and the word badbalance, no amount",
+    ),
+    (
+        "hledger/test__errors__csvdateparse.csv",
+        "an error fixture: no amount column at all",
+    ),
+    (
+        "hledger/test__errors__csvstatusparse.csv",
+        "an error fixture: dates and status marks, no amount",
+    ),
+    (
+        "ofxstatement-plugins/dutch__Knab_transactieoverzicht_no_lines.csv",
+        "a header with no transactions",
+    ),
+    (
+        "ofxstatement-plugins/dutch__NL99INGB9999999999_25-11-2019_30-05-2020.csv",
+        "a daily balance history, not transactions",
+    ),
+    (
+        "ofxstatement-plugins/dutch__icscards.txt",
+        "a fixed-width text rendering of a PDF statement, not CSV",
+    ),
+];
+
+/// (date, signed amount of the statement's own account in minor units) of each transaction in
+/// a ledger (`.ledger`, paisa) or beancount (`.beancount`, beangulp) file.
+fn expected_entries(text: &str, beancount: bool) -> Vec<(chrono::NaiveDate, i64)> {
+    let minor = |number: &str| -> Option<i64> {
+        let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+        let sign = if whole.starts_with('-') { -1 } else { 1 };
+        let whole: i64 = whole.trim_start_matches('-').parse().ok()?;
+        let cents: i64 = format!("{fraction:0<2}")[..2].parse().ok()?;
+        Some(sign * (whole * 100 + cents))
+    };
+    let own = text
+        .lines()
+        .find_map(|l| l.strip_prefix(";; Account: "))
+        .map(str::trim)
+        .unwrap_or_default()
+        .to_owned();
+    let mut out = Vec::new();
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        let Some(date) = line
+            .get(..10)
+            .and_then(|d| chrono::NaiveDate::parse_from_str(&d.replace('/', "-"), "%Y-%m-%d").ok())
+        else {
+            continue;
+        };
+        let mut postings = Vec::new();
+        while let Some(next) = lines.peek().filter(|l| l.starts_with(' ')) {
+            postings.push(next.split_whitespace().map(str::to_owned).collect::<Vec<_>>());
+            lines.next();
+        }
+        let amount = if beancount {
+            postings
+                .iter()
+                .find(|p| p.first().is_some_and(|a| a.starts_with(&own)))
+                .and_then(|p| p.get(1))
+                .and_then(|n| minor(n))
+        } else {
+            // Two postings, one amount: on the statement's account it is that amount, on the
+            // other account it is the statement account's amount negated.
+            let first = postings.first();
+            let value = first.and_then(|p| p.get(1)).and_then(|n| minor(n));
+            let on_statement = first
+                .and_then(|p| p.first())
+                .is_some_and(|a| a.starts_with("Assets") || a.starts_with("Liabilities"));
+            value.map(|v| if on_statement { v } else { -v })
+        };
+        if let Some(amount) = amount {
+            out.push((date, amount));
+        }
+    }
+    out
+}
+
+#[test]
+fn dates_and_amounts_agree_with_other_tools_ledgers() {
+    let Some(root) = corpus() else { return };
+    let pairs = [
+        (
+            "paisa-india/HDFC_Account_Statement__statement.txt",
+            "paisa-india/HDFC_Account_Statement__statement.ledger",
+            false,
+        ),
+        (
+            "paisa-india/ICICI_Credit_Card_Statement__monthly.csv",
+            "paisa-india/ICICI_Credit_Card_Statement__monthly.ledger",
+            false,
+        ),
+        (
+            "paisa-india/Paytm__statement.csv",
+            "paisa-india/Paytm__statement.ledger",
+            false,
+        ),
+        (
+            "beangulp/tests__csvbank__statement.csv",
+            "beangulp/tests__csvbank__statement.csv.beancount",
+            true,
+        ),
+        (
+            "beangulp/tests__utrade__UTrade20140713.csv",
+            "beangulp/tests__utrade__UTrade20140713.csv.beancount",
+            true,
+        ),
+    ];
+    let (mut expected_total, mut dates_total, mut amounts_total, mut both_total) = (0, 0, 0, 0);
+    for (statement, ledger, beancount) in pairs {
+        let parsed = parse(
+            &std::fs::read(root.join(statement)).unwrap(),
+            &ParseOptions::default(),
+        )
+        .unwrap();
+        let expected = expected_entries(&std::fs::read_to_string(root.join(ledger)).unwrap(), beancount);
+        let ours: Vec<(chrono::NaiveDate, i64)> =
+            parsed.rows.iter().map(|r| (r.date, r.amount_minor)).collect();
+        let agree = |key: &dyn Fn(&(chrono::NaiveDate, i64)) -> String| {
+            let mut pool: Vec<String> = ours.iter().map(key).collect();
+            expected
+                .iter()
+                .filter(|e| {
+                    let k = key(e);
+                    pool.iter()
+                        .position(|p| *p == k)
+                        .map(|i| pool.swap_remove(i))
+                        .is_some()
+                })
+                .count()
+        };
+        let dates = agree(&|e| e.0.to_string());
+        let amounts = agree(&|e| e.1.to_string());
+        let both = agree(&|e| format!("{} {}", e.0, e.1));
+        eprintln!(
+            "expected  {statement}: {} expected, {} ours; dates agree {dates}, amounts agree {amounts}, both {both}",
+            expected.len(),
+            ours.len()
+        );
+        expected_total += expected.len();
+        dates_total += dates;
+        amounts_total += amounts;
+        both_total += both;
+    }
+    eprintln!(
+        "expected: {expected_total} transactions; dates agree {dates_total}, amounts agree {amounts_total}, both {both_total}"
+    );
+    assert!(expected_total > 0);
+    assert_eq!(
+        (dates_total, amounts_total, both_total),
+        (expected_total, expected_total, expected_total)
+    );
+}
