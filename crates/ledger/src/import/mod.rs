@@ -134,6 +134,7 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
         .find_map(|h| {
             layout::normalise(h)
                 .rsplit_once(' ')
+                .filter(|(_, code)| layout::KNOWN_CODES.contains(code))
                 .and_then(|(_, code)| Currency::parse(code).ok())
         });
     let default_currency = options.currency.or(header_currency).unwrap_or(Currency::INR);

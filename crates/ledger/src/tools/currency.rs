@@ -26,7 +26,7 @@ pub enum CurrencyCode {
 }
 
 impl CurrencyCode {
-    fn currency(self) -> Currency {
+    pub(crate) fn currency(self) -> Currency {
         match self {
             Self::INR => Currency::INR,
             Self::USD => Currency::USD,

@@ -2,13 +2,15 @@
 //!
 //! Read tools: `search_transactions`, `get_spend_report`, `get_budget_status`,
 //! `detect_recurring`, `flag_anomalies`, `convert_currency`, `list_accounts`. Write tools:
-//! `categorize_transactions`, `set_category_rule`, `set_budget`, `memory_save`. Each runs inside
+//! `import_statement_csv`, `categorize_transactions`, `set_category_rule`, `set_budget`,
+//! `memory_save`. Each runs inside
 //! [`with_owner`] and filters by its owner itself. Amounts always go out as
 //! `{amount_minor, formatted, currency}`; different currencies are never added together.
 
 mod anomalies;
 mod common;
 mod currency;
+mod import_tool;
 mod list_accounts;
 mod recurring;
 mod reports;
@@ -24,6 +26,7 @@ pub use self::{
     anomalies::FlagAnomalies,
     common::{Amount, Category, ISO_DATE_PATTERN, MONTH_PATTERN, Month, merchant_key},
     currency::ConvertCurrency,
+    import_tool::{ImportStatementCsv, read_confined},
     list_accounts::ListAccounts,
     recurring::DetectRecurring,
     reports::{GetBudgetStatus, GetSpendReport},
@@ -38,11 +41,25 @@ use crate::{db::with_owner, owner::OwnerId};
 pub struct Scope {
     pub owner: OwnerId,
     pub pool: PgPool,
+    /// Where `import_statement_csv` may read files by path (the CLI's import folder). `None` on
+    /// the web: there only uploaded statements are read.
+    pub import_root: Option<std::path::PathBuf>,
 }
 
 impl Scope {
     pub fn new(owner: OwnerId, pool: PgPool) -> Self {
-        Self { owner, pool }
+        Self {
+            owner,
+            pool,
+            import_root: None,
+        }
+    }
+
+    /// The same scope, reading statements by path from `dir` too.
+    #[must_use]
+    pub fn with_import_root(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.import_root = Some(dir.into());
+        self
     }
 
     /// Runs `work` in one transaction scoped to the owner, mapping failures to tool errors.
@@ -68,6 +85,7 @@ pub fn registry(scope: &Scope) -> ToolRegistry {
         typed(FlagAnomalies(scope.clone())),
         typed(ConvertCurrency),
         typed(ListAccounts(scope.clone())),
+        typed(ImportStatementCsv(scope.clone())),
         typed(CategorizeTransactions(scope.clone())),
         typed(SetCategoryRule(scope.clone())),
         typed(SetBudget(scope.clone())),

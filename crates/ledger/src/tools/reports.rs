@@ -153,8 +153,8 @@ impl TypedTool for GetSpendReport {
                     .then_with(|| a.group.cmp(&b.group))
             });
             let mut totals: BTreeMap<Currency, i64> = BTreeMap::new();
-            for group in groups.iter().filter(|g| g.amount.amount_minor > 0) {
-                *totals.entry(group.amount.currency).or_default() += group.amount.amount_minor;
+            for group in &groups {
+                *totals.entry(group.amount.currency).or_default() += group.amount.amount_minor.max(0);
             }
             let totals_by_currency: Vec<Amount> =
                 totals.into_iter().map(|(c, a)| Amount::new(a, c)).collect();

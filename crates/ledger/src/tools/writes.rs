@@ -27,6 +27,8 @@ async fn category_account(
     conn: &mut PgConnection,
     category: Category,
 ) -> Result<crate::accounts::Account, LedgerError> {
+    // A new visitor's ledger gets its chart of accounts on first use.
+    crate::accounts::ensure_chart(owner, &mut *conn, Currency::INR).await?;
     find_account(owner, conn, category.name())
         .await?
         .filter(|a| a.account_type.is_category())

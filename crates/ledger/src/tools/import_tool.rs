@@ -1,0 +1,193 @@
+//! `import_statement_csv`: preview a statement (a stored plan), then commit exactly that plan.
+
+use std::path::Path;
+
+use futures_util::future::BoxFuture;
+use kakeibo_core::{Tier, ToolError, TypedTool};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use uuid::Uuid;
+
+use super::{Scope, currency::CurrencyCode};
+use crate::import::{self, Mapping, ParseOptions};
+
+/// A statement to preview, or a previewed plan to commit.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ImportInput {
+    /// A statement the user uploaded.
+    pub upload_id: Option<Uuid>,
+    /// A file in the import folder (only where kakeibo runs on the user's own machine).
+    pub path: Option<String>,
+    /// The plan to commit, as a preview returned it.
+    pub plan_id: Option<Uuid>,
+    /// The asset account to import into (default "Checking"; another currency gets its own).
+    pub account: Option<String>,
+    /// The currency of amounts that name none (default INR).
+    pub currency: Option<CurrencyCode>,
+    /// Column choices when the headers are not understood: header names or column numbers.
+    pub mapping: Option<Mapping>,
+    /// true (the default): preview and store a plan; false: commit the plan named by plan_id.
+    #[serde(default = "preview_by_default")]
+    pub dry_run: bool,
+}
+
+fn preview_by_default() -> bool {
+    true
+}
+
+#[derive(Debug)]
+pub struct ImportStatementCsv(pub Scope);
+
+impl TypedTool for ImportStatementCsv {
+    type Input = ImportInput;
+    type Output = Value;
+    const NAME: &'static str = "import_statement_csv";
+    const DESCRIPTION: &'static str = "Import a bank statement (CSV) into the ledger, in two steps that each \
+        need the user's confirmation: first a preview (dry_run true, with the upload_id or path) that shows \
+        the rows to add, duplicates skipped and rows that could not be read; then the commit (dry_run false \
+        with the plan_id of that preview), which adds exactly the previewed rows. Importing the same \
+        statement twice adds nothing.";
+    const TIER: Tier = Tier::Write;
+
+    fn check(&self, input: &ImportInput) -> Vec<String> {
+        match (
+            input.dry_run,
+            input.upload_id.is_some(),
+            input.path.is_some(),
+            input.plan_id.is_some(),
+        ) {
+            (true, true, true, _) => vec!["give either upload_id or path, not both".into()],
+            (true, false, false, _) => vec!["a preview needs upload_id or path".into()],
+            (false, _, _, false) => {
+                vec!["committing needs the plan_id of a preview (preview first with dry_run true)".into()]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn summarize(&self, input: &ImportInput) -> String {
+        if input.dry_run {
+            let source = input
+                .path
+                .clone()
+                .or_else(|| input.upload_id.map(|u| format!("upload {u}")))
+                .unwrap_or_default();
+            format!("Preview importing {source} (nothing is added yet)")
+        } else {
+            format!(
+                "Import the previewed statement (plan {})",
+                input.plan_id.map(|p| p.to_string()).unwrap_or_default()
+            )
+        }
+    }
+
+    fn run(&self, input: ImportInput) -> BoxFuture<'_, Result<Value, ToolError>> {
+        Box::pin(async move {
+            let owner = self.0.owner;
+            if !input.dry_run {
+                let plan_id = input
+                    .plan_id
+                    .ok_or_else(|| ToolError::InvalidInput(vec!["plan_id is missing".into()]))?;
+                let report = self
+                    .0
+                    .run(|conn| {
+                        Box::pin(async move { import::commit(owner, conn, plan_id, &mut |_, _| {}).await })
+                    })
+                    .await?;
+                return Ok(json!({"dry_run": false, "committed": report}));
+            }
+            let (filename, bytes) = match (input.upload_id, &input.path) {
+                (Some(upload), _) => read_upload(&self.0, upload).await?,
+                (None, Some(path)) => read_confined(self.0.import_root.as_deref(), path)?,
+                (None, None) => {
+                    return Err(ToolError::InvalidInput(vec![
+                        "upload_id or path is missing".into(),
+                    ]));
+                }
+            };
+            let options = ParseOptions {
+                mapping: input.mapping.unwrap_or_default(),
+                currency: input.currency.map(CurrencyCode::currency),
+            };
+            let parsed = import::parse(&bytes, &options)
+                .map_err(|e| ToolError::Refused(format!("{filename}: {e}")))?;
+            let sha256 = hex_sha256(&bytes);
+            let account = input.account;
+            let (plan_id, plan) = self
+                .0
+                .run(|conn| {
+                    Box::pin(async move {
+                        import::plan(owner, conn, &filename, &sha256, parsed, account.as_deref()).await
+                    })
+                })
+                .await?;
+            let mut preview = import::preview(plan_id, &plan);
+            preview["dry_run"] = json!(true);
+            Ok(preview)
+        })
+    }
+}
+
+/// The bytes of an upload of this owner.
+async fn read_upload(scope: &Scope, upload: Uuid) -> Result<(String, Vec<u8>), ToolError> {
+    let owner = scope.owner;
+    let found: Option<(String, Vec<u8>)> = scope
+        .run(|conn| {
+            Box::pin(async move {
+                Ok(
+                    sqlx::query_as("SELECT filename, content FROM uploads WHERE owner_id = $1 AND id = $2")
+                        .bind(owner.as_uuid())
+                        .bind(upload)
+                        .fetch_optional(conn)
+                        .await?,
+                )
+            })
+        })
+        .await?;
+    found.ok_or_else(|| ToolError::Refused(format!("there is no upload {upload}")))
+}
+
+/// A file under the import folder, and nowhere else: the path is resolved (symbolic links
+/// included) and must stay inside the folder. Refusals name the rule, never the file's content.
+pub fn read_confined(root: Option<&Path>, path: &str) -> Result<(String, Vec<u8>), ToolError> {
+    let refuse = |why: &str| ToolError::Refused(format!("{path:?} cannot be imported: {why}"));
+    let root = root.ok_or_else(|| refuse("this kakeibo reads uploaded statements only, not server paths"))?;
+    let root = root
+        .canonicalize()
+        .map_err(|_| refuse("the import folder does not exist"))?;
+    let resolved = root
+        .join(path)
+        .canonicalize()
+        .map_err(|_| refuse("no such file in the import folder"))?;
+    if !resolved.starts_with(&root) {
+        return Err(refuse("only files inside the import folder can be imported"));
+    }
+    let meta = std::fs::metadata(&resolved).map_err(|_| refuse("it cannot be read"))?;
+    if !meta.is_file() {
+        return Err(refuse("it is not a file"));
+    }
+    if meta.len() > import::MAX_BYTES as u64 {
+        return Err(ToolError::Refused(format!(
+            "{path:?} is {} bytes; statements up to {} bytes are accepted",
+            meta.len(),
+            import::MAX_BYTES
+        )));
+    }
+    let bytes = std::fs::read(&resolved).map_err(|_| refuse("it cannot be read"))?;
+    let name = resolved
+        .file_name()
+        .map_or_else(|| path.to_owned(), |n| n.to_string_lossy().into_owned());
+    Ok((name, bytes))
+}
+
+fn hex_sha256(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    Sha256::digest(bytes)
+        .iter()
+        .fold(String::with_capacity(64), |mut hex, b| {
+            let _ = write!(hex, "{b:02x}");
+            hex
+        })
+}

@@ -1,0 +1,380 @@
+//! Importing statements into a real ledger through `import_statement_csv`, as `app_user`:
+//! preview then commit exactly the preview, re-imports and overlaps, identical rows, bad input,
+//! path confinement, rules and currencies.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Tests may panic on what they did not expect.
+
+mod common;
+
+use common::{app_pool, new_user, owner_pool};
+use kakeibo_core::{CallError, ToolError, ToolRegistry};
+use kakeibo_ledger::{
+    OwnerId,
+    tools::{Scope, registry},
+};
+use serde_json::{Value, json};
+use sqlx::{
+    PgPool,
+    postgres::{PgConnectOptions, PgPoolOptions},
+};
+use uuid::Uuid;
+
+struct Ledger {
+    owner_pool: PgPool,
+    owner: OwnerId,
+    tools: ToolRegistry,
+    folder: tempfile::TempDir,
+}
+
+async fn ledger(options: PgPoolOptions, connect: PgConnectOptions) -> Ledger {
+    let owner_pool = owner_pool(options, connect.clone()).await;
+    let owner = new_user(&owner_pool).await;
+    let folder = tempfile::tempdir().unwrap();
+    let scope = Scope::new(owner, app_pool(&connect).await).with_import_root(folder.path());
+    Ledger {
+        owner_pool,
+        owner,
+        tools: registry(&scope),
+        folder,
+    }
+}
+
+impl Ledger {
+    async fn upload(&self, name: &str, bytes: &[u8]) -> Uuid {
+        sqlx::query_scalar(
+            "INSERT INTO uploads (owner_id, filename, size_bytes, sha256, content) VALUES ($1, $2, $3, 'x', $4) RETURNING id",
+        )
+        .bind(self.owner.as_uuid())
+        .bind(name)
+        .bind(i32::try_from(bytes.len()).unwrap())
+        .bind(bytes)
+        .fetch_one(&self.owner_pool)
+        .await
+        .unwrap()
+    }
+
+    async fn preview(&self, upload: Uuid) -> Value {
+        self.tools
+            .call("import_statement_csv", json!({"upload_id": upload}))
+            .await
+            .unwrap()
+    }
+
+    async fn commit(&self, preview: &Value) -> Value {
+        self.tools
+            .call(
+                "import_statement_csv",
+                json!({"plan_id": preview["plan_id"], "dry_run": false}),
+            )
+            .await
+            .unwrap()["committed"]
+            .clone()
+    }
+
+    async fn import(&self, name: &str, text: &str) -> (Value, Value) {
+        let preview = self.preview(self.upload(name, text.as_bytes()).await).await;
+        let committed = self.commit(&preview).await;
+        (preview, committed)
+    }
+
+    async fn count(&self, sql: &'static str) -> i64 {
+        sqlx::query_scalar(sql)
+            .bind(self.owner.as_uuid())
+            .fetch_one(&self.owner_pool)
+            .await
+            .unwrap()
+    }
+
+    async fn transactions(&self) -> i64 {
+        self.count("SELECT count(*) FROM transactions WHERE owner_id = $1")
+            .await
+    }
+}
+
+const STATEMENT: &str = "Date,Narration,Withdrawal Amt.,Deposit Amt.,Closing Balance\n\
+    01/04/2025,CHAI POINT,50.00,,950.00\n\
+    01/04/2025,CHAI POINT,50.00,,900.00\n\
+    02/04/2025,SALARY ACME,,1000.00,1900.00\n\
+    13/04/2025,SWIGGY ORDER 1,250.00,,1650.00\n";
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn preview_then_commit_adds_exactly_the_preview(options: PgPoolOptions, connect: PgConnectOptions) {
+    let l = ledger(options, connect).await;
+    let upload = l.upload("april.csv", STATEMENT.as_bytes()).await;
+    let preview = l.preview(upload).await;
+    assert_eq!(preview["rows_to_add"], 4, "{preview:#}");
+    assert_eq!(preview["format"]["date_order"], "day_first");
+    assert_eq!(preview["format"]["encoding"], "UTF-8");
+    assert_eq!(preview["money_out"][0]["formatted"], "-₹350.00");
+    assert_eq!(l.transactions().await, 0, "a preview adds nothing");
+
+    // The statement changes after the preview: the commit still applies the stored plan.
+    sqlx::query("UPDATE uploads SET content = 'date,amount\n2025-01-01,1\n', size_bytes = 25 WHERE id = $1")
+        .bind(upload)
+        .execute(&l.owner_pool)
+        .await
+        .unwrap();
+    let committed = l.commit(&preview).await;
+    assert_eq!(committed["imported"], 4);
+    let rows: Vec<(String, String, i64)> = sqlx::query_as(
+        "SELECT t.date::text, t.description, p.amount_minor FROM transactions t
+         JOIN postings p ON p.transaction_id = t.id JOIN accounts a ON a.id = p.account_id
+         WHERE t.owner_id = $1 AND a.name = 'Checking' ORDER BY t.date, p.amount_minor",
+    )
+    .bind(l.owner.as_uuid())
+    .fetch_all(&l.owner_pool)
+    .await
+    .unwrap();
+    let planned: Vec<(String, String, i64)> = vec![
+        ("2025-04-01".into(), "CHAI POINT".into(), -5000),
+        ("2025-04-01".into(), "CHAI POINT".into(), -5000),
+        ("2025-04-02".into(), "SALARY ACME".into(), 100_000),
+        ("2025-04-13".into(), "SWIGGY ORDER 1".into(), -25_000),
+    ];
+    assert_eq!(rows, planned, "both identical coffees of one day are kept");
+
+    let again = l
+        .tools
+        .call(
+            "import_statement_csv",
+            json!({"plan_id": preview["plan_id"], "dry_run": false}),
+        )
+        .await;
+    assert!(
+        matches!(again, Err(CallError::Tool(ToolError::Refused(ref m))) if m.contains("already committed")),
+        "{again:?}"
+    );
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn reimports_add_nothing_and_overlaps_add_only_new_rows(
+    options: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let l = ledger(options, connect).await;
+    let (_, first) = l.import("april.csv", STATEMENT).await;
+    assert_eq!(first["imported"], 4);
+
+    let (preview, committed) = l.import("april-again.csv", STATEMENT).await;
+    assert_eq!(
+        (
+            preview["rows_to_add"].as_i64(),
+            preview["duplicates_skipped"].as_i64()
+        ),
+        (Some(0), Some(4))
+    );
+    assert!(
+        preview["duplicates"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("already in the ledger")
+    );
+    assert_eq!(committed["imported"], 0);
+    assert_eq!(l.transactions().await, 4);
+
+    // Overlapping: the last two rows again, one more coffee that day, and a new row.
+    let overlap = "Date,Narration,Withdrawal Amt.,Deposit Amt.\n\
+        02/04/2025,SALARY ACME,,1000.00\n13/04/2025,SWIGGY ORDER 1,250.00,\n\
+        01/04/2025,CHAI POINT,50.00,\n01/04/2025,CHAI POINT,50.00,\n01/04/2025,CHAI POINT,50.00,\n\
+        20/04/2025,RENT,20000.00,\n";
+    let (preview, committed) = l.import("april-late.csv", overlap).await;
+    assert_eq!(
+        (
+            preview["rows_to_add"].as_i64(),
+            preview["duplicates_skipped"].as_i64()
+        ),
+        (Some(2), Some(4))
+    );
+    assert_eq!(committed["imported"], 2, "the third coffee and the rent");
+    assert_eq!(l.transactions().await, 6);
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn bad_input_is_refused_with_its_reason_and_writes_nothing(
+    options: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let l = ledger(options, connect).await;
+    let cases: [(&str, &[u8], &str); 5] = [
+        ("empty.csv", b"", "empty"),
+        ("photo.csv", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0", "binary"),
+        (
+            "broken.csv",
+            b"\xEF\xBB\xBFdate,amount\n2025-01-01,\xFF\xFE1\n",
+            "not valid UTF-8",
+        ),
+        (
+            "names.csv",
+            b"name,colour\nx,y\n",
+            "no header row with a date column and an amount",
+        ),
+        ("nothing.csv", b"date,description,amount\n", "no data rows"),
+    ];
+    for (name, bytes, expected) in cases {
+        let upload = l.upload(name, bytes).await;
+        let err = l
+            .tools
+            .call("import_statement_csv", json!({"upload_id": upload}))
+            .await
+            .unwrap_err();
+        let CallError::Tool(ToolError::Refused(message)) = &err else {
+            panic!("{name}: {err:?}")
+        };
+        assert!(message.contains(expected), "{name}: {message}");
+        assert!(
+            message.starts_with(name),
+            "{name}: the message names the file: {message}"
+        );
+    }
+    // A 100 MB file never gets read.
+    let big = l.folder.path().join("huge.csv");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(100 * 1024 * 1024)
+        .unwrap();
+    let err = l
+        .tools
+        .call("import_statement_csv", json!({"path": "huge.csv"}))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("statements up to 10485760 bytes"),
+        "{err}"
+    );
+    assert_eq!(
+        l.count("SELECT count(*) FROM import_batches WHERE owner_id = $1")
+            .await,
+        0
+    );
+    assert_eq!(l.transactions().await, 0);
+
+    // A bad row is reported with its line and column and skipped; the rest is imported.
+    let (preview, committed) = l
+        .import(
+            "one-bad.csv",
+            "date,description,amount\n2025-01-01,TEA,-10.00\n2025-01-02,CAKE,ten\n2025-01-03,BUN,-5\n",
+        )
+        .await;
+    assert_eq!(preview["parse_errors"], 1);
+    assert_eq!(preview["errors"][0]["line"], 3);
+    assert_eq!(preview["errors"][0]["column"], "amount");
+    assert_eq!(preview["errors"][0]["raw"], "2025-01-02,CAKE,ten");
+    assert_eq!(committed["imported"], 2);
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn paths_stay_inside_the_import_folder(options: PgPoolOptions, connect: PgConnectOptions) {
+    let l = ledger(options, connect).await;
+    std::fs::write(l.folder.path().join("ok.csv"), STATEMENT).unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.csv"), "date,amount\n2025-01-01,1\n").unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("secret.csv"),
+        l.folder.path().join("link.csv"),
+    )
+    .unwrap();
+
+    let ok = l
+        .tools
+        .call("import_statement_csv", json!({"path": "ok.csv"}))
+        .await
+        .unwrap();
+    assert_eq!(ok["rows_to_add"], 4);
+    let secret = outside.path().join("secret.csv").display().to_string();
+    for path in [
+        "../secret.csv",
+        "link.csv",
+        secret.as_str(),
+        "/etc/passwd",
+        "missing.csv",
+    ] {
+        let err = l
+            .tools
+            .call("import_statement_csv", json!({"path": path}))
+            .await
+            .unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("cannot be imported"), "{path}: {text}");
+        assert!(
+            !text.contains("root:") && !text.contains("2025-01-01"),
+            "{path}: no file content in {text}"
+        );
+    }
+
+    // The web's registry has no import folder: paths are refused outright.
+    let web = registry(&Scope::new(l.owner, l.owner_pool.clone()));
+    let err = web
+        .call("import_statement_csv", json!({"path": "ok.csv"}))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("reads uploaded statements only"),
+        "{err}"
+    );
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn rules_categorise_and_currencies_get_their_own_accounts(
+    options: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let l = ledger(options, connect).await;
+    l.tools
+        .call(
+            "set_category_rule",
+            json!({"pattern": "swiggy", "category": "Dining"}),
+        )
+        .await
+        .unwrap();
+    let (preview, _) = l.import("april.csv", STATEMENT).await;
+    let dining = preview["by_category"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["category"] == "Dining")
+        .unwrap();
+    assert_eq!(dining["rows"], 1);
+
+    let wise = "Date,Amount,Currency,Description\n24-08-2020,-12.50,EUR,Bakery\n25-08-2020,-3.00,EUR,Coffee\n26-08-2020,100.00,USD,Refund\n";
+    let (preview, committed) = l.import("wise.csv", wise).await;
+    let accounts: Vec<(&str, &str)> = preview["accounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["name"].as_str().unwrap(), a["currency"].as_str().unwrap()))
+        .collect();
+    assert_eq!(accounts, [("Checking (EUR)", "EUR"), ("Checking (USD)", "USD")]);
+    assert_eq!(committed["imported"], 3);
+
+    let report = l
+        .tools
+        .call(
+            "get_spend_report",
+            json!({"period": {"from": "2020-08-01", "to": "2020-08-31"}}),
+        )
+        .await
+        .unwrap();
+    assert!(
+        report["total"].is_null(),
+        "two currencies are never added together: {report:#}"
+    );
+    let totals: Vec<(&str, i64)> = report["totals_by_currency"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["currency"].as_str().unwrap(),
+                t["amount_minor"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(totals, [("EUR", 1550), ("USD", 0)], "a refund is not spending");
+    let usd = report["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["currency"] == "USD")
+        .unwrap();
+    assert_eq!(usd["amount_minor"], -10_000);
+}
