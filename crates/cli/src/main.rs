@@ -1,5 +1,23 @@
 //! `kakeibo`: the command line of the household ledger.
 
+/// `println!` that ends the program quietly when stdout is closed (`kakeibo report … | head`).
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let mut out = std::io::stdout().lock();
+        if let Err(e) = writeln!(out, $($arg)*) {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                std::process::exit(0);
+            }
+        }
+    }};
+}
+pub(crate) use outln;
+
+mod import_cmd;
+mod report_cmd;
+mod table;
+
 use std::{path::PathBuf, process::ExitCode};
 
 use anyhow::{Context, Result, bail};
@@ -26,10 +44,18 @@ enum Command {
         after_help = "Examples:\n  kakeibo seed --out seed/\n  kakeibo seed --db\n  kakeibo seed --db --reset"
     )]
     Seed(SeedArgs),
+    /// Import a bank statement (CSV) into the ledger: a preview, then the commit.
+    #[command(after_help = "Examples:\n  kakeibo import ~/Downloads/statement.csv\n  \
+        kakeibo import card.csv --account 'Credit Card' --invert --yes\n  kakeibo import stmt.csv --dry-run --json")]
+    Import(import_cmd::ImportArgs),
+    /// Reports over the ledger: spend, budget, recurring, anomalies, accounts.
+    #[command(after_help = "Examples:\n  kakeibo report spend --period 2025-03\n  \
+        kakeibo report spend --period 2025-01-01..2025-06-30 --by month\n  kakeibo report recurring --json")]
+    Report(report_cmd::ReportArgs),
 }
 
 #[derive(Debug, Args)]
-struct DbArgs {
+pub(crate) struct DbArgs {
     /// PostgreSQL URL of the owner role.
     #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
     database_url: Option<String>,
@@ -63,6 +89,8 @@ async fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Migrate(args) => migrate(&args).await,
         Command::Seed(args) => seed_command(args).await,
+        Command::Import(args) => import_cmd::run(args).await,
+        Command::Report(args) => report_cmd::run(args).await,
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -73,7 +101,7 @@ async fn main() -> ExitCode {
     }
 }
 
-fn pool(args: &DbArgs) -> Result<sqlx::PgPool> {
+pub(crate) fn pool(args: &DbArgs) -> Result<sqlx::PgPool> {
     let Some(url) = args.database_url.as_deref().filter(|u| !u.trim().is_empty()) else {
         bail!(
             "DATABASE_URL is not set: run `cargo xtask db up` and use the URL it prints, or pass --database-url"

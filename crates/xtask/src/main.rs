@@ -46,6 +46,9 @@ enum Command {
     Dev,
     /// `cargo fmt --check` and `cargo clippy -D warnings` over the workspace.
     Lint,
+    /// Benchmarks, each printed beside a baseline measured in the same run (BENCH_ROWS sets the
+    /// statement size of the import benchmark).
+    Bench,
 }
 
 #[derive(Debug, Subcommand)]
@@ -85,6 +88,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Test { cargo_test_args } => test(&db, &cargo_test_args),
         Command::Dev => dev(&db),
         Command::Lint => lint(),
+        Command::Bench => bench(&db),
     }
 }
 
@@ -145,6 +149,15 @@ fn dev(db: &Database) -> Result<ExitCode> {
     println!("  regenerate:    cargo run -p kakeibo-cli -- seed --out seed/");
     println!("  stop:          cargo xtask db down");
     println!("The HTTP functions and the web app are not part of the stack yet.");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn bench(db: &Database) -> Result<ExitCode> {
+    let urls = db.up()?;
+    process::step("import throughput against COPY (release build)");
+    process::cargo(&["bench", "--package", "kakeibo-ledger", "--bench", "import"])
+        .env("DATABASE_URL", &urls.test_master)
+        .status_ok()?;
     Ok(ExitCode::SUCCESS)
 }
 

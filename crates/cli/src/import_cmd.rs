@@ -1,0 +1,274 @@
+//! `kakeibo import FILE`: preview a statement, then commit exactly that preview.
+
+use std::{
+    fmt::Write as _,
+    io::{BufRead, IsTerminal, Write},
+    path::PathBuf,
+};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use kakeibo_ledger::{
+    Currency, OwnerId, begin_for_owner,
+    import::{self, Mapping, ParseOptions},
+};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::{DbArgs, pool, table};
+
+#[derive(Debug, Args)]
+#[allow(clippy::struct_excessive_bools)] // Command-line flags.
+pub struct ImportArgs {
+    /// The statement: a CSV export of your bank (UTF-8, Windows-1252/Latin-1, …).
+    file: PathBuf,
+    /// The asset account to import into (default Checking; another currency gets "NAME (CUR)").
+    #[arg(long, value_name = "NAME")]
+    account: Option<String>,
+    /// The currency of amounts that name none (default INR).
+    #[arg(long, value_name = "CODE")]
+    currency: Option<String>,
+    /// Only show the preview; change nothing in the ledger.
+    #[arg(long)]
+    dry_run: bool,
+    /// Commit without asking.
+    #[arg(long, short = 'y')]
+    yes: bool,
+    /// Print JSON instead of tables.
+    #[arg(long)]
+    json: bool,
+    /// The statement shows spending as positive amounts (card statements): flip every sign.
+    #[arg(long)]
+    invert: bool,
+    /// The date column, by header name or 1-based number, when it is not recognised.
+    #[arg(long, value_name = "COLUMN")]
+    date_column: Option<String>,
+    /// The amount column, by header name or number.
+    #[arg(long, value_name = "COLUMN")]
+    amount_column: Option<String>,
+    /// The description column, by header name or number.
+    #[arg(long, value_name = "COLUMN")]
+    description_column: Option<String>,
+    /// Whose ledger (default: the development owner).
+    #[arg(long, value_name = "UUID", default_value_t = kakeibo_ledger::DEV_OWNER.as_uuid())]
+    owner: uuid::Uuid,
+    #[command(flatten)]
+    database: DbArgs,
+}
+
+pub async fn run(args: ImportArgs) -> Result<()> {
+    let meta =
+        std::fs::metadata(&args.file).with_context(|| format!("cannot read {}", args.file.display()))?;
+    if meta.len() > import::MAX_BYTES as u64 {
+        bail!(
+            "{} is {} bytes; statements up to {} bytes are accepted",
+            args.file.display(),
+            meta.len(),
+            import::MAX_BYTES
+        );
+    }
+    let bytes = std::fs::read(&args.file).with_context(|| format!("cannot read {}", args.file.display()))?;
+    let filename = args.file.file_name().map_or_else(
+        || args.file.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let options = ParseOptions {
+        mapping: Mapping {
+            date: args.date_column.clone(),
+            amount: args.amount_column.clone(),
+            description: args.description_column.clone(),
+            invert: args.invert,
+            ..Mapping::default()
+        },
+        currency: args.currency.as_deref().map(Currency::parse).transpose()?,
+    };
+    let parsed = import::parse(&bytes, &options).with_context(|| filename.clone())?;
+    let sha256: String = Sha256::digest(&bytes).iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    });
+
+    let pool = pool(&args.database)?;
+    let owner = OwnerId::new(args.owner);
+    let mut tx = begin_for_owner(owner, &pool).await?;
+    let (plan_id, plan) = import::plan(
+        owner,
+        &mut tx,
+        &filename,
+        &sha256,
+        parsed,
+        args.account.as_deref(),
+    )
+    .await?;
+    tx.commit().await?;
+    let preview = import::preview(plan_id, &plan);
+    if args.json {
+        crate::outln!("{}", serde_json::to_string_pretty(&preview)?);
+    } else {
+        print_preview(&preview);
+    }
+    if args.dry_run || plan.rows.is_empty() {
+        if !args.json && !plan.rows.is_empty() {
+            eprintln!("dry run: nothing was added (plan {plan_id})");
+        }
+        return Ok(());
+    }
+    if !args.yes
+        && !confirm(&format!(
+            "Import {} rows into {}? [y/N] ",
+            plan.rows.len(),
+            account_names(&preview)
+        ))?
+    {
+        eprintln!("not imported; nothing was added");
+        return Ok(());
+    }
+
+    let bar = ProgressBar::with_draw_target(
+        Some(plan.rows.len() as u64),
+        if std::io::stderr().is_terminal() && !args.json {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        },
+    );
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} rows {per_sec}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let mut tx = begin_for_owner(owner, &pool).await?;
+    let report = import::commit(owner, &mut tx, plan_id, &mut |done, _| {
+        bar.set_position(done as u64);
+    })
+    .await?;
+    tx.commit().await?;
+    bar.finish_and_clear();
+    if args.json {
+        crate::outln!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        crate::outln!(
+            "imported {} rows ({} uncategorised){}",
+            report.imported,
+            report.uncategorized,
+            if report.skipped_duplicates > 0 {
+                format!(", {} already present", report.skipped_duplicates)
+            } else {
+                String::new()
+            }
+        );
+    }
+    Ok(())
+}
+
+fn account_names(preview: &Value) -> String {
+    preview["accounts"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x["name"].as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default()
+}
+
+/// Asks on stderr and reads one line; end of input or anything but y/yes is no.
+fn confirm(question: &str) -> Result<bool> {
+    eprint!("{question}");
+    std::io::stderr().flush()?;
+    let mut answer = String::new();
+    if std::io::stdin().lock().read_line(&mut answer)? == 0 {
+        eprintln!();
+        return Ok(false);
+    }
+    Ok(matches!(answer.trim().to_lowercase().as_str(), "y" | "yes"))
+}
+
+fn text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+fn print_preview(p: &Value) {
+    let f = &p["format"];
+    crate::outln!(
+        "{} — {} encoding, delimiter {}, header on line {}",
+        text(&p["filename"]),
+        text(&f["encoding"]),
+        text(&f["delimiter"]),
+        text(&f["header_line"])
+    );
+    let columns: Vec<String> = f["columns"]
+        .as_object()
+        .map(|c| c.iter().map(|(k, v)| format!("{k}={}", text(v))).collect())
+        .unwrap_or_default();
+    crate::outln!("columns: {}", columns.join(", "));
+    crate::outln!(
+        "dates: {}; decimal mark: {}",
+        text(&f["date_order_reason"]),
+        text(&f["decimal_mark"])
+    );
+    crate::outln!();
+    crate::outln!(
+        "{} rows to add into {}, {} already in the ledger, {} unreadable, {} that move no money or are not transactions",
+        text(&p["rows_to_add"]),
+        account_names(p),
+        text(&p["duplicates_skipped"]),
+        text(&p["parse_errors"]),
+        text(&p["ignored_lines"]),
+    );
+    if let (Some(from), Some(to)) = (p["date_range"]["from"].as_str(), p["date_range"]["to"].as_str()) {
+        crate::outln!("from {from} to {to}");
+    }
+    let sums = |key: &str| {
+        p[key]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|m| text(&m["formatted"]))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .unwrap_or_default()
+    };
+    crate::outln!(
+        "money in: {}   money out: {}",
+        sums("money_in"),
+        sums("money_out")
+    );
+    crate::outln!();
+    let rows: Vec<Vec<String>> = p["by_category"]
+        .as_array()
+        .map(|cats| {
+            cats.iter()
+                .map(|c| {
+                    let amounts = c["amounts"]
+                        .as_array()
+                        .map(|a| {
+                            a.iter()
+                                .map(|m| text(&m["formatted"]))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        })
+                        .unwrap_or_default();
+                    vec![text(&c["category"]), text(&c["rows"]), amounts]
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    table::print(&["category", ">rows", ">amount"], &rows);
+    if let Some(errors) = p["errors"].as_array().filter(|e| !e.is_empty()) {
+        crate::outln!();
+        crate::outln!("rows that could not be read (skipped):");
+        let rows: Vec<Vec<String>> = errors
+            .iter()
+            .map(|e| vec![text(&e["line"]), text(&e["column"]), text(&e["message"])])
+            .collect();
+        table::print(&[">line", "column", "problem"], &rows);
+    }
+    crate::outln!();
+}

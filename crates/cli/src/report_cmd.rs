@@ -1,0 +1,226 @@
+//! `kakeibo report …`: the read tools, printed as tables or JSON.
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, ValueEnum};
+use kakeibo_ledger::{
+    OwnerId,
+    tools::{Scope, registry},
+};
+use serde_json::{Value, json};
+
+use crate::{DbArgs, pool, table};
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Report {
+    /// Spending by category (or month) for a period.
+    Spend,
+    /// Budget against spending for a month.
+    Budget,
+    /// Subscriptions, bills and salaries found from regular gaps.
+    Recurring,
+    /// Outliers, refunds and duplicate charges in a month.
+    Anomalies,
+    /// Every account with its balance.
+    Accounts,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum By {
+    Category,
+    Month,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    #[arg(value_enum)]
+    report: Report,
+    /// YYYY-MM, or FROM..TO as YYYY-MM-DD..YYYY-MM-DD (default: the latest month in the ledger).
+    #[arg(long)]
+    period: Option<String>,
+    /// Group spending by category (default) or month.
+    #[arg(long, value_enum, default_value = "category")]
+    by: By,
+    /// Print the tool's JSON.
+    #[arg(long)]
+    json: bool,
+    /// Whose ledger (default: the development owner).
+    #[arg(long, value_name = "UUID", default_value_t = kakeibo_ledger::DEV_OWNER.as_uuid())]
+    owner: uuid::Uuid,
+    #[command(flatten)]
+    database: DbArgs,
+}
+
+pub async fn run(args: ReportArgs) -> Result<()> {
+    let pool = pool(&args.database)?;
+    let owner = OwnerId::new(args.owner);
+    let period = match &args.period {
+        Some(p) => p.clone(),
+        None => latest_month(&pool, owner).await?,
+    };
+    let month = || -> Result<String> {
+        if period.contains("..") {
+            bail!("this report is for one month: --period YYYY-MM");
+        }
+        Ok(period.clone())
+    };
+    let (tool, input) = match args.report {
+        Report::Spend => {
+            let period = match period.split_once("..") {
+                Some((from, to)) => json!({"from": from, "to": to}),
+                None => json!(period),
+            };
+            let by = match args.by {
+                By::Category => "category",
+                By::Month => "month",
+            };
+            ("get_spend_report", json!({"period": period, "group_by": by}))
+        }
+        Report::Budget => ("get_budget_status", json!({"month": month()?})),
+        Report::Recurring => ("detect_recurring", json!({})),
+        Report::Anomalies => ("flag_anomalies", json!({"month": month()?})),
+        Report::Accounts => ("list_accounts", json!({})),
+    };
+    let tools = registry(&Scope::new(owner, pool));
+    let out = tools
+        .call(tool, input)
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    if args.json {
+        crate::outln!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
+    print(args.report, &out);
+    Ok(())
+}
+
+async fn latest_month(pool: &sqlx::PgPool, owner: OwnerId) -> Result<String> {
+    let latest: Option<String> =
+        sqlx::query_scalar("SELECT to_char(max(date), 'YYYY-MM') FROM transactions WHERE owner_id = $1")
+            .bind(owner.as_uuid())
+            .fetch_one(pool)
+            .await
+            .context("reading the ledger")?;
+    latest.context("the ledger is empty: import a statement or run `kakeibo seed --db` first")
+}
+
+fn s(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "—".to_owned(),
+        other => other.to_string(),
+    }
+}
+
+fn print(report: Report, out: &Value) {
+    let list = |key: &str| out[key].as_array().cloned().unwrap_or_default();
+    match report {
+        Report::Spend => {
+            crate::outln!(
+                "{} to {}, by {}",
+                s(&out["period"]["from"]),
+                s(&out["period"]["to"]),
+                s(&out["group_by"])
+            );
+            let rows: Vec<Vec<String>> = list("groups")
+                .iter()
+                .map(|g| vec![s(&g["group"]), s(&g["transactions"]), s(&g["formatted"])])
+                .collect();
+            table::print(&["group", ">transactions", ">amount"], &rows);
+            let totals: Vec<String> = list("totals_by_currency")
+                .iter()
+                .map(|t| s(&t["formatted"]))
+                .collect();
+            crate::outln!("total spending: {}", totals.join(", "));
+        }
+        Report::Budget => {
+            crate::outln!("{}", s(&out["month"]));
+            let rows: Vec<Vec<String>> = list("categories")
+                .iter()
+                .map(|c| {
+                    vec![
+                        s(&c["category"]),
+                        s(&c["budget"]["formatted"]),
+                        s(&c["actual"]["formatted"]),
+                        s(&c["remaining"]["formatted"]),
+                        c["percent_used"]
+                            .as_f64()
+                            .map_or_else(|| "—".to_owned(), |p| format!("{p:.1}%")),
+                        if c["over_budget"] == true {
+                            "over".to_owned()
+                        } else {
+                            String::new()
+                        },
+                    ]
+                })
+                .collect();
+            table::print(&["category", ">budget", ">spent", ">left", ">used", ""], &rows);
+            if let Some(note) = out["note"].as_str() {
+                crate::outln!("{note}");
+            }
+        }
+        Report::Recurring => {
+            let rows: Vec<Vec<String>> = list("merchants")
+                .iter()
+                .map(|m| {
+                    vec![
+                        s(&m["merchant"]),
+                        s(&m["category"]),
+                        s(&m["cadence"]),
+                        s(&m["occurrences"]),
+                        s(&m["last_seen"]),
+                        s(&m["formatted"]),
+                    ]
+                })
+                .collect();
+            table::print(
+                &[
+                    "merchant",
+                    "category",
+                    "cadence",
+                    ">times",
+                    "last seen",
+                    ">average",
+                ],
+                &rows,
+            );
+            let commitment: Vec<String> = list("monthly_commitment")
+                .iter()
+                .map(|t| s(&t["formatted"]))
+                .collect();
+            crate::outln!("monthly commitment: {}", commitment.join(", "));
+        }
+        Report::Anomalies => {
+            crate::outln!("{}", s(&out["month"]));
+            let rows: Vec<Vec<String>> = list("anomalies")
+                .iter()
+                .map(|a| {
+                    vec![
+                        s(&a["date"]),
+                        s(&a["kind"]),
+                        s(&a["description"]),
+                        s(&a["formatted"]),
+                        s(&a["detail"]),
+                    ]
+                })
+                .collect();
+            table::print(&["date", "kind", "description", ">amount", "why"], &rows);
+            if let Some(note) = out["note"].as_str() {
+                crate::outln!("{note}");
+            }
+        }
+        Report::Accounts => {
+            let rows: Vec<Vec<String>> = list("accounts")
+                .iter()
+                .map(|a| {
+                    vec![
+                        s(&a["name"]),
+                        s(&a["type"]),
+                        s(&a["postings"]),
+                        s(&a["formatted"]),
+                    ]
+                })
+                .collect();
+            table::print(&["account", "type", ">postings", ">balance"], &rows);
+        }
+    }
+}

@@ -1,0 +1,144 @@
+//! `kakeibo import` and `kakeibo report` as a user runs them, against a real database.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Tests may panic on what they did not expect.
+
+use std::{
+    io::Write,
+    process::{Command, Output, Stdio},
+};
+
+use sqlx::{ConnectOptions, PgPool};
+
+fn kakeibo(args: &[&str], url: &str, stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kakeibo"))
+        .args(args)
+        .env("DATABASE_URL", url)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+const STATEMENT: &str = "Account 1234 statement\n\nDate;Description;Amount\n13.01.2025;CHAI POINT;-50,00\n13.01.2025;CHAI POINT;-50,00\n14.01.2025;SALARY;1.000,00\n15.01.2025;BROKEN;abc\n";
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn import_previews_asks_and_imports_once(pool: PgPool) {
+    let url = pool.connect_options().to_url_lossy().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("jan.csv");
+    std::fs::write(&file, STATEMENT).unwrap();
+    let file = file.to_str().unwrap();
+    let count = || async {
+        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM transactions")
+            .fetch_one(&pool)
+            .await
+            .unwrap()
+    };
+
+    let dry = kakeibo(&["import", file, "--dry-run"], &url, "");
+    assert!(dry.status.success(), "{}", text(&dry));
+    let shown = text(&dry);
+    assert!(shown.contains("3 rows to add into Checking"), "{shown}");
+    assert!(shown.contains("day-first (13/1/2025 has no month 13)"), "{shown}");
+    assert!(shown.contains("header on line 3"), "{shown}");
+    assert!(shown.contains("\"abc\" is not an amount"), "{shown}");
+    assert_eq!(count().await, 0);
+
+    let declined = kakeibo(&["import", file], &url, "n\n");
+    assert!(text(&declined).contains("not imported"), "{}", text(&declined));
+    let no_answer = kakeibo(&["import", file], &url, "");
+    assert!(text(&no_answer).contains("not imported"), "end of input is no");
+    assert_eq!(count().await, 0);
+
+    let accepted = kakeibo(&["import", file], &url, "y\n");
+    assert!(
+        text(&accepted).contains("imported 3 rows (3 uncategorised)"),
+        "{}",
+        text(&accepted)
+    );
+    assert_eq!(count().await, 3);
+
+    let again = kakeibo(&["import", file, "--yes"], &url, "");
+    assert!(text(&again).contains("0 rows to add"), "{}", text(&again));
+    assert_eq!(count().await, 3);
+
+    let json = kakeibo(&["import", file, "--dry-run", "--json"], &url, "");
+    let preview: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(preview["duplicates_skipped"], 3);
+
+    let missing = kakeibo(&["import", "/nonexistent.csv"], &url, "");
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(
+        text(&missing).contains("cannot read /nonexistent.csv"),
+        "{}",
+        text(&missing)
+    );
+    std::fs::write(dir.path().join("empty.csv"), "").unwrap();
+    let empty = kakeibo(
+        &["import", dir.path().join("empty.csv").to_str().unwrap()],
+        &url,
+        "",
+    );
+    assert!(text(&empty).contains("the file is empty"), "{}", text(&empty));
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn reports_print_tables_and_json(pool: PgPool) {
+    let url = pool.connect_options().to_url_lossy().to_string();
+    let empty = kakeibo(&["report", "spend"], &url, "");
+    assert_eq!(empty.status.code(), Some(1));
+    assert!(text(&empty).contains("the ledger is empty"), "{}", text(&empty));
+
+    assert!(kakeibo(&["seed", "--db"], &url, "").status.success());
+    let spend = kakeibo(&["report", "spend", "--period", "2025-03"], &url, "");
+    let shown = text(&spend);
+    assert!(
+        shown
+            .lines()
+            .any(|l| l.starts_with("Groceries") && l.ends_with("₹23,350.00")),
+        "{shown}"
+    );
+
+    let json = kakeibo(
+        &[
+            "report",
+            "spend",
+            "--period",
+            "2025-01-01..2025-06-30",
+            "--by",
+            "month",
+            "--json",
+        ],
+        &url,
+        "",
+    );
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(report["groups"].as_array().unwrap().len(), 6);
+
+    let anomalies = text(&kakeibo(
+        &["report", "anomalies", "--period", "2025-05"],
+        &url,
+        "",
+    ));
+    assert!(
+        anomalies.contains("duplicate") && anomalies.contains("CROMA STORE 552901"),
+        "{anomalies}"
+    );
+    let budget = kakeibo(&["report", "budget", "--period", "2025-01..2025-02"], &url, "");
+    assert!(text(&budget).contains("for one month"), "{}", text(&budget));
+    for report in ["recurring", "accounts"] {
+        let out = kakeibo(&["report", report], &url, "");
+        assert!(out.status.success(), "{report}: {}", text(&out));
+    }
+}
