@@ -193,6 +193,19 @@ fn text(v: &Value) -> String {
     }
 }
 
+/// A list of amounts as "₹1.00, €2.00".
+fn formatted(amounts: &Value) -> String {
+    amounts
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|m| text(&m["formatted"]))
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default()
+}
+
 fn print_preview(p: &Value) {
     let f = &p["format"];
     crate::outln!(
@@ -224,39 +237,17 @@ fn print_preview(p: &Value) {
     if let (Some(from), Some(to)) = (p["date_range"]["from"].as_str(), p["date_range"]["to"].as_str()) {
         crate::outln!("from {from} to {to}");
     }
-    let sums = |key: &str| {
-        p[key]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .map(|m| text(&m["formatted"]))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            })
-            .unwrap_or_default()
-    };
     crate::outln!(
         "money in: {}   money out: {}",
-        sums("money_in"),
-        sums("money_out")
+        formatted(&p["money_in"]),
+        formatted(&p["money_out"])
     );
     crate::outln!();
     let rows: Vec<Vec<String>> = p["by_category"]
         .as_array()
         .map(|cats| {
             cats.iter()
-                .map(|c| {
-                    let amounts = c["amounts"]
-                        .as_array()
-                        .map(|a| {
-                            a.iter()
-                                .map(|m| text(&m["formatted"]))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        })
-                        .unwrap_or_default();
-                    vec![text(&c["category"]), text(&c["rows"]), amounts]
-                })
+                .map(|c| vec![text(&c["category"]), text(&c["rows"]), formatted(&c["amounts"])])
                 .collect()
         })
         .unwrap_or_default();
