@@ -1,12 +1,27 @@
 //! kakeibo-core: the provider-neutral heart of kakeibo.
 //!
-//! It defines the tool contract ([`Tool`], [`TypedTool`], [`ToolRegistry`]) and the declaration
-//! schemas providers are given; later the message model and the turn state machine live here too.
-//! It depends on no database, HTTP client or AWS crate: the other crates implement its traits.
+//! It holds the message model ([`message`]), the [`Provider`] trait and a scripted provider for
+//! tests, the tool contract ([`Tool`], [`TypedTool`], [`ToolRegistry`]) and the declaration
+//! schemas providers are given, confirm policies and permission rules ([`policy`]), tracing
+//! ([`trace`]), pricing, and the turn state machine ([`turn`]). It depends on no database, HTTP
+//! client or AWS crate: the other crates implement its traits.
 
+pub mod message;
+pub mod policy;
+pub mod pricing;
+pub mod provider;
 pub mod registry;
 pub mod schema;
+pub mod scripted;
 pub mod tool;
+pub mod trace;
+pub mod turn;
 
+pub use message::{Block, Message, ProviderMeta, Role, StopReason, ToolResult, ToolUse, Usage};
+pub use policy::{Action, ConfirmPolicy, PendingWrite, PermissionRules, Rule};
+pub use pricing::MicroUsd;
+pub use provider::{ModelRequest, ModelResponse, Provider, ProviderError, StreamEvent};
 pub use registry::{CallError, DuplicateTool, ToolRegistry};
 pub use tool::{Declaration, Tier, Tool, ToolError, TypedTool, typed};
+pub use trace::{MemoryTracer, NoTrace, TraceEvent, TraceKind, Tracer};
+pub use turn::{Deps, Phase, RunStatus, Turn, TurnEvent, drive, step};

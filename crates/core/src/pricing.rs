@@ -1,0 +1,184 @@
+//! List prices per model and the cost of a run, in millionths of a dollar.
+
+use serde::{Deserialize, Serialize};
+
+use crate::message::Usage;
+
+/// Dollars in millionths (`1_500_000` is $1.50): exact sums, six decimal places.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct MicroUsd(pub i64);
+
+impl MicroUsd {
+    /// `0.004512` style, six decimals.
+    pub fn decimal(self) -> String {
+        let sign = if self.0 < 0 { "-" } else { "" };
+        let v = self.0.unsigned_abs();
+        format!("{sign}{}.{:06}", v / 1_000_000, v % 1_000_000)
+    }
+
+    /// For people: six decimals below a cent, four above.
+    pub fn format(self) -> String {
+        if self.0.abs() < 10_000 {
+            format!("${}", self.decimal())
+        } else {
+            let text = self.decimal();
+            format!("${}", &text[..text.len() - 2])
+        }
+    }
+}
+
+impl std::ops::Add for MicroUsd {
+    type Output = Self;
+    fn add(self, other: Self) -> Self {
+        Self(self.0.saturating_add(other.0))
+    }
+}
+
+impl std::ops::AddAssign for MicroUsd {
+    fn add_assign(&mut self, other: Self) {
+        *self = *self + other;
+    }
+}
+
+/// USD per million tokens, in millionths of a dollar per million tokens (so `1.5` is 1_500_000).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Price {
+    pub input: i64,
+    pub output: i64,
+    pub cached_input: i64,
+}
+
+/// The list prices of SPEC.md, matched by exact model id, then by prefix.
+const PRICES: &[(&str, Price)] = &[
+    (
+        "gemini-3.6-flash",
+        Price {
+            input: 1_500_000,
+            output: 7_500_000,
+            cached_input: 150_000,
+        },
+    ),
+    (
+        "gemini-3.5-flash-lite",
+        Price {
+            input: 300_000,
+            output: 2_500_000,
+            cached_input: 30_000,
+        },
+    ),
+    (
+        "gemini-3.5-flash",
+        Price {
+            input: 1_500_000,
+            output: 9_000_000,
+            cached_input: 150_000,
+        },
+    ),
+    (
+        "gemini-3.1-pro-preview",
+        Price {
+            input: 2_000_000,
+            output: 12_000_000,
+            cached_input: 200_000,
+        },
+    ),
+    (
+        "gemini-3.1-flash-lite",
+        Price {
+            input: 250_000,
+            output: 1_500_000,
+            cached_input: 25_000,
+        },
+    ),
+    (
+        "gemini-3-flash-preview",
+        Price {
+            input: 500_000,
+            output: 3_000_000,
+            cached_input: 50_000,
+        },
+    ),
+    (
+        "gemini-2.5-flash-lite",
+        Price {
+            input: 100_000,
+            output: 400_000,
+            cached_input: 10_000,
+        },
+    ),
+    (
+        "gemini-2.5-flash",
+        Price {
+            input: 300_000,
+            output: 2_500_000,
+            cached_input: 30_000,
+        },
+    ),
+    (
+        "gemini-2.5-pro",
+        Price {
+            input: 1_250_000,
+            output: 10_000_000,
+            cached_input: 130_000,
+        },
+    ),
+];
+
+/// The price of `model`: an exact id, else the longest id it starts with; `None` is unpriced.
+pub fn price_of(model: &str) -> Option<Price> {
+    PRICES
+        .iter()
+        .find(|(id, _)| *id == model)
+        .map(|(_, p)| *p)
+        .or_else(|| {
+            PRICES
+                .iter()
+                .filter(|(id, _)| model.starts_with(id))
+                .max_by_key(|(id, _)| id.len())
+                .map(|(_, p)| *p)
+        })
+}
+
+/// What `usage` costs on `model` at list price (an unpriced model costs nothing), and what it
+/// would have cost with no cache.
+pub fn cost(model: &str, usage: &Usage) -> (MicroUsd, MicroUsd) {
+    let Some(price) = price_of(model) else {
+        return (MicroUsd(0), MicroUsd(0));
+    };
+    let per_token = |tokens: u64, per_million: i64| -> i128 { i128::from(tokens) * i128::from(per_million) };
+    let uncached_input = usage.input_tokens.saturating_sub(usage.cached_tokens);
+    let total = per_token(uncached_input, price.input)
+        + per_token(usage.cached_tokens, price.cached_input)
+        + per_token(usage.output_tokens, price.output);
+    let baseline = per_token(usage.input_tokens, price.input) + per_token(usage.output_tokens, price.output);
+    let round = |x: i128| MicroUsd(i64::try_from((x + 500_000) / 1_000_000).unwrap_or(i64::MAX));
+    (round(total), round(baseline))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn costs_at_list_price() {
+        // 6005 input of which 4481 cached, 300 output on gemini-3.6-flash:
+        // 1524 × 1.5 + 4481 × 0.15 + 300 × 7.5 = 2286 + 672.15 + 2250 = 5208.15 millionths.
+        let usage = Usage {
+            input_tokens: 6005,
+            output_tokens: 300,
+            cached_tokens: 4481,
+            thought_tokens: 0,
+        };
+        let (total, baseline) = cost("gemini-3.6-flash", &usage);
+        assert_eq!(total, MicroUsd(5208));
+        assert_eq!(baseline, MicroUsd(11_258));
+        assert_eq!(total.format(), "$0.005208");
+        assert_eq!(MicroUsd(1_234_567).format(), "$1.2345");
+        assert_eq!(
+            price_of("gemini-2.5-flash-lite-001"),
+            price_of("gemini-2.5-flash-lite")
+        );
+        assert_eq!(cost("my-local-llama", &usage).0, MicroUsd(0));
+    }
+}

@@ -1,0 +1,150 @@
+//! `Scripted`: a provider for unit tests that plays canned replies, or answers with a function.
+
+use std::{
+    collections::VecDeque,
+    sync::{Arc, Mutex},
+};
+
+use futures_util::stream::{self, BoxStream};
+use serde_json::Value;
+
+use crate::{
+    message::{Block, Message, StopReason, Usage},
+    provider::{ModelRequest, ModelResponse, Provider, ProviderError, StreamEvent},
+};
+
+type Responder = dyn Fn(&ModelRequest) -> Result<ModelResponse, ProviderError> + Send + Sync;
+
+/// Plays replies in order (or asks a function), and remembers every request it got.
+pub struct Scripted {
+    replies: Mutex<VecDeque<Result<ModelResponse, ProviderError>>>,
+    responder: Option<Box<Responder>>,
+    requests: Arc<Mutex<Vec<ModelRequest>>>,
+}
+
+impl std::fmt::Debug for Scripted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scripted").finish_non_exhaustive()
+    }
+}
+
+impl Scripted {
+    pub fn new(replies: Vec<Result<ModelResponse, ProviderError>>) -> Self {
+        Self {
+            replies: Mutex::new(replies.into()),
+            responder: None,
+            requests: Arc::default(),
+        }
+    }
+
+    /// A model that answers every request with `respond`.
+    pub fn from_fn(
+        respond: impl Fn(&ModelRequest) -> Result<ModelResponse, ProviderError> + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            replies: Mutex::default(),
+            responder: Some(Box::new(respond)),
+            requests: Arc::default(),
+        }
+    }
+
+    /// Every request so far.
+    pub fn requests(&self) -> Vec<ModelRequest> {
+        self.requests.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+
+    fn next(&self, request: &ModelRequest) -> Result<ModelResponse, ProviderError> {
+        if let Some(respond) = &self.responder {
+            return respond(request);
+        }
+        self.replies
+            .lock()
+            .ok()
+            .and_then(|mut q| q.pop_front())
+            .unwrap_or_else(|| Ok(reply_text("(the script has no more replies)")))
+    }
+}
+
+impl Provider for Scripted {
+    fn name(&self) -> &'static str {
+        "scripted"
+    }
+
+    fn model(&self) -> &'static str {
+        "scripted"
+    }
+
+    fn stream<'a>(&'a self, request: &'a ModelRequest) -> BoxStream<'a, Result<StreamEvent, ProviderError>> {
+        if let Ok(mut requests) = self.requests.lock() {
+            requests.push(request.clone());
+        }
+        let events = match self.next(request) {
+            Ok(response) => {
+                let text = response.message.text();
+                let mut events = Vec::new();
+                if !text.is_empty() {
+                    events.push(Ok(StreamEvent::TextDelta(text)));
+                }
+                events.push(Ok(StreamEvent::Completed(response)));
+                events
+            }
+            Err(e) => vec![Err(e)],
+        };
+        Box::pin(stream::iter(events))
+    }
+}
+
+/// A final text reply.
+pub fn reply_text(text: &str) -> ModelResponse {
+    ModelResponse {
+        message: Message::assistant(vec![Block::text(text)]),
+        stop_reason: StopReason::End,
+        usage: Usage {
+            input_tokens: 100,
+            output_tokens: 10,
+            cached_tokens: 0,
+            thought_tokens: 0,
+        },
+        model_version: None,
+    }
+}
+
+/// A reply that calls tools, with ids `call_<n>_<name>`.
+pub fn reply_calls(calls: &[(&str, Value)]) -> ModelResponse {
+    let content = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (name, input))| Block::ToolUse {
+            id: format!("call_{i}_{name}"),
+            name: (*name).to_owned(),
+            input: input.clone(),
+            provider_meta: None,
+        })
+        .collect();
+    ModelResponse {
+        message: Message::assistant(content),
+        stop_reason: StopReason::ToolUse,
+        usage: Usage {
+            input_tokens: 100,
+            output_tokens: 10,
+            cached_tokens: 0,
+            thought_tokens: 0,
+        },
+        model_version: None,
+    }
+}
+
+/// A reply with the given stop reason and text.
+pub fn reply_stopped(stop_reason: StopReason, content: Vec<Block>) -> ModelResponse {
+    ModelResponse {
+        message: Message::assistant(content),
+        stop_reason,
+        usage: Usage {
+            input_tokens: 100,
+            output_tokens: 10,
+            cached_tokens: 0,
+            thought_tokens: 0,
+        },
+        model_version: None,
+    }
+}

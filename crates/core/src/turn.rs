@@ -1,0 +1,856 @@
+//! The turn: a value that advances one phase at a time.
+//!
+//! [`step`] moves a [`Turn`] through [`Phase`]s — call the model, run the tools it asked for,
+//! wait for a person, finish — and [`drive`] steps until the turn finishes or waits. Because the
+//! whole state is this value, a turn waiting for confirmation can be stored, and another process
+//! can load it and go on ([`Turn::resume`]).
+
+use std::{sync::Arc, time::Instant};
+
+use futures_util::{StreamExt, stream};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::{
+    message::{Block, Message, Role, StopReason, ToolResult, ToolUse, Usage},
+    policy::{Action, ConfirmPolicy, PendingWrite, PermissionRules},
+    pricing::{MicroUsd, cost},
+    provider::{ModelRequest, Provider, complete},
+    registry::ToolRegistry,
+    schema::sorted,
+    tool::{Tier, Tool, ToolError},
+    trace::{TraceEvent, TraceKind, Tracer, clip, clip_payload},
+};
+
+/// The version of the stored form of a turn. Older versions stay readable.
+pub const STATE_VERSION: u32 = 1;
+/// Model calls in one turn before tools are taken away.
+pub const MAX_ITERATIONS: u32 = 12;
+pub const MAX_OUTPUT_TOKENS: u32 = 16_000;
+/// The most room a reply cut off inside a tool call is given on its one retry.
+pub const MAX_RETRY_OUTPUT_TOKENS: u32 = 64_000;
+/// The most characters of one tool result the model sees.
+pub const MAX_TOOL_OUTPUT: usize = 40_000;
+/// Read tools of one batch running at once.
+pub const READ_CONCURRENCY: usize = 4;
+/// How long a write waits for a person, in seconds.
+pub const CONFIRM_TTL_SECONDS: i64 = 60 * 60;
+
+pub const DECLINED: &str = "The user declined this call, so it was not run. This is not an error in the tool: do \
+    not try to get the same result another way, and do not call it again. Tell the user what you wanted to do and \
+    why, and ask how they want to go on.";
+pub const DENIED_BY_RULE: &str = "A permission rule of this kakeibo refused this call, so it was not run. This is \
+    not an error in the tool: do not try to get the same result another way. Tell the user what you wanted to do \
+    and that a rule does not allow it.";
+pub const EXPIRED: &str = "The confirmation for this call expired before the user answered, so it was not run. The \
+    user did not decline it: ask again if it is still wanted.";
+const ITERATION_LIMIT: &str = "This turn reached its limit of model calls, so this call was not run. Answer the user \
+    with what you have found so far.";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Ok,
+    Error,
+    Blocked,
+    Aborted,
+    Stuck,
+}
+
+/// One tool call of the run, as reported and as judged for being stuck.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallRecord {
+    pub id: String,
+    pub name: String,
+    pub args: Value,
+    pub tier: Option<Tier>,
+    pub is_error: bool,
+    /// Whether a person (or a policy) allowed it; `None` for reads.
+    pub confirmed: Option<bool>,
+    /// The result, clipped.
+    pub outcome: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "phase", rename_all = "snake_case")]
+pub enum Phase {
+    /// Next: one provider call.
+    CallModel,
+    /// Next: run the calls of the last model reply.
+    RunTools {
+        calls: Vec<ToolUse>,
+    },
+    /// Waiting for a person to decide `pending`; `done` holds the batch's other results.
+    AwaitConfirm {
+        calls: Vec<ToolUse>,
+        done: Vec<ToolResult>,
+        pending: Vec<PendingWrite>,
+        expires_at: i64,
+    },
+    Finished {
+        status: RunStatus,
+        answer: String,
+    },
+}
+
+/// A turn of conversation, whole: everything needed to go on from here, in any process.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Turn {
+    pub version: u32,
+    pub run_id: String,
+    /// The `seq` of the next trace event: a resumed run continues its numbering.
+    pub next_seq: u32,
+    pub history: Vec<Message>,
+    pub iteration: u32,
+    pub usage: Usage,
+    pub cost: MicroUsd,
+    pub max_tokens: u32,
+    pub cut_off_retried: bool,
+    /// After the iteration cap: one more model call, with no tools.
+    pub tools_off: bool,
+    pub calls: Vec<CallRecord>,
+    pub phase: Phase,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StateError {
+    #[error("the stored turn is version {found}; this kakeibo reads versions up to {STATE_VERSION}")]
+    NewerVersion { found: u32 },
+    #[error("the stored turn cannot be read: {0}")]
+    Unreadable(String),
+    #[error("the turn is not waiting for a confirmation")]
+    NotWaiting,
+    #[error("no decision for the pending call {0}")]
+    MissingResult(String),
+}
+
+impl Turn {
+    /// A new turn: `history` (earlier turns) and the person's new message.
+    pub fn start(run_id: impl Into<String>, mut history: Vec<Message>, user: Message) -> Self {
+        history.push(user);
+        Self {
+            version: STATE_VERSION,
+            run_id: run_id.into(),
+            next_seq: 0,
+            history,
+            iteration: 0,
+            usage: Usage::default(),
+            cost: MicroUsd::default(),
+            max_tokens: MAX_OUTPUT_TOKENS,
+            cut_off_retried: false,
+            tools_off: false,
+            calls: Vec::new(),
+            phase: Phase::CallModel,
+        }
+    }
+
+    /// The stored form.
+    pub fn to_json(&self) -> Result<Value, StateError> {
+        serde_json::to_value(self).map_err(|e| StateError::Unreadable(e.to_string()))
+    }
+
+    /// Reads a stored turn: any version up to [`STATE_VERSION`], never a newer one.
+    pub fn from_json(value: Value) -> Result<Self, StateError> {
+        let found = value.get("version").and_then(Value::as_u64).unwrap_or(0);
+        let found = u32::try_from(found).unwrap_or(u32::MAX);
+        if found > STATE_VERSION {
+            return Err(StateError::NewerVersion { found });
+        }
+        serde_json::from_value(value).map_err(|e| StateError::Unreadable(e.to_string()))
+    }
+
+    /// Goes on after the pending writes were decided: `results` holds one result per pending
+    /// call (approved and run, declined, or expired). All results of the batch return in one
+    /// user message in call order, and the turn calls the model again.
+    pub fn resume(mut self, results: Vec<ToolResult>) -> Result<Self, StateError> {
+        let Phase::AwaitConfirm {
+            calls,
+            mut done,
+            pending,
+            ..
+        } = std::mem::replace(&mut self.phase, Phase::CallModel)
+        else {
+            return Err(StateError::NotWaiting);
+        };
+        if let Some(missing) = pending
+            .iter()
+            .find(|p| !results.iter().any(|r| r.tool_use_id == p.id))
+        {
+            return Err(StateError::MissingResult(missing.id.clone()));
+        }
+        done.extend(results);
+        let ordered: Vec<Block> = calls
+            .iter()
+            .filter_map(|call| {
+                done.iter()
+                    .find(|r| r.tool_use_id == call.id)
+                    .cloned()
+                    .map(Block::from)
+            })
+            .collect();
+        self.history.push(Message {
+            role: Role::User,
+            content: ordered,
+        });
+        Ok(self)
+    }
+
+    /// The answer and status, once finished.
+    pub fn finished(&self) -> Option<(RunStatus, &str)> {
+        match &self.phase {
+            Phase::Finished { status, answer } => Some((*status, answer)),
+            _ => None,
+        }
+    }
+
+    fn finish(&mut self, status: RunStatus, answer: impl Into<String>) {
+        self.phase = Phase::Finished {
+            status,
+            answer: answer.into(),
+        };
+    }
+
+    fn take_seq(&mut self) -> u32 {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        seq
+    }
+}
+
+/// What a turn tells its caller as it goes (for streaming to a person).
+#[derive(Debug, Clone, PartialEq)]
+pub enum TurnEvent {
+    Token(String),
+    ToolCall {
+        id: String,
+        name: String,
+        input: Value,
+        tier: Option<Tier>,
+    },
+    ToolResult {
+        id: String,
+        name: String,
+        is_error: bool,
+        summary: String,
+    },
+    ConfirmRequest(Vec<PendingWrite>),
+}
+
+/// What a turn runs with.
+pub struct Deps<'a> {
+    pub provider: &'a dyn Provider,
+    pub tools: &'a ToolRegistry,
+    pub system: &'a str,
+    pub policy: &'a ConfirmPolicy,
+    pub rules: &'a PermissionRules,
+    pub tracer: &'a dyn Tracer,
+    pub on_event: &'a (dyn Fn(TurnEvent) + Send + Sync),
+}
+
+impl std::fmt::Debug for Deps<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Deps")
+            .field("provider", &self.provider.name())
+            .field("policy", self.policy)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Steps until the turn finishes or waits for a confirmation.
+pub async fn drive(mut turn: Turn, deps: &Deps<'_>) -> Turn {
+    while matches!(turn.phase, Phase::CallModel | Phase::RunTools { .. }) {
+        turn = step(turn, deps).await;
+    }
+    turn
+}
+
+/// Advances one phase.
+pub async fn step(mut turn: Turn, deps: &Deps<'_>) -> Turn {
+    match std::mem::replace(&mut turn.phase, Phase::CallModel) {
+        Phase::CallModel => call_model(turn, deps).await,
+        Phase::RunTools { calls } => run_tools(turn, calls, deps).await,
+        waiting_or_done => {
+            turn.phase = waiting_or_done;
+            turn
+        }
+    }
+}
+
+async fn trace(
+    turn: &mut Turn,
+    deps: &Deps<'_>,
+    kind: TraceKind,
+    payload: Value,
+    latency_ms: Option<u64>,
+    usage: Option<Usage>,
+) {
+    let seq = turn.take_seq();
+    let event = TraceEvent {
+        run_id: turn.run_id.clone(),
+        seq,
+        kind,
+        payload: clip_payload(payload),
+        latency_ms,
+        usage,
+        thought_summary: None,
+    };
+    deps.tracer.record(event).await;
+}
+
+async fn call_model(mut turn: Turn, deps: &Deps<'_>) -> Turn {
+    let tools = if turn.tools_off {
+        Vec::new()
+    } else {
+        deps.tools.declarations().into_iter().cloned().collect()
+    };
+    let request = ModelRequest {
+        system: deps.system.to_owned(),
+        messages: turn.history.clone(),
+        tools,
+        max_tokens: turn.max_tokens,
+    };
+    let started = Instant::now();
+    let mut on_text = |text: &str| (deps.on_event)(TurnEvent::Token(text.to_owned()));
+    let result = complete(deps.provider, &request, &mut on_text).await;
+    let latency = u64::try_from(started.elapsed().as_millis()).ok();
+    let response = match result {
+        Ok(response) => response,
+        Err(e) => {
+            trace(
+                &mut turn,
+                deps,
+                TraceKind::Error,
+                json!({"kind": "provider", "error": e.to_string()}),
+                latency,
+                None,
+            )
+            .await;
+            turn.finish(RunStatus::Error, format!("The model could not answer: {e}"));
+            return turn;
+        }
+    };
+    turn.usage += response.usage;
+    turn.cost += cost(deps.provider.model(), &response.usage).0;
+    turn.iteration += 1;
+    let thoughts: Vec<&str> = response
+        .message
+        .content
+        .iter()
+        .filter_map(|b| {
+            if let Block::ThoughtSummary { text, .. } = b {
+                Some(text.as_str())
+            } else {
+                None
+            }
+        })
+        .collect();
+    let seq = turn.take_seq();
+    deps.tracer
+        .record(TraceEvent {
+            run_id: turn.run_id.clone(),
+            seq,
+            kind: TraceKind::ModelCall,
+            payload: clip_payload(json!({
+                "iteration": turn.iteration,
+                "model": deps.provider.model(),
+                "modelVersion": response.model_version,
+                "stopReason": response.stop_reason,
+                "messageCount": request.messages.len(),
+                "content": response.message.content,
+            })),
+            latency_ms: latency,
+            usage: Some(response.usage),
+            thought_summary: (!thoughts.is_empty()).then(|| thoughts.join("\n")),
+        })
+        .await;
+
+    after_reply(turn, deps, response).await
+}
+
+/// Where a model reply leads: tools to run, a retry with more room, or the end of the turn.
+async fn after_reply(mut turn: Turn, deps: &Deps<'_>, response: crate::provider::ModelResponse) -> Turn {
+    let calls = response.message.tool_uses();
+    match response.stop_reason {
+        StopReason::Blocked => {
+            trace(
+                &mut turn,
+                deps,
+                TraceKind::Error,
+                json!({"kind": "blocked"}),
+                None,
+                None,
+            )
+            .await;
+            turn.finish(
+                RunStatus::Blocked,
+                "I can't help with that: the model provider blocked this request.",
+            );
+        }
+        StopReason::MaxTokens if !calls.is_empty() && !turn.cut_off_retried => {
+            // Cut off inside a tool call: ask once more with twice the room.
+            turn.cut_off_retried = true;
+            turn.max_tokens = (turn.max_tokens * 2).min(MAX_RETRY_OUTPUT_TOKENS);
+            turn.phase = Phase::CallModel;
+        }
+        StopReason::MaxTokens => {
+            trace(
+                &mut turn,
+                deps,
+                TraceKind::Error,
+                json!({"kind": "max_tokens"}),
+                None,
+                None,
+            )
+            .await;
+            let text = response.message.text();
+            turn.finish(
+                RunStatus::Error,
+                format!("{text}\n\n(The answer was cut off: it reached the length limit.)")
+                    .trim_start()
+                    .to_owned(),
+            );
+        }
+        StopReason::Error => {
+            trace(
+                &mut turn,
+                deps,
+                TraceKind::Error,
+                json!({"kind": "provider", "error": "the reply ended in an error"}),
+                None,
+                None,
+            )
+            .await;
+            turn.finish(RunStatus::Error, "The model's reply ended in an error.");
+        }
+        StopReason::End | StopReason::ToolUse => {
+            let mut message = response.message;
+            if turn.tools_off {
+                // Tools were taken away: calls made anyway are dropped, so no call goes unanswered.
+                message.content.retain(|b| !matches!(b, Block::ToolUse { .. }));
+            }
+            let text = message.text();
+            turn.history.push(message);
+            if turn.tools_off {
+                turn.finish(RunStatus::Error, text);
+            } else if calls.is_empty() {
+                turn.finish(RunStatus::Ok, text);
+            } else {
+                turn.phase = Phase::RunTools { calls };
+            }
+        }
+    }
+    turn
+}
+
+/// What to do with one call of a batch.
+enum Decision {
+    Run {
+        tool: Arc<dyn Tool>,
+        confirmed: Option<bool>,
+    },
+    Answer {
+        content: String,
+        confirmed: Option<bool>,
+    },
+    Pending(PendingWrite),
+}
+
+async fn run_tools(mut turn: Turn, calls: Vec<ToolUse>, deps: &Deps<'_>) -> Turn {
+    if turn.iteration >= MAX_ITERATIONS {
+        let results: Vec<Block> = calls
+            .iter()
+            .map(|c| error_result(c, ITERATION_LIMIT).into())
+            .collect();
+        turn.history.push(Message {
+            role: Role::User,
+            content: results,
+        });
+        let payload = json!({"kind": "iteration_limit", "iterations": turn.iteration});
+        trace(&mut turn, deps, TraceKind::Error, payload, None, None).await;
+        turn.tools_off = true;
+        turn.phase = Phase::CallModel;
+        return turn;
+    }
+
+    let mut decisions = Vec::with_capacity(calls.len());
+    for call in &calls {
+        let tool = deps.tools.get(&call.name).cloned();
+        (deps.on_event)(TurnEvent::ToolCall {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            input: call.input.clone(),
+            tier: tool.as_ref().map(|t| t.tier()),
+        });
+        decisions.push(decide(&mut turn, deps, call, tool).await);
+    }
+
+    let mut outcomes = execute_batch(&calls, &decisions).await;
+
+    let mut done = Vec::new();
+    let mut pending = Vec::new();
+    for ((call, decision), outcome) in calls.iter().zip(decisions).zip(outcomes.drain(..)) {
+        let (content, is_error, confirmed, latency, tier) = match decision {
+            Decision::Pending(write) => {
+                pending.push(write);
+                continue;
+            }
+            Decision::Answer { content, confirmed } => {
+                let tier = deps.tools.get(&call.name).map(|t| t.tier());
+                (content, true, confirmed, None, tier)
+            }
+            Decision::Run { tool, confirmed } => {
+                let (content, is_error, latency) = outcome.unwrap_or_else(|| (String::new(), true, 0));
+                (content, is_error, confirmed, Some(latency), Some(tool.tier()))
+            }
+        };
+        let payload = json!({"name": call.name, "tier": tier, "args": call.input, "result": content, "confirmed": confirmed, "error": is_error});
+        trace(&mut turn, deps, TraceKind::ToolCall, payload, latency, None).await;
+        (deps.on_event)(TurnEvent::ToolResult {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            is_error,
+            summary: clip(&content, 200),
+        });
+        turn.calls.push(CallRecord {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            args: call.input.clone(),
+            tier,
+            is_error,
+            confirmed,
+            outcome: clip(&content, 200),
+        });
+        done.push(ToolResult {
+            tool_use_id: call.id.clone(),
+            name: call.name.clone(),
+            content,
+            is_error,
+        });
+    }
+
+    if !pending.is_empty() {
+        for write in &pending {
+            let payload = json!({"id": write.id, "tool": write.tool, "tier": "write", "args": write.args, "summary": write.summary, "allowed": null, "suspended": true});
+            trace(&mut turn, deps, TraceKind::Confirm, payload, None, None).await;
+        }
+        (deps.on_event)(TurnEvent::ConfirmRequest(pending.clone()));
+        turn.phase = Phase::AwaitConfirm {
+            calls,
+            done,
+            pending,
+            expires_at: now_unix() + CONFIRM_TTL_SECONDS,
+        };
+        return turn;
+    }
+
+    turn.history.push(Message {
+        role: Role::User,
+        content: done.into_iter().map(Block::from).collect(),
+    });
+    if let Some(reason) = stuck(&turn.calls) {
+        turn.finish(RunStatus::Stuck, format!("Stopped: {reason}."));
+    } else {
+        turn.phase = Phase::CallModel;
+    }
+    turn
+}
+
+/// Runs the calls decided to run: reads together (bounded), then writes one at a time, in call
+/// order. Returns an outcome per call, `None` for calls that do not run.
+async fn execute_batch(calls: &[ToolUse], decisions: &[Decision]) -> Vec<Option<(String, bool, u64)>> {
+    // Reads together (bounded), then writes one at a time, in call order.
+    let reads: Vec<(usize, Arc<dyn Tool>)> = decisions
+        .iter()
+        .enumerate()
+        .filter_map(|(i, d)| match d {
+            Decision::Run { tool, .. } if tool.tier() == Tier::Read => Some((i, Arc::clone(tool))),
+            _ => None,
+        })
+        .collect();
+    let mut outcomes: Vec<Option<(String, bool, u64)>> = vec![None; calls.len()];
+    let read_results: Vec<(usize, (String, bool, u64))> = stream::iter(reads)
+        .map(|(i, tool)| {
+            let input = calls[i].input.clone();
+            async move { (i, execute(tool.as_ref(), input).await) }
+        })
+        .buffered(READ_CONCURRENCY)
+        .collect()
+        .await;
+    for (i, outcome) in read_results {
+        outcomes[i] = Some(outcome);
+    }
+    for (i, decision) in decisions.iter().enumerate() {
+        if let Decision::Run { tool, .. } = decision
+            && tool.tier() == Tier::Write
+        {
+            outcomes[i] = Some(execute(tool.as_ref(), calls[i].input.clone()).await);
+        }
+    }
+
+    outcomes
+}
+
+/// Settles one call before anything runs: unknown, invalid, refused by a rule, declined or
+/// pending, or to run.
+async fn decide(turn: &mut Turn, deps: &Deps<'_>, call: &ToolUse, tool: Option<Arc<dyn Tool>>) -> Decision {
+    let Some(tool) = tool else {
+        let content = format!(
+            "There is no tool named {:?}. The available tools are: {}.",
+            call.name,
+            deps.tools.names().join(", ")
+        );
+        return Decision::Answer {
+            content,
+            confirmed: None,
+        };
+    };
+    let problems = tool.validate(&call.input);
+    if !problems.is_empty() {
+        let content = format!(
+            "Invalid arguments for {}: {}. Fix the arguments and call the tool again.",
+            call.name,
+            problems.join("; ")
+        );
+        return Decision::Answer {
+            content,
+            confirmed: None,
+        };
+    }
+    let tier = tool.tier();
+    let action = deps.rules.decide(&call.name, tier, &call.input);
+    let summary = tool.summarize(&call.input).unwrap_or_else(|| call.name.clone());
+    let write = PendingWrite {
+        id: call.id.clone(),
+        tool: call.name.clone(),
+        args: call.input.clone(),
+        summary,
+    };
+    match (tier, action) {
+        (_, Action::Deny) => {
+            confirm_event(turn, deps, &write, Some(false)).await;
+            Decision::Answer {
+                content: DENIED_BY_RULE.to_owned(),
+                confirmed: Some(false),
+            }
+        }
+        (Tier::Read, _) => Decision::Run {
+            tool,
+            confirmed: None,
+        },
+        (Tier::Write, Action::Allow) => Decision::Run {
+            tool,
+            confirmed: Some(true),
+        },
+        (Tier::Write, Action::Ask) => match deps.policy {
+            ConfirmPolicy::AutoAllow => {
+                confirm_event(turn, deps, &write, Some(true)).await;
+                Decision::Run {
+                    tool,
+                    confirmed: Some(true),
+                }
+            }
+            ConfirmPolicy::AutoDeny => {
+                confirm_event(turn, deps, &write, Some(false)).await;
+                Decision::Answer {
+                    content: DECLINED.to_owned(),
+                    confirmed: Some(false),
+                }
+            }
+            ConfirmPolicy::Inline(ask) => {
+                let allowed = ask(&write).await;
+                confirm_event(turn, deps, &write, Some(allowed)).await;
+                if allowed {
+                    Decision::Run {
+                        tool,
+                        confirmed: Some(true),
+                    }
+                } else {
+                    Decision::Answer {
+                        content: DECLINED.to_owned(),
+                        confirmed: Some(false),
+                    }
+                }
+            }
+            ConfirmPolicy::Suspend => Decision::Pending(write),
+        },
+    }
+}
+
+async fn confirm_event(turn: &mut Turn, deps: &Deps<'_>, write: &PendingWrite, allowed: Option<bool>) {
+    let payload = json!({"id": write.id, "tool": write.tool, "tier": "write", "args": write.args, "summary": write.summary, "allowed": allowed});
+    trace(turn, deps, TraceKind::Confirm, payload, None, None).await;
+}
+
+/// Runs a tool: (content for the model, whether it is an error, latency in ms). A read that
+/// fails with a transient error is tried once more.
+pub async fn execute(tool: &dyn Tool, input: Value) -> (String, bool, u64) {
+    let started = Instant::now();
+    let mut outcome = tool.execute(input.clone()).await;
+    if tool.tier() == Tier::Read && outcome.as_ref().is_err_and(is_transient) {
+        outcome = tool.execute(input).await;
+    }
+    let latency = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    match outcome {
+        Ok(value) => (tool_data(&value), false, latency),
+        Err(ToolError::InvalidInput(problems)) => (
+            format!(
+                "Invalid arguments for {}: {}. Fix the arguments and call the tool again.",
+                tool.name(),
+                problems.join("; ")
+            ),
+            true,
+            latency,
+        ),
+        Err(ToolError::Refused(message)) => (format!("The tool refused: {message}"), true, latency),
+        Err(e @ (ToolError::Transient(_) | ToolError::Failed(_))) => {
+            (format!("The tool failed: {e}"), true, latency)
+        }
+    }
+}
+
+/// A transient failure, by kind or by the words of its message (HTTP 429 or 5xx, connection
+/// resets, timeouts), as the retry judge of the loop's design reads them.
+pub fn is_transient(error: &ToolError) -> bool {
+    match error {
+        ToolError::Transient(_) => true,
+        ToolError::Failed(message) => {
+            let lower = message.to_lowercase();
+            let status = lower
+                .split(|c: char| !c.is_ascii_digit())
+                .any(|w| w == "429" || (w.len() == 3 && w.starts_with('5')));
+            status
+                || [
+                    "econnreset",
+                    "etimedout",
+                    "econnrefused",
+                    "eai_again",
+                    "connection reset",
+                    "broken pipe",
+                ]
+                .iter()
+                .any(|p| lower.contains(p))
+                || ["timeout", "timed out", "hang up", "temporarily"]
+                    .iter()
+                    .any(|p| lower.contains(p))
+                || lower
+                    .split(|c: char| !c.is_alphanumeric())
+                    .any(|w| w == "terminated")
+        }
+        ToolError::InvalidInput(_) | ToolError::Refused(_) => false,
+    }
+}
+
+/// A successful result as the model sees it: data, never instructions, at most
+/// [`MAX_TOOL_OUTPUT`] characters (the middle cut, head and tail kept, with a marker).
+pub fn tool_data(value: &Value) -> String {
+    let json = serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string());
+    let text = format!("<tool_data>\n{json}\n</tool_data>");
+    let length = text.chars().count();
+    if length <= MAX_TOOL_OUTPUT {
+        return text;
+    }
+    let marker_room = 80;
+    let head = (MAX_TOOL_OUTPUT - marker_room) * 2 / 3;
+    let tail = MAX_TOOL_OUTPUT - marker_room - head;
+    let omitted = length - head - tail;
+    let start: String = text.chars().take(head).collect();
+    let end: String = text.chars().skip(length - tail).collect();
+    format!("{start}\n… [{omitted} characters omitted] …\n{end}")
+}
+
+/// The same call failing the same way three times among the recent calls means the run is
+/// going nowhere.
+fn stuck(calls: &[CallRecord]) -> Option<String> {
+    let recent = &calls[calls.len().saturating_sub(8)..];
+    for (i, call) in recent.iter().enumerate().filter(|(_, c)| c.is_error) {
+        let key = |c: &CallRecord| (c.name.clone(), sorted(&c.args).to_string(), c.outcome.clone());
+        let repeats = recent[i..]
+            .iter()
+            .filter(|c| c.is_error && key(c) == key(call))
+            .count();
+        if repeats >= 3 {
+            return Some(format!(
+                "{} failed the same way 3 times ({})",
+                call.name,
+                clip(&call.outcome, 120)
+            ));
+        }
+    }
+    None
+}
+
+fn error_result(call: &ToolUse, content: &str) -> ToolResult {
+    ToolResult {
+        tool_use_id: call.id.clone(),
+        name: call.name.clone(),
+        content: content.to_owned(),
+        is_error: true,
+    }
+}
+
+/// A fixed, non-error result for a pending write the person declined.
+pub fn declined_result(write: &PendingWrite) -> ToolResult {
+    ToolResult {
+        tool_use_id: write.id.clone(),
+        name: write.tool.clone(),
+        content: DECLINED.to_owned(),
+        is_error: false,
+    }
+}
+
+/// The result for a pending write whose confirmation expired.
+pub fn expired_result(write: &PendingWrite) -> ToolResult {
+    ToolResult {
+        tool_use_id: write.id.clone(),
+        name: write.tool.clone(),
+        content: EXPIRED.to_owned(),
+        is_error: false,
+    }
+}
+
+/// Seconds since 1970.
+pub fn now_unix() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_results_keep_head_and_tail() {
+        let value = json!({"rows": "x".repeat(60_000), "end": "tail marker"});
+        let text = tool_data(&value);
+        assert!(text.chars().count() <= MAX_TOOL_OUTPUT + 60);
+        assert!(text.starts_with("<tool_data>"));
+        assert!(text.ends_with("</tool_data>"));
+        assert!(text.contains("tail marker"));
+        assert!(text.contains("characters omitted"));
+        assert_eq!(
+            tool_data(&json!({"a": 1})),
+            "<tool_data>\n{\n  \"a\": 1\n}\n</tool_data>"
+        );
+    }
+
+    #[test]
+    fn transient_errors_by_kind_and_words() {
+        assert!(is_transient(&ToolError::Transient("pool".into())));
+        assert!(is_transient(&ToolError::Failed("HTTP 503 from upstream".into())));
+        assert!(is_transient(&ToolError::Failed("read ECONNRESET".into())));
+        assert!(is_transient(&ToolError::Failed("statement timed out".into())));
+        assert!(!is_transient(&ToolError::Failed("no such category".into())));
+        assert!(!is_transient(&ToolError::Failed("account 5000 not found".into())));
+        assert!(!is_transient(&ToolError::Refused("temporarily closed".into())));
+    }
+
+    #[test]
+    fn newer_states_are_refused() {
+        let turn = Turn::start("run", Vec::new(), Message::user("hi"));
+        let mut value = turn.to_json().unwrap();
+        assert_eq!(Turn::from_json(value.clone()).unwrap(), turn);
+        value["version"] = json!(2);
+        assert_eq!(Turn::from_json(value), Err(StateError::NewerVersion { found: 2 }));
+    }
+}

@@ -1,0 +1,427 @@
+//! The turn state machine with a scripted model and small tools of its own.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Tests may panic on what they did not expect.
+
+use std::sync::{
+    Arc,
+    atomic::{AtomicUsize, Ordering},
+};
+
+use futures_util::future::BoxFuture;
+use kakeibo_core::{
+    Block, ConfirmPolicy, Deps, MemoryTracer, Message, PermissionRules, Phase, Role, RunStatus, StopReason,
+    Tier, ToolError, ToolRegistry, ToolResult, TraceKind, Turn, TypedTool, drive,
+    scripted::{Scripted, reply_calls, reply_stopped, reply_text},
+    turn::{DECLINED, DENIED_BY_RULE, MAX_ITERATIONS},
+    typed,
+};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct LookInput {
+    /// What to look for.
+    what: String,
+}
+
+/// A read tool that counts its runs; `what: "boom"` throws, `what: "flaky"` fails transiently once.
+struct Look {
+    runs: Arc<AtomicUsize>,
+    flaky: Arc<AtomicUsize>,
+}
+
+impl TypedTool for Look {
+    type Input = LookInput;
+    type Output = Value;
+    const NAME: &'static str = "look";
+    const DESCRIPTION: &'static str = "Look something up.";
+    const TIER: Tier = Tier::Read;
+
+    fn run(&self, input: LookInput) -> BoxFuture<'_, Result<Value, ToolError>> {
+        Box::pin(async move {
+            self.runs.fetch_add(1, Ordering::SeqCst);
+            match input.what.as_str() {
+                "boom" => Err(ToolError::Failed("the lookup broke".into())),
+                "flaky" if self.flaky.fetch_add(1, Ordering::SeqCst) == 0 => {
+                    Err(ToolError::Transient("connection reset".into()))
+                }
+                _ => Ok(json!({"found": input.what})),
+            }
+        })
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct SaveInput {
+    /// What to save.
+    value: i64,
+}
+
+/// A write tool that counts its runs.
+struct Save(Arc<AtomicUsize>);
+
+impl TypedTool for Save {
+    type Input = SaveInput;
+    type Output = Value;
+    const NAME: &'static str = "save";
+    const DESCRIPTION: &'static str = "Save a value.";
+    const TIER: Tier = Tier::Write;
+
+    fn summarize(&self, input: &SaveInput) -> String {
+        format!("Save {}", input.value)
+    }
+
+    fn run(&self, input: SaveInput) -> BoxFuture<'_, Result<Value, ToolError>> {
+        Box::pin(async move {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            Ok(json!({"saved": input.value}))
+        })
+    }
+}
+
+struct Harness {
+    tools: ToolRegistry,
+    reads: Arc<AtomicUsize>,
+    writes: Arc<AtomicUsize>,
+    tracer: MemoryTracer,
+}
+
+fn harness() -> Harness {
+    let reads = Arc::new(AtomicUsize::new(0));
+    let writes = Arc::new(AtomicUsize::new(0));
+    let tools = ToolRegistry::new(vec![
+        typed(Look {
+            runs: Arc::clone(&reads),
+            flaky: Arc::new(AtomicUsize::new(0)),
+        }),
+        typed(Save(Arc::clone(&writes))),
+    ])
+    .unwrap();
+    Harness {
+        tools,
+        reads,
+        writes,
+        tracer: MemoryTracer::default(),
+    }
+}
+
+async fn run(h: &Harness, provider: &Scripted, policy: &ConfirmPolicy, rules: &PermissionRules) -> Turn {
+    let deps = Deps {
+        provider,
+        tools: &h.tools,
+        system: "You are a test.",
+        policy,
+        rules,
+        tracer: &h.tracer,
+        on_event: &|_| {},
+    };
+    drive(Turn::start("run-1", Vec::new(), Message::user("go")), &deps).await
+}
+
+fn results_of(message: &Message) -> Vec<(String, bool, String)> {
+    message
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            Block::ToolResult {
+                tool_use_id,
+                is_error,
+                content,
+                ..
+            } => Some((tool_use_id.clone(), *is_error, content.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_loop_stops_at_the_cap_with_one_tool_free_answer() {
+    let h = harness();
+    let provider = Scripted::from_fn(|request| {
+        Ok(if request.tools.is_empty() {
+            reply_text("Here is what I found.")
+        } else {
+            reply_calls(&[("look", json!({"what": "more"}))])
+        })
+    });
+    let turn = run(
+        &h,
+        &provider,
+        &ConfirmPolicy::AutoDeny,
+        &PermissionRules::default(),
+    )
+    .await;
+    assert_eq!(turn.finished(), Some((RunStatus::Error, "Here is what I found.")));
+    let requests = provider.requests();
+    assert_eq!(requests.len(), MAX_ITERATIONS as usize + 1);
+    assert!(
+        requests.last().unwrap().tools.is_empty(),
+        "the last call has no tools"
+    );
+    assert_eq!(
+        h.reads.load(Ordering::SeqCst),
+        MAX_ITERATIONS as usize - 1,
+        "the 12th batch is not run"
+    );
+    let last_results = results_of(&turn.history[turn.history.len() - 2]);
+    assert!(last_results[0].1 && last_results[0].2.contains("limit of model calls"));
+    assert!(
+        h.tracer
+            .events()
+            .iter()
+            .any(|e| e.kind == TraceKind::Error && e.payload["kind"] == "iteration_limit")
+    );
+}
+
+#[tokio::test]
+async fn failures_and_bad_arguments_become_results_the_model_recovers_from() {
+    let h = harness();
+    let provider = Scripted::new(vec![
+        Ok(reply_calls(&[("look", json!({"what": "boom"}))])),
+        Ok(reply_calls(&[("look", json!({"wat": 1})), ("summon", json!({}))])),
+        Ok(reply_calls(&[("look", json!({"what": "flaky"}))])),
+        Ok(reply_text("Done.")),
+    ]);
+    let turn = run(
+        &h,
+        &provider,
+        &ConfirmPolicy::AutoDeny,
+        &PermissionRules::default(),
+    )
+    .await;
+    assert_eq!(turn.finished(), Some((RunStatus::Ok, "Done.")));
+    let requests = provider.requests();
+    let thrown = results_of(requests[1].messages.last().unwrap());
+    assert!(
+        thrown[0].1 && thrown[0].2.contains("the lookup broke"),
+        "{thrown:?}"
+    );
+    let invalid = results_of(requests[2].messages.last().unwrap());
+    assert!(
+        invalid[0].1 && invalid[0].2.starts_with("Invalid arguments for look"),
+        "{invalid:?}"
+    );
+    assert!(
+        invalid[1].1 && invalid[1].2.contains("The available tools are: look, save"),
+        "{invalid:?}"
+    );
+    let retried = results_of(requests[3].messages.last().unwrap());
+    assert!(
+        !retried[0].1 && retried[0].2.starts_with("<tool_data>"),
+        "a transient read failure is retried once: {retried:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_mixed_batch_under_suspend_runs_reads_and_leaves_writes_pending() {
+    let h = harness();
+    let provider = Scripted::new(vec![Ok(reply_calls(&[
+        ("save", json!({"value": 1})),
+        ("look", json!({"what": "a"})),
+        ("save", json!({"value": 2})),
+        ("look", json!({"what": "b"})),
+    ]))]);
+    let turn = run(
+        &h,
+        &provider,
+        &ConfirmPolicy::Suspend,
+        &PermissionRules::default(),
+    )
+    .await;
+    let Phase::AwaitConfirm {
+        done,
+        pending,
+        calls,
+        expires_at,
+    } = &turn.phase
+    else {
+        panic!("{:?}", turn.phase)
+    };
+    assert_eq!(h.reads.load(Ordering::SeqCst), 2);
+    assert_eq!(h.writes.load(Ordering::SeqCst), 0);
+    assert_eq!(done.len(), 2);
+    assert_eq!(
+        pending.iter().map(|p| p.summary.as_str()).collect::<Vec<_>>(),
+        ["Save 1", "Save 2"]
+    );
+    assert_eq!(calls.len(), 4);
+    assert!(*expires_at > kakeibo_core::turn::now_unix());
+    assert_eq!(
+        turn.history.last().unwrap().role,
+        Role::Assistant,
+        "no results message yet"
+    );
+
+    // The stored form goes through JSON and back, then the person approves one and declines one.
+    let stored = Turn::from_json(turn.to_json().unwrap()).unwrap();
+    assert_eq!(stored, turn);
+    let pending = pending.clone();
+    let results = vec![
+        ToolResult {
+            tool_use_id: pending[1].id.clone(),
+            name: "save".into(),
+            content: DECLINED.into(),
+            is_error: false,
+        },
+        ToolResult {
+            tool_use_id: pending[0].id.clone(),
+            name: "save".into(),
+            content: "<tool_data>ok</tool_data>".into(),
+            is_error: false,
+        },
+    ];
+    let resumed = stored.resume(results).unwrap();
+    let order: Vec<String> = results_of(resumed.history.last().unwrap())
+        .into_iter()
+        .map(|r| r.0)
+        .collect();
+    assert_eq!(
+        order,
+        ["call_0_save", "call_1_look", "call_2_save", "call_3_look"],
+        "call order"
+    );
+    assert_eq!(resumed.phase, Phase::CallModel);
+}
+
+#[tokio::test]
+async fn rules_and_policies_decide_writes() {
+    let h = harness();
+    let batch = || Ok(reply_calls(&[("save", json!({"value": 7}))]));
+    let deny = PermissionRules::parse("allow save; deny save(value=7)").unwrap();
+    let provider = Scripted::new(vec![batch(), Ok(reply_text("ok"))]);
+    run(&h, &provider, &ConfirmPolicy::AutoAllow, &deny).await;
+    assert_eq!(h.writes.load(Ordering::SeqCst), 0, "a deny wins over AutoAllow");
+    assert_eq!(
+        results_of(provider.requests()[1].messages.last().unwrap())[0].2,
+        DENIED_BY_RULE
+    );
+
+    let provider = Scripted::new(vec![batch(), Ok(reply_text("ok"))]);
+    let asked = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&asked);
+    let inline = ConfirmPolicy::Inline(Box::new(move |write| {
+        counter.fetch_add(1, Ordering::SeqCst);
+        let answer = write.summary == "Save 8";
+        Box::pin(async move { answer })
+    }));
+    run(&h, &provider, &inline, &PermissionRules::default()).await;
+    assert_eq!(
+        (asked.load(Ordering::SeqCst), h.writes.load(Ordering::SeqCst)),
+        (1, 0)
+    );
+    assert_eq!(
+        results_of(provider.requests()[1].messages.last().unwrap())[0].2,
+        DECLINED
+    );
+
+    let provider = Scripted::new(vec![batch(), Ok(reply_text("ok"))]);
+    run(
+        &h,
+        &provider,
+        &ConfirmPolicy::AutoAllow,
+        &PermissionRules::default(),
+    )
+    .await;
+    assert_eq!(h.writes.load(Ordering::SeqCst), 1);
+    let confirms = h
+        .tracer
+        .events()
+        .into_iter()
+        .filter(|e| e.kind == TraceKind::Confirm)
+        .count();
+    assert_eq!(confirms, 3, "every decision is traced");
+}
+
+#[tokio::test]
+async fn blocked_cut_off_and_stuck_runs_end_honestly() {
+    let h = harness();
+    let provider = Scripted::new(vec![Ok(reply_stopped(StopReason::Blocked, vec![]))]);
+    let turn = run(
+        &h,
+        &provider,
+        &ConfirmPolicy::AutoDeny,
+        &PermissionRules::default(),
+    )
+    .await;
+    assert_eq!(turn.finished().map(|f| f.0), Some(RunStatus::Blocked));
+
+    // Cut off inside a tool call: asked again once with twice the room, then the turn ends.
+    let cut = || {
+        Ok(reply_stopped(
+            StopReason::MaxTokens,
+            vec![Block::ToolUse {
+                id: "c".into(),
+                name: "look".into(),
+                input: json!({}),
+                provider_meta: None,
+            }],
+        ))
+    };
+    let provider = Scripted::new(vec![cut(), cut()]);
+    let turn = run(
+        &h,
+        &provider,
+        &ConfirmPolicy::AutoDeny,
+        &PermissionRules::default(),
+    )
+    .await;
+    let rooms: Vec<u32> = provider.requests().iter().map(|r| r.max_tokens).collect();
+    assert_eq!(rooms, [16_000, 32_000]);
+    assert_eq!(turn.finished().map(|f| f.0), Some(RunStatus::Error));
+    assert!(turn.finished().unwrap().1.contains("cut off"));
+
+    let provider = Scripted::from_fn(|_| Ok(reply_calls(&[("look", json!({"what": "boom"}))])));
+    let turn = run(
+        &h,
+        &provider,
+        &ConfirmPolicy::AutoDeny,
+        &PermissionRules::default(),
+    )
+    .await;
+    let (status, answer) = turn.finished().unwrap();
+    assert_eq!(status, RunStatus::Stuck);
+    assert!(
+        answer.starts_with("Stopped: look failed the same way 3 times"),
+        "{answer}"
+    );
+    assert_eq!(provider.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn reads_of_a_batch_run_together_and_results_keep_call_order() {
+    let h = harness();
+    let calls: Vec<(&str, Value)> = (0..6)
+        .map(|i| ("look", json!({"what": format!("item {i}")})))
+        .collect();
+    let provider = Scripted::new(vec![Ok(reply_calls(&calls)), Ok(reply_text("ok"))]);
+    let turn = run(
+        &h,
+        &provider,
+        &ConfirmPolicy::AutoDeny,
+        &PermissionRules::default(),
+    )
+    .await;
+    assert_eq!(turn.finished().map(|f| f.0), Some(RunStatus::Ok));
+    let results = results_of(provider.requests()[1].messages.last().unwrap());
+    let ids: Vec<&str> = results.iter().map(|r| r.0.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "call_0_look",
+            "call_1_look",
+            "call_2_look",
+            "call_3_look",
+            "call_4_look",
+            "call_5_look"
+        ]
+    );
+    assert!(results[5].2.contains("item 5"));
+    let seqs: Vec<u32> = h.tracer.events().iter().map(|e| e.seq).collect();
+    assert_eq!(
+        seqs,
+        (0..u32::try_from(seqs.len()).unwrap()).collect::<Vec<_>>(),
+        "events numbered without gaps"
+    );
+    assert!(turn.usage.input_tokens > 0);
+}
