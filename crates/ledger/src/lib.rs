@@ -20,6 +20,7 @@ mod rates;
 pub mod seed;
 pub mod tools;
 mod transactions;
+pub mod turns;
 
 pub use accounts::{
     Account, AccountType, CHECKING, DEFAULT_CHART, UNCATEGORIZED, ensure_chart, find_account, list_accounts,

@@ -10,8 +10,13 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
+use sqlx::PgConnection;
+
 use super::{Scope, currency::CurrencyCode};
-use crate::import::{self, Mapping, ParseOptions};
+use crate::{
+    LedgerError, OwnerId,
+    import::{self, Mapping, ParseOptions},
+};
 
 /// A statement to preview, or a previewed plan to commit.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -84,69 +89,67 @@ impl TypedTool for ImportStatementCsv {
     }
 
     fn run(&self, input: ImportInput) -> BoxFuture<'_, Result<Value, ToolError>> {
-        Box::pin(async move {
-            let owner = self.0.owner;
-            if !input.dry_run {
-                let plan_id = input
-                    .plan_id
-                    .ok_or_else(|| ToolError::InvalidInput(vec!["plan_id is missing".into()]))?;
-                let report = self
-                    .0
-                    .run(|conn| {
-                        Box::pin(async move { import::commit(owner, conn, plan_id, &mut |_, _| {}).await })
-                    })
-                    .await?;
-                return Ok(json!({"dry_run": false, "committed": report}));
-            }
-            let (filename, bytes) = match (input.upload_id, &input.path) {
-                (Some(upload), _) => read_upload(&self.0, upload).await?,
-                (None, Some(path)) => read_confined(self.0.import_root.as_deref(), path)?,
-                (None, None) => {
-                    return Err(ToolError::InvalidInput(vec![
-                        "upload_id or path is missing".into(),
-                    ]));
-                }
-            };
-            let options = ParseOptions {
-                mapping: input.mapping.unwrap_or_default(),
-                currency: input.currency.map(CurrencyCode::currency),
-            };
-            let parsed = import::parse(&bytes, &options)
-                .map_err(|e| ToolError::Refused(format!("{filename}: {e}")))?;
-            let sha256 = hex_sha256(&bytes);
-            let account = input.account;
-            let (plan_id, plan) = self
-                .0
-                .run(|conn| {
-                    Box::pin(async move {
-                        import::plan(owner, conn, &filename, &sha256, parsed, account.as_deref()).await
-                    })
-                })
-                .await?;
-            let mut preview = import::preview(plan_id, &plan);
-            preview["dry_run"] = json!(true);
-            Ok(preview)
-        })
+        let scope = self.0.clone();
+        Box::pin(
+            self.0
+                .run(move |conn| Box::pin(async move { import_statement(&scope, conn, input).await })),
+        )
     }
 }
 
-/// The bytes of an upload of this owner.
-async fn read_upload(scope: &Scope, upload: Uuid) -> Result<(String, Vec<u8>), ToolError> {
+/// Previews or commits a statement on a connection already scoped to the owner.
+pub async fn import_statement(
+    scope: &Scope,
+    conn: &mut PgConnection,
+    input: ImportInput,
+) -> Result<Value, LedgerError> {
     let owner = scope.owner;
-    let found: Option<(String, Vec<u8>)> = scope
-        .run(|conn| {
-            Box::pin(async move {
-                Ok(
-                    sqlx::query_as("SELECT filename, content FROM uploads WHERE owner_id = $1 AND id = $2")
-                        .bind(owner.as_uuid())
-                        .bind(upload)
-                        .fetch_optional(conn)
-                        .await?,
-                )
-            })
-        })
-        .await?;
-    found.ok_or_else(|| ToolError::Refused(format!("there is no upload {upload}")))
+    if !input.dry_run {
+        let plan_id = input
+            .plan_id
+            .ok_or_else(|| LedgerError::Invalid("plan_id is missing".into()))?;
+        let report = import::commit(owner, conn, plan_id, &mut |_, _| {}).await?;
+        return Ok(json!({"dry_run": false, "committed": report}));
+    }
+    let (filename, bytes) = match (input.upload_id, &input.path) {
+        (Some(upload), _) => read_upload(owner, &mut *conn, upload).await?,
+        (None, Some(path)) => read_confined(scope.import_root.as_deref(), path)
+            .map_err(|e| LedgerError::Invalid(e.to_string()))?,
+        (None, None) => return Err(LedgerError::Invalid("upload_id or path is missing".into())),
+    };
+    let options = ParseOptions {
+        mapping: input.mapping.unwrap_or_default(),
+        currency: input.currency.map(CurrencyCode::currency),
+    };
+    let parsed =
+        import::parse(&bytes, &options).map_err(|e| LedgerError::Invalid(format!("{filename}: {e}")))?;
+    let (plan_id, plan) = import::plan(
+        owner,
+        conn,
+        &filename,
+        &hex_sha256(&bytes),
+        parsed,
+        input.account.as_deref(),
+    )
+    .await?;
+    let mut preview = import::preview(plan_id, &plan);
+    preview["dry_run"] = json!(true);
+    Ok(preview)
+}
+
+/// The bytes of an upload of this owner.
+async fn read_upload(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    upload: Uuid,
+) -> Result<(String, Vec<u8>), LedgerError> {
+    let found: Option<(String, Vec<u8>)> =
+        sqlx::query_as("SELECT filename, content FROM uploads WHERE owner_id = $1 AND id = $2")
+            .bind(owner.as_uuid())
+            .bind(upload)
+            .fetch_optional(conn)
+            .await?;
+    found.ok_or_else(|| LedgerError::Invalid(format!("there is no upload {upload}")))
 }
 
 /// A file under the import folder, and nowhere else: the path is resolved (symbolic links

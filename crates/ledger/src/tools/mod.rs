@@ -26,12 +26,15 @@ pub use self::{
     anomalies::FlagAnomalies,
     common::{Amount, Category, ISO_DATE_PATTERN, MONTH_PATTERN, Month, merchant_key},
     currency::ConvertCurrency,
-    import_tool::{ImportStatementCsv, read_confined},
+    import_tool::{ImportInput, ImportStatementCsv, import_statement, read_confined},
     list_accounts::ListAccounts,
     recurring::DetectRecurring,
     reports::{GetBudgetStatus, GetSpendReport},
     search::SearchTransactions,
-    writes::{CategorizeTransactions, MemorySave, SetBudget, SetCategoryRule},
+    writes::{
+        CategorizeInput, CategorizeTransactions, MemoryInput, MemorySave, RuleInput, SetBudget,
+        SetCategoryRule, categorize, memory_save, set_budget, set_category_rule,
+    },
 };
 use crate::{db::with_owner, owner::OwnerId};
 
@@ -73,6 +76,42 @@ impl Scope {
             .await
             .map_err(common::tool_error)
     }
+}
+
+/// Runs the write tool `name` on `conn`, a transaction already scoped to the owner: what the
+/// confirm protocol uses to apply an approved write in the transaction that records it. The
+/// arguments are parsed again here; a read tool's name is refused.
+pub async fn run_write(
+    scope: &Scope,
+    conn: &mut sqlx::PgConnection,
+    name: &str,
+    args: serde_json::Value,
+) -> Result<serde_json::Value, kakeibo_core::ToolError> {
+    use kakeibo_core::ToolError;
+    fn parse<T: serde::de::DeserializeOwned>(args: serde_json::Value) -> Result<T, ToolError> {
+        serde_json::from_value(args).map_err(|e| ToolError::InvalidInput(vec![e.to_string()]))
+    }
+    fn value<T: serde::Serialize>(out: T) -> Result<serde_json::Value, crate::LedgerError> {
+        serde_json::to_value(out).map_err(|e| crate::LedgerError::Invalid(e.to_string()))
+    }
+    let owner = scope.owner;
+    let out = match name {
+        "categorize_transactions" => categorize(owner, conn, &parse::<CategorizeInput>(args)?)
+            .await
+            .and_then(value),
+        "set_category_rule" => set_category_rule(owner, conn, &parse::<RuleInput>(args)?)
+            .await
+            .and_then(value),
+        "set_budget" => set_budget(owner, conn, &parse::<writes::BudgetInput>(args)?)
+            .await
+            .and_then(value),
+        "memory_save" => memory_save(owner, conn, &parse::<MemoryInput>(args)?)
+            .await
+            .and_then(value),
+        "import_statement_csv" => import_statement(scope, conn, parse::<ImportInput>(args)?).await,
+        other => return Err(ToolError::Refused(format!("{other} is not a write tool"))),
+    };
+    out.map_err(common::tool_error)
 }
 
 /// Every tool, for `owner`.
