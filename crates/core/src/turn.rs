@@ -451,6 +451,7 @@ enum Decision {
     Answer {
         content: String,
         confirmed: Option<bool>,
+        is_error: bool,
     },
     Pending(PendingWrite),
 }
@@ -494,9 +495,13 @@ async fn run_tools(mut turn: Turn, calls: Vec<ToolUse>, deps: &Deps<'_>) -> Turn
                 pending.push(write);
                 continue;
             }
-            Decision::Answer { content, confirmed } => {
+            Decision::Answer {
+                content,
+                confirmed,
+                is_error,
+            } => {
                 let tier = deps.tools.get(&call.name).map(|t| t.tier());
-                (content, true, confirmed, None, tier)
+                (content, is_error, confirmed, None, tier)
             }
             Decision::Run { tool, confirmed } => {
                 let (content, is_error, latency) = outcome.unwrap_or_else(|| (String::new(), true, 0));
@@ -602,6 +607,7 @@ async fn decide(turn: &mut Turn, deps: &Deps<'_>, call: &ToolUse, tool: Option<A
         return Decision::Answer {
             content,
             confirmed: None,
+            is_error: true,
         };
     };
     let problems = tool.validate(&call.input);
@@ -614,6 +620,7 @@ async fn decide(turn: &mut Turn, deps: &Deps<'_>, call: &ToolUse, tool: Option<A
         return Decision::Answer {
             content,
             confirmed: None,
+            is_error: true,
         };
     }
     let tier = tool.tier();
@@ -631,6 +638,7 @@ async fn decide(turn: &mut Turn, deps: &Deps<'_>, call: &ToolUse, tool: Option<A
             Decision::Answer {
                 content: DENIED_BY_RULE.to_owned(),
                 confirmed: Some(false),
+                is_error: false,
             }
         }
         (Tier::Read, _) => Decision::Run {
@@ -654,6 +662,7 @@ async fn decide(turn: &mut Turn, deps: &Deps<'_>, call: &ToolUse, tool: Option<A
                 Decision::Answer {
                     content: DECLINED.to_owned(),
                     confirmed: Some(false),
+                    is_error: false,
                 }
             }
             ConfirmPolicy::Inline(ask) => {
@@ -668,6 +677,7 @@ async fn decide(turn: &mut Turn, deps: &Deps<'_>, call: &ToolUse, tool: Option<A
                     Decision::Answer {
                         content: DECLINED.to_owned(),
                         confirmed: Some(false),
+                        is_error: false,
                     }
                 }
             }
