@@ -12,6 +12,7 @@ pub mod pricing;
 pub mod provider;
 pub mod registry;
 pub mod schema;
+pub mod script;
 pub mod scripted;
 pub mod tool;
 pub mod trace;

@@ -158,6 +158,10 @@ fn bench(db: &Database) -> Result<ExitCode> {
     process::cargo(&["bench", "--package", "kakeibo-ledger", "--bench", "import"])
         .env("DATABASE_URL", &urls.test_master)
         .status_ok()?;
+    process::step("orchestration overhead of a turn against its tools alone (release build)");
+    process::cargo(&["bench", "--package", "kakeibo-ledger", "--bench", "turn"])
+        .env("DATABASE_URL", &urls.test_master)
+        .status_ok()?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,0 +1,162 @@
+//! Orchestration overhead of a turn: a zero-latency scripted model asking for three read tools,
+//! the real tools on a real PostgreSQL, the whole `Agent::chat` (history, run, trace events,
+//! history saved). The baseline, measured in the same run, is the same three tool calls made
+//! directly through the registry; the difference is what the loop and its bookkeeping cost.
+//!
+//! `cargo xtask bench` runs it; `BENCH_TURNS` sets the count (default 1000).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_precision_loss,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss
+)] // A benchmark.
+
+use std::{str::FromStr, time::Instant};
+
+use kakeibo_core::{
+    Block, ConfirmPolicy, PermissionRules,
+    scripted::{Scripted, reply_calls, reply_text},
+};
+use kakeibo_ledger::{
+    DEV_OWNER, seed,
+    tools::{Scope, registry},
+    turns::{Agent, Outcome, TurnStore},
+    with_owner,
+};
+use serde_json::json;
+use sqlx::{
+    Connection, Executor, PgConnection,
+    postgres::{PgConnectOptions, PgPoolOptions},
+};
+
+fn calls() -> Vec<(&'static str, serde_json::Value)> {
+    vec![
+        ("get_spend_report", json!({"period": "2025-03"})),
+        ("search_transactions", json!({"query": "swiggy", "limit": 5})),
+        ("list_accounts", json!({})),
+    ]
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    let index = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[index.saturating_sub(1).min(sorted.len() - 1)]
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let url = std::env::var("DATABASE_URL").expect("DATABASE_URL (run `cargo xtask bench`)");
+    let turns: usize = std::env::var("BENCH_TURNS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(1000);
+    let admin_options = PgConnectOptions::from_str(&url).unwrap();
+    let database = format!("kakeibo_bench_turn_{}", std::process::id());
+    let mut admin = PgConnection::connect_with(&admin_options).await.unwrap();
+    admin
+        .execute(sqlx::AssertSqlSafe(format!("CREATE DATABASE {database}")))
+        .await
+        .unwrap();
+    let pool = PgPoolOptions::new()
+        .max_connections(4)
+        .connect_with(admin_options.clone().database(&database))
+        .await
+        .unwrap();
+    kakeibo_ledger::migrate(&pool).await.unwrap();
+    let data = seed::generate().unwrap();
+    let rows = seed::read_transactions_csv(&seed::transactions_csv(&data).unwrap()).unwrap();
+    with_owner(DEV_OWNER, &pool, |conn| {
+        Box::pin(async move { seed::load(DEV_OWNER, conn, "seed.csv", &rows).await })
+    })
+    .await
+    .unwrap();
+
+    let store = TurnStore::new(pool.clone());
+    let scope = Scope::new(DEV_OWNER, pool.clone());
+    let tools = registry(&scope);
+    let provider = Scripted::from_fn(|request| {
+        let last = request.messages.last().unwrap();
+        Ok(
+            if last.content.iter().any(|b| matches!(b, Block::ToolResult { .. })) {
+                reply_text("March: ₹1,58,558.00 spent.")
+            } else {
+                reply_calls(&calls())
+            },
+        )
+    });
+    let rules = PermissionRules::default();
+    let agent = Agent {
+        store: &store,
+        tools: tools.clone(),
+        scope,
+        provider: &provider,
+        system: "bench",
+        rules: &rules,
+        channel: "eval",
+    };
+
+    // Warm both paths once.
+    let conversation = store.new_conversation(DEV_OWNER, None).await.unwrap();
+    agent
+        .chat(conversation, "warm up", &ConfirmPolicy::AutoDeny, &|_| {})
+        .await
+        .unwrap();
+
+    let mut baseline = Vec::with_capacity(turns);
+    let mut loop_times = Vec::with_capacity(turns);
+    for _ in 0..turns {
+        let started = Instant::now();
+        for (name, input) in calls() {
+            tools.call(name, input).await.unwrap();
+        }
+        baseline.push(started.elapsed().as_secs_f64() * 1000.0);
+
+        let conversation = store.new_conversation(DEV_OWNER, None).await.unwrap();
+        let started = Instant::now();
+        let outcome = agent
+            .chat(
+                conversation,
+                "How much did I spend in March?",
+                &ConfirmPolicy::AutoDeny,
+                &|_| {},
+            )
+            .await
+            .unwrap();
+        loop_times.push(started.elapsed().as_secs_f64() * 1000.0);
+        assert!(matches!(outcome, Outcome::Finished { .. }));
+    }
+    pool.close().await;
+    admin
+        .execute(sqlx::AssertSqlSafe(format!("DROP DATABASE {database}")))
+        .await
+        .unwrap();
+
+    baseline.sort_by(f64::total_cmp);
+    loop_times.sort_by(f64::total_cmp);
+    let overhead: Vec<f64> = {
+        let mut o: Vec<f64> = loop_times.iter().zip(&baseline).map(|(l, b)| l - b).collect();
+        o.sort_by(f64::total_cmp);
+        o
+    };
+    println!("turns: {turns}, each: 2 model calls (scripted, no latency), 3 read tools, real PostgreSQL");
+    println!(
+        "tools alone   p50 {:>7.2} ms  p99 {:>7.2} ms  (baseline: the same three calls, no loop)",
+        percentile(&baseline, 50.0),
+        percentile(&baseline, 99.0)
+    );
+    println!(
+        "whole turn    p50 {:>7.2} ms  p99 {:>7.2} ms",
+        percentile(&loop_times, 50.0),
+        percentile(&loop_times, 99.0)
+    );
+    println!(
+        "overhead      p50 {:>7.2} ms  p99 {:>7.2} ms  (turn minus tools: loop, history, run, trace events)",
+        percentile(&overhead, 50.0),
+        percentile(&overhead, 99.0)
+    );
+    println!(
+        "ratio         a turn takes {:.2}× its tools' time (p50)",
+        percentile(&loop_times, 50.0) / percentile(&baseline, 50.0)
+    );
+}
