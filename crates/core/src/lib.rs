@@ -6,9 +6,11 @@
 //! ([`trace`]), pricing, and the turn state machine ([`turn`]). It depends on no database, HTTP
 //! client or AWS crate: the other crates implement its traits.
 
+pub mod context;
 pub mod message;
 pub mod policy;
 pub mod pricing;
+pub mod prompt;
 pub mod provider;
 pub mod registry;
 pub mod schema;

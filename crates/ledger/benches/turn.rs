@@ -94,6 +94,7 @@ async fn main() {
         system: "bench",
         rules: &rules,
         channel: "eval",
+        summarizer: None,
     };
 
     // Warm both paths once.

@@ -14,6 +14,7 @@ mod accounts;
 mod db;
 mod error;
 pub mod import;
+pub mod memory;
 mod money;
 mod owner;
 mod rates;

@@ -17,7 +17,7 @@ use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
 use kakeibo_core::{
     ConfirmPolicy, Deps, Message, PendingWrite, PermissionRules, Phase, Provider, RunStatus, ToolRegistry,
-    ToolResult, TraceEvent, TraceKind, Tracer, Turn, TurnEvent,
+    ToolResult, TraceEvent, TraceKind, Tracer, Turn, TurnEvent, context,
     turn::{StateError, declined_result, drive, expired_result, tool_data},
 };
 use serde_json::{Value, json};
@@ -28,6 +28,7 @@ use uuid::Uuid;
 use crate::{
     db::{begin_for_owner, scope_to_owner},
     error::LedgerError,
+    memory,
     owner::OwnerId,
     tools::{Scope, run_write},
 };
@@ -580,6 +581,8 @@ pub struct Agent<'a> {
     pub system: &'a str,
     pub rules: &'a PermissionRules,
     pub channel: &'a str,
+    /// The model that summarises evicted history (the turn's own model when `None`).
+    pub summarizer: Option<&'a dyn Provider>,
 }
 
 impl std::fmt::Debug for Agent<'_> {
@@ -651,7 +654,28 @@ impl Agent<'_> {
             pool: self.store.pool.clone(),
             owner,
         };
-        let turn = Turn::start(run_id.to_string(), history, Message::user(text));
+        let mut tx = begin_for_owner(owner, &self.store.pool).await?;
+        let memories = memory::recall(owner, &mut tx, text).await?;
+        tx.commit().await?;
+        let mut history = history;
+        history.push(memory::with_memories(Message::user(text), &memories));
+        let declarations: Vec<kakeibo_core::Declaration> =
+            self.tools.declarations().into_iter().cloned().collect();
+        let mut seq = 0;
+        let run = run_id.to_string();
+        let (mut history, _) = context::fit(
+            history,
+            self.system,
+            &declarations,
+            self.provider,
+            self.summarizer.unwrap_or(self.provider),
+            context::CONTEXT_BUDGET_TOKENS,
+            Some((&tracer, &run, &mut seq)),
+        )
+        .await;
+        let user = history.pop().unwrap_or_else(|| Message::user(text));
+        let mut turn = Turn::start(run, history, user);
+        turn.next_seq = seq;
         let turn = drive(turn, &self.deps(policy, &tracer, on_event)).await;
         if let Phase::AwaitConfirm { pending, .. } = &turn.phase {
             let pending = pending.clone();

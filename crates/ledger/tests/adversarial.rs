@@ -190,6 +190,7 @@ async fn an_obedient_model_writes_nothing(options: PgPoolOptions, connect: PgCon
         system: "You are kakeibo.",
         rules: &rules,
         channel: "eval",
+        summarizer: None,
     };
     let attacks = 6 + MORE_ATTACKS.len();
 

@@ -92,6 +92,7 @@ async fn with_agent<T>(pool: &PgPool, owner: OwnerId, f: impl AsyncFnOnce(&Agent
         system: SYSTEM,
         rules: &rules,
         channel: "web",
+        summarizer: None,
     };
     f(&agent).await
 }

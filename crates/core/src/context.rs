@@ -1,0 +1,322 @@
+//! Keeping a conversation under its token budget: old turn groups are summarised away, the
+//! recent ones kept whole.
+//!
+//! A turn group is a message the person typed and everything up to their next one, so a kept
+//! `tool_use` always keeps its `tool_result`. A summary is pinned as the first group (a user
+//! message starting `<context_summary>` and an "Understood." reply) and merged into the next
+//! summary. With six groups or fewer nothing is evicted, even over budget.
+
+use serde_json::json;
+
+use crate::{
+    message::{Block, Message, Role},
+    provider::{ModelRequest, Provider, complete},
+    tool::Declaration,
+    trace::{TraceEvent, TraceKind, Tracer, clip_payload},
+};
+
+pub const CONTEXT_BUDGET_TOKENS: u64 = 60_000;
+pub const KEEP_RECENT_GROUPS: usize = 6;
+const SUMMARY_MAX_TOKENS: u32 = 1200;
+const SUMMARY_OPEN: &str = "<context_summary>";
+
+/// Tokens of a request by the estimate `prose / 4.1 + json / 2.6` (prose: the system prompt,
+/// text and thoughts; JSON: the tool schemas, tool inputs and results with their names).
+pub fn estimate_tokens(system: &str, messages: &[Message], tools: &[Declaration]) -> u64 {
+    let mut prose = system.chars().count();
+    let mut json_chars = tools
+        .iter()
+        .map(|d| serde_json::to_string(d).map_or(0, |s| s.chars().count()))
+        .sum::<usize>();
+    for block in messages.iter().flat_map(|m| &m.content) {
+        match block {
+            Block::Text { text, .. } | Block::ThoughtSummary { text, .. } => prose += text.chars().count(),
+            Block::ToolUse { name, input, .. } => {
+                json_chars += name.len() + input.to_string().chars().count();
+            }
+            Block::ToolResult { name, content, .. } => json_chars += name.len() + content.chars().count(),
+        }
+    }
+    #[allow(
+        clippy::cast_precision_loss,
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss
+    )]
+    let tokens = (prose as f64 / 4.1 + json_chars as f64 / 2.6).ceil() as u64;
+    tokens
+}
+
+/// The history split into groups, each starting at a message the person typed.
+fn groups(history: &[Message]) -> Vec<&[Message]> {
+    let starts: Vec<usize> = history
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.role == Role::User && !m.is_tool_results())
+        .map(|(i, _)| i)
+        .collect();
+    let mut out = Vec::new();
+    if starts.first().is_some_and(|s| *s > 0) {
+        out.push(&history[..starts[0]]);
+    }
+    for (n, start) in starts.iter().enumerate() {
+        let end = starts.get(n + 1).copied().unwrap_or(history.len());
+        out.push(&history[*start..end]);
+    }
+    out
+}
+
+fn is_summary(group: &[Message]) -> bool {
+    group
+        .first()
+        .is_some_and(|m| m.role == Role::User && m.text().starts_with(SUMMARY_OPEN))
+}
+
+/// What an eviction did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Eviction {
+    pub evicted_groups: usize,
+    pub evicted_messages: usize,
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+    pub summary: String,
+}
+
+/// Fits `history` into `budget` tokens: counts with the provider when it can (the estimate
+/// otherwise), and when over, summarises all but the last [`KEEP_RECENT_GROUPS`] groups with
+/// `summarizer`. Records a `summary_eviction` event when it evicts.
+#[allow(clippy::too_many_arguments)]
+pub async fn fit(
+    history: Vec<Message>,
+    system: &str,
+    tools: &[Declaration],
+    provider: &dyn Provider,
+    summarizer: &dyn Provider,
+    budget: u64,
+    trace: Option<(&dyn Tracer, &str, &mut u32)>,
+) -> (Vec<Message>, Option<Eviction>) {
+    let request = ModelRequest {
+        system: system.to_owned(),
+        messages: history.clone(),
+        tools: tools.to_vec(),
+        max_tokens: 0,
+    };
+    let tokens_before = match provider.count_tokens(&request).await {
+        Some(counted) => counted,
+        None => estimate_tokens(system, &history, tools),
+    };
+    if tokens_before <= budget {
+        return (history, None);
+    }
+    let all = groups(&history);
+    let (pinned, body): (Option<&[Message]>, Vec<&[Message]>) = match all.split_first() {
+        Some((first, rest)) if is_summary(first) => (Some(*first), rest.to_vec()),
+        _ => (None, all.clone()),
+    };
+    if body.len() <= KEEP_RECENT_GROUPS {
+        return (history, None);
+    }
+    let (evicted, kept) = body.split_at(body.len() - KEEP_RECENT_GROUPS);
+    let previous = pinned.and_then(|g| g.first()).map(|m| {
+        m.text()
+            .trim_start_matches(SUMMARY_OPEN)
+            .trim_end_matches("</context_summary>")
+            .trim()
+            .to_owned()
+    });
+    let summary = summarize(summarizer, evicted, previous.as_deref())
+        .await
+        .unwrap_or_else(|| {
+            previous.clone().unwrap_or_else(|| {
+                format!(
+                    "{} earlier turns were removed to keep the conversation short.",
+                    evicted.len()
+                )
+            })
+        });
+    let mut fitted = vec![
+        Message::user(format!("{SUMMARY_OPEN}\n{summary}\n</context_summary>")),
+        Message::assistant(vec![Block::text("Understood.")]),
+    ];
+    for group in kept {
+        fitted.extend(group.iter().cloned());
+    }
+    let tokens_after = estimate_tokens(system, &fitted, tools);
+    let eviction = Eviction {
+        evicted_groups: evicted.len(),
+        evicted_messages: evicted.iter().map(|g| g.len()).sum(),
+        tokens_before,
+        tokens_after,
+        summary,
+    };
+    if let Some((tracer, run_id, seq)) = trace {
+        let payload = json!({
+            "evictedTurns": eviction.evicted_groups,
+            "evictedMessages": eviction.evicted_messages,
+            "keptTurns": kept.len(),
+            "tokensBefore": tokens_before,
+            "tokensAfter": tokens_after,
+            "budget": budget,
+            "summary": eviction.summary,
+        });
+        let event = TraceEvent {
+            run_id: run_id.to_owned(),
+            seq: *seq,
+            kind: TraceKind::SummaryEviction,
+            payload: clip_payload(payload),
+            latency_ms: None,
+            usage: None,
+            thought_summary: None,
+        };
+        *seq += 1;
+        tracer.record(event).await;
+    }
+    (fitted, Some(eviction))
+}
+
+/// A summary of the evicted groups (merged with the previous one), or `None` if the
+/// summarizer failed or said nothing.
+async fn summarize(
+    summarizer: &dyn Provider,
+    evicted: &[&[Message]],
+    previous: Option<&str>,
+) -> Option<String> {
+    let clip = |s: &str| s.chars().take(400).collect::<String>();
+    let mut transcript = String::new();
+    for message in evicted.iter().flat_map(|g| g.iter()) {
+        for block in &message.content {
+            let line = match (message.role, block) {
+                (Role::User, Block::Text { text, .. }) => format!("USER: {text}"),
+                (Role::Assistant, Block::Text { text, .. }) => format!("AGENT: {text}"),
+                (_, Block::ToolUse { name, input, .. }) => format!("[called {name} with {input}]"),
+                (_, Block::ToolResult { name, content, .. }) => {
+                    format!("[{name} returned: {}]", clip(content))
+                }
+                (_, Block::ThoughtSummary { .. }) => continue,
+            };
+            transcript.push_str(&line);
+            transcript.push('\n');
+        }
+    }
+    let mut instruction = String::from(
+        "Summarise this part of a conversation between a person and kakeibo, their personal finance agent, so the \
+         conversation can go on without it. Keep: what was asked and the figures reported; decisions, writes \
+         confirmed or declined, and rules or budgets set; the person's preferences and constraints; anything still \
+         open. Drop pleasantries and tool mechanics. Invent nothing. Stay under 250 words.",
+    );
+    if let Some(previous) = previous {
+        instruction.push_str(" An earlier summary follows the transcript: merge both into one summary.");
+        instruction.push_str("\n\nEARLIER SUMMARY:\n");
+        instruction.push_str(previous);
+    }
+    let request = ModelRequest {
+        system: "You write faithful, compact summaries.".to_owned(),
+        messages: vec![Message::user(format!(
+            "{instruction}\n\nTRANSCRIPT:\n{transcript}"
+        ))],
+        tools: Vec::new(),
+        max_tokens: SUMMARY_MAX_TOKENS,
+    };
+    let response = complete(summarizer, &request, &mut |_| {}).await.ok()?;
+    let text = response.message.text();
+    (!text.trim().is_empty()).then(|| text.trim().to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        message::ToolResult,
+        scripted::{Scripted, reply_text},
+        trace::MemoryTracer,
+    };
+
+    fn exchange(i: usize) -> Vec<Message> {
+        vec![
+            Message::user(format!("question {i} {}", "x".repeat(4000))),
+            Message::assistant(vec![Block::ToolUse {
+                id: format!("c{i}"),
+                name: "list_accounts".into(),
+                input: json!({}),
+                provider_meta: None,
+            }]),
+            Message {
+                role: Role::User,
+                content: vec![Block::from(ToolResult {
+                    tool_use_id: format!("c{i}"),
+                    name: "list_accounts".into(),
+                    content: "y".repeat(3000),
+                    is_error: false,
+                })],
+            },
+            Message::assistant(vec![Block::text(format!("answer {i}"))]),
+        ]
+    }
+
+    #[test]
+    fn the_estimate_weighs_prose_and_json() {
+        let messages = vec![Message::user("a".repeat(41))];
+        assert_eq!(estimate_tokens("", &messages, &[]), 10);
+        let with_json = exchange(0);
+        assert!(estimate_tokens("", &with_json, &[]) > 2000);
+    }
+
+    #[tokio::test]
+    async fn old_groups_are_summarised_and_recent_ones_kept_whole() {
+        let history: Vec<Message> = (0..10).flat_map(exchange).collect();
+        let model = Scripted::new(vec![]);
+        let summarizer = Scripted::new(vec![Ok(reply_text("They asked about accounts ten times."))]);
+        let tracer = MemoryTracer::default();
+        let mut seq = 4;
+        let (fitted, eviction) = fit(
+            history.clone(),
+            "system",
+            &[],
+            &model,
+            &summarizer,
+            20_000,
+            Some((&tracer, "run", &mut seq)),
+        )
+        .await;
+        let eviction = eviction.unwrap();
+        assert_eq!(eviction.evicted_groups, 4);
+        assert_eq!(fitted.len(), 2 + 6 * 4);
+        assert!(
+            fitted[0]
+                .text()
+                .starts_with("<context_summary>\nThey asked about accounts ten times.")
+        );
+        assert_eq!(&fitted[2..], &history[16..], "the six recent groups, whole");
+        assert!(eviction.tokens_after < eviction.tokens_before);
+        assert_eq!(seq, 5);
+        assert_eq!(tracer.events()[0].kind, TraceKind::SummaryEviction);
+        assert!(
+            summarizer.requests()[0].messages[0]
+                .text()
+                .contains("USER: question 0")
+        );
+
+        // The summary is pinned and merged into the next one.
+        let mut more = fitted.clone();
+        more.extend((10..14).flat_map(exchange));
+        let summarizer = Scripted::new(vec![Ok(reply_text("Merged."))]);
+        let (refitted, _) = fit(more, "system", &[], &model, &summarizer, 20_000, None).await;
+        assert!(
+            summarizer.requests()[0].messages[0]
+                .text()
+                .contains("EARLIER SUMMARY:\nThey asked about accounts ten times.")
+        );
+        assert!(refitted[0].text().contains("Merged."));
+
+        // Six groups or fewer: nothing is evicted even over budget; a silent summarizer keeps a placeholder.
+        let few: Vec<Message> = (0..6).flat_map(exchange).collect();
+        assert!(
+            fit(few.clone(), "s", &[], &model, &model, 10, None)
+                .await
+                .1
+                .is_none()
+        );
+        let silent = Scripted::new(vec![Ok(reply_text(""))]);
+        let (placeholder, _) = fit(history, "s", &[], &model, &silent, 10, None).await;
+        assert!(placeholder[0].text().contains("4 earlier turns were removed"));
+    }
+}
