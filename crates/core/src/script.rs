@@ -71,7 +71,15 @@ pub enum ScriptError {
 impl Script {
     /// Reads rules from JSON: `{"rules": [{"match": "regex", "steps": [{"text": …, "tool_calls": [{"name": …, "args": {…}}]}]}]}`.
     pub fn from_json(text: &str) -> Result<Self, ScriptError> {
-        let file: RuleFile = serde_json::from_str(text).map_err(|e| ScriptError::Invalid(e.to_string()))?;
+        Self::from_rules(serde_json::from_str(text).map_err(|e| ScriptError::Invalid(e.to_string()))?)
+    }
+
+    /// The same rules written in YAML.
+    pub fn from_yaml(text: &str) -> Result<Self, ScriptError> {
+        Self::from_rules(serde_yaml_ng::from_str(text).map_err(|e| ScriptError::Invalid(e.to_string()))?)
+    }
+
+    fn from_rules(file: RuleFile) -> Result<Self, ScriptError> {
         let rules = file
             .rules
             .into_iter()
@@ -95,6 +103,20 @@ impl Script {
             message: e.to_string(),
         })?;
         Self::from_json(&text)
+    }
+
+    /// The script a `KAKEIBO_PROVIDER` value names (`script:PATH`); `None` for other providers.
+    pub fn from_setting(setting: &str) -> Option<Result<Self, ScriptError>> {
+        let path = setting.trim().strip_prefix("script:")?;
+        Some(Self::from_file(Path::new(path.trim())))
+    }
+
+    /// The script `KAKEIBO_PROVIDER` names, if it names one.
+    pub fn from_env() -> Option<Result<Self, ScriptError>> {
+        std::env::var("KAKEIBO_PROVIDER")
+            .ok()
+            .as_deref()
+            .and_then(Self::from_setting)
     }
 
     fn reply(&self, request: &ModelRequest) -> ModelResponse {
@@ -261,5 +283,23 @@ mod tests {
             "Hello."
         );
         assert!(Script::from_json(r#"{"rules": [{"match": "(", "steps": []}]}"#).is_err());
+
+        let yaml = Script::from_yaml(
+            "rules:\n  - match: \"(?i)budget\"\n    steps:\n      - tool_calls:\n          - name: set_budget\n            args: {category: Dining, month: \"2025-04\", amount_minor: 800000}\n      - text: Done.\n",
+        )
+        .unwrap();
+        let reply = yaml.reply(&request(vec![Message::user("set a budget")]));
+        assert_eq!(reply.message.tool_uses()[0].input["amount_minor"], 800_000);
+
+        assert!(Script::from_setting("gemini").is_none());
+        let missing = Script::from_setting("script:/nonexistent/rules.yaml")
+            .unwrap()
+            .unwrap_err();
+        assert!(
+            missing
+                .to_string()
+                .starts_with("cannot read the script /nonexistent/rules.yaml"),
+            "{missing}"
+        );
     }
 }
