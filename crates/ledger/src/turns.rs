@@ -66,8 +66,8 @@ pub struct TurnStore {
     lease: Duration,
 }
 
-/// (conversation, fence, state, stored results, expired) of a freshly claimed row.
-type ClaimedRow = (Uuid, DateTime<Utc>, Value, Option<Value>, bool);
+/// (conversation, fence, state, stored results, expired, arguments hash) of a freshly claimed row.
+type ClaimedRow = (Uuid, DateTime<Utc>, Value, Option<Value>, bool, String);
 
 /// A claimed suspended turn.
 #[derive(Debug, Clone)]
@@ -248,14 +248,14 @@ impl TurnStore {
                  claimed_at = clock_timestamp()
              WHERE owner_id = $1 AND id = $2
                AND (status = 'pending' OR claimed_at < clock_timestamp() - make_interval(secs => $3))
-             RETURNING conversation_id, claimed_at, state, results, expires_at <= now()",
+             RETURNING conversation_id, claimed_at, state, results, expires_at <= now(), args_hash",
         )
         .bind(owner.as_uuid())
         .bind(id)
         .bind(lease)
         .fetch_optional(&mut *tx)
         .await?;
-        let Some((conversation_id, fence, state, results, expired)) = row else {
+        let Some((conversation_id, fence, state, results, expired, args_hash)) = row else {
             let exists: bool = sqlx::query_scalar(
                 "SELECT EXISTS (SELECT 1 FROM suspended_turns WHERE owner_id = $1 AND id = $2)",
             )
@@ -274,11 +274,18 @@ impl TurnStore {
             .map(serde_json::from_value)
             .transpose()
             .map_err(|e| StateError::Unreadable(format!("stored results: {e}")))?;
+        let turn = Turn::from_json(state)?;
+        // The arguments a confirm applies are the stored ones, unchanged since the turn waited.
+        if stored_form(&turn)?.1 != args_hash {
+            return Err(
+                StateError::Unreadable("the stored writes do not match their recorded hash".into()).into(),
+            );
+        }
         Ok(Claim {
             id,
             conversation_id,
             fence,
-            turn: Turn::from_json(state)?,
+            turn,
             applied,
             expired,
         })
