@@ -121,17 +121,7 @@ pub fn reply_calls(calls: &[(&str, Value)]) -> ModelResponse {
             provider_meta: None,
         })
         .collect();
-    ModelResponse {
-        message: Message::assistant(content),
-        stop_reason: StopReason::ToolUse,
-        usage: Usage {
-            input_tokens: 100,
-            output_tokens: 10,
-            cached_tokens: 0,
-            thought_tokens: 0,
-        },
-        model_version: None,
-    }
+    reply_stopped(StopReason::ToolUse, content)
 }
 
 /// A reply with the given stop reason and text.

@@ -12,16 +12,13 @@
     clippy::too_many_lines
 )] // A benchmark.
 
-use std::{fmt::Write as _, str::FromStr, time::Instant};
+use std::{fmt::Write as _, time::Instant};
 
 use kakeibo_ledger::{
     DEV_OWNER, begin_for_owner,
     import::{self, ParseOptions},
 };
-use sqlx::{
-    Connection, Executor, PgConnection,
-    postgres::{PgConnectOptions, PgPoolOptions},
-};
+use sqlx::Executor;
 
 const MERCHANTS: [&str; 12] = [
     "SWIGGY ORDER",
@@ -69,26 +66,14 @@ fn statement(rows: usize) -> String {
     text
 }
 
+mod support;
+use support as scratch;
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
-    let url = std::env::var("DATABASE_URL").expect("DATABASE_URL (run `cargo xtask bench`)");
-    let rows: usize = std::env::var("BENCH_ROWS")
-        .ok()
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(100_000);
-    let admin_options = PgConnectOptions::from_str(&url).unwrap();
-    let database = format!("kakeibo_bench_{}", std::process::id());
-    let mut admin = PgConnection::connect_with(&admin_options).await.unwrap();
-    admin
-        .execute(sqlx::AssertSqlSafe(format!("CREATE DATABASE {database}")))
-        .await
-        .unwrap();
-    let pool = PgPoolOptions::new()
-        .max_connections(2)
-        .connect_with(admin_options.clone().database(&database))
-        .await
-        .unwrap();
-    kakeibo_ledger::migrate(&pool).await.unwrap();
+    let rows = scratch::setting("BENCH_ROWS", 100_000);
+    let scratch = scratch::create("import", 2).await;
+    let pool = scratch.pool.clone();
 
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
@@ -178,11 +163,7 @@ async fn main() {
     copy.finish().await.unwrap();
     let copy_time = started.elapsed();
     drop(conn);
-    pool.close().await;
-    admin
-        .execute(sqlx::AssertSqlSafe(format!("DROP DATABASE {database}")))
-        .await
-        .unwrap();
+    scratch.drop_database().await;
 
     let per_second = |d: std::time::Duration| rows as f64 / d.as_secs_f64();
     let total = parse + plan + commit;

@@ -13,7 +13,7 @@
     clippy::cast_sign_loss
 )] // A benchmark.
 
-use std::{str::FromStr, time::Instant};
+use std::time::Instant;
 
 use kakeibo_core::{
     Block, ConfirmPolicy, PermissionRules,
@@ -26,10 +26,6 @@ use kakeibo_ledger::{
     with_owner,
 };
 use serde_json::json;
-use sqlx::{
-    Connection, Executor, PgConnection,
-    postgres::{PgConnectOptions, PgPoolOptions},
-};
 
 fn calls() -> Vec<(&'static str, serde_json::Value)> {
     vec![
@@ -44,26 +40,14 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[index.saturating_sub(1).min(sorted.len() - 1)]
 }
 
+mod support;
+use support as scratch;
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
-    let url = std::env::var("DATABASE_URL").expect("DATABASE_URL (run `cargo xtask bench`)");
-    let turns: usize = std::env::var("BENCH_TURNS")
-        .ok()
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(1000);
-    let admin_options = PgConnectOptions::from_str(&url).unwrap();
-    let database = format!("kakeibo_bench_turn_{}", std::process::id());
-    let mut admin = PgConnection::connect_with(&admin_options).await.unwrap();
-    admin
-        .execute(sqlx::AssertSqlSafe(format!("CREATE DATABASE {database}")))
-        .await
-        .unwrap();
-    let pool = PgPoolOptions::new()
-        .max_connections(4)
-        .connect_with(admin_options.clone().database(&database))
-        .await
-        .unwrap();
-    kakeibo_ledger::migrate(&pool).await.unwrap();
+    let turns = scratch::setting("BENCH_TURNS", 1000);
+    let scratch = scratch::create("turn", 4).await;
+    let pool = scratch.pool.clone();
     let data = seed::generate().unwrap();
     let rows = seed::read_transactions_csv(&seed::transactions_csv(&data).unwrap()).unwrap();
     with_owner(DEV_OWNER, &pool, |conn| {
@@ -127,11 +111,7 @@ async fn main() {
         loop_times.push(started.elapsed().as_secs_f64() * 1000.0);
         assert!(matches!(outcome, Outcome::Finished { .. }));
     }
-    pool.close().await;
-    admin
-        .execute(sqlx::AssertSqlSafe(format!("DROP DATABASE {database}")))
-        .await
-        .unwrap();
+    scratch.drop_database().await;
 
     baseline.sort_by(f64::total_cmp);
     loop_times.sort_by(f64::total_cmp);
