@@ -1,0 +1,92 @@
+//! What every adapter does over HTTP: send with retries that respect the provider, and read a
+//! server-sent event stream.
+
+use std::time::Duration;
+
+use futures_util::{Stream, StreamExt};
+use kakeibo_core::ProviderError;
+use serde_json::Value;
+
+/// How a provider's error body says to wait, if it does.
+pub type RetryHint = fn(&Value) -> Option<Duration>;
+
+/// Retries after the first attempt, for 429, 5xx, connection resets and timeouts.
+pub const MAX_RETRIES: u32 = 2;
+
+/// Sends `request` (rebuilt for each attempt), retrying transient failures at most
+/// [`MAX_RETRIES`] times: a 429 waits as long as the provider asks (`Retry-After`, or its own
+/// hint in the error body), others back off (0.5 s, 1 s). Any other 4xx is returned at once
+/// with the provider's message.
+pub async fn send(
+    build: impl Fn() -> reqwest::RequestBuilder,
+    error_from: fn(&Value, Option<u16>) -> ProviderError,
+    hint: RetryHint,
+) -> Result<reqwest::Response, ProviderError> {
+    let mut attempt = 0;
+    loop {
+        let (error, wait) = match build().send().await {
+            Ok(response) if response.status().is_success() => return Ok(response),
+            Ok(response) => {
+                let status = response.status().as_u16();
+                let retry_after = response
+                    .headers()
+                    .get(reqwest::header::RETRY_AFTER)
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| v.trim().parse::<u64>().ok())
+                    .map(Duration::from_secs);
+                let body = response.text().await.unwrap_or_default();
+                let parsed: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+                // Some providers wrap the error in a one-element array.
+                let error_object = parsed
+                    .get("error")
+                    .or_else(|| parsed.pointer("/0/error"))
+                    .cloned();
+                let error = match &error_object {
+                    Some(object) => error_from(object, Some(status)),
+                    None => error_from(
+                        &serde_json::json!({"message": body.chars().take(300).collect::<String>()}),
+                        Some(status),
+                    ),
+                };
+                let wait = retry_after.or_else(|| error_object.as_ref().and_then(hint));
+                (error, wait)
+            }
+            Err(e) => (ProviderError::Transient(transport_error(&e)), None),
+        };
+        if !matches!(error, ProviderError::Transient(_)) || attempt >= MAX_RETRIES {
+            return Err(error);
+        }
+        let backoff = Duration::from_millis(500 * 2u64.pow(attempt));
+        tokio::time::sleep(wait.unwrap_or(backoff).min(Duration::from_mins(1))).await;
+        attempt += 1;
+    }
+}
+
+fn transport_error(error: &reqwest::Error) -> String {
+    if error.is_timeout() {
+        format!("timed out: {error}")
+    } else if error.is_connect() {
+        format!("could not connect: {error}")
+    } else {
+        error.to_string()
+    }
+}
+
+/// The `data:` payloads of a server-sent event stream, as JSON. A stream that breaks is an
+/// error item; a payload that is not JSON is a protocol error; `[DONE]` ends the stream.
+pub fn sse_json(response: reqwest::Response) -> impl Stream<Item = Result<Value, ProviderError>> {
+    use eventsource_stream::Eventsource;
+    response
+        .bytes_stream()
+        .eventsource()
+        .filter_map(|event| async move {
+            match event {
+                Ok(event) if event.data.trim() == "[DONE]" || event.data.trim().is_empty() => None,
+                Ok(event) => Some(
+                    serde_json::from_str::<Value>(&event.data)
+                        .map_err(|e| ProviderError::Protocol(format!("an event that is not JSON: {e}"))),
+                ),
+                Err(e) => Some(Err(ProviderError::Transient(format!("the stream broke: {e}")))),
+            }
+        })
+}

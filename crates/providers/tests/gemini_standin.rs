@@ -1,0 +1,296 @@
+//! The Gemini adapter over HTTP against a local stand-in that speaks Gemini's wire format:
+//! streamed text and calls, signatures sent back, retries that follow the provider, refusals
+//! that are not retried, and a stream cut in the middle.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Tests may panic on what they did not expect.
+
+use std::{
+    collections::VecDeque,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use axum::{
+    Router,
+    body::Body,
+    extract::State,
+    http::{HeaderMap, StatusCode, header},
+    response::Response,
+    routing::post,
+};
+use kakeibo_core::{
+    Block, ConfirmPolicy, Deps, MemoryTracer, Message, PermissionRules, ProviderError, RunStatus, StopReason,
+    ToolRegistry, Turn, drive, provider::complete,
+};
+use kakeibo_providers::{Gemini, GeminiConfig};
+use serde_json::{Value, json};
+
+/// What the stand-in answers, in order: (status, extra headers, body, streamed as SSE).
+type Reply = (u16, Vec<(&'static str, &'static str)>, String, bool);
+
+#[derive(Clone, Default)]
+struct Standin {
+    replies: Arc<Mutex<VecDeque<Reply>>>,
+    requests: Arc<Mutex<Vec<(String, Value, HeaderMap)>>>,
+}
+
+async fn handle(
+    State(s): State<Standin>,
+    uri: axum::http::Uri,
+    headers: HeaderMap,
+    body: String,
+) -> Response {
+    s.requests.lock().unwrap().push((
+        uri.to_string(),
+        serde_json::from_str(&body).unwrap_or(Value::Null),
+        headers,
+    ));
+    let (status, extra, body, sse) =
+        s.replies
+            .lock()
+            .unwrap()
+            .pop_front()
+            .unwrap_or((500, vec![], "{}".into(), false));
+    let mut response = Response::builder().status(StatusCode::from_u16(status).unwrap());
+    response = response.header(
+        header::CONTENT_TYPE,
+        if sse {
+            "text/event-stream"
+        } else {
+            "application/json"
+        },
+    );
+    for (k, v) in extra {
+        response = response.header(k, v);
+    }
+    response.body(Body::from(body)).unwrap()
+}
+
+async fn standin(replies: Vec<Reply>) -> (Standin, Gemini) {
+    let state = Standin {
+        replies: Arc::new(Mutex::new(replies.into())),
+        ..Standin::default()
+    };
+    let app = Router::new()
+        .route("/v1beta/models/{call}", post(handle))
+        .with_state(state.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let config = GeminiConfig {
+        api_key: "test-key".into(),
+        model: "gemini-3.6-flash".into(),
+        base_url: format!("http://{address}/v1beta"),
+        timeout: Duration::from_secs(5),
+    };
+    (state, Gemini::new(config).unwrap())
+}
+
+fn sse(chunks: &[Value]) -> String {
+    use std::fmt::Write as _;
+    chunks.iter().fold(String::new(), |mut out, c| {
+        let _ = write!(out, "data: {c}\r\n\r\n");
+        out
+    })
+}
+
+fn request(messages: Vec<Message>) -> kakeibo_core::ModelRequest {
+    kakeibo_core::ModelRequest {
+        system: "You are kakeibo.".into(),
+        messages,
+        tools: vec![],
+        max_tokens: 1000,
+    }
+}
+
+#[tokio::test]
+async fn text_and_calls_stream_and_signatures_go_back() {
+    let first = sse(&[
+        json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "Let me ", "thought": true}]}}]}),
+        json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "", "thoughtSignature": "sig-empty-part"}]}}]}),
+        json!({"candidates": [{"content": {"role": "model", "parts": [
+            {"functionCall": {"name": "get_spend_report", "args": {"period": "2025-03"}}},
+            {"functionCall": {"name": "list_accounts", "args": {}}, "thoughtSignature": "sig-second"}
+        ]}, "finishReason": "STOP"}],
+         "usageMetadata": {"promptTokenCount": 5000, "candidatesTokenCount": 40, "thoughtsTokenCount": 12, "cachedContentTokenCount": 4096},
+         "modelVersion": "gemini-3.6-flash-001"}),
+    ]);
+    let second = sse(&[
+        json!({"candidates": [{"content": {"parts": [{"text": "You spent "}]}}]}),
+        json!({"candidates": [{"content": {"parts": [{"text": "₹23,350.00."}]}, "finishReason": "STOP"}], "usageMetadata": {"promptTokenCount": 5100, "candidatesTokenCount": 8}}),
+    ]);
+    let (state, gemini) = standin(vec![(200, vec![], first, true), (200, vec![], second, true)]).await;
+
+    let mut deltas = Vec::new();
+    let reply = complete(&gemini, &request(vec![Message::user("groceries?")]), &mut |d| {
+        deltas.push(d.to_owned());
+    })
+    .await
+    .unwrap();
+    assert_eq!(reply.stop_reason, StopReason::ToolUse);
+    assert_eq!(reply.usage.input_tokens, 5000);
+    assert_eq!(reply.usage.output_tokens, 52);
+    assert_eq!(reply.usage.cached_tokens, 4096);
+    assert_eq!(reply.model_version.as_deref(), Some("gemini-3.6-flash-001"));
+    let signatures: Vec<Option<String>> = reply
+        .message
+        .content
+        .iter()
+        .filter_map(|b| {
+            if let Block::ToolUse { provider_meta, .. } = b {
+                Some(provider_meta.clone().map(|m| m.0))
+            } else {
+                None
+            }
+        })
+        .collect();
+    assert_eq!(
+        signatures,
+        [Some("sig-empty-part".into()), Some("sig-second".into())],
+        "an empty part's signature goes to the next call"
+    );
+
+    let mut history = vec![Message::user("groceries?"), reply.message.clone()];
+    history.push(Message {
+        role: kakeibo_core::Role::User,
+        content: reply
+            .message
+            .tool_uses()
+            .into_iter()
+            .map(|c| {
+                kakeibo_core::ToolResult {
+                    tool_use_id: c.id,
+                    name: c.name,
+                    content: "{}".into(),
+                    is_error: false,
+                }
+                .into()
+            })
+            .collect(),
+    });
+    let answer = complete(&gemini, &request(history), &mut |d| deltas.push(d.to_owned()))
+        .await
+        .unwrap();
+    assert_eq!(answer.message.text(), "You spent ₹23,350.00.");
+    assert_eq!(deltas, ["You spent ", "₹23,350.00."]);
+
+    let requests = state.requests.lock().unwrap();
+    assert!(requests[0].0.ends_with(":streamGenerateContent?alt=sse"));
+    assert_eq!(requests[0].2.get("x-goog-api-key").unwrap(), "test-key");
+    let sent = &requests[1].1["contents"][1]["parts"];
+    assert_eq!(
+        sent[0],
+        json!({"text": "Let me ", "thought": true}),
+        "the thought summary goes back as it came"
+    );
+    let calls: Vec<&Value> = sent
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p.get("functionCall").is_some())
+        .collect();
+    assert_eq!(calls[0]["thoughtSignature"], "sig-empty-part");
+    assert_eq!(calls[1]["thoughtSignature"], "sig-second");
+    assert!(
+        calls.iter().all(|c| c["functionCall"].get("id").is_none()),
+        "minted ids are never sent"
+    );
+    // The prefix of the second request is the first request, byte for byte.
+    let prefix = |r: &Value| {
+        json!({"system": r["systemInstruction"], "tools": r["tools"], "first": r["contents"][0]}).to_string()
+    };
+    assert_eq!(prefix(&requests[0].1), prefix(&requests[1].1));
+}
+
+#[tokio::test]
+async fn retries_follow_the_provider_and_refusals_are_not_retried() {
+    let ok =
+        sse(&[json!({"candidates": [{"content": {"parts": [{"text": "ok"}]}, "finishReason": "STOP"}]})]);
+    let (state, gemini) = standin(vec![
+        (
+            429,
+            vec![("retry-after", "0")],
+            json!({"error": {"code": 429, "message": "quota", "status": "RESOURCE_EXHAUSTED"}}).to_string(),
+            false,
+        ),
+        (
+            503,
+            vec![],
+            json!({"error": {"code": 503, "message": "overloaded"}}).to_string(),
+            false,
+        ),
+        (200, vec![], ok, true),
+    ])
+    .await;
+    let reply = complete(&gemini, &request(vec![Message::user("hi")]), &mut |_| {})
+        .await
+        .unwrap();
+    assert_eq!(reply.message.text(), "ok");
+    assert_eq!(state.requests.lock().unwrap().len(), 3);
+
+    let (state, gemini) = standin(vec![
+        (500, vec![], "{}".into(), false),
+        (500, vec![], "{}".into(), false),
+        (500, vec![], "{}".into(), false),
+        (200, vec![], "never reached".into(), true),
+    ])
+    .await;
+    let err = complete(&gemini, &request(vec![Message::user("hi")]), &mut |_| {})
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ProviderError::Transient(_)), "{err:?}");
+    assert_eq!(state.requests.lock().unwrap().len(), 3, "at most two retries");
+
+    let refusal = json!([{"error": {"code": 400, "message": "API key not valid. Please pass a valid API key.", "status": "INVALID_ARGUMENT"}}]);
+    let (state, gemini) = standin(vec![(400, vec![], refusal.to_string(), false)]).await;
+    let err = complete(&gemini, &request(vec![Message::user("hi")]), &mut |_| {})
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err,
+        ProviderError::Rejected {
+            status: 400,
+            message: "API key not valid. Please pass a valid API key.".into()
+        }
+    );
+    assert_eq!(
+        state.requests.lock().unwrap().len(),
+        1,
+        "a refusal is not retried"
+    );
+}
+
+#[tokio::test]
+async fn a_cut_stream_and_a_blocked_prompt_are_not_answers() {
+    let cut = sse(&[json!({"candidates": [{"content": {"parts": [{"text": "You spent ₹2"}]}}]})]);
+    let blocked = sse(&[json!({"promptFeedback": {"blockReason": "SAFETY"}})]);
+    let (_, gemini) = standin(vec![(200, vec![], cut, true), (200, vec![], blocked, true)]).await;
+    let err = complete(&gemini, &request(vec![Message::user("hi")]), &mut |_| {})
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, ProviderError::Protocol(ref m) if m.contains("ended before")),
+        "{err:?}"
+    );
+    let reply = complete(&gemini, &request(vec![Message::user("hi")]), &mut |_| {})
+        .await
+        .unwrap();
+    assert_eq!(reply.stop_reason, StopReason::Blocked);
+
+    // Through the loop, a blocked reply ends the turn as blocked.
+    let blocked = sse(&[json!({"candidates": [{"finishReason": "SAFETY", "content": {"parts": []}}]})]);
+    let (_, gemini) = standin(vec![(200, vec![], blocked, true)]).await;
+    let tools = ToolRegistry::new(vec![]).unwrap();
+    let tracer = MemoryTracer::default();
+    let deps = Deps {
+        provider: &gemini,
+        tools: &tools,
+        system: "s",
+        policy: &ConfirmPolicy::AutoDeny,
+        rules: &PermissionRules::default(),
+        tracer: &tracer,
+        on_event: &|_| {},
+    };
+    let turn = drive(Turn::start("r", vec![], Message::user("hi")), &deps).await;
+    assert_eq!(turn.finished().map(|f| f.0), Some(RunStatus::Blocked));
+}
