@@ -81,8 +81,8 @@ pub struct Eviction {
     pub summary: String,
 }
 
-/// Fits `history` into `budget` tokens: counts with the provider when it can (the estimate
-/// otherwise), and when over, summarises all but the last [`KEEP_RECENT_GROUPS`] groups with
+/// Fits `history` into `budget` tokens: near or over the budget by the estimate, it counts with
+/// the provider when it can (the estimate otherwise); when over, summarises all but the last [`KEEP_RECENT_GROUPS`] groups with
 /// `summarizer`. Records a `summary_eviction` event when it evicts.
 #[allow(clippy::too_many_arguments)]
 pub async fn fit(
@@ -94,15 +94,18 @@ pub async fn fit(
     budget: u64,
     trace: Option<(&dyn Tracer, &str, &mut u32)>,
 ) -> (Vec<Message>, Option<Eviction>) {
-    let request = ModelRequest {
-        system: system.to_owned(),
-        messages: history.clone(),
-        tools: tools.to_vec(),
-        max_tokens: 0,
-    };
-    let tokens_before = match provider.count_tokens(&request).await {
-        Some(counted) => counted,
-        None => estimate_tokens(system, &history, tools),
+    // The estimate decides whether a real count is worth a round trip: well under budget, no.
+    let estimate = estimate_tokens(system, &history, tools);
+    let tokens_before = if estimate.saturating_mul(10) < budget.saturating_mul(8) {
+        estimate
+    } else {
+        let request = ModelRequest {
+            system: system.to_owned(),
+            messages: history.clone(),
+            tools: tools.to_vec(),
+            max_tokens: 0,
+        };
+        provider.count_tokens(&request).await.unwrap_or(estimate)
     };
     if tokens_before <= budget {
         return (history, None);
