@@ -57,7 +57,11 @@ async fn handle(State(s): State<Standin>, uri: axum::http::Uri, body: String) ->
             json!({"candidates": [{"content": {"parts": [{"text": "Your Dining budget for April is ₹8,000.00."}]}, "finishReason": "STOP"}], "usageMetadata": {"promptTokenCount": 6400, "candidatesTokenCount": 12}}),
         ]
     };
-    let sse: String = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
+    let sse = chunks.iter().fold(String::new(), |mut out, c| {
+        use std::fmt::Write as _;
+        let _ = write!(out, "data: {c}\n\n");
+        out
+    });
     Response::builder()
         .header(header::CONTENT_TYPE, "text/event-stream")
         .body(Body::from(sse))
@@ -150,7 +154,7 @@ async fn signatures_come_back_byte_for_byte_after_a_resume_elsewhere(
     assert_eq!(status, RunStatus::Ok);
     assert_eq!(answer, "Your Dining budget for April is ₹8,000.00.");
 
-    let bodies = standin.bodies.lock().unwrap();
+    let bodies = standin.bodies.lock().unwrap().clone();
     let replayed = &bodies[1]["contents"][1]["parts"];
     assert_eq!(replayed[0]["thoughtSignature"], THOUGHT_SIGNATURE, "{replayed:#}");
     assert_eq!(replayed[1]["functionCall"]["name"], "list_accounts");
