@@ -3,8 +3,10 @@
 
 use std::time::Duration;
 
-use futures_util::{Stream, StreamExt};
-use kakeibo_core::ProviderError;
+use std::{collections::VecDeque, pin::Pin};
+
+use futures_util::{Stream, StreamExt, stream};
+use kakeibo_core::{ModelResponse, ProviderError, StreamEvent};
 use serde_json::Value;
 
 /// How a provider's error body says to wait, if it does.
@@ -89,4 +91,58 @@ pub fn sse_json(response: reqwest::Response) -> impl Stream<Item = Result<Value,
                 Err(e) => Some(Err(ProviderError::Transient(format!("the stream broke: {e}")))),
             }
         })
+}
+
+/// What an adapter's reply builder does with the chunks of a response.
+pub trait Accumulate: Send {
+    /// Takes one chunk; returns the text it adds.
+    fn feed(&mut self, chunk: &Value) -> Result<Vec<String>, ProviderError>;
+    /// The whole reply, once the chunks are over.
+    fn finish(self) -> Result<ModelResponse, ProviderError>;
+}
+
+/// Turns response chunks into stream events: text deltas as they come, then the whole reply.
+/// The first error ends the stream.
+pub fn events<S, A>(chunks: S, accumulator: A) -> impl Stream<Item = Result<StreamEvent, ProviderError>>
+where
+    S: Stream<Item = Result<Value, ProviderError>> + Send,
+    A: Accumulate,
+{
+    struct State<S, A> {
+        chunks: Pin<Box<S>>,
+        accumulator: Option<A>,
+        ready: VecDeque<Result<StreamEvent, ProviderError>>,
+    }
+    let state = State {
+        chunks: Box::pin(chunks),
+        accumulator: Some(accumulator),
+        ready: VecDeque::new(),
+    };
+    stream::unfold(state, |mut state| async move {
+        loop {
+            if let Some(event) = state.ready.pop_front() {
+                return Some((event, state));
+            }
+            let accumulator = state.accumulator.as_mut()?;
+            match state.chunks.next().await {
+                Some(Ok(chunk)) => match accumulator.feed(&chunk) {
+                    Ok(deltas) => state
+                        .ready
+                        .extend(deltas.into_iter().map(|d| Ok(StreamEvent::TextDelta(d)))),
+                    Err(e) => {
+                        state.accumulator = None;
+                        state.ready.push_back(Err(e));
+                    }
+                },
+                Some(Err(e)) => {
+                    state.accumulator = None;
+                    state.ready.push_back(Err(e));
+                }
+                None => {
+                    let finished = state.accumulator.take()?.finish();
+                    state.ready.push_back(finished.map(StreamEvent::Completed));
+                }
+            }
+        }
+    })
 }

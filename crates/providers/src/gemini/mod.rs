@@ -2,7 +2,7 @@
 
 pub mod wire;
 
-use std::{collections::VecDeque, pin::Pin, time::Duration};
+use std::time::Duration;
 
 use futures_util::{
     Stream, StreamExt,
@@ -147,41 +147,5 @@ pub fn events<S>(chunks: S) -> impl Stream<Item = Result<StreamEvent, ProviderEr
 where
     S: Stream<Item = Result<Value, ProviderError>> + Send,
 {
-    struct State<S> {
-        chunks: Pin<Box<S>>,
-        accumulator: Option<wire::Accumulator>,
-        ready: VecDeque<Result<StreamEvent, ProviderError>>,
-    }
-    let state = State {
-        chunks: Box::pin(chunks),
-        accumulator: Some(wire::Accumulator::default()),
-        ready: VecDeque::new(),
-    };
-    stream::unfold(state, |mut state| async move {
-        loop {
-            if let Some(event) = state.ready.pop_front() {
-                return Some((event, state));
-            }
-            let accumulator = state.accumulator.as_mut()?;
-            match state.chunks.next().await {
-                Some(Ok(chunk)) => match accumulator.feed(&chunk) {
-                    Ok(deltas) => state
-                        .ready
-                        .extend(deltas.into_iter().map(|d| Ok(StreamEvent::TextDelta(d)))),
-                    Err(e) => {
-                        state.accumulator = None;
-                        state.ready.push_back(Err(e));
-                    }
-                },
-                Some(Err(e)) => {
-                    state.accumulator = None;
-                    state.ready.push_back(Err(e));
-                }
-                None => {
-                    let finished = state.accumulator.take()?.finish();
-                    state.ready.push_back(finished.map(StreamEvent::Completed));
-                }
-            }
-        }
-    })
+    http::events(chunks, wire::Accumulator::default())
 }

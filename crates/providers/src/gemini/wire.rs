@@ -120,6 +120,16 @@ pub struct Accumulator {
     candidates: usize,
 }
 
+impl crate::http::Accumulate for Accumulator {
+    fn feed(&mut self, chunk: &Value) -> Result<Vec<String>, ProviderError> {
+        Accumulator::feed(self, chunk)
+    }
+
+    fn finish(self) -> Result<ModelResponse, ProviderError> {
+        Accumulator::finish(self)
+    }
+}
+
 impl Accumulator {
     /// Takes one chunk; returns the text it adds (for streaming to the person).
     pub fn feed(&mut self, chunk: &Value) -> Result<Vec<String>, ProviderError> {
