@@ -137,7 +137,7 @@ async fn every_anthropic_sample_maps() {
             Ok(_) => assert!(!failed, "{name}: a failure sample mapped to a reply"),
             Err(e) if *failed => assert!(!e.to_string().is_empty()),
             Err(e) if CUT.contains(&name.as_str()) => {
-                assert!(matches!(e, ProviderError::Protocol(_)), "{name}: {e}")
+                assert!(matches!(e, ProviderError::Protocol(_)), "{name}: {e}");
             }
             Err(e) => panic!("{name}: {e}"),
         }
