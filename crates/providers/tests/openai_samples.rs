@@ -1,0 +1,184 @@
+//! The OpenAI-compatible adapter against real responses other people recorded
+//! (`../shared/corpus/openai`): SSE streams, chunk files, whole bodies and error bodies, from
+//! OpenAI, DeepSeek, Groq, Mistral, xAI and Azure. Skipped, saying so, without the corpus.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::too_many_lines)] // Tests may panic on what they did not expect.
+
+use std::path::{Path, PathBuf};
+
+use futures_util::{StreamExt, stream};
+use kakeibo_core::{Block, ModelResponse, ProviderError, StopReason, StreamEvent};
+use kakeibo_providers::openai::{events, wire};
+use serde_json::Value;
+
+fn corpus() -> Option<PathBuf> {
+    let dir = std::env::var_os("KAKEIBO_CORPUS")
+        .map_or_else(
+            || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
+            PathBuf::from,
+        )
+        .join("openai");
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!(
+            "SKIPPED: no OpenAI-compatible samples at {}; conformance not checked",
+            dir.display()
+        );
+        None
+    }
+}
+
+async fn streamed(chunks: Vec<Value>) -> Result<ModelResponse, ProviderError> {
+    let mut outcome = Err(ProviderError::Protocol("no event".into()));
+    let mut events = Box::pin(events(stream::iter(chunks.into_iter().map(Ok))));
+    while let Some(event) = events.next().await {
+        match event {
+            Ok(StreamEvent::Completed(r)) => outcome = Ok(r),
+            Ok(_) => {}
+            Err(e) => outcome = Err(e),
+        }
+    }
+    outcome
+}
+
+fn body_outcome(body: &Value, status: Option<u16>) -> Result<ModelResponse, ProviderError> {
+    match status {
+        Some(s) if s >= 400 => Err(wire::error_from(&body["error"], Some(s))),
+        _ if body.get("error").is_some() => Err(wire::error_from(&body["error"], None)),
+        _ => wire::unary(body),
+    }
+}
+
+/// (name, outcome, whether the sample records a failure) for every sample.
+async fn all(dir: &Path) -> Vec<(String, Result<ModelResponse, ProviderError>, bool)> {
+    let mut files: Vec<PathBuf> = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            files.push(path);
+        }
+    }
+    files.sort();
+    let mut out = Vec::new();
+    for path in files {
+        let name = path.strip_prefix(dir).unwrap().display().to_string();
+        let text = std::fs::read_to_string(&path).unwrap();
+        if let Ok(value) = serde_json::from_str::<Value>(&text) {
+            match value {
+                Value::Array(exchanges) => {
+                    for (i, exchange) in exchanges.iter().enumerate() {
+                        let (status, body) = if exchange.get("scope").is_some() {
+                            (exchange["status"].as_u64(), exchange["response"].clone())
+                        } else {
+                            (
+                                exchange["response"]["status_code"].as_u64(),
+                                exchange["response"]["body"].clone(),
+                            )
+                        };
+                        let status = status.and_then(|s| u16::try_from(s).ok());
+                        if let Value::String(sse) = &body {
+                            out.push((format!("{name}#{i}"), streamed(sse_lines(sse)).await, false));
+                        } else if body.is_object() {
+                            let failed = status.is_some_and(|s| s >= 400);
+                            out.push((format!("{name}#{i}"), body_outcome(&body, status), failed));
+                        }
+                    }
+                }
+                body => {
+                    let failed = body.get("error").is_some();
+                    out.push((name, body_outcome(&body, None), failed));
+                }
+            }
+            continue;
+        }
+        out.push((name, streamed(sse_lines(&text)).await, false));
+    }
+    out
+}
+
+/// The JSON events of SSE text (`data:` lines) or of one-event-per-line chunk files.
+fn sse_lines(text: &str) -> Vec<Value> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("event:"))
+        .filter_map(|l| serde_json::from_str(l.strip_prefix("data:").map_or(l, str::trim)).ok())
+        .collect()
+}
+
+fn tool_calls(r: &ModelResponse) -> Vec<(String, String, Value)> {
+    r.message
+        .content
+        .iter()
+        .filter_map(|b| {
+            if let Block::ToolUse { id, name, input, .. } = b {
+                Some((id.clone(), name.clone(), input.clone()))
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn every_openai_sample_maps() {
+    let Some(dir) = corpus() else { return };
+    let outcomes = all(&dir).await;
+    let get = |name: &str| {
+        outcomes
+            .iter()
+            .find(|(n, ..)| n == name)
+            .map_or_else(|| panic!("sample {name} missing"), |(_, o, _)| o)
+    };
+    for (name, outcome, failed) in &outcomes {
+        match outcome {
+            Ok(_) => assert!(!failed, "{name}: a failure sample mapped to a reply"),
+            Err(e) if *failed => assert!(!e.to_string().is_empty()),
+            Err(e) => panic!("{name}: {e}"),
+        }
+    }
+
+    let text = get("vercel-ai__openai-text.chunks.txt").as_ref().unwrap();
+    assert_eq!(text.stop_reason, StopReason::End);
+    assert!(!text.message.text().is_empty());
+    let unary = get("vercel-ai__openai-text.json").as_ref().unwrap();
+    assert!(unary.message.text().starts_with("**Holiday Name:**"));
+    assert!(unary.usage.input_tokens > 0 && unary.usage.output_tokens > 0);
+    for (name, tool) in [
+        ("vercel-ai__deepseek-tool-call.chunks.txt", "deepseek"),
+        ("vercel-ai__groq-tool-call.chunks.txt", "groq"),
+        ("vercel-ai__mistral-tool-call.chunks.txt", "mistral"),
+        (
+            "vercel-ai__mistral-incremental-tool-call.chunks.txt",
+            "mistral incremental",
+        ),
+        ("vercel-ai__xai-tool-call.chunks.txt", "xai"),
+    ] {
+        let reply = get(name).as_ref().unwrap();
+        let calls = tool_calls(reply);
+        assert!(
+            !calls.is_empty() && calls.iter().all(|c| c.2.is_object()),
+            "{tool}: {calls:?}"
+        );
+        assert_eq!(reply.stop_reason, StopReason::ToolUse, "{tool}");
+    }
+    let deepseek = get("vercel-ai__deepseek-tool-call.chunks.txt").as_ref().unwrap();
+    assert!(
+        deepseek.message.content.iter().any(|b| matches!(b, Block::ThoughtSummary { provider_meta: Some(m), .. } if m.0 == "reasoning_content")),
+        "DeepSeek's reasoning_content is kept to send back"
+    );
+    let max = get("openai-python__parse_max_tokens_reached.sse")
+        .as_ref()
+        .unwrap();
+    assert_eq!(max.stop_reason, StopReason::MaxTokens);
+    let refusal = get("openai-python__parse_pydantic_model_refusal.sse")
+        .as_ref()
+        .unwrap();
+    assert_eq!(refusal.stop_reason, StopReason::Blocked);
+    assert!(get("vercel-ai__reasoning-model-legacy-parameter-error.json").is_err());
+    let errors = outcomes.iter().filter(|(_, _, failed)| *failed).count();
+    eprintln!(
+        "openai samples: {} mapped ({errors} error bodies)",
+        outcomes.len()
+    );
+}
