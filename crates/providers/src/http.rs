@@ -3,11 +3,61 @@
 
 use std::time::Duration;
 
-use std::{collections::VecDeque, pin::Pin};
+use std::{collections::VecDeque, future::Future, pin::Pin};
 
-use futures_util::{Stream, StreamExt, stream};
+use futures_util::{
+    Stream, StreamExt,
+    stream::{self, BoxStream},
+};
 use kakeibo_core::{ModelResponse, ProviderError, StreamEvent};
 use serde_json::Value;
+
+/// A credential: usable, never printed.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(pub String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(…)")
+    }
+}
+
+/// An environment variable that is set to something other than blanks.
+pub fn env_value(name: &str) -> Option<String> {
+    std::env::var(name)
+        .ok()
+        .map(|v| v.trim().to_owned())
+        .filter(|v| !v.is_empty())
+}
+
+/// The HTTP client of an adapter: connecting within 10 s, the whole request within `timeout`.
+pub fn client(timeout: Duration) -> Result<reqwest::Client, ProviderError> {
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(10))
+        .timeout(timeout)
+        .build()
+        .map_err(|e| ProviderError::Protocol(format!("cannot build the HTTP client: {e}")))
+}
+
+/// The events of one streamed reply: opening the request, then the SSE chunks through the
+/// adapter's `accumulator`. A refusal to open is the stream's only item.
+pub fn reply_stream<'a, A: Accumulate + 'a>(
+    opening: impl Future<Output = Result<reqwest::Response, ProviderError>> + Send + 'a,
+    accumulator: A,
+) -> BoxStream<'a, Result<StreamEvent, ProviderError>> {
+    let mut accumulator = Some(accumulator);
+    Box::pin(stream::once(opening).flat_map(
+        move |opened| -> BoxStream<'a, Result<StreamEvent, ProviderError>> {
+            match (opened, accumulator.take()) {
+                (Ok(response), Some(accumulator)) => Box::pin(events(sse_json(response), accumulator)),
+                (Err(e), _) => Box::pin(stream::iter([Err(e)])),
+                (Ok(_), None) => Box::pin(stream::iter([Err(ProviderError::Protocol(
+                    "a reply was opened twice".into(),
+                ))])),
+            }
+        },
+    ))
+}
 
 /// How a provider's error body says to wait, if it does.
 pub type RetryHint = fn(&Value) -> Option<Duration>;

@@ -78,7 +78,7 @@ async fn standin(replies: Vec<Reply>) -> (Standin, Gemini) {
     let address = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     let config = GeminiConfig {
-        api_key: "test-key".into(),
+        api_key: kakeibo_providers::http::Secret("test-key".into()),
         model: "gemini-3.6-flash".into(),
         base_url: format!("http://{address}/v1beta"),
         timeout: Duration::from_secs(5),

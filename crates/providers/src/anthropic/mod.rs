@@ -4,10 +4,7 @@ pub mod wire;
 
 use std::time::Duration;
 
-use futures_util::{
-    Stream, StreamExt,
-    stream::{self, BoxStream},
-};
+use futures_util::{Stream, stream::BoxStream};
 use kakeibo_core::{ModelRequest, Provider, ProviderError, StreamEvent};
 use serde_json::Value;
 
@@ -16,37 +13,22 @@ use crate::http;
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 const API_VERSION: &str = "2023-06-01";
 
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct AnthropicConfig {
-    pub api_key: String,
+    pub api_key: http::Secret,
     pub model: String,
     /// Without a trailing slash; `ANTHROPIC_BASE_URL` or the public endpoint.
     pub base_url: String,
     pub timeout: Duration,
 }
 
-impl std::fmt::Debug for AnthropicConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AnthropicConfig")
-            .field("model", &self.model)
-            .field("base_url", &self.base_url)
-            .finish_non_exhaustive()
-    }
-}
-
 impl AnthropicConfig {
     /// From `ANTHROPIC_API_KEY` (and `ANTHROPIC_BASE_URL`); `None` without a key.
     pub fn from_env(model: &str) -> Option<Self> {
-        let api_key = std::env::var("ANTHROPIC_API_KEY")
-            .ok()
-            .filter(|k| !k.trim().is_empty())?;
-        let base_url = std::env::var("ANTHROPIC_BASE_URL")
-            .ok()
-            .filter(|u| !u.trim().is_empty());
         Some(Self {
-            api_key,
+            api_key: http::Secret(http::env_value("ANTHROPIC_API_KEY")?),
             model: model.to_owned(),
-            base_url: base_url
+            base_url: http::env_value("ANTHROPIC_BASE_URL")
                 .unwrap_or_else(|| DEFAULT_BASE_URL.to_owned())
                 .trim_end_matches('/')
                 .to_owned(),
@@ -63,11 +45,7 @@ pub struct Anthropic {
 
 impl Anthropic {
     pub fn new(config: AnthropicConfig) -> Result<Self, ProviderError> {
-        let client = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .timeout(config.timeout)
-            .build()
-            .map_err(|e| ProviderError::Protocol(format!("cannot build the HTTP client: {e}")))?;
+        let client = http::client(config.timeout)?;
         Ok(Self { config, client })
     }
 
@@ -77,7 +55,7 @@ impl Anthropic {
             || {
                 self.client
                     .post(&url)
-                    .header("x-api-key", &self.config.api_key)
+                    .header("x-api-key", &self.config.api_key.0)
                     .header("anthropic-version", API_VERSION)
                     .json(&body)
             },
@@ -99,14 +77,7 @@ impl Provider for Anthropic {
 
     fn stream<'a>(&'a self, request: &'a ModelRequest) -> BoxStream<'a, Result<StreamEvent, ProviderError>> {
         let body = wire::request_body(&self.config.model, request, true);
-        Box::pin(stream::once(self.open(body)).flat_map(
-            |opened| -> BoxStream<'a, Result<StreamEvent, ProviderError>> {
-                match opened {
-                    Ok(response) => Box::pin(events(http::sse_json(response))),
-                    Err(e) => Box::pin(stream::iter([Err(e)])),
-                }
-            },
-        ))
+        http::reply_stream(self.open(body), wire::Accumulator::default())
     }
 }
 

@@ -4,11 +4,7 @@ pub mod wire;
 
 use std::time::Duration;
 
-use futures_util::{
-    Stream, StreamExt,
-    future::BoxFuture,
-    stream::{self, BoxStream},
-};
+use futures_util::{Stream, future::BoxFuture, stream::BoxStream};
 use kakeibo_core::{ModelRequest, Provider, ProviderError, StreamEvent};
 use serde_json::{Value, json};
 
@@ -17,9 +13,9 @@ use crate::http;
 pub const DEFAULT_BASE_URL: &str = "https://generativelanguage.googleapis.com/v1beta";
 
 /// Where and as whom to call Gemini.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct GeminiConfig {
-    pub api_key: String,
+    pub api_key: http::Secret,
     pub model: String,
     /// Without a trailing slash; `GEMINI_BASE_URL` or the public endpoint.
     pub base_url: String,
@@ -27,28 +23,13 @@ pub struct GeminiConfig {
     pub timeout: Duration,
 }
 
-impl std::fmt::Debug for GeminiConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GeminiConfig")
-            .field("model", &self.model)
-            .field("base_url", &self.base_url)
-            .finish_non_exhaustive()
-    }
-}
-
 impl GeminiConfig {
     /// From `GEMINI_API_KEY` (and `GEMINI_BASE_URL`); `None` without a key.
     pub fn from_env(model: &str) -> Option<Self> {
-        let api_key = std::env::var("GEMINI_API_KEY")
-            .ok()
-            .filter(|k| !k.trim().is_empty())?;
-        let base_url = std::env::var("GEMINI_BASE_URL")
-            .ok()
-            .filter(|u| !u.trim().is_empty());
         Some(Self {
-            api_key,
+            api_key: http::Secret(http::env_value("GEMINI_API_KEY")?),
             model: model.to_owned(),
-            base_url: base_url
+            base_url: http::env_value("GEMINI_BASE_URL")
                 .unwrap_or_else(|| DEFAULT_BASE_URL.to_owned())
                 .trim_end_matches('/')
                 .to_owned(),
@@ -66,11 +47,7 @@ pub struct Gemini {
 
 impl Gemini {
     pub fn new(config: GeminiConfig) -> Result<Self, ProviderError> {
-        let client = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .timeout(config.timeout)
-            .build()
-            .map_err(|e| ProviderError::Protocol(format!("cannot build the HTTP client: {e}")))?;
+        let client = http::client(config.timeout)?;
         Ok(Self { config, client })
     }
 
@@ -84,7 +61,7 @@ impl Gemini {
             || {
                 self.client
                     .post(&url)
-                    .header("x-goog-api-key", &self.config.api_key)
+                    .header("x-goog-api-key", &self.config.api_key.0)
                     .json(&body)
             },
             wire::error_from,
@@ -105,14 +82,7 @@ impl Provider for Gemini {
 
     fn stream<'a>(&'a self, request: &'a ModelRequest) -> BoxStream<'a, Result<StreamEvent, ProviderError>> {
         let body = wire::request_body(request, None);
-        Box::pin(stream::once(self.open(body)).flat_map(
-            |opened| -> BoxStream<'a, Result<StreamEvent, ProviderError>> {
-                match opened {
-                    Ok(response) => Box::pin(events(http::sse_json(response))),
-                    Err(e) => Box::pin(stream::iter([Err(e)])),
-                }
-            },
-        ))
+        http::reply_stream(self.open(body), wire::Accumulator::default())
     }
 
     fn count_tokens<'a>(&'a self, request: &'a ModelRequest) -> BoxFuture<'a, Option<u64>> {
@@ -129,7 +99,7 @@ impl Provider for Gemini {
                 || {
                     self.client
                         .post(&url)
-                        .header("x-goog-api-key", &self.config.api_key)
+                        .header("x-goog-api-key", &self.config.api_key.0)
                         .json(&body)
                 },
                 wire::error_from,

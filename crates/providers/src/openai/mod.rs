@@ -5,47 +5,31 @@ pub mod wire;
 
 use std::time::Duration;
 
-use futures_util::{
-    Stream, StreamExt,
-    stream::{self, BoxStream},
-};
+use futures_util::{Stream, stream::BoxStream};
 use kakeibo_core::{ModelRequest, Provider, ProviderError, StreamEvent};
 use serde_json::Value;
 
 use crate::http;
 
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct OpenAiConfig {
     /// Optional: local servers usually need none.
-    pub api_key: Option<String>,
+    pub api_key: Option<http::Secret>,
     pub model: String,
     /// Without a trailing slash, up to the version (`http://localhost:11434/v1`).
     pub base_url: String,
     pub timeout: Duration,
 }
 
-impl std::fmt::Debug for OpenAiConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenAiConfig")
-            .field("model", &self.model)
-            .field("base_url", &self.base_url)
-            .finish_non_exhaustive()
-    }
-}
-
 impl OpenAiConfig {
     /// From `OPENAI_BASE_URL` (and the optional `OPENAI_API_KEY`); `None` without a base URL.
     pub fn from_env(model: &str) -> Option<Self> {
-        let base_url = std::env::var("OPENAI_BASE_URL")
-            .ok()
-            .filter(|u| !u.trim().is_empty())?;
-        let api_key = std::env::var("OPENAI_API_KEY")
-            .ok()
-            .filter(|k| !k.trim().is_empty());
         Some(Self {
-            api_key,
+            base_url: http::env_value("OPENAI_BASE_URL")?
+                .trim_end_matches('/')
+                .to_owned(),
+            api_key: http::env_value("OPENAI_API_KEY").map(http::Secret),
             model: model.to_owned(),
-            base_url: base_url.trim_end_matches('/').to_owned(),
             timeout: Duration::from_mins(2),
         })
     }
@@ -59,11 +43,7 @@ pub struct OpenAi {
 
 impl OpenAi {
     pub fn new(config: OpenAiConfig) -> Result<Self, ProviderError> {
-        let client = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .timeout(config.timeout)
-            .build()
-            .map_err(|e| ProviderError::Protocol(format!("cannot build the HTTP client: {e}")))?;
+        let client = http::client(config.timeout)?;
         Ok(Self { config, client })
     }
 
@@ -73,7 +53,7 @@ impl OpenAi {
             || {
                 let request = self.client.post(&url).json(&body);
                 match &self.config.api_key {
-                    Some(key) => request.bearer_auth(key),
+                    Some(key) => request.bearer_auth(&key.0),
                     None => request,
                 }
             },
@@ -95,14 +75,7 @@ impl Provider for OpenAi {
 
     fn stream<'a>(&'a self, request: &'a ModelRequest) -> BoxStream<'a, Result<StreamEvent, ProviderError>> {
         let body = wire::request_body(&self.config.model, request, true);
-        Box::pin(stream::once(self.open(body)).flat_map(
-            |opened| -> BoxStream<'a, Result<StreamEvent, ProviderError>> {
-                match opened {
-                    Ok(response) => Box::pin(events(http::sse_json(response))),
-                    Err(e) => Box::pin(stream::iter([Err(e)])),
-                }
-            },
-        ))
+        http::reply_stream(self.open(body), wire::Accumulator::default())
     }
 }
 
