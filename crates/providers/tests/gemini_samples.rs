@@ -7,28 +7,13 @@
 
 use std::path::{Path, PathBuf};
 
-use futures_util::{StreamExt, stream};
-use kakeibo_core::{Block, ModelResponse, ProviderError, StopReason, StreamEvent};
+use futures_util::stream;
+use kakeibo_core::{Block, ModelResponse, ProviderError, StopReason};
 use kakeibo_providers::gemini::{events, wire};
 use serde_json::Value;
+use support::{corpus, drain};
 
-fn corpus() -> Option<PathBuf> {
-    let dir = std::env::var_os("KAKEIBO_CORPUS")
-        .map_or_else(
-            || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
-            PathBuf::from,
-        )
-        .join("gemini");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "SKIPPED: no Gemini samples at {}; conformance not checked",
-            dir.display()
-        );
-        None
-    }
-}
+mod support;
 
 /// One sample: the chunks of a reply, or an error body with its HTTP status.
 enum Sample {
@@ -73,18 +58,7 @@ fn classify(value: Value) -> Sample {
 }
 
 async fn map(chunks: Vec<Value>) -> (Vec<String>, Result<ModelResponse, ProviderError>) {
-    let mut deltas = Vec::new();
-    let mut outcome = Err(ProviderError::Protocol("no event".into()));
-    let mut events = Box::pin(events(stream::iter(chunks.into_iter().map(Ok))));
-    while let Some(event) = events.next().await {
-        match event {
-            Ok(StreamEvent::TextDelta(d)) => deltas.push(d),
-            Ok(StreamEvent::Completed(r)) => outcome = Ok(r),
-            Ok(StreamEvent::ThoughtDelta(_)) => {}
-            Err(e) => outcome = Err(e),
-        }
-    }
-    (deltas, outcome)
+    drain(events(stream::iter(chunks.into_iter().map(Ok)))).await
 }
 
 /// Every sample file with its outcome.
@@ -205,7 +179,9 @@ fn calls(response: &ModelResponse) -> Vec<(String, Value, bool)> {
 
 #[tokio::test]
 async fn every_gemini_sample_maps() {
-    let Some(dir) = corpus() else { return };
+    let Some(dir) = corpus("gemini", "Gemini") else {
+        return;
+    };
     let (outcomes, token_counts, failures) = all(&dir).await;
     let get = |name: &str| {
         outcomes

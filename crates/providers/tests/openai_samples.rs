@@ -6,40 +6,16 @@
 
 use std::path::{Path, PathBuf};
 
-use futures_util::{StreamExt, stream};
-use kakeibo_core::{Block, ModelResponse, ProviderError, StopReason, StreamEvent};
+use futures_util::stream;
+use kakeibo_core::{Block, ModelResponse, ProviderError, StopReason};
 use kakeibo_providers::openai::{events, wire};
 use serde_json::Value;
+use support::{corpus, drain, sse_lines, tool_calls};
 
-fn corpus() -> Option<PathBuf> {
-    let dir = std::env::var_os("KAKEIBO_CORPUS")
-        .map_or_else(
-            || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
-            PathBuf::from,
-        )
-        .join("openai");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "SKIPPED: no OpenAI-compatible samples at {}; conformance not checked",
-            dir.display()
-        );
-        None
-    }
-}
+mod support;
 
 async fn streamed(chunks: Vec<Value>) -> Result<ModelResponse, ProviderError> {
-    let mut outcome = Err(ProviderError::Protocol("no event".into()));
-    let mut events = Box::pin(events(stream::iter(chunks.into_iter().map(Ok))));
-    while let Some(event) = events.next().await {
-        match event {
-            Ok(StreamEvent::Completed(r)) => outcome = Ok(r),
-            Ok(_) => {}
-            Err(e) => outcome = Err(e),
-        }
-    }
-    outcome
+    drain(events(stream::iter(chunks.into_iter().map(Ok)))).await.1
 }
 
 fn body_outcome(body: &Value, status: Option<u16>) -> Result<ModelResponse, ProviderError> {
@@ -97,32 +73,11 @@ async fn all(dir: &Path) -> Vec<(String, Result<ModelResponse, ProviderError>, b
     out
 }
 
-/// The JSON events of SSE text (`data:` lines) or of one-event-per-line chunk files.
-fn sse_lines(text: &str) -> Vec<Value> {
-    text.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with("event:"))
-        .filter_map(|l| serde_json::from_str(l.strip_prefix("data:").map_or(l, str::trim)).ok())
-        .collect()
-}
-
-fn tool_calls(r: &ModelResponse) -> Vec<(String, String, Value)> {
-    r.message
-        .content
-        .iter()
-        .filter_map(|b| {
-            if let Block::ToolUse { id, name, input, .. } = b {
-                Some((id.clone(), name.clone(), input.clone()))
-            } else {
-                None
-            }
-        })
-        .collect()
-}
-
 #[tokio::test]
 async fn every_openai_sample_maps() {
-    let Some(dir) = corpus() else { return };
+    let Some(dir) = corpus("openai", "OpenAI-compatible") else {
+        return;
+    };
     let outcomes = all(&dir).await;
     let get = |name: &str| {
         outcomes
