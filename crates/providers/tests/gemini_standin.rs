@@ -4,79 +4,20 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests may panic on what they did not expect.
 
-use std::{
-    collections::VecDeque,
-    sync::{Arc, Mutex},
-    time::Duration,
-};
+use std::time::Duration;
 
-use axum::{
-    Router,
-    body::Body,
-    extract::State,
-    http::{HeaderMap, StatusCode, header},
-    response::Response,
-    routing::post,
-};
 use kakeibo_core::{
     Block, ConfirmPolicy, Deps, MemoryTracer, Message, PermissionRules, ProviderError, RunStatus, StopReason,
     ToolRegistry, Turn, drive, provider::complete,
 };
 use kakeibo_providers::{Gemini, GeminiConfig};
 use serde_json::{Value, json};
+use support::standin::{Reply, Standin, sse};
 
-/// What the stand-in answers, in order: (status, extra headers, body, streamed as SSE).
-type Reply = (u16, Vec<(&'static str, &'static str)>, String, bool);
-
-#[derive(Clone, Default)]
-struct Standin {
-    replies: Arc<Mutex<VecDeque<Reply>>>,
-    requests: Arc<Mutex<Vec<(String, Value, HeaderMap)>>>,
-}
-
-async fn handle(
-    State(s): State<Standin>,
-    uri: axum::http::Uri,
-    headers: HeaderMap,
-    body: String,
-) -> Response {
-    s.requests.lock().unwrap().push((
-        uri.to_string(),
-        serde_json::from_str(&body).unwrap_or(Value::Null),
-        headers,
-    ));
-    let (status, extra, body, sse) =
-        s.replies
-            .lock()
-            .unwrap()
-            .pop_front()
-            .unwrap_or((500, vec![], "{}".into(), false));
-    let mut response = Response::builder().status(StatusCode::from_u16(status).unwrap());
-    response = response.header(
-        header::CONTENT_TYPE,
-        if sse {
-            "text/event-stream"
-        } else {
-            "application/json"
-        },
-    );
-    for (k, v) in extra {
-        response = response.header(k, v);
-    }
-    response.body(Body::from(body)).unwrap()
-}
+mod support;
 
 async fn standin(replies: Vec<Reply>) -> (Standin, Gemini) {
-    let state = Standin {
-        replies: Arc::new(Mutex::new(replies.into())),
-        ..Standin::default()
-    };
-    let app = Router::new()
-        .route("/v1beta/models/{call}", post(handle))
-        .with_state(state.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let (state, address) = Standin::start(replies).await;
     let config = GeminiConfig {
         api_key: kakeibo_providers::http::Secret("test-key".into()),
         model: "gemini-3.6-flash".into(),
@@ -84,14 +25,6 @@ async fn standin(replies: Vec<Reply>) -> (Standin, Gemini) {
         timeout: Duration::from_secs(5),
     };
     (state, Gemini::new(config).unwrap())
-}
-
-fn sse(chunks: &[Value]) -> String {
-    use std::fmt::Write as _;
-    chunks.iter().fold(String::new(), |mut out, c| {
-        let _ = write!(out, "data: {c}\r\n\r\n");
-        out
-    })
 }
 
 fn request(messages: Vec<Message>) -> kakeibo_core::ModelRequest {
@@ -119,7 +52,7 @@ async fn text_and_calls_stream_and_signatures_go_back() {
         json!({"candidates": [{"content": {"parts": [{"text": "You spent "}]}}]}),
         json!({"candidates": [{"content": {"parts": [{"text": "₹23,350.00."}]}, "finishReason": "STOP"}], "usageMetadata": {"promptTokenCount": 5100, "candidatesTokenCount": 8}}),
     ]);
-    let (state, gemini) = standin(vec![(200, vec![], first, true), (200, vec![], second, true)]).await;
+    let (state, gemini) = standin(vec![Reply::sse(first), Reply::sse(second)]).await;
 
     let mut deltas = Vec::new();
     let reply = complete(&gemini, &request(vec![Message::user("groceries?")]), &mut |d| {
@@ -207,19 +140,13 @@ async fn retries_follow_the_provider_and_refusals_are_not_retried() {
     let ok =
         sse(&[json!({"candidates": [{"content": {"parts": [{"text": "ok"}]}, "finishReason": "STOP"}]})]);
     let (state, gemini) = standin(vec![
-        (
+        Reply::json(
             429,
-            vec![("retry-after", "0")],
-            json!({"error": {"code": 429, "message": "quota", "status": "RESOURCE_EXHAUSTED"}}).to_string(),
-            false,
-        ),
-        (
-            503,
-            vec![],
-            json!({"error": {"code": 503, "message": "overloaded"}}).to_string(),
-            false,
-        ),
-        (200, vec![], ok, true),
+            &json!({"error": {"code": 429, "message": "quota", "status": "RESOURCE_EXHAUSTED"}}),
+        )
+        .header("retry-after", "0"),
+        Reply::json(503, &json!({"error": {"code": 503, "message": "overloaded"}})),
+        Reply::sse(ok),
     ])
     .await;
     let reply = complete(&gemini, &request(vec![Message::user("hi")]), &mut |_| {})
@@ -229,10 +156,10 @@ async fn retries_follow_the_provider_and_refusals_are_not_retried() {
     assert_eq!(state.requests.lock().unwrap().len(), 3);
 
     let (state, gemini) = standin(vec![
-        (500, vec![], "{}".into(), false),
-        (500, vec![], "{}".into(), false),
-        (500, vec![], "{}".into(), false),
-        (200, vec![], "never reached".into(), true),
+        Reply::json(500, &json!({})),
+        Reply::json(500, &json!({})),
+        Reply::json(500, &json!({})),
+        Reply::sse("never reached".into()),
     ])
     .await;
     let err = complete(&gemini, &request(vec![Message::user("hi")]), &mut |_| {})
@@ -242,7 +169,7 @@ async fn retries_follow_the_provider_and_refusals_are_not_retried() {
     assert_eq!(state.requests.lock().unwrap().len(), 3, "at most two retries");
 
     let refusal = json!([{"error": {"code": 400, "message": "API key not valid. Please pass a valid API key.", "status": "INVALID_ARGUMENT"}}]);
-    let (state, gemini) = standin(vec![(400, vec![], refusal.to_string(), false)]).await;
+    let (state, gemini) = standin(vec![Reply::json(400, &refusal)]).await;
     let err = complete(&gemini, &request(vec![Message::user("hi")]), &mut |_| {})
         .await
         .unwrap_err();
@@ -264,7 +191,7 @@ async fn retries_follow_the_provider_and_refusals_are_not_retried() {
 async fn a_cut_stream_and_a_blocked_prompt_are_not_answers() {
     let cut = sse(&[json!({"candidates": [{"content": {"parts": [{"text": "You spent ₹2"}]}}]})]);
     let blocked = sse(&[json!({"promptFeedback": {"blockReason": "SAFETY"}})]);
-    let (_, gemini) = standin(vec![(200, vec![], cut, true), (200, vec![], blocked, true)]).await;
+    let (_, gemini) = standin(vec![Reply::sse(cut), Reply::sse(blocked)]).await;
     let err = complete(&gemini, &request(vec![Message::user("hi")]), &mut |_| {})
         .await
         .unwrap_err();
@@ -279,7 +206,7 @@ async fn a_cut_stream_and_a_blocked_prompt_are_not_answers() {
 
     // Through the loop, a blocked reply ends the turn as blocked.
     let blocked = sse(&[json!({"candidates": [{"finishReason": "SAFETY", "content": {"parts": []}}]})]);
-    let (_, gemini) = standin(vec![(200, vec![], blocked, true)]).await;
+    let (_, gemini) = standin(vec![Reply::sse(blocked)]).await;
     let tools = ToolRegistry::new(vec![]).unwrap();
     let tracer = MemoryTracer::default();
     let deps = Deps {

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // Each test binary uses its own share of these.
 
+pub mod standin;
+
 use std::path::{Path, PathBuf};
 
 use futures_util::{Stream, StreamExt};
