@@ -36,8 +36,8 @@ fn request(messages: Vec<Message>) -> ModelRequest {
         system: "You are kakeibo.".into(),
         messages,
         tools: vec![Declaration {
-            name: "get_spend_report".into(),
-            description: "Spending by category.".into(),
+            name: "get_spend_report",
+            description: "Spending by category.",
             parameters: json!({"type": "object", "properties": {"period": {"type": "string"}}}),
         }],
         max_tokens: 1000,
