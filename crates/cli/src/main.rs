@@ -15,6 +15,7 @@ macro_rules! outln {
 pub(crate) use outln;
 
 mod import_cmd;
+mod providers_cmd;
 mod report_cmd;
 mod table;
 
@@ -52,6 +53,8 @@ enum Command {
     #[command(after_help = "Examples:\n  kakeibo report spend --period 2025-03\n  \
         kakeibo report spend --period 2025-01-01..2025-06-30 --by month\n  kakeibo report recurring --json")]
     Report(report_cmd::ReportArgs),
+    /// Model providers: which one the environment selects, and whether it answers.
+    Providers(providers_cmd::ProvidersArgs),
 }
 
 #[derive(Debug, Args)]
@@ -91,6 +94,7 @@ async fn main() -> ExitCode {
         Command::Seed(args) => seed_command(args).await,
         Command::Import(args) => import_cmd::run(args).await,
         Command::Report(args) => report_cmd::run(args).await,
+        Command::Providers(args) => return providers_cmd::run(args).await,
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

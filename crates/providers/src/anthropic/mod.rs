@@ -25,10 +25,15 @@ pub struct AnthropicConfig {
 impl AnthropicConfig {
     /// From `ANTHROPIC_API_KEY` (and `ANTHROPIC_BASE_URL`); `None` without a key.
     pub fn from_env(model: &str) -> Option<Self> {
+        Self::from_vars(model, &http::env_value)
+    }
+
+    /// As [`Self::from_env`], reading settings through `var`.
+    pub fn from_vars(model: &str, var: &dyn Fn(&str) -> Option<String>) -> Option<Self> {
         Some(Self {
-            api_key: http::Secret(http::env_value("ANTHROPIC_API_KEY")?),
+            api_key: http::Secret(var("ANTHROPIC_API_KEY")?),
             model: model.to_owned(),
-            base_url: http::env_value("ANTHROPIC_BASE_URL")
+            base_url: var("ANTHROPIC_BASE_URL")
                 .unwrap_or_else(|| DEFAULT_BASE_URL.to_owned())
                 .trim_end_matches('/')
                 .to_owned(),

@@ -24,11 +24,14 @@ pub struct OpenAiConfig {
 impl OpenAiConfig {
     /// From `OPENAI_BASE_URL` (and the optional `OPENAI_API_KEY`); `None` without a base URL.
     pub fn from_env(model: &str) -> Option<Self> {
+        Self::from_vars(model, &http::env_value)
+    }
+
+    /// As [`Self::from_env`], reading settings through `var`.
+    pub fn from_vars(model: &str, var: &dyn Fn(&str) -> Option<String>) -> Option<Self> {
         Some(Self {
-            base_url: http::env_value("OPENAI_BASE_URL")?
-                .trim_end_matches('/')
-                .to_owned(),
-            api_key: http::env_value("OPENAI_API_KEY").map(http::Secret),
+            base_url: var("OPENAI_BASE_URL")?.trim_end_matches('/').to_owned(),
+            api_key: var("OPENAI_API_KEY").map(http::Secret),
             model: model.to_owned(),
             timeout: Duration::from_mins(2),
         })

@@ -1,0 +1,167 @@
+//! `kakeibo providers check`: which model provider the settings select, the model of each role,
+//! one real call when one is possible, and the environment lines to keep.
+
+use std::{process::ExitCode, time::Instant};
+
+use clap::{Args, Subcommand};
+use kakeibo_core::{Message, ModelRequest, StopReason, provider::complete};
+use kakeibo_providers::select::{Choice, ModelRole, SelectError, Settings};
+
+#[derive(Debug, Args)]
+pub struct ProvidersArgs {
+    #[command(subcommand)]
+    command: ProvidersCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum ProvidersCommand {
+    /// Show the provider and models the environment selects, and call the agent model once.
+    #[command(
+        after_help = "Settings read: KAKEIBO_PROVIDER (gemini | anthropic | openai | script:PATH), \
+        GEMINI_API_KEY, GEMINI_BASE_URL, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, OPENAI_BASE_URL, \
+        OPENAI_API_KEY, AGENT_MODEL, SUMMARIZER_MODEL, JUDGE_MODEL.\n\n\
+        Exit status: 0 the provider answered, 1 it is configured but failed, 2 nothing is configured.\n\n\
+        Examples:\n  GEMINI_API_KEY=... kakeibo providers check\n  \
+        OPENAI_BASE_URL=http://localhost:11434/v1 AGENT_MODEL=qwen3 kakeibo providers check\n  \
+        kakeibo providers check --no-call"
+    )]
+    Check(CheckArgs),
+}
+
+#[derive(Debug, Args)]
+struct CheckArgs {
+    /// Only read the settings; make no call to the provider.
+    #[arg(long)]
+    no_call: bool,
+}
+
+pub async fn run(args: ProvidersArgs) -> ExitCode {
+    match args.command {
+        ProvidersCommand::Check(check_args) => check(&check_args).await,
+    }
+}
+
+/// Settings that are safe to print as they are (never keys).
+const SHOWN: [&str; 3] = ["GEMINI_BASE_URL", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"];
+
+async fn check(args: &CheckArgs) -> ExitCode {
+    let lookup = |name: &str| std::env::var(name).ok();
+    let settings = Settings::new(&lookup);
+    let choice = match settings.choice() {
+        Ok(choice) => choice,
+        Err(SelectError::NothingConfigured) => {
+            outln!("No model provider is configured, so kakeibo cannot answer questions yet.");
+            outln!("Set one of these, then run this check again:");
+            outln!("  GEMINI_API_KEY=<key>                      Gemini (https://aistudio.google.com/apikey)");
+            outln!("  ANTHROPIC_API_KEY=<key> AGENT_MODEL=<id>  Anthropic");
+            outln!(
+                "  OPENAI_BASE_URL=<url> AGENT_MODEL=<id>    any OpenAI-compatible server (OPENAI_API_KEY if it needs one)"
+            );
+            outln!("  KAKEIBO_PROVIDER=script:PATH              scripted replies from a file, no model");
+            return ExitCode::from(2);
+        }
+        Err(e) => {
+            eprintln!("kakeibo: error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let why = match &choice {
+        Choice::Script(_) => "scripted replies, no model".to_owned(),
+        _ if settings.get("KAKEIBO_PROVIDER").is_some() => "KAKEIBO_PROVIDER".to_owned(),
+        Choice::Gemini => "GEMINI_API_KEY is set".to_owned(),
+        Choice::Anthropic => "ANTHROPIC_API_KEY is set".to_owned(),
+        Choice::OpenAi => "OPENAI_BASE_URL is set".to_owned(),
+    };
+    outln!("provider    {choice} ({why})");
+    let mut lines = vec![format!("KAKEIBO_PROVIDER={}", choice.setting())];
+    let mut complete_settings = true;
+    for role in ModelRole::ALL {
+        let label = format!("{role:?}").to_lowercase();
+        match settings.model(&choice, role) {
+            Ok((model, source)) => {
+                outln!("{label:<11} {model} ({source})");
+                // A role that falls back to the agent's model needs no line of its own.
+                let falls_back = role != ModelRole::Agent && source == ModelRole::Agent.variable();
+                if !matches!(choice, Choice::Script(_)) && !falls_back {
+                    lines.push(format!("{}={model}", role.variable()));
+                }
+            }
+            Err(e) => {
+                outln!("{label:<11} not set: {e}");
+                complete_settings = false;
+            }
+        }
+    }
+    for name in SHOWN {
+        if let Some(value) = settings.get(name) {
+            lines.push(format!("{name}={value}"));
+        }
+    }
+    for (name, provider) in [
+        ("GEMINI_API_KEY", Choice::Gemini),
+        ("ANTHROPIC_API_KEY", Choice::Anthropic),
+        ("OPENAI_API_KEY", Choice::OpenAi),
+    ] {
+        if provider == choice && settings.get(name).is_some() {
+            lines.push(format!("{name}=<your key, set>"));
+        }
+    }
+
+    let passed = if args.no_call {
+        outln!("call        skipped (--no-call)");
+        complete_settings
+    } else {
+        call(&settings).await
+    };
+    outln!();
+    outln!("Environment lines for this setup:");
+    for line in lines {
+        outln!("  {line}");
+    }
+    if passed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// One small request to the agent model; says what came back.
+async fn call(settings: &Settings<'_>) -> bool {
+    let provider = match settings.provider(ModelRole::Agent) {
+        Ok(provider) => provider,
+        Err(e) => {
+            outln!("call        not made: {e}");
+            return false;
+        }
+    };
+    let request = ModelRequest {
+        system: "Reply with the single word OK.".into(),
+        messages: vec![Message::user("Are you there?")],
+        tools: vec![],
+        max_tokens: 256,
+    };
+    let started = Instant::now();
+    match complete(provider.as_ref(), &request, &mut |_| {}).await {
+        Ok(reply) => {
+            let text: String = reply.message.text().chars().take(60).collect();
+            let version = reply.model_version.unwrap_or_else(|| provider.model().to_owned());
+            outln!(
+                "call        answered in {} ms by {version}: {text:?} ({} tokens in, {} out)",
+                started.elapsed().as_millis(),
+                reply.usage.input_tokens,
+                reply.usage.output_tokens
+            );
+            if reply.stop_reason != StopReason::End {
+                outln!("            stopped: {:?}", reply.stop_reason);
+            }
+            true
+        }
+        Err(e) => {
+            outln!(
+                "call        failed after {} ms: {e}",
+                started.elapsed().as_millis()
+            );
+            false
+        }
+    }
+}

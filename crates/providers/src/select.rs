@@ -1,0 +1,335 @@
+//! Which provider and model a process uses, from its settings: `KAKEIBO_PROVIDER`
+//! (`gemini`, `anthropic`, `openai` or `script:PATH`) and a model per role (`AGENT_MODEL`,
+//! `SUMMARIZER_MODEL`, `JUDGE_MODEL`). Without `KAKEIBO_PROVIDER` the first provider whose
+//! settings are present is used, in the order Gemini, Anthropic, OpenAI-compatible. With none,
+//! selection fails and says how to configure one: nothing is ever faked.
+
+use std::{fmt, path::PathBuf};
+
+use kakeibo_core::{Provider, ProviderError, script::Script, script::ScriptError};
+
+use crate::{Anthropic, AnthropicConfig, Gemini, GeminiConfig, OpenAi, OpenAiConfig};
+
+/// What a model is used for; each role has its own setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelRole {
+    Agent,
+    Summarizer,
+    Judge,
+}
+
+impl ModelRole {
+    pub const ALL: [Self; 3] = [Self::Agent, Self::Summarizer, Self::Judge];
+
+    /// The setting that names the role's model.
+    pub const fn variable(self) -> &'static str {
+        match self {
+            Self::Agent => "AGENT_MODEL",
+            Self::Summarizer => "SUMMARIZER_MODEL",
+            Self::Judge => "JUDGE_MODEL",
+        }
+    }
+
+    /// Gemini's model for the role when the setting is absent.
+    pub const fn gemini_default(self) -> &'static str {
+        match self {
+            Self::Agent => "gemini-3.6-flash",
+            Self::Summarizer => "gemini-3.5-flash-lite",
+            Self::Judge => "gemini-3.1-pro-preview",
+        }
+    }
+}
+
+/// The provider the settings name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Choice {
+    Gemini,
+    Anthropic,
+    OpenAi,
+    Script(PathBuf),
+}
+
+impl Choice {
+    /// The `KAKEIBO_PROVIDER` value that names this choice.
+    pub fn setting(&self) -> String {
+        match self {
+            Self::Gemini => "gemini".into(),
+            Self::Anthropic => "anthropic".into(),
+            Self::OpenAi => "openai".into(),
+            Self::Script(path) => format!("script:{}", path.display()),
+        }
+    }
+}
+
+impl fmt::Display for Choice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.setting())
+    }
+}
+
+/// Why no provider could be made.
+#[derive(Debug, thiserror::Error)]
+pub enum SelectError {
+    #[error(
+        "no model provider is configured. Set one of: GEMINI_API_KEY (Gemini), ANTHROPIC_API_KEY \
+         (Anthropic), OPENAI_BASE_URL with an optional OPENAI_API_KEY (any OpenAI-compatible \
+         server), or KAKEIBO_PROVIDER=script:PATH (scripted replies, no model)"
+    )]
+    NothingConfigured,
+    #[error("KAKEIBO_PROVIDER={0} is not a provider; use gemini, anthropic, openai or script:PATH")]
+    Unknown(String),
+    #[error("KAKEIBO_PROVIDER={provider} needs {variable}")]
+    Missing {
+        provider: &'static str,
+        variable: &'static str,
+    },
+    #[error("the {provider} provider has no default model: set {variable}")]
+    NoModel {
+        provider: &'static str,
+        variable: &'static str,
+    },
+    #[error("GEMINI_AUTH={0} is not supported yet; use GEMINI_API_KEY")]
+    UnsupportedAuth(String),
+    #[error(transparent)]
+    Script(#[from] ScriptError),
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+}
+
+/// A provider's settings, read through a lookup (the process environment in production).
+pub struct Settings<'a> {
+    var: &'a dyn Fn(&str) -> Option<String>,
+}
+
+impl fmt::Debug for Settings<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Settings")
+    }
+}
+
+impl<'a> Settings<'a> {
+    /// Settings from `var`; blank values count as absent.
+    pub fn new(var: &'a dyn Fn(&str) -> Option<String>) -> Self {
+        Self { var }
+    }
+
+    pub fn get(&self, name: &str) -> Option<String> {
+        (self.var)(name)
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+    }
+
+    /// The provider to use, and why.
+    pub fn choice(&self) -> Result<Choice, SelectError> {
+        if let Some(setting) = self.get("KAKEIBO_PROVIDER") {
+            return match setting.to_ascii_lowercase().as_str() {
+                "gemini" => Ok(Choice::Gemini),
+                "anthropic" => Ok(Choice::Anthropic),
+                "openai" => Ok(Choice::OpenAi),
+                _ => match setting.strip_prefix("script:") {
+                    Some(path) if !path.trim().is_empty() => Ok(Choice::Script(PathBuf::from(path.trim()))),
+                    _ => Err(SelectError::Unknown(setting)),
+                },
+            };
+        }
+        if self.get("GEMINI_API_KEY").is_some() || self.get("GEMINI_AUTH").is_some() {
+            Ok(Choice::Gemini)
+        } else if self.get("ANTHROPIC_API_KEY").is_some() {
+            Ok(Choice::Anthropic)
+        } else if self.get("OPENAI_BASE_URL").is_some() {
+            Ok(Choice::OpenAi)
+        } else {
+            Err(SelectError::NothingConfigured)
+        }
+    }
+
+    /// The model for `role` under `choice`, with the setting it came from (`"default"` for
+    /// Gemini's defaults). Elsewhere the summarizer and the judge fall back to `AGENT_MODEL`: one
+    /// local model can play every role.
+    pub fn model(&self, choice: &Choice, role: ModelRole) -> Result<(String, &'static str), SelectError> {
+        if let Some(model) = self.get(role.variable()) {
+            return Ok((model, role.variable()));
+        }
+        let provider = match choice {
+            Choice::Gemini => return Ok((role.gemini_default().to_owned(), "default")),
+            Choice::Script(_) => return Ok(("script".to_owned(), "default")),
+            Choice::Anthropic => "anthropic",
+            Choice::OpenAi => "openai",
+        };
+        let agent = ModelRole::Agent.variable();
+        match self.get(agent) {
+            Some(model) => Ok((model, agent)),
+            None => Err(SelectError::NoModel {
+                provider,
+                variable: agent,
+            }),
+        }
+    }
+
+    /// The provider for `role`, ready to call.
+    pub fn provider(&self, role: ModelRole) -> Result<Box<dyn Provider>, SelectError> {
+        let choice = self.choice()?;
+        let (model, _) = self.model(&choice, role)?;
+        let var = |name: &str| self.get(name);
+        Ok(match choice {
+            Choice::Gemini => {
+                if let Some(auth) = self.get("GEMINI_AUTH").filter(|a| a != "api-key") {
+                    return Err(SelectError::UnsupportedAuth(auth));
+                }
+                let config = GeminiConfig::from_vars(&model, &var).ok_or(SelectError::Missing {
+                    provider: "gemini",
+                    variable: "GEMINI_API_KEY",
+                })?;
+                Box::new(Gemini::new(config)?)
+            }
+            Choice::Anthropic => {
+                let config = AnthropicConfig::from_vars(&model, &var).ok_or(SelectError::Missing {
+                    provider: "anthropic",
+                    variable: "ANTHROPIC_API_KEY",
+                })?;
+                Box::new(Anthropic::new(config)?)
+            }
+            Choice::OpenAi => {
+                let config = OpenAiConfig::from_vars(&model, &var).ok_or(SelectError::Missing {
+                    provider: "openai",
+                    variable: "OPENAI_BASE_URL",
+                })?;
+                Box::new(OpenAi::new(config)?)
+            }
+            Choice::Script(path) => Box::new(Script::from_file(&path)?),
+        })
+    }
+}
+
+/// The provider for `role` from the process environment.
+pub fn from_env(role: ModelRole) -> Result<Box<dyn Provider>, SelectError> {
+    Settings::new(&|name| std::env::var(name).ok()).provider(role)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    /// Settings given as pairs, and the outcome expected from them.
+    type Case<'a, T> = (&'a [(&'a str, &'a str)], T);
+
+    fn settings(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn the_choice_follows_the_setting_then_what_is_configured() {
+        let cases: [Case<Result<Choice, &str>>; 8] = [
+            (&[], Err("no model provider is configured")),
+            (
+                &[("GEMINI_API_KEY", "k"), ("ANTHROPIC_API_KEY", "k")],
+                Ok(Choice::Gemini),
+            ),
+            (
+                &[("ANTHROPIC_API_KEY", "k"), ("OPENAI_BASE_URL", "u")],
+                Ok(Choice::Anthropic),
+            ),
+            (
+                &[("OPENAI_BASE_URL", "http://localhost:11434/v1")],
+                Ok(Choice::OpenAi),
+            ),
+            (
+                &[("KAKEIBO_PROVIDER", "OpenAI"), ("GEMINI_API_KEY", "k")],
+                Ok(Choice::OpenAi),
+            ),
+            (
+                &[("KAKEIBO_PROVIDER", "script: demo.yaml")],
+                Ok(Choice::Script("demo.yaml".into())),
+            ),
+            (&[("KAKEIBO_PROVIDER", "script:")], Err("is not a provider")),
+            (
+                &[("KAKEIBO_PROVIDER", "  "), ("GEMINI_API_KEY", " ")],
+                Err("no model provider"),
+            ),
+        ];
+        for (pairs, expected) in cases {
+            let map = settings(pairs);
+            let lookup = |name: &str| map.get(name).cloned();
+            let got = Settings::new(&lookup).choice();
+            match (got, expected) {
+                (Ok(got), Ok(expected)) => assert_eq!(got, expected, "{pairs:?}"),
+                (Err(got), Err(expected)) => assert!(got.to_string().contains(expected), "{pairs:?}: {got}"),
+                (got, expected) => panic!("{pairs:?}: {got:?} but expected {expected:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn models_per_role_with_defaults_only_where_there_are_any() {
+        let map = settings(&[("JUDGE_MODEL", "gemini-3.1-pro")]);
+        let lookup = |name: &str| map.get(name).cloned();
+        let s = Settings::new(&lookup);
+        assert_eq!(
+            s.model(&Choice::Gemini, ModelRole::Agent).unwrap(),
+            ("gemini-3.6-flash".to_owned(), "default")
+        );
+        assert_eq!(
+            s.model(&Choice::Gemini, ModelRole::Judge).unwrap(),
+            ("gemini-3.1-pro".to_owned(), "JUDGE_MODEL")
+        );
+        let err = s.model(&Choice::Anthropic, ModelRole::Summarizer).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the anthropic provider has no default model: set AGENT_MODEL"
+        );
+
+        let map = settings(&[("AGENT_MODEL", "qwen3"), ("SUMMARIZER_MODEL", "qwen3-small")]);
+        let lookup = |name: &str| map.get(name).cloned();
+        let s = Settings::new(&lookup);
+        let roles: Vec<_> = ModelRole::ALL
+            .iter()
+            .map(|role| s.model(&Choice::OpenAi, *role).unwrap())
+            .collect();
+        assert_eq!(
+            roles,
+            [
+                ("qwen3".to_owned(), "AGENT_MODEL"),
+                ("qwen3-small".to_owned(), "SUMMARIZER_MODEL"),
+                ("qwen3".to_owned(), "AGENT_MODEL"),
+            ],
+            "the judge falls back to the agent's model"
+        );
+    }
+
+    #[test]
+    fn missing_pieces_are_named() {
+        let cases: [Case<&str>; 4] = [
+            (&[("KAKEIBO_PROVIDER", "gemini")], "needs GEMINI_API_KEY"),
+            (
+                &[("KAKEIBO_PROVIDER", "anthropic"), ("AGENT_MODEL", "m")],
+                "needs ANTHROPIC_API_KEY",
+            ),
+            (
+                &[("KAKEIBO_PROVIDER", "openai"), ("AGENT_MODEL", "m")],
+                "needs OPENAI_BASE_URL",
+            ),
+            (
+                &[("GEMINI_AUTH", "vertex")],
+                "GEMINI_AUTH=vertex is not supported yet",
+            ),
+        ];
+        for (pairs, expected) in cases {
+            let map = settings(pairs);
+            let lookup = |name: &str| map.get(name).cloned();
+            let err = Settings::new(&lookup).provider(ModelRole::Agent).err().unwrap();
+            assert!(err.to_string().contains(expected), "{pairs:?}: {err}");
+        }
+        let map = settings(&[
+            ("OPENAI_BASE_URL", "http://127.0.0.1:8080/v1/"),
+            ("AGENT_MODEL", "qwen3"),
+        ]);
+        let lookup = |name: &str| map.get(name).cloned();
+        let provider = Settings::new(&lookup).provider(ModelRole::Agent).unwrap();
+        assert_eq!((provider.name(), provider.model()), ("openai", "qwen3"));
+    }
+}
