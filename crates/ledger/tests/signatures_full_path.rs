@@ -80,6 +80,7 @@ async fn with_gemini_agent<T>(
         model: "gemini-3.6-flash".into(),
         base_url: base_url.to_owned(),
         timeout: Duration::from_secs(5),
+        cache: kakeibo_providers::gemini::cache::CacheSettings::default(),
     })
     .unwrap();
     let store = TurnStore::new(pool.clone());

@@ -341,3 +341,26 @@ async fn every_gemini_sample_maps() {
         walk(&dir).len()
     );
 }
+
+#[test]
+fn real_too_small_answers_are_recognised() {
+    let Some(dir) = corpus("gemini", "Gemini") else {
+        return;
+    };
+    let text = std::fs::read_to_string(dir.join("errors-from-github-issues.json")).unwrap();
+    let items: Value = serde_json::from_str(&text).unwrap();
+    let mut too_small = 0;
+    for item in items["items"].as_array().unwrap() {
+        let status = item["http_status"].as_u64().and_then(|s| u16::try_from(s).ok());
+        let error = wire::error_from(&item["body"]["error"], status);
+        let says_so = item["case"].as_str().unwrap().contains("below model minimum");
+        assert_eq!(
+            kakeibo_providers::gemini::cache::is_too_small(&error),
+            says_so,
+            "{}",
+            item["case"]
+        );
+        too_small += usize::from(says_so);
+    }
+    assert_eq!(too_small, 2, "the corpus records two such answers");
+}

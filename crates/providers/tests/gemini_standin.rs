@@ -23,6 +23,7 @@ async fn standin(replies: Vec<Reply>) -> (Standin, Gemini) {
         model: "gemini-3.6-flash".into(),
         base_url: format!("http://{address}/v1beta"),
         timeout: Duration::from_secs(5),
+        cache: kakeibo_providers::gemini::cache::CacheSettings::default(),
     };
     (state, Gemini::new(config).unwrap())
 }

@@ -1,8 +1,12 @@
-//! Gemini over its REST API (`streamGenerateContent?alt=sse`, `countTokens`), with an API key.
+//! Gemini over its REST API (`streamGenerateContent?alt=sse`, `countTokens`, `cachedContents`),
+//! with an API key.
 
+pub mod cache;
 pub mod wire;
 
-use std::time::Duration;
+use std::{sync::Arc, time::Duration};
+
+use cache::{CacheSettings, Clock, ExplicitCache, Plan};
 
 use futures_util::{Stream, future::BoxFuture, stream::BoxStream};
 use kakeibo_core::{ModelRequest, Provider, ProviderError, StreamEvent};
@@ -21,6 +25,7 @@ pub struct GeminiConfig {
     pub base_url: String,
     /// For one whole request, reply included.
     pub timeout: Duration,
+    pub cache: CacheSettings,
 }
 
 impl GeminiConfig {
@@ -39,6 +44,10 @@ impl GeminiConfig {
                 .trim_end_matches('/')
                 .to_owned(),
             timeout: Duration::from_mins(2),
+            cache: CacheSettings {
+                enabled: var("EXPLICIT_CACHE").is_none_or(|v| v != "0"),
+                ..CacheSettings::default()
+            },
         })
     }
 }
@@ -48,12 +57,26 @@ impl GeminiConfig {
 pub struct Gemini {
     config: GeminiConfig,
     client: reqwest::Client,
+    /// Shared by clones: one process, one view of its caches.
+    cache: Arc<ExplicitCache>,
 }
 
 impl Gemini {
     pub fn new(config: GeminiConfig) -> Result<Self, ProviderError> {
         let client = http::client(config.timeout)?;
-        Ok(Self { config, client })
+        let cache = Arc::new(ExplicitCache::new(config.cache.clone()));
+        Ok(Self {
+            config,
+            client,
+            cache,
+        })
+    }
+
+    /// The same provider judging cache expiry by `clock`.
+    #[must_use]
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.cache = Arc::new(ExplicitCache::new(self.config.cache.clone()).with_clock(clock));
+        self
     }
 
     fn url(&self, method: &str) -> String {
@@ -62,17 +85,151 @@ impl Gemini {
 
     async fn open(&self, body: Value) -> Result<reqwest::Response, ProviderError> {
         let url = format!("{}?alt=sse", self.url("streamGenerateContent"));
+        self.send(reqwest::Method::POST, &url, Some(&body)).await
+    }
+
+    async fn send(
+        &self,
+        method: reqwest::Method,
+        url: &str,
+        body: Option<&Value>,
+    ) -> Result<reqwest::Response, ProviderError> {
         http::send(
             || {
-                self.client
-                    .post(&url)
-                    .header("x-goog-api-key", &self.config.api_key.0)
-                    .json(&body)
+                let request = self
+                    .client
+                    .request(method.clone(), url)
+                    .header("x-goog-api-key", &self.config.api_key.0);
+                match body {
+                    Some(body) => request.json(body),
+                    None => request,
+                }
             },
             wire::error_from,
             wire::retry_delay,
         )
         .await
+    }
+
+    async fn call(
+        &self,
+        method: reqwest::Method,
+        url: &str,
+        body: Option<&Value>,
+    ) -> Result<Value, ProviderError> {
+        let response = self.send(method, url, body).await?;
+        response
+            .json()
+            .await
+            .map_err(|e| ProviderError::Protocol(format!("a cache reply that is not JSON: {e}")))
+    }
+
+    /// The cache to reference for `request` (its key and name), making, finding or extending
+    /// one as needed; `None` to send the request whole.
+    async fn cached(&self, request: &ModelRequest) -> Option<(String, String)> {
+        let key = self.cache.key(&self.config.model, request)?;
+        let name = match self.cache.plan(&key, request) {
+            Plan::Uncached => return None,
+            Plan::Use(name) => name,
+            Plan::Refresh(name) => match self.refresh(&key, &name).await {
+                Err(e) if cache::is_gone(&e) => self.create(&key, request).await?,
+                // Extended; or not, but still live until its expiry.
+                _ => name,
+            },
+            Plan::FindOrCreate => match self.find(&key).await {
+                Some(name) => name,
+                None => self.create(&key, request).await?,
+            },
+            Plan::Create => self.create(&key, request).await?,
+        };
+        Some((key, name))
+    }
+
+    async fn create(&self, key: &str, request: &ModelRequest) -> Option<String> {
+        let body = cache::create_body(&self.config.model, key, request, &self.cache.ttl());
+        let url = format!("{}/cachedContents", self.config.base_url);
+        match self.call(reqwest::Method::POST, &url, Some(&body)).await {
+            Ok(resource) => {
+                let name = resource.get("name").and_then(Value::as_str)?.to_owned();
+                self.cache
+                    .remember(key, name.clone(), self.cache.expiry_of(&resource));
+                Some(name)
+            }
+            Err(e) if cache::is_too_small(&e) => {
+                self.cache.too_small(key);
+                None
+            }
+            // Not cached this time; the next request tries again.
+            Err(_) => {
+                self.cache.forget(key);
+                None
+            }
+        }
+    }
+
+    async fn refresh(&self, key: &str, name: &str) -> Result<(), ProviderError> {
+        let url = format!("{}/{name}?updateMask=ttl", self.config.base_url);
+        let body = json!({"ttl": self.cache.ttl()});
+        let resource = self.call(reqwest::Method::PATCH, &url, Some(&body)).await?;
+        self.cache
+            .remember(key, name.to_owned(), self.cache.expiry_of(&resource));
+        Ok(())
+    }
+
+    /// A live cache an earlier process made for `key`, if the provider lists one.
+    async fn find(&self, key: &str) -> Option<String> {
+        let model = format!("models/{}", self.config.model);
+        let mut page: Option<String> = None;
+        for _ in 0..10 {
+            let mut url = format!("{}/cachedContents?pageSize=100", self.config.base_url);
+            if let Some(token) = &page {
+                url.push_str("&pageToken=");
+                url.push_str(token);
+            }
+            let listing = self.call(reqwest::Method::GET, &url, None).await.ok()?;
+            for resource in listing
+                .get("cachedContents")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let expires = self.cache.expiry_of(resource);
+                if resource.get("displayName").and_then(Value::as_str) == Some(key)
+                    && resource.get("model").and_then(Value::as_str) == Some(model.as_str())
+                    && expires > self.cache.now() + self.cache.settings.refresh_before
+                    && let Some(name) = resource.get("name").and_then(Value::as_str)
+                {
+                    self.cache.remember(key, name.to_owned(), expires);
+                    return Some(name.to_owned());
+                }
+            }
+            page = Some(listing.get("nextPageToken").and_then(Value::as_str)?.to_owned());
+        }
+        None
+    }
+
+    /// Opens the reply, referencing the explicit cache when there is one; a cache that vanished
+    /// in the meantime is made again once.
+    async fn open_cached(&self, request: &ModelRequest) -> Result<reqwest::Response, ProviderError> {
+        let cached = self.cached(request).await;
+        let opened = self
+            .open(wire::request_body(
+                request,
+                cached.as_ref().map(|(_, name)| name.as_str()),
+            ))
+            .await;
+        match (opened, cached) {
+            (Err(e), Some((key, _))) if cache::is_gone(&e) => {
+                self.cache.forget(&key);
+                let again = self.cached(request).await;
+                self.open(wire::request_body(
+                    request,
+                    again.as_ref().map(|(_, name)| name.as_str()),
+                ))
+                .await
+            }
+            (opened, _) => opened,
+        }
     }
 }
 
@@ -86,8 +243,7 @@ impl Provider for Gemini {
     }
 
     fn stream<'a>(&'a self, request: &'a ModelRequest) -> BoxStream<'a, Result<StreamEvent, ProviderError>> {
-        let body = wire::request_body(request, None);
-        http::reply_stream(self.open(body), wire::Accumulator::default())
+        http::reply_stream(self.open_cached(request), wire::Accumulator::default())
     }
 
     fn count_tokens<'a>(&'a self, request: &'a ModelRequest) -> BoxFuture<'a, Option<u64>> {
@@ -100,18 +256,7 @@ impl Provider for Gemini {
             inner["model"] = json!(format!("models/{}", self.config.model));
             let body = json!({"generateContentRequest": inner});
             let url = self.url("countTokens");
-            let response = http::send(
-                || {
-                    self.client
-                        .post(&url)
-                        .header("x-goog-api-key", &self.config.api_key.0)
-                        .json(&body)
-                },
-                wire::error_from,
-                wire::retry_delay,
-            )
-            .await
-            .ok()?;
+            let response = self.send(reqwest::Method::POST, &url, Some(&body)).await.ok()?;
             response.json::<Value>().await.ok()?.get("totalTokens")?.as_u64()
         })
     }

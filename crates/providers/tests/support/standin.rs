@@ -13,7 +13,7 @@ use axum::{
     Router,
     body::Body,
     extract::State,
-    http::{HeaderMap, StatusCode, Uri, header},
+    http::{HeaderMap, Method, StatusCode, Uri, header},
     response::Response,
 };
 use serde_json::Value;
@@ -77,6 +77,8 @@ pub type Received = (String, Value, HeaderMap);
 pub struct Standin {
     replies: Arc<Mutex<VecDeque<Reply>>>,
     pub requests: Arc<Mutex<Vec<Received>>>,
+    /// `METHOD path?query` of every request, in order.
+    calls: Arc<Mutex<Vec<String>>>,
 }
 
 impl Standin {
@@ -97,9 +99,21 @@ impl Standin {
     pub fn received(&self) -> Vec<Received> {
         self.requests.lock().unwrap().clone()
     }
+
+    /// `METHOD path?query` of every request, in order.
+    pub fn calls(&self) -> Vec<String> {
+        self.calls.lock().unwrap().clone()
+    }
 }
 
-async fn handle(State(s): State<Standin>, uri: Uri, headers: HeaderMap, body: String) -> Response {
+async fn handle(
+    State(s): State<Standin>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: String,
+) -> Response {
+    s.calls.lock().unwrap().push(format!("{method} {uri}"));
     s.requests.lock().unwrap().push((
         uri.to_string(),
         serde_json::from_str(&body).unwrap_or(Value::Null),
