@@ -8,6 +8,7 @@ pub mod anthropic;
 pub mod gemini;
 pub mod http;
 pub mod openai;
+pub mod replay;
 pub mod select;
 
 pub use anthropic::{Anthropic, AnthropicConfig};

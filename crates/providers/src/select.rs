@@ -8,7 +8,10 @@ use std::{fmt, path::PathBuf};
 
 use kakeibo_core::{Provider, ProviderError, script::Script, script::ScriptError};
 
-use crate::{Anthropic, AnthropicConfig, Gemini, GeminiConfig, OpenAi, OpenAiConfig};
+use crate::{
+    Anthropic, AnthropicConfig, Gemini, GeminiConfig, OpenAi, OpenAiConfig,
+    replay::{self, Recorder, Replay},
+};
 
 /// What a model is used for; each role has its own setting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -166,8 +169,24 @@ impl<'a> Settings<'a> {
         }
     }
 
-    /// The provider for `role`, ready to call.
+    /// The provider for `role`, ready to call. With `REPLAY=1` it is the recorded fixtures
+    /// (no key needed: the model named, or Gemini's default, keys them); with `RECORD=1` the
+    /// real provider, each reply also written as a fixture.
     pub fn provider(&self, role: ModelRole) -> Result<Box<dyn Provider>, SelectError> {
+        let fixtures = replay::fixtures_dir(&|name| self.get(name));
+        if self.get("REPLAY").as_deref() == Some("1") {
+            let choice = self.choice().unwrap_or(Choice::Gemini);
+            let (model, _) = self.model(&choice, role)?;
+            return Ok(Box::new(Replay::new(model, fixtures)));
+        }
+        let provider = self.live(role)?;
+        if self.get("RECORD").as_deref() == Some("1") {
+            return Ok(Box::new(Recorder::new(provider, fixtures)));
+        }
+        Ok(provider)
+    }
+
+    fn live(&self, role: ModelRole) -> Result<Box<dyn Provider>, SelectError> {
         let choice = self.choice()?;
         let (model, _) = self.model(&choice, role)?;
         let var = |name: &str| self.get(name);
@@ -331,5 +350,16 @@ mod tests {
         let lookup = |name: &str| map.get(name).cloned();
         let provider = Settings::new(&lookup).provider(ModelRole::Agent).unwrap();
         assert_eq!((provider.name(), provider.model()), ("openai", "qwen3"));
+    }
+
+    #[test]
+    fn replay_needs_no_key() {
+        let map = settings(&[("REPLAY", "1")]);
+        let lookup = |name: &str| map.get(name).cloned();
+        let provider = Settings::new(&lookup).provider(ModelRole::Judge).unwrap();
+        assert_eq!(
+            (provider.name(), provider.model()),
+            ("replay", "gemini-3.1-pro-preview")
+        );
     }
 }

@@ -279,3 +279,44 @@ async fn errors_retries_and_a_cut_stream() {
         "{err:?}"
     );
 }
+
+#[tokio::test]
+async fn record_through_the_settings_writes_one_fixture_per_reply() {
+    let (state, address) = Standin::start(vec![answer("recorded", "stop")]).await;
+    let fixtures = tempfile::tempdir().unwrap();
+    let base_url = format!("http://{address}/v1");
+    let dir = fixtures.path().display().to_string();
+    let vars = [
+        ("RECORD", "1"),
+        ("OPENAI_BASE_URL", base_url.as_str()),
+        ("AGENT_MODEL", "qwen3"),
+        ("KAKEIBO_FIXTURES", dir.as_str()),
+    ];
+    let lookup = |name: &str| {
+        vars.iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| (*v).to_owned())
+    };
+    let provider = kakeibo_providers::select::Settings::new(&lookup)
+        .provider(kakeibo_providers::select::ModelRole::Agent)
+        .unwrap();
+    let asked = request(vec![Message::user("hi")]);
+    let reply = complete(provider.as_ref(), &asked, &mut |_| {}).await.unwrap();
+    assert_eq!(reply.message.text(), "recorded");
+    assert_eq!(state.received().len(), 1);
+    let key = kakeibo_providers::replay::key("qwen3", &asked);
+    let fixture: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixtures.path().join(format!("{key}.json"))).unwrap())
+            .unwrap();
+    assert_eq!(fixture["provider"], "openai");
+    assert_eq!(
+        fixture["response"]["message"],
+        serde_json::to_value(&reply.message).unwrap()
+    );
+
+    // And served back with no server at all.
+    let fixtures_only = kakeibo_providers::replay::Replay::new("qwen3", fixtures.path());
+    let again = complete(&fixtures_only, &asked, &mut |_| {}).await.unwrap();
+    assert_eq!(again, reply);
+    assert_eq!(state.received().len(), 1);
+}
