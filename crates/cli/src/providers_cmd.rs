@@ -18,7 +18,8 @@ enum ProvidersCommand {
     /// Show the provider and models the environment selects, and call the agent model once.
     #[command(
         after_help = "Settings read: KAKEIBO_PROVIDER (gemini | anthropic | openai | script:PATH), \
-        GEMINI_API_KEY, GEMINI_BASE_URL, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, OPENAI_BASE_URL, \
+        GEMINI_API_KEY, GEMINI_BASE_URL, GEMINI_AUTH=vertex with GEMINI_SERVICE_ACCOUNT_JSON or \
+        GOOGLE_APPLICATION_CREDENTIALS and VERTEX_PROJECT, VERTEX_LOCATION, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, OPENAI_BASE_URL, \
         OPENAI_API_KEY, AGENT_MODEL, SUMMARIZER_MODEL, JUDGE_MODEL.\n\n\
         Exit status: 0 the provider answered, 1 it is configured but failed, 2 nothing is configured.\n\n\
         Examples:\n  GEMINI_API_KEY=... kakeibo providers check\n  \
@@ -42,7 +43,17 @@ pub async fn run(args: ProvidersArgs) -> ExitCode {
 }
 
 /// Settings that are safe to print as they are (never keys).
-const SHOWN: [&str; 3] = ["GEMINI_BASE_URL", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"];
+const SHOWN: [&str; 9] = [
+    "GEMINI_AUTH",
+    "GEMINI_BASE_URL",
+    "VERTEX_PROJECT",
+    "VERTEX_LOCATION",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "ANTHROPIC_BASE_URL",
+    "OPENAI_BASE_URL",
+    "REPLAY",
+    "RECORD",
+];
 
 async fn check(args: &CheckArgs) -> ExitCode {
     let lookup = |name: &str| std::env::var(name).ok();
@@ -68,7 +79,10 @@ async fn check(args: &CheckArgs) -> ExitCode {
     let why = match &choice {
         Choice::Script(_) => "scripted replies, no model".to_owned(),
         _ if settings.get("KAKEIBO_PROVIDER").is_some() => "KAKEIBO_PROVIDER".to_owned(),
-        Choice::Gemini => "GEMINI_API_KEY is set".to_owned(),
+        Choice::Gemini => match settings.get("GEMINI_AUTH") {
+            Some(auth) => format!("GEMINI_AUTH={auth}"),
+            None => "GEMINI_API_KEY is set".to_owned(),
+        },
         Choice::Anthropic => "ANTHROPIC_API_KEY is set".to_owned(),
         Choice::OpenAi => "OPENAI_BASE_URL is set".to_owned(),
     };

@@ -152,7 +152,7 @@ async fn a_recorded_conversation_replays_through_the_loop(options: PgPoolOptions
     let fixtures = tempfile::tempdir().unwrap();
 
     let gemini = Gemini::new(GeminiConfig {
-        api_key: Secret("k".into()),
+        auth: kakeibo_providers::gemini::GeminiAuth::ApiKey(Secret("k".into())),
         model: "gemini-3.6-flash".into(),
         base_url,
         timeout: Duration::from_secs(5),

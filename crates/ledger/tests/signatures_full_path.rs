@@ -76,7 +76,7 @@ async fn with_gemini_agent<T>(
 ) -> T {
     // Everything built anew: only the database and the stand-in are shared.
     let gemini = Gemini::new(GeminiConfig {
-        api_key: kakeibo_providers::http::Secret("k".into()),
+        auth: kakeibo_providers::gemini::GeminiAuth::ApiKey(kakeibo_providers::http::Secret("k".into())),
         model: "gemini-3.6-flash".into(),
         base_url: base_url.to_owned(),
         timeout: Duration::from_secs(5),

@@ -91,7 +91,7 @@ pub enum SelectError {
         provider: &'static str,
         variable: &'static str,
     },
-    #[error("GEMINI_AUTH={0} is not supported yet; use GEMINI_API_KEY")]
+    #[error("GEMINI_AUTH={0} is not a way to sign in; use api-key (GEMINI_API_KEY) or vertex")]
     UnsupportedAuth(String),
     #[error(transparent)]
     Script(#[from] ScriptError),
@@ -192,13 +192,16 @@ impl<'a> Settings<'a> {
         let var = |name: &str| self.get(name);
         Ok(match choice {
             Choice::Gemini => {
-                if let Some(auth) = self.get("GEMINI_AUTH").filter(|a| a != "api-key") {
-                    return Err(SelectError::UnsupportedAuth(auth));
-                }
-                let config = GeminiConfig::from_vars(&model, &var).ok_or(SelectError::Missing {
-                    provider: "gemini",
-                    variable: "GEMINI_API_KEY",
-                })?;
+                let config = match self.get("GEMINI_AUTH").as_deref() {
+                    None | Some("api-key") => {
+                        GeminiConfig::from_vars(&model, &var).ok_or(SelectError::Missing {
+                            provider: "gemini",
+                            variable: "GEMINI_API_KEY",
+                        })?
+                    }
+                    Some("vertex") => GeminiConfig::vertex_from_vars(&model, &var)?,
+                    Some(other) => return Err(SelectError::UnsupportedAuth(other.to_owned())),
+                };
                 Box::new(Gemini::new(config)?)
             }
             Choice::Anthropic => {
@@ -322,7 +325,7 @@ mod tests {
 
     #[test]
     fn missing_pieces_are_named() {
-        let cases: [Case<&str>; 4] = [
+        let cases: [Case<&str>; 5] = [
             (&[("KAKEIBO_PROVIDER", "gemini")], "needs GEMINI_API_KEY"),
             (
                 &[("KAKEIBO_PROVIDER", "anthropic"), ("AGENT_MODEL", "m")],
@@ -334,7 +337,11 @@ mod tests {
             ),
             (
                 &[("GEMINI_AUTH", "vertex")],
-                "GEMINI_AUTH=vertex is not supported yet",
+                "needs GEMINI_SERVICE_ACCOUNT_JSON or GOOGLE_APPLICATION_CREDENTIALS",
+            ),
+            (
+                &[("GEMINI_AUTH", "oauth")],
+                "GEMINI_AUTH=oauth is not a way to sign in",
             ),
         ];
         for (pairs, expected) in cases {

@@ -42,7 +42,7 @@ fn clock() -> (Clock, Arc<Mutex<i64>>) {
 async fn gemini(replies: Vec<Reply>, settings: CacheSettings, clock: Clock) -> (Standin, Gemini) {
     let (state, address) = Standin::start(replies).await;
     let config = GeminiConfig {
-        api_key: Secret("test-key".into()),
+        auth: kakeibo_providers::gemini::GeminiAuth::ApiKey(Secret("test-key".into())),
         model: "gemini-3.6-flash".into(),
         base_url: format!("http://{address}/v1beta"),
         timeout: Duration::from_secs(5),

@@ -19,7 +19,9 @@ mod support;
 async fn standin(replies: Vec<Reply>) -> (Standin, Gemini) {
     let (state, address) = Standin::start(replies).await;
     let config = GeminiConfig {
-        api_key: kakeibo_providers::http::Secret("test-key".into()),
+        auth: kakeibo_providers::gemini::GeminiAuth::ApiKey(kakeibo_providers::http::Secret(
+            "test-key".into(),
+        )),
         model: "gemini-3.6-flash".into(),
         base_url: format!("http://{address}/v1beta"),
         timeout: Duration::from_secs(5),

@@ -205,14 +205,15 @@ pub fn is_gone(error: &ProviderError) -> bool {
     }
 }
 
-/// The body that creates a cache of `request`'s system instruction and tools.
+/// The body that creates a cache of `request`'s system instruction and tools for `model` (a
+/// resource name: `models/M` or the Vertex publisher path).
 pub fn create_body(model: &str, display_name: &str, request: &ModelRequest, ttl: &str) -> Value {
     let mut body = super::wire::request_body(request, None);
     if let Some(object) = body.as_object_mut() {
         object.remove("contents");
         object.remove("generationConfig");
     }
-    body["model"] = json!(format!("models/{model}"));
+    body["model"] = json!(model);
     body["displayName"] = json!(display_name);
     body["ttl"] = json!(ttl);
     body

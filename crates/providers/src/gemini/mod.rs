@@ -2,6 +2,7 @@
 //! with an API key.
 
 pub mod cache;
+pub mod vertex;
 pub mod wire;
 
 use std::{sync::Arc, time::Duration};
@@ -16,16 +17,37 @@ use crate::http;
 
 pub const DEFAULT_BASE_URL: &str = "https://generativelanguage.googleapis.com/v1beta";
 
+/// As whom to call Gemini.
+#[derive(Debug, Clone)]
+pub enum GeminiAuth {
+    /// The Gemini API with an API key (`x-goog-api-key`).
+    ApiKey(http::Secret),
+    /// Vertex AI with a service account's access tokens, in one project and location.
+    Vertex {
+        tokens: Arc<vertex::TokenSource>,
+        project: String,
+        location: String,
+    },
+}
+
 /// Where and as whom to call Gemini.
 #[derive(Debug, Clone)]
 pub struct GeminiConfig {
-    pub api_key: http::Secret,
+    pub auth: GeminiAuth,
     pub model: String,
-    /// Without a trailing slash; `GEMINI_BASE_URL` or the public endpoint.
+    /// Without a trailing slash: for an API key `GEMINI_BASE_URL` or the public endpoint; for
+    /// Vertex the project's location, `…/v1/projects/P/locations/L`.
     pub base_url: String,
     /// For one whole request, reply included.
     pub timeout: Duration,
     pub cache: CacheSettings,
+}
+
+fn cache_settings(var: &dyn Fn(&str) -> Option<String>) -> CacheSettings {
+    CacheSettings {
+        enabled: var("EXPLICIT_CACHE").is_none_or(|v| v != "0"),
+        ..CacheSettings::default()
+    }
 }
 
 impl GeminiConfig {
@@ -37,18 +59,86 @@ impl GeminiConfig {
     /// As [`Self::from_env`], reading settings through `var`.
     pub fn from_vars(model: &str, var: &dyn Fn(&str) -> Option<String>) -> Option<Self> {
         Some(Self {
-            api_key: http::Secret(var("GEMINI_API_KEY")?),
+            auth: GeminiAuth::ApiKey(http::Secret(var("GEMINI_API_KEY")?)),
             model: model.to_owned(),
             base_url: var("GEMINI_BASE_URL")
                 .unwrap_or_else(|| DEFAULT_BASE_URL.to_owned())
                 .trim_end_matches('/')
                 .to_owned(),
             timeout: Duration::from_mins(2),
-            cache: CacheSettings {
-                enabled: var("EXPLICIT_CACHE").is_none_or(|v| v != "0"),
-                ..CacheSettings::default()
-            },
+            cache: cache_settings(var),
         })
+    }
+
+    /// Vertex AI (`GEMINI_AUTH=vertex`): the service-account key from
+    /// `GEMINI_SERVICE_ACCOUNT_JSON` or the file `GOOGLE_APPLICATION_CREDENTIALS` names; the
+    /// project from `VERTEX_PROJECT`, `GOOGLE_CLOUD_PROJECT` or the key; the location from
+    /// `VERTEX_LOCATION` or `GOOGLE_CLOUD_LOCATION`, else `global`. `GEMINI_BASE_URL` replaces
+    /// the endpoint's origin.
+    pub fn vertex_from_vars(
+        model: &str,
+        var: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Self, ProviderError> {
+        let refused = |message: String| ProviderError::Rejected { status: 0, message };
+        let key = match (
+            var("GEMINI_SERVICE_ACCOUNT_JSON"),
+            var("GOOGLE_APPLICATION_CREDENTIALS"),
+        ) {
+            (Some(json), _) => json,
+            (None, Some(path)) => std::fs::read_to_string(&path)
+                .map_err(|e| refused(format!("cannot read the service-account key {path}: {e}")))?,
+            (None, None) => {
+                return Err(refused(
+                    "GEMINI_AUTH=vertex needs GEMINI_SERVICE_ACCOUNT_JSON or GOOGLE_APPLICATION_CREDENTIALS"
+                        .into(),
+                ));
+            }
+        };
+        let account = vertex::ServiceAccount::from_json(&key)?;
+        let project = var("VERTEX_PROJECT")
+            .or_else(|| var("GOOGLE_CLOUD_PROJECT"))
+            .or_else(|| account.project_id.clone())
+            .ok_or_else(|| refused("GEMINI_AUTH=vertex needs VERTEX_PROJECT".into()))?;
+        let location = var("VERTEX_LOCATION")
+            .or_else(|| var("GOOGLE_CLOUD_LOCATION"))
+            .unwrap_or_else(|| "global".to_owned());
+        let origin = var("GEMINI_BASE_URL").map_or_else(
+            || {
+                if location == "global" {
+                    "https://aiplatform.googleapis.com".to_owned()
+                } else {
+                    format!("https://{location}-aiplatform.googleapis.com")
+                }
+            },
+            |url| url.trim_end_matches('/').to_owned(),
+        );
+        let timeout = Duration::from_mins(2);
+        Ok(Self {
+            base_url: format!("{origin}/v1/projects/{project}/locations/{location}"),
+            auth: GeminiAuth::Vertex {
+                tokens: Arc::new(vertex::TokenSource::new(account, http::client(timeout)?)),
+                project,
+                location,
+            },
+            model: model.to_owned(),
+            timeout,
+            cache: cache_settings(var),
+        })
+    }
+
+    /// The model as a resource name (`models/M`, or the Vertex publisher path).
+    pub fn model_resource(&self) -> String {
+        match &self.auth {
+            GeminiAuth::ApiKey(_) => format!("models/{}", self.model),
+            GeminiAuth::Vertex {
+                project, location, ..
+            } => {
+                format!(
+                    "projects/{project}/locations/{location}/publishers/google/models/{}",
+                    self.model
+                )
+            }
+        }
     }
 }
 
@@ -80,7 +170,15 @@ impl Gemini {
     }
 
     fn url(&self, method: &str) -> String {
-        format!("{}/models/{}:{method}", self.config.base_url, self.config.model)
+        match self.config.auth {
+            GeminiAuth::ApiKey(_) => {
+                format!("{}/models/{}:{method}", self.config.base_url, self.config.model)
+            }
+            GeminiAuth::Vertex { .. } => format!(
+                "{}/publishers/google/models/{}:{method}",
+                self.config.base_url, self.config.model
+            ),
+        }
     }
 
     async fn open(&self, body: Value) -> Result<reqwest::Response, ProviderError> {
@@ -94,12 +192,15 @@ impl Gemini {
         url: &str,
         body: Option<&Value>,
     ) -> Result<reqwest::Response, ProviderError> {
+        let (header, value) = match &self.config.auth {
+            GeminiAuth::ApiKey(key) => ("x-goog-api-key", key.0.clone()),
+            GeminiAuth::Vertex { tokens, .. } => {
+                ("authorization", format!("Bearer {}", tokens.token().await?.0))
+            }
+        };
         http::send(
             || {
-                let request = self
-                    .client
-                    .request(method.clone(), url)
-                    .header("x-goog-api-key", &self.config.api_key.0);
+                let request = self.client.request(method.clone(), url).header(header, &value);
                 match body {
                     Some(body) => request.json(body),
                     None => request,
@@ -146,7 +247,7 @@ impl Gemini {
     }
 
     async fn create(&self, key: &str, request: &ModelRequest) -> Option<String> {
-        let body = cache::create_body(&self.config.model, key, request, &self.cache.ttl());
+        let body = cache::create_body(&self.config.model_resource(), key, request, &self.cache.ttl());
         let url = format!("{}/cachedContents", self.config.base_url);
         match self.call(reqwest::Method::POST, &url, Some(&body)).await {
             Ok(resource) => {
@@ -178,7 +279,7 @@ impl Gemini {
 
     /// A live cache an earlier process made for `key`, if the provider lists one.
     async fn find(&self, key: &str) -> Option<String> {
-        let model = format!("models/{}", self.config.model);
+        let model = self.config.model_resource();
         let mut page: Option<String> = None;
         for _ in 0..10 {
             let mut url = format!("{}/cachedContents?pageSize=100", self.config.base_url);
@@ -253,8 +354,14 @@ impl Provider for Gemini {
                 config.remove("generationConfig");
                 config.remove("toolConfig");
             }
-            inner["model"] = json!(format!("models/{}", self.config.model));
-            let body = json!({"generateContentRequest": inner});
+            // Vertex counts the request's fields themselves; the Gemini API wants them wrapped.
+            let body = match self.config.auth {
+                GeminiAuth::Vertex { .. } => inner,
+                GeminiAuth::ApiKey(_) => {
+                    inner["model"] = json!(self.config.model_resource());
+                    json!({"generateContentRequest": inner})
+                }
+            };
             let url = self.url("countTokens");
             let response = self.send(reqwest::Method::POST, &url, Some(&body)).await.ok()?;
             response.json::<Value>().await.ok()?.get("totalTokens")?.as_u64()

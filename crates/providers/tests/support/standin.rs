@@ -116,7 +116,7 @@ async fn handle(
     s.calls.lock().unwrap().push(format!("{method} {uri}"));
     s.requests.lock().unwrap().push((
         uri.to_string(),
-        serde_json::from_str(&body).unwrap_or(Value::Null),
+        serde_json::from_str(&body).unwrap_or(Value::String(body)),
         headers,
     ));
     let next = s.replies.lock().unwrap().pop_front();
