@@ -280,4 +280,56 @@ mod tests {
         c.system = "other".into();
         assert_ne!(key("m", &c), key("m", &a));
     }
+
+    /// Counts tokens as 1234 and answers "counted".
+    struct Counting;
+
+    impl Provider for Counting {
+        fn name(&self) -> &'static str {
+            "counting"
+        }
+
+        fn model(&self) -> &'static str {
+            "m"
+        }
+
+        fn stream<'a>(
+            &'a self,
+            _request: &'a ModelRequest,
+        ) -> BoxStream<'a, Result<StreamEvent, ProviderError>> {
+            Box::pin(stream::iter([Ok(StreamEvent::Completed(
+                kakeibo_core::scripted::reply_text("counted"),
+            ))]))
+        }
+
+        fn count_tokens<'a>(&'a self, _request: &'a ModelRequest) -> BoxFuture<'a, Option<u64>> {
+            Box::pin(async { Some(1234) })
+        }
+    }
+
+    #[tokio::test]
+    async fn token_counts_are_kept_beside_and_a_missing_one_is_no_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let recorder = Recorder::new(Box::new(Counting), dir.path());
+        let asked = conversation("toolu_1", "sig");
+        assert_eq!(recorder.count_tokens(&asked).await, Some(1234));
+        let reply = kakeibo_core::provider::complete(&recorder, &asked, &mut |_| {})
+            .await
+            .unwrap();
+
+        let served = Replay::new("m", dir.path());
+        assert_eq!(served.count_tokens(&asked).await, Some(1234));
+        let again = kakeibo_core::provider::complete(&served, &asked, &mut |_| {})
+            .await
+            .unwrap();
+        assert_eq!(again, reply);
+
+        let mut other = asked.clone();
+        other.system = "never recorded".into();
+        assert_eq!(served.count_tokens(&other).await, None, "the caller estimates");
+        let err = kakeibo_core::provider::complete(&served, &other, &mut |_| {})
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("REPLAY: no recorded reply"), "{err}");
+    }
 }

@@ -224,3 +224,46 @@ async fn a_cut_stream_and_a_blocked_prompt_are_not_answers() {
     let turn = drive(Turn::start("r", vec![], Message::user("hi")), &deps).await;
     assert_eq!(turn.finished().map(|f| f.0), Some(RunStatus::Blocked));
 }
+
+#[tokio::test]
+async fn every_finish_reason_maps() {
+    let cases = [
+        ("STOP", StopReason::End),
+        ("MAX_TOKENS", StopReason::MaxTokens),
+        ("SAFETY", StopReason::Blocked),
+        ("RECITATION", StopReason::Blocked),
+        ("BLOCKLIST", StopReason::Blocked),
+        ("PROHIBITED_CONTENT", StopReason::Blocked),
+        ("SPII", StopReason::Blocked),
+        ("IMAGE_SAFETY", StopReason::Blocked),
+        ("LANGUAGE", StopReason::Blocked),
+        ("MALFORMED_FUNCTION_CALL", StopReason::Error),
+        ("OTHER", StopReason::Error),
+    ];
+    let replies = cases
+        .iter()
+        .map(|(reason, _)| {
+            Reply::sse(sse(&[
+                json!({"candidates": [{"content": {"parts": [{"text": "x"}]}, "finishReason": reason}]}),
+            ]))
+        })
+        .chain([Reply::sse(sse(&[json!({"candidates": [{"content": {"parts": [
+            {"functionCall": {"name": "list_accounts", "args": {}}}]}, "finishReason": "STOP"}]})]))])
+        .collect();
+    let (_, gemini) = standin(replies).await;
+    for (reason, expected) in cases {
+        let reply = complete(&gemini, &request(vec![Message::user("hi")]), &mut |_| {})
+            .await
+            .unwrap();
+        assert_eq!(reply.stop_reason, expected, "{reason}");
+    }
+    let reply = complete(&gemini, &request(vec![Message::user("hi")]), &mut |_| {})
+        .await
+        .unwrap();
+    assert_eq!(reply.stop_reason, StopReason::ToolUse, "any call means tool_use");
+    assert_eq!(
+        reply.message.tool_uses()[0].id,
+        "call_0_list_accounts",
+        "a minted id"
+    );
+}
