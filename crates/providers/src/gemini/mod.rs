@@ -126,6 +126,21 @@ impl GeminiConfig {
         })
     }
 
+    /// The URL of a resource the API named (`cachedContents/X`, or on Vertex
+    /// `projects/P/locations/L/cachedContents/X`, which is relative to the version root).
+    pub fn resource_url(&self, name: &str) -> String {
+        match &self.auth {
+            GeminiAuth::ApiKey(_) => format!("{}/{name}", self.base_url),
+            GeminiAuth::Vertex { .. } => {
+                let root = self
+                    .base_url
+                    .split_once("/projects/")
+                    .map_or(self.base_url.as_str(), |(root, _)| root);
+                format!("{root}/{name}")
+            }
+        }
+    }
+
     /// The model as a resource name (`models/M`, or the Vertex publisher path).
     pub fn model_resource(&self) -> String {
         match &self.auth {
@@ -269,7 +284,7 @@ impl Gemini {
     }
 
     async fn refresh(&self, key: &str, name: &str) -> Result<(), ProviderError> {
-        let url = format!("{}/{name}?updateMask=ttl", self.config.base_url);
+        let url = format!("{}?updateMask=ttl", self.config.resource_url(name));
         let body = json!({"ttl": self.cache.ttl()});
         let resource = self.call(reqwest::Method::PATCH, &url, Some(&body)).await?;
         self.cache
