@@ -43,16 +43,20 @@ pub async fn run(args: ProvidersArgs) -> ExitCode {
 }
 
 /// Settings that are safe to print as they are (never keys).
-const SHOWN: [&str; 9] = [
+const SHOWN: [&str; 13] = [
     "GEMINI_AUTH",
     "GEMINI_BASE_URL",
     "VERTEX_PROJECT",
     "VERTEX_LOCATION",
+    "GOOGLE_CLOUD_PROJECT",
+    "GOOGLE_CLOUD_LOCATION",
     "GOOGLE_APPLICATION_CREDENTIALS",
     "ANTHROPIC_BASE_URL",
     "OPENAI_BASE_URL",
+    "EXPLICIT_CACHE",
     "REPLAY",
     "RECORD",
+    "KAKEIBO_FIXTURES",
 ];
 
 async fn check(args: &CheckArgs) -> ExitCode {
@@ -108,13 +112,14 @@ async fn check(args: &CheckArgs) -> ExitCode {
     }
     for name in SHOWN {
         if let Some(value) = settings.get(name) {
-            lines.push(format!("{name}={value}"));
+            lines.push(format!("{name}={}", without_credentials(&value)));
         }
     }
     for (name, provider) in [
         ("GEMINI_API_KEY", Choice::Gemini),
         ("ANTHROPIC_API_KEY", Choice::Anthropic),
         ("OPENAI_API_KEY", Choice::OpenAi),
+        ("GEMINI_SERVICE_ACCOUNT_JSON", Choice::Gemini),
     ] {
         if provider == choice && settings.get(name).is_some() {
             lines.push(format!("{name}=<your key, set>"));
@@ -122,8 +127,17 @@ async fn check(args: &CheckArgs) -> ExitCode {
     }
 
     let passed = if args.no_call {
-        outln!("call        skipped (--no-call)");
-        complete_settings
+        // Building the provider makes no call but checks every setting it needs.
+        match settings.provider(ModelRole::Agent) {
+            Ok(_) => {
+                outln!("call        skipped (--no-call)");
+                complete_settings
+            }
+            Err(e) => {
+                outln!("call        not possible: {e}");
+                false
+            }
+        }
     } else {
         call(&settings).await
     };
@@ -177,5 +191,17 @@ async fn call(settings: &Settings<'_>) -> bool {
             );
             false
         }
+    }
+}
+
+/// A URL with any `user:password@` removed; other values as they are.
+fn without_credentials(value: &str) -> String {
+    match reqwest::Url::parse(value) {
+        Ok(mut url) if !url.username().is_empty() || url.password().is_some() => {
+            let _ = url.set_username("");
+            let _ = url.set_password(None);
+            url.to_string()
+        }
+        _ => value.to_owned(),
     }
 }

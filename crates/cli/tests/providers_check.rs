@@ -29,8 +29,12 @@ const SETTINGS: [&str; 11] = [
 ];
 
 fn check(settings: &[(&str, &str)]) -> (i32, String) {
+    check_with(&[], settings)
+}
+
+fn check_with(args: &[&str], settings: &[(&str, &str)]) -> (i32, String) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_kakeibo"));
-    command.args(["providers", "check"]);
+    command.args(["providers", "check"]).args(args);
     for name in SETTINGS {
         command.env_remove(name);
     }
@@ -193,4 +197,29 @@ fn a_script_needs_no_model_and_a_bad_setting_is_named() {
     let (code, out) = check(&[("ANTHROPIC_API_KEY", "k")]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("has no default model: set AGENT_MODEL"), "{out}");
+}
+
+#[test]
+fn no_call_still_checks_the_settings_and_never_prints_credentials() {
+    let (code, out) = check_with(
+        &["--no-call"],
+        &[
+            ("OPENAI_BASE_URL", "https://user:s3cret@llm.internal.example/v1"),
+            ("AGENT_MODEL", "qwen3"),
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("call        skipped (--no-call)"), "{out}");
+    assert!(
+        out.contains("OPENAI_BASE_URL=https://llm.internal.example/v1"),
+        "{out}"
+    );
+    assert!(!out.contains("s3cret"), "{out}");
+
+    let (code, out) = check_with(&["--no-call"], &[("GEMINI_AUTH", "vertex")]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("call        not possible: GEMINI_AUTH=vertex needs"),
+        "{out}"
+    );
 }

@@ -5,7 +5,8 @@
 //! Canonicalising makes the key the same in every run of one conversation: tool-use ids are
 //! renumbered `t0, t1, …` by position (tool results follow their call), and thought summaries
 //! and signatures — which differ on every call — are dropped. The key covers the model, the
-//! system prompt, those messages and the tools with their schemas. Token counts are kept
+//! system prompt, those messages, the tools with their descriptions and schemas, and the
+//! output limit. Token counts are kept
 //! beside, as `tokens-<key>.json`; without one, replay gives no count and the caller estimates.
 
 use std::{
@@ -56,9 +57,10 @@ pub fn canonical(model: &str, request: &ModelRequest) -> Value {
     let tools: Vec<Value> = request
         .tools
         .iter()
-        .map(|d| json!({"name": d.name, "parameters": d.parameters}))
+        .map(|d| json!({"name": d.name, "description": d.description, "parameters": d.parameters}))
         .collect();
-    json!({"model": model, "system": request.system, "tools": tools, "messages": messages})
+    json!({"model": model, "system": request.system, "tools": tools, "messages": messages,
+           "max_tokens": request.max_tokens})
 }
 
 /// The fixture key of a request: 32 hex digits of the SHA-256 of its canonical form.

@@ -93,6 +93,8 @@ pub enum SelectError {
     },
     #[error("GEMINI_AUTH={0} is not a way to sign in; use api-key (GEMINI_API_KEY) or vertex")]
     UnsupportedAuth(String),
+    #[error("{0}")]
+    Settings(String),
     #[error(transparent)]
     Script(#[from] ScriptError),
     #[error(transparent)]
@@ -199,7 +201,9 @@ impl<'a> Settings<'a> {
                             variable: "GEMINI_API_KEY",
                         })?
                     }
-                    Some("vertex") => GeminiConfig::vertex_from_vars(&model, &var)?,
+                    Some("vertex") => {
+                        GeminiConfig::vertex_from_vars(&model, &var).map_err(SelectError::Settings)?
+                    }
                     Some(other) => return Err(SelectError::UnsupportedAuth(other.to_owned())),
                 };
                 Box::new(Gemini::new(config)?)

@@ -54,7 +54,14 @@ enum Entry {
     },
     /// The provider (or the estimate) said the prefix is below its minimum.
     TooSmall,
+    /// Making a cache failed for another reason: not tried again before this time.
+    Failed {
+        until: DateTime<Utc>,
+    },
 }
+
+/// How long a cache that could not be made is not tried again.
+const RETRY_FAILED_AFTER: chrono::TimeDelta = chrono::TimeDelta::minutes(5);
 
 /// What to do for one request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -129,6 +136,7 @@ impl ExplicitCache {
         let entry = self.lock().get(key).cloned();
         match entry {
             Some(Entry::TooSmall) => Plan::Uncached,
+            Some(Entry::Failed { until }) if self.now() < until => Plan::Uncached,
             Some(Entry::Live { name, expires }) => {
                 let now = self.now();
                 if now >= expires {
@@ -143,7 +151,7 @@ impl ExplicitCache {
                 self.lock().insert(key.to_owned(), Entry::TooSmall);
                 Plan::Uncached
             }
-            None => Plan::FindOrCreate,
+            None | Some(Entry::Failed { .. }) => Plan::FindOrCreate,
         }
     }
 
@@ -153,6 +161,12 @@ impl ExplicitCache {
 
     pub fn too_small(&self, key: &str) {
         self.lock().insert(key.to_owned(), Entry::TooSmall);
+    }
+
+    /// Making the cache failed: requests go uncached for a while rather than each trying again.
+    pub fn failed(&self, key: &str) {
+        let until = self.now() + RETRY_FAILED_AFTER;
+        self.lock().insert(key.to_owned(), Entry::Failed { until });
     }
 
     pub fn forget(&self, key: &str) {
@@ -280,6 +294,15 @@ mod tests {
         assert_eq!(cache.plan(&key, &big), Plan::Refresh("cachedContents/a".into()));
         *offset.lock().unwrap() = chrono::TimeDelta::minutes(30);
         assert_eq!(cache.plan(&key, &big), Plan::Create);
+
+        cache.failed(&key);
+        assert_eq!(
+            cache.plan(&key, &big),
+            Plan::Uncached,
+            "a failure is not retried at once"
+        );
+        *offset.lock().unwrap() = chrono::TimeDelta::minutes(36);
+        assert_eq!(cache.plan(&key, &big), Plan::FindOrCreate, "but after a while");
 
         let small = request("short");
         let key = cache.key("m", &small).unwrap();

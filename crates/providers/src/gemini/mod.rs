@@ -75,30 +75,29 @@ impl GeminiConfig {
     /// project from `VERTEX_PROJECT`, `GOOGLE_CLOUD_PROJECT` or the key; the location from
     /// `VERTEX_LOCATION` or `GOOGLE_CLOUD_LOCATION`, else `global`. `GEMINI_BASE_URL` replaces
     /// the endpoint's origin.
-    pub fn vertex_from_vars(
-        model: &str,
-        var: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<Self, ProviderError> {
-        let refused = |message: String| ProviderError::Rejected { status: 0, message };
+    ///
+    /// # Errors
+    /// What is missing or unreadable, in words; never the key's text.
+    pub fn vertex_from_vars(model: &str, var: &dyn Fn(&str) -> Option<String>) -> Result<Self, String> {
         let key = match (
             var("GEMINI_SERVICE_ACCOUNT_JSON"),
             var("GOOGLE_APPLICATION_CREDENTIALS"),
         ) {
             (Some(json), _) => json,
             (None, Some(path)) => std::fs::read_to_string(&path)
-                .map_err(|e| refused(format!("cannot read the service-account key {path}: {e}")))?,
+                .map_err(|e| format!("cannot read the service-account key {path}: {e}"))?,
             (None, None) => {
-                return Err(refused(
+                return Err(
                     "GEMINI_AUTH=vertex needs GEMINI_SERVICE_ACCOUNT_JSON or GOOGLE_APPLICATION_CREDENTIALS"
                         .into(),
-                ));
+                );
             }
         };
         let account = vertex::ServiceAccount::from_json(&key)?;
         let project = var("VERTEX_PROJECT")
             .or_else(|| var("GOOGLE_CLOUD_PROJECT"))
             .or_else(|| account.project_id.clone())
-            .ok_or_else(|| refused("GEMINI_AUTH=vertex needs VERTEX_PROJECT".into()))?;
+            .ok_or_else(|| "GEMINI_AUTH=vertex needs VERTEX_PROJECT".to_owned())?;
         let location = var("VERTEX_LOCATION")
             .or_else(|| var("GOOGLE_CLOUD_LOCATION"))
             .unwrap_or_else(|| "global".to_owned());
@@ -116,7 +115,10 @@ impl GeminiConfig {
         Ok(Self {
             base_url: format!("{origin}/v1/projects/{project}/locations/{location}"),
             auth: GeminiAuth::Vertex {
-                tokens: Arc::new(vertex::TokenSource::new(account, http::client(timeout)?)),
+                tokens: Arc::new(vertex::TokenSource::new(
+                    account,
+                    http::client(timeout).map_err(|e| e.to_string())?,
+                )),
                 project,
                 location,
             },
@@ -275,9 +277,9 @@ impl Gemini {
                 self.cache.too_small(key);
                 None
             }
-            // Not cached this time; the next request tries again.
+            // Not cached; requests go uncached for a while before trying again.
             Err(_) => {
-                self.cache.forget(key);
+                self.cache.failed(key);
                 None
             }
         }
@@ -297,12 +299,12 @@ impl Gemini {
         let model = self.config.model_resource();
         let mut page: Option<String> = None;
         for _ in 0..10 {
-            let mut url = format!("{}/cachedContents?pageSize=100", self.config.base_url);
+            let mut url = reqwest::Url::parse(&format!("{}/cachedContents", self.config.base_url)).ok()?;
+            url.query_pairs_mut().append_pair("pageSize", "100");
             if let Some(token) = &page {
-                url.push_str("&pageToken=");
-                url.push_str(token);
+                url.query_pairs_mut().append_pair("pageToken", token);
             }
-            let listing = self.call(reqwest::Method::GET, &url, None).await.ok()?;
+            let listing = self.call(reqwest::Method::GET, url.as_str(), None).await.ok()?;
             for resource in listing
                 .get("cachedContents")
                 .and_then(Value::as_array)
@@ -310,8 +312,13 @@ impl Gemini {
                 .flatten()
             {
                 let expires = self.cache.expiry_of(resource);
+                // The API may name the model more fully than we did (a project number on Vertex).
+                let same_model = resource
+                    .get("model")
+                    .and_then(Value::as_str)
+                    .is_some_and(|m| m == model || m.ends_with(&format!("/models/{}", self.config.model)));
                 if resource.get("displayName").and_then(Value::as_str) == Some(key)
-                    && resource.get("model").and_then(Value::as_str) == Some(model.as_str())
+                    && same_model
                     && expires > self.cache.now() + self.cache.settings.refresh_before
                     && let Some(name) = resource.get("name").and_then(Value::as_str)
                 {

@@ -45,11 +45,20 @@ impl std::fmt::Debug for ServiceAccount {
 }
 
 impl ServiceAccount {
-    /// From the JSON text of a key file.
-    pub fn from_json(text: &str) -> Result<Self, ProviderError> {
-        serde_json::from_str(text).map_err(|e| ProviderError::Rejected {
-            status: 0,
-            message: format!("the service-account key is not a key file: {e}"),
+    /// From the JSON text of a key file, or of that text encoded once more as a JSON string
+    /// (as some secret stores hand it over). The error never quotes the text: it holds a key.
+    pub fn from_json(text: &str) -> Result<Self, String> {
+        let unwrapped = match serde_json::from_str::<serde_json::Value>(text) {
+            Ok(serde_json::Value::String(inner)) => inner,
+            _ => text.to_owned(),
+        };
+        serde_json::from_str(&unwrapped).map_err(|e| {
+            format!(
+                "the service-account key is not a key file ({:?} error at line {}, column {})",
+                e.classify(),
+                e.line(),
+                e.column()
+            )
         })
     }
 }
@@ -105,6 +114,8 @@ impl TokenSource {
             return Ok(token.clone());
         }
         let (token, lifetime) = self.exchange().await?;
+        // A lifetime inside the renewal margin is still used once; an absurd one is capped.
+        let lifetime = lifetime.min(Duration::from_hours(24));
         *current = Some((token.clone(), SystemTime::now() + lifetime));
         Ok(token)
     }
@@ -172,5 +183,26 @@ fn oauth_error(error: &serde_json::Value, status: Option<u16>) -> ProviderError 
         ProviderError::Transient(message)
     } else {
         ProviderError::Rejected { status, message }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_encoded_twice_is_read_and_a_bad_one_is_never_quoted() {
+        let key = serde_json::json!({"client_email": "a@b", "private_key": "-----BEGIN PRIVATE KEY-----\nSECRETBYTES\n"});
+        let twice = serde_json::to_string(&key.to_string()).unwrap();
+        let account = ServiceAccount::from_json(&twice).unwrap();
+        assert_eq!(account.client_email, "a@b");
+        assert_eq!(account.token_uri, DEFAULT_TOKEN_URI);
+        assert!(!format!("{account:?}").contains("SECRETBYTES"));
+
+        let not_a_key =
+            serde_json::to_string(&serde_json::json!({"private_key": "SECRETBYTES"}).to_string()).unwrap();
+        let err = ServiceAccount::from_json(&not_a_key).unwrap_err();
+        assert!(!err.contains("SECRETBYTES"), "{err}");
+        assert!(err.contains("not a key file"), "{err}");
     }
 }
