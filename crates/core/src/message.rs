@@ -106,6 +106,14 @@ impl Message {
         }
     }
 
+    /// The user message that answers a batch of calls: one result each, in the order given.
+    pub fn results(results: impl IntoIterator<Item = ToolResult>) -> Self {
+        Self {
+            role: Role::User,
+            content: results.into_iter().map(Block::from).collect(),
+        }
+    }
+
     /// The tool calls in this message, in order.
     pub fn tool_uses(&self) -> Vec<ToolUse> {
         self.content

@@ -1,6 +1,6 @@
 //! What a model provider does for the loop: one streamed completion, and a token count if it can.
 
-use futures_util::{StreamExt, future::BoxFuture, stream::BoxStream};
+use futures_util::{StreamExt, future::BoxFuture, stream, stream::BoxStream};
 use serde::{Deserialize, Serialize};
 
 use crate::{
@@ -58,6 +58,25 @@ pub trait Provider: Send + Sync {
     fn count_tokens<'a>(&'a self, _request: &'a ModelRequest) -> BoxFuture<'a, Option<u64>> {
         Box::pin(async { None })
     }
+}
+
+/// A reply that exists whole (scripted, recorded) as a stream: its text in one delta, then the
+/// reply; or the error alone.
+pub fn whole_reply(
+    outcome: Result<ModelResponse, ProviderError>,
+) -> BoxStream<'static, Result<StreamEvent, ProviderError>> {
+    let events = match outcome {
+        Ok(response) => {
+            let text = response.message.text();
+            let delta = (!text.is_empty()).then_some(Ok(StreamEvent::TextDelta(text)));
+            delta
+                .into_iter()
+                .chain([Ok(StreamEvent::Completed(response))])
+                .collect()
+        }
+        Err(e) => vec![Err(e)],
+    };
+    Box::pin(stream::iter(events))
 }
 
 /// Runs one call to the end, handing text deltas to `on_text`.

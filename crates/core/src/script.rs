@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use futures_util::stream::{self, BoxStream};
+use futures_util::stream::BoxStream;
 use regex::Regex;
 use serde::Deserialize;
 use serde_json::Value;
@@ -212,14 +212,7 @@ impl Provider for Script {
     }
 
     fn stream<'a>(&'a self, request: &'a ModelRequest) -> BoxStream<'a, Result<StreamEvent, ProviderError>> {
-        let response = self.reply(request);
-        let text = response.message.text();
-        let mut events = Vec::new();
-        if !text.is_empty() {
-            events.push(Ok(StreamEvent::TextDelta(text)));
-        }
-        events.push(Ok(StreamEvent::Completed(response)));
-        Box::pin(stream::iter(events))
+        crate::provider::whole_reply(Ok(self.reply(request)))
     }
 }
 

@@ -5,7 +5,7 @@ use std::{
     sync::{Arc, Mutex},
 };
 
-use futures_util::stream::{self, BoxStream};
+use futures_util::stream::BoxStream;
 use serde_json::Value;
 
 use crate::{
@@ -78,35 +78,13 @@ impl Provider for Scripted {
         if let Ok(mut requests) = self.requests.lock() {
             requests.push(request.clone());
         }
-        let events = match self.next(request) {
-            Ok(response) => {
-                let text = response.message.text();
-                let mut events = Vec::new();
-                if !text.is_empty() {
-                    events.push(Ok(StreamEvent::TextDelta(text)));
-                }
-                events.push(Ok(StreamEvent::Completed(response)));
-                events
-            }
-            Err(e) => vec![Err(e)],
-        };
-        Box::pin(stream::iter(events))
+        crate::provider::whole_reply(self.next(request))
     }
 }
 
 /// A final text reply.
 pub fn reply_text(text: &str) -> ModelResponse {
-    ModelResponse {
-        message: Message::assistant(vec![Block::text(text)]),
-        stop_reason: StopReason::End,
-        usage: Usage {
-            input_tokens: 100,
-            output_tokens: 10,
-            cached_tokens: 0,
-            thought_tokens: 0,
-        },
-        model_version: None,
-    }
+    reply_stopped(StopReason::End, vec![Block::text(text)])
 }
 
 /// A reply that calls tools, with ids `call_<n>_<name>`.

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::{
-    message::{Block, Message, Role, StopReason, ToolResult, ToolUse, Usage},
+    message::{Block, Message, StopReason, ToolResult, ToolUse, Usage},
     policy::{Action, ConfirmPolicy, PendingWrite, PermissionRules},
     pricing::{MicroUsd, cost},
     provider::{ModelRequest, Provider, complete},
@@ -179,19 +179,10 @@ impl Turn {
             return Err(StateError::MissingResult(missing.id.clone()));
         }
         done.extend(results);
-        let ordered: Vec<Block> = calls
+        let ordered = calls
             .iter()
-            .filter_map(|call| {
-                done.iter()
-                    .find(|r| r.tool_use_id == call.id)
-                    .cloned()
-                    .map(Block::from)
-            })
-            .collect();
-        self.history.push(Message {
-            role: Role::User,
-            content: ordered,
-        });
+            .filter_map(|call| done.iter().find(|r| r.tool_use_id == call.id).cloned());
+        self.history.push(Message::results(ordered));
         Ok(self)
     }
 
@@ -458,14 +449,8 @@ enum Decision {
 
 async fn run_tools(mut turn: Turn, calls: Vec<ToolUse>, deps: &Deps<'_>) -> Turn {
     if turn.iteration >= MAX_ITERATIONS {
-        let results: Vec<Block> = calls
-            .iter()
-            .map(|c| error_result(c, ITERATION_LIMIT).into())
-            .collect();
-        turn.history.push(Message {
-            role: Role::User,
-            content: results,
-        });
+        let results = calls.iter().map(|c| error_result(c, ITERATION_LIMIT));
+        turn.history.push(Message::results(results));
         let payload = json!({"kind": "iteration_limit", "iterations": turn.iteration});
         trace(&mut turn, deps, TraceKind::Error, payload, None, None).await;
         turn.tools_off = true;
@@ -548,10 +533,7 @@ async fn run_tools(mut turn: Turn, calls: Vec<ToolUse>, deps: &Deps<'_>) -> Turn
         return turn;
     }
 
-    turn.history.push(Message {
-        role: Role::User,
-        content: done.into_iter().map(Block::from).collect(),
-    });
+    turn.history.push(Message::results(done));
     if let Some(reason) = stuck(&turn.calls) {
         turn.finish(RunStatus::Stuck, format!("Stopped: {reason}."));
     } else {

@@ -62,6 +62,30 @@ pub fn reply_stream<'a, A: Accumulate + 'a>(
 /// How a provider's error body says to wait, if it does.
 pub type RetryHint = fn(&Value) -> Option<Duration>;
 
+/// For providers that ask for waits only in the `Retry-After` header.
+pub fn no_retry_hint(_error: &Value) -> Option<Duration> {
+    None
+}
+
+/// What a provider's answer with `status` means: 429 and 5xx are worth trying again; any other
+/// status is a refusal, reported with the provider's own message.
+pub fn status_error(status: u16, message: String) -> ProviderError {
+    if status == 429 || status >= 500 {
+        ProviderError::Transient(format!("{status}: {message}"))
+    } else {
+        ProviderError::Rejected { status, message }
+    }
+}
+
+/// The `message` of a provider's error object.
+pub fn error_message(error: &Value) -> String {
+    error
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("no message")
+        .to_owned()
+}
+
 /// Retries after the first attempt, for 429, 5xx, connection resets and timeouts.
 pub const MAX_RETRIES: u32 = 2;
 

@@ -15,7 +15,7 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use futures_util::{StreamExt, future::BoxFuture, stream, stream::BoxStream};
+use futures_util::{StreamExt, future::BoxFuture, stream::BoxStream};
 use kakeibo_core::{Block, ModelRequest, ModelResponse, Provider, ProviderError, StreamEvent};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -198,19 +198,7 @@ impl Provider for Replay {
     }
 
     fn stream<'a>(&'a self, request: &'a ModelRequest) -> BoxStream<'a, Result<StreamEvent, ProviderError>> {
-        let events: Vec<Result<StreamEvent, ProviderError>> = match self.load(request) {
-            Ok(response) => {
-                let text = response.message.text();
-                let mut events = Vec::new();
-                if !text.is_empty() {
-                    events.push(Ok(StreamEvent::TextDelta(text)));
-                }
-                events.push(Ok(StreamEvent::Completed(response)));
-                events
-            }
-            Err(e) => vec![Err(e)],
-        };
-        Box::pin(stream::iter(events))
+        kakeibo_core::provider::whole_reply(self.load(request))
     }
 
     fn count_tokens<'a>(&'a self, request: &'a ModelRequest) -> BoxFuture<'a, Option<u64>> {
@@ -299,9 +287,7 @@ mod tests {
             &'a self,
             _request: &'a ModelRequest,
         ) -> BoxStream<'a, Result<StreamEvent, ProviderError>> {
-            Box::pin(stream::iter([Ok(StreamEvent::Completed(
-                kakeibo_core::scripted::reply_text("counted"),
-            ))]))
+            kakeibo_core::provider::whole_reply(Ok(kakeibo_core::scripted::reply_text("counted")))
         }
 
         fn count_tokens<'a>(&'a self, _request: &'a ModelRequest) -> BoxFuture<'a, Option<u64>> {

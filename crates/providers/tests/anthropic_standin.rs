@@ -8,8 +8,7 @@
 use std::time::Duration;
 
 use kakeibo_core::{
-    Block, Declaration, Message, ModelRequest, ProviderError, Role, StopReason, ToolResult,
-    provider::complete,
+    Block, Declaration, Message, ModelRequest, ProviderError, StopReason, provider::complete,
 };
 use kakeibo_providers::{Anthropic, AnthropicConfig, http::Secret};
 use serde_json::{Value, json};
@@ -146,21 +145,7 @@ async fn thinking_text_and_parallel_calls_stream_and_go_back_byte_for_byte() {
     let restored: Message = serde_json::from_str(&stored).unwrap();
     let mut history = asked.messages.clone();
     history.push(restored);
-    history.push(Message {
-        role: Role::User,
-        content: calls
-            .iter()
-            .map(|(id, name, _)| {
-                ToolResult {
-                    tool_use_id: id.clone(),
-                    name: name.clone(),
-                    content: "{\"total\": 1}".into(),
-                    is_error: false,
-                }
-                .into()
-            })
-            .collect(),
-    });
+    history.push(support::answered(&reply, "{\"total\": 1}"));
     let answer = complete(&anthropic, &request(history), &mut |_| {})
         .await
         .unwrap();

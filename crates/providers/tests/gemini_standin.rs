@@ -87,23 +87,7 @@ async fn text_and_calls_stream_and_signatures_go_back() {
     );
 
     let mut history = vec![Message::user("groceries?"), reply.message.clone()];
-    history.push(Message {
-        role: kakeibo_core::Role::User,
-        content: reply
-            .message
-            .tool_uses()
-            .into_iter()
-            .map(|c| {
-                kakeibo_core::ToolResult {
-                    tool_use_id: c.id,
-                    name: c.name,
-                    content: "{}".into(),
-                    is_error: false,
-                }
-                .into()
-            })
-            .collect(),
-    });
+    history.push(support::answered(&reply, "{}"));
     let answer = complete(&gemini, &request(history), &mut |d| deltas.push(d.to_owned()))
         .await
         .unwrap();

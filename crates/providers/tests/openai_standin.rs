@@ -8,8 +8,7 @@
 use std::time::Duration;
 
 use kakeibo_core::{
-    Block, Declaration, Message, ModelRequest, ProviderError, Role, StopReason, ToolResult,
-    provider::complete,
+    Block, Declaration, Message, ModelRequest, ProviderError, StopReason, provider::complete,
 };
 use kakeibo_providers::{OpenAi, OpenAiConfig, http::Secret};
 use serde_json::{Value, json};
@@ -132,21 +131,7 @@ async fn reasoning_text_and_parallel_calls_stream_and_go_back() {
     let stored = serde_json::to_string(&reply.message).unwrap();
     let mut history = asked.messages.clone();
     history.push(serde_json::from_str(&stored).unwrap());
-    history.push(Message {
-        role: Role::User,
-        content: calls
-            .iter()
-            .map(|(id, name, _)| {
-                ToolResult {
-                    tool_use_id: id.clone(),
-                    name: name.clone(),
-                    content: "{\"total\": 1}".into(),
-                    is_error: false,
-                }
-                .into()
-            })
-            .collect(),
-    });
+    history.push(support::answered(&reply, "{\"total\": 1}"));
     let answer = complete(&openai, &request(history), &mut |_| {}).await.unwrap();
     assert_eq!(answer.message.text(), "March was higher.");
     assert_eq!(answer.stop_reason, StopReason::End);

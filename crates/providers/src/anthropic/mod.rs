@@ -65,7 +65,7 @@ impl Anthropic {
                     .json(&body)
             },
             wire::error_from,
-            wire::retry_delay,
+            http::no_retry_hint,
         )
         .await
     }

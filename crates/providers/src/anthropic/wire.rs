@@ -320,11 +320,6 @@ fn text_of(value: &Value, key: &str) -> String {
 /// when known. Overload (529) and rate limits are worth retrying.
 pub fn error_from(error: &Value, http_status: Option<u16>) -> ProviderError {
     let kind = error.get("type").and_then(Value::as_str).unwrap_or_default();
-    let message = error
-        .get("message")
-        .and_then(Value::as_str)
-        .unwrap_or("no message")
-        .to_owned();
     let status = http_status.unwrap_or(match kind {
         "rate_limit_error" => 429,
         "overloaded_error" => 529,
@@ -335,16 +330,7 @@ pub fn error_from(error: &Value, http_status: Option<u16>) -> ProviderError {
         "request_too_large" => 413,
         _ => 400,
     });
-    if status == 429 || status >= 500 {
-        ProviderError::Transient(format!("{status} {kind}: {message}"))
-    } else {
-        ProviderError::Rejected { status, message }
-    }
-}
-
-/// Anthropic asks for waits in the `retry-after` header only.
-pub fn retry_delay(_error: &Value) -> Option<std::time::Duration> {
-    None
+    crate::http::status_error(status, crate::http::error_message(error))
 }
 
 #[cfg(test)]

@@ -157,7 +157,7 @@ impl TokenSource {
                     .body(form.clone())
             },
             oauth_error,
-            |_| None,
+            crate::http::no_retry_hint,
         )
         .await?;
         let reply: TokenReply = response
@@ -174,16 +174,9 @@ fn oauth_error(error: &serde_json::Value, status: Option<u16>) -> ProviderError 
     let status = status.unwrap_or(400);
     let message = match error {
         serde_json::Value::String(code) => format!("token exchange refused: {code}"),
-        other => other
-            .get("message")
-            .and_then(serde_json::Value::as_str)
-            .map_or_else(|| format!("token exchange refused: {other}"), str::to_owned),
+        other => crate::http::error_message(other),
     };
-    if status == 429 || status >= 500 {
-        ProviderError::Transient(message)
-    } else {
-        ProviderError::Rejected { status, message }
-    }
+    crate::http::status_error(status, message)
 }
 
 #[cfg(test)]

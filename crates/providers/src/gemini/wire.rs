@@ -427,16 +427,7 @@ pub fn error_from(error: &Value, http_status: Option<u16>) -> ProviderError {
                 .and_then(|c| u16::try_from(c).ok())
         })
         .unwrap_or(0);
-    let message = error
-        .get("message")
-        .and_then(Value::as_str)
-        .unwrap_or("no message")
-        .to_owned();
-    if status == 429 || status >= 500 {
-        ProviderError::Transient(format!("{status}: {message}"))
-    } else {
-        ProviderError::Rejected { status, message }
-    }
+    crate::http::status_error(status, crate::http::error_message(error))
 }
 
 /// Gemini's requested wait before a retry (`RetryInfo.retryDelay`, such as `"12s"`), if any.

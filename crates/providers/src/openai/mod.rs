@@ -61,7 +61,7 @@ impl OpenAi {
                 }
             },
             wire::error_from,
-            wire::retry_delay,
+            http::no_retry_hint,
         )
         .await
     }

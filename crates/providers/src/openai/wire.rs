@@ -267,11 +267,6 @@ pub fn unary(body: &Value) -> Result<ModelResponse, ProviderError> {
 
 /// A typed error from an OpenAI-style error object (`{"message", "type", "code"}`).
 pub fn error_from(error: &Value, http_status: Option<u16>) -> ProviderError {
-    let message = error
-        .get("message")
-        .and_then(Value::as_str)
-        .unwrap_or("no message")
-        .to_owned();
     let status = http_status
         .or_else(|| {
             error
@@ -280,16 +275,7 @@ pub fn error_from(error: &Value, http_status: Option<u16>) -> ProviderError {
                 .and_then(|c| u16::try_from(c).ok())
         })
         .unwrap_or(400);
-    if status == 429 || status >= 500 {
-        ProviderError::Transient(format!("{status}: {message}"))
-    } else {
-        ProviderError::Rejected { status, message }
-    }
-}
-
-/// OpenAI-style servers ask for waits in the `retry-after` header only.
-pub fn retry_delay(_error: &Value) -> Option<std::time::Duration> {
-    None
+    crate::http::status_error(status, crate::http::error_message(error))
 }
 
 #[cfg(test)]

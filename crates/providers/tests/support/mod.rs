@@ -8,7 +8,7 @@ pub mod standin;
 use std::path::{Path, PathBuf};
 
 use futures_util::{Stream, StreamExt};
-use kakeibo_core::{Block, ModelResponse, ProviderError, StreamEvent};
+use kakeibo_core::{Block, Message, ModelResponse, ProviderError, StreamEvent, ToolResult};
 use serde_json::Value;
 
 /// `../shared/corpus/<provider>` (or `$KAKEIBO_CORPUS/<provider>`); `None`, saying so, when absent.
@@ -70,4 +70,14 @@ pub fn tool_calls(r: &ModelResponse) -> Vec<(String, String, Value)> {
             }
         })
         .collect()
+}
+
+/// The message answering every call of `reply` with `content`, as the loop would send it.
+pub fn answered(reply: &ModelResponse, content: &str) -> Message {
+    Message::results(tool_calls(reply).into_iter().map(|(id, name, _)| ToolResult {
+        tool_use_id: id,
+        name,
+        content: content.to_owned(),
+        is_error: false,
+    }))
 }
