@@ -4,83 +4,29 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::too_many_lines)] // Tests may panic on what they did not expect.
 
-use std::path::{Path, PathBuf};
-
 use futures_util::stream;
-use kakeibo_core::{Block, ModelResponse, ProviderError, StopReason};
+use kakeibo_core::{Block, ProviderError, StopReason};
 use kakeibo_providers::anthropic::{events, wire};
 use serde_json::Value;
-use support::{corpus, drain, sse_lines, tool_calls};
+use support::{Adapter, all_samples, corpus, tool_calls};
 
 mod support;
 
-async fn streamed(chunks: Vec<Value>) -> Result<ModelResponse, ProviderError> {
-    drain(events(stream::iter(chunks.into_iter().map(Ok)))).await.1
-}
-
-fn body_outcome(body: &Value, status: Option<u16>) -> Result<ModelResponse, ProviderError> {
-    match status {
+const ANTHROPIC: Adapter = Adapter {
+    events: |chunks| Box::pin(events(stream::iter(chunks.into_iter().map(Ok)))),
+    body: |body, status| match status {
         Some(s) if s >= 400 => Err(wire::error_from(&body["error"], Some(s))),
         _ => wire::unary(body),
-    }
-}
-
-/// (name, outcome, whether the sample records a failure) for every sample.
-async fn all(dir: &Path) -> Vec<(String, Result<ModelResponse, ProviderError>, bool)> {
-    let mut files: Vec<PathBuf> = Vec::new();
-    for entry in std::fs::read_dir(dir)
-        .unwrap()
-        .chain(std::fs::read_dir(dir.join("sdk-python-recordings")).unwrap())
-    {
-        let path = entry.unwrap().path();
-        if path.is_file() {
-            files.push(path);
-        }
-    }
-    files.sort();
-    let mut out = Vec::new();
-    for path in files {
-        let name = path.strip_prefix(dir).unwrap().display().to_string();
-        let text = std::fs::read_to_string(&path).unwrap();
-        if let Ok(value) = serde_json::from_str::<Value>(&text) {
-            match value {
-                Value::Array(exchanges) => {
-                    for (i, exchange) in exchanges.iter().enumerate() {
-                        let (status, body) = if exchange.get("scope").is_some() {
-                            (exchange["status"].as_u64(), exchange["response"].clone())
-                        } else {
-                            (
-                                exchange["response"]["status_code"].as_u64(),
-                                exchange["response"]["body"].clone(),
-                            )
-                        };
-                        let status = status.and_then(|s| u16::try_from(s).ok());
-                        if let Value::String(sse) = &body {
-                            out.push((format!("{name}#{i}"), streamed(sse_lines(sse)).await, false));
-                        } else if body.is_object() {
-                            let failed = status.is_some_and(|s| s >= 400);
-                            out.push((format!("{name}#{i}"), body_outcome(&body, status), failed));
-                        }
-                    }
-                }
-                body => {
-                    let failed = body.get("type").and_then(Value::as_str) == Some("error");
-                    out.push((name, wire::unary(&body), failed));
-                }
-            }
-            continue;
-        }
-        out.push((name, streamed(sse_lines(&text)).await, false));
-    }
-    out
-}
+    },
+    failed: |body| body.get("type").and_then(Value::as_str) == Some("error"),
+};
 
 #[tokio::test]
 async fn every_anthropic_sample_maps() {
     let Some(dir) = corpus("anthropic", "Anthropic") else {
         return;
     };
-    let outcomes = all(&dir).await;
+    let outcomes = all_samples(&dir, &[".", "sdk-python-recordings"], &ANTHROPIC).await;
     let get = |name: &str| {
         outcomes
             .iter()

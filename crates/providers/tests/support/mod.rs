@@ -7,7 +7,7 @@ pub mod standin;
 
 use std::path::{Path, PathBuf};
 
-use futures_util::{Stream, StreamExt};
+use futures_util::{Stream, StreamExt, stream::BoxStream};
 use kakeibo_core::{Block, Message, ModelResponse, ProviderError, StreamEvent, ToolResult};
 use serde_json::Value;
 
@@ -80,4 +80,64 @@ pub fn answered(reply: &ModelResponse, content: &str) -> Message {
         content: content.to_owned(),
         is_error: false,
     }))
+}
+
+/// What differs between adapters when their samples are read.
+pub struct Adapter {
+    /// The adapter's event stream over chunks.
+    pub events: fn(Vec<Value>) -> BoxStream<'static, Result<StreamEvent, ProviderError>>,
+    /// The outcome of one whole body, with its HTTP status when the sample records one.
+    pub body: fn(&Value, Option<u16>) -> Result<ModelResponse, ProviderError>,
+    /// Whether a whole body records a failure.
+    pub failed: fn(&Value) -> bool,
+}
+
+/// (name, outcome, whether the sample records a failure) for every file in `dirs` (relative to
+/// `root`): JSON bodies, recorded exchanges (arrays of request/response pairs), and SSE or
+/// one-event-per-line chunk files.
+pub async fn all_samples(
+    root: &Path,
+    dirs: &[&str],
+    adapter: &Adapter,
+) -> Vec<(String, Result<ModelResponse, ProviderError>, bool)> {
+    let streamed = async |chunks: Vec<Value>| drain((adapter.events)(chunks)).await.1;
+    let mut files: Vec<PathBuf> = Vec::new();
+    for dir in dirs {
+        for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_file() {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    let mut out = Vec::new();
+    for path in files {
+        let name = path.strip_prefix(root).unwrap().display().to_string();
+        let text = std::fs::read_to_string(&path).unwrap();
+        match serde_json::from_str::<Value>(&text) {
+            Ok(Value::Array(exchanges)) => {
+                for (i, exchange) in exchanges.iter().enumerate() {
+                    let (status, body) = if exchange.get("scope").is_some() {
+                        (exchange["status"].as_u64(), exchange["response"].clone())
+                    } else {
+                        (
+                            exchange["response"]["status_code"].as_u64(),
+                            exchange["response"]["body"].clone(),
+                        )
+                    };
+                    let status = status.and_then(|s| u16::try_from(s).ok());
+                    if let Value::String(sse) = &body {
+                        out.push((format!("{name}#{i}"), streamed(sse_lines(sse)).await, false));
+                    } else if body.is_object() {
+                        let failed = status.is_some_and(|s| s >= 400);
+                        out.push((format!("{name}#{i}"), (adapter.body)(&body, status), failed));
+                    }
+                }
+            }
+            Ok(body) => out.push((name, (adapter.body)(&body, None), (adapter.failed)(&body))),
+            Err(_) => out.push((name, streamed(sse_lines(&text)).await, false)),
+        }
+    }
+    out
 }
