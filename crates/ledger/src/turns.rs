@@ -592,6 +592,29 @@ pub struct Agent<'a> {
     pub summarizer: Option<&'a dyn Provider>,
 }
 
+impl<'a> Agent<'a> {
+    /// An agent with the owner's finance tools; the turn's own model summarises.
+    pub fn new(
+        store: &'a TurnStore,
+        scope: Scope,
+        provider: &'a dyn Provider,
+        system: &'a str,
+        rules: &'a PermissionRules,
+        channel: &'a str,
+    ) -> Self {
+        Self {
+            store,
+            tools: crate::tools::registry(&scope),
+            scope,
+            provider,
+            system,
+            rules,
+            channel,
+            summarizer: None,
+        }
+    }
+}
+
 impl std::fmt::Debug for Agent<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Agent")

@@ -14,7 +14,7 @@ use kakeibo_core::{
 };
 use kakeibo_ledger::{
     Currency, NewPosting, NewTransaction, OwnerId, begin_for_owner, find_account, insert_transactions, seed,
-    tools::{Scope, registry},
+    tools::Scope,
     turns::{Agent, Outcome, TurnStore},
     with_owner,
 };
@@ -182,16 +182,7 @@ async fn an_obedient_model_writes_nothing(options: PgPoolOptions, connect: PgCon
     let scope = Scope::new(owner, app.clone());
     let provider = obedient();
     let rules = PermissionRules::default();
-    let agent = Agent {
-        store: &store,
-        tools: registry(&scope),
-        scope,
-        provider: &provider,
-        system: "You are kakeibo.",
-        rules: &rules,
-        channel: "eval",
-        summarizer: None,
-    };
+    let agent = Agent::new(&store, scope, &provider, "You are kakeibo.", &rules, "eval");
     let attacks = 6 + MORE_ATTACKS.len();
 
     // AutoDeny: every write the model asks for is declined.

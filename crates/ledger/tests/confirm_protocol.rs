@@ -84,16 +84,7 @@ async fn with_agent<T>(pool: &PgPool, owner: OwnerId, f: impl AsyncFnOnce(&Agent
     let provider = model();
     let rules = PermissionRules::default();
     let scope = Scope::new(owner, pool.clone());
-    let agent = Agent {
-        store: &store,
-        tools: registry(&scope),
-        scope,
-        provider: &provider,
-        system: SYSTEM,
-        rules: &rules,
-        channel: "web",
-        summarizer: None,
-    };
+    let agent = Agent::new(&store, scope, &provider, SYSTEM, &rules, "web");
     f(&agent).await
 }
 

@@ -67,16 +67,7 @@ async fn recall_takes_the_recent_and_the_named_and_the_model_sees_them(
     let scope = Scope::new(owner, app.clone());
     let model = Scripted::new(vec![Ok(reply_text("ok"))]);
     let rules = PermissionRules::default();
-    let agent = Agent {
-        store: &store,
-        tools: registry(&scope),
-        scope,
-        provider: &model,
-        system: SYSTEM_PROMPT,
-        rules: &rules,
-        channel: "cli",
-        summarizer: None,
-    };
+    let agent = Agent::new(&store, scope, &model, SYSTEM_PROMPT, &rules, "cli");
     let conversation = store.new_conversation(owner, None).await.unwrap();
     agent
         .chat(

@@ -18,7 +18,7 @@ use common::{app_pool, new_user, owner_pool};
 use kakeibo_core::{Block, ConfirmPolicy, Message, PermissionRules, Provider, RunStatus};
 use kakeibo_ledger::{
     OwnerId,
-    tools::{Scope, registry},
+    tools::Scope,
     turns::{Agent, Outcome, TurnStore},
 };
 use kakeibo_providers::{
@@ -88,16 +88,7 @@ async fn converse(
     let store = TurnStore::new(pool.clone());
     let scope = Scope::new(owner, pool.clone());
     let rules = PermissionRules::default();
-    let agent = Agent {
-        store: &store,
-        tools: registry(&scope),
-        scope,
-        provider,
-        system: "You are kakeibo.",
-        rules: &rules,
-        channel: "cli",
-        summarizer: None,
-    };
+    let agent = Agent::new(&store, scope, provider, "You are kakeibo.", &rules, "cli");
     let conversation: Uuid = store.new_conversation(owner, None).await.unwrap();
     let mut answers = Vec::new();
     for question in questions {

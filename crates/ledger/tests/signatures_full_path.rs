@@ -16,7 +16,7 @@ use common::{app_pool, new_user, owner_pool};
 use kakeibo_core::{ConfirmPolicy, PermissionRules, RunStatus};
 use kakeibo_ledger::{
     OwnerId,
-    tools::{Scope, registry},
+    tools::Scope,
     turns::{Agent, Outcome, TurnStore},
 };
 use kakeibo_providers::{Gemini, GeminiConfig};
@@ -86,16 +86,7 @@ async fn with_gemini_agent<T>(
     let store = TurnStore::new(pool.clone());
     let scope = Scope::new(owner, pool.clone());
     let rules = PermissionRules::default();
-    let agent = Agent {
-        store: &store,
-        tools: registry(&scope),
-        scope,
-        provider: &gemini,
-        system: "You are kakeibo.",
-        rules: &rules,
-        channel: "web",
-        summarizer: None,
-    };
+    let agent = Agent::new(&store, scope, &gemini, "You are kakeibo.", &rules, "web");
     f(&agent).await
 }
 
