@@ -97,26 +97,16 @@ impl Script {
         Ok(Self { rules })
     }
 
+    /// A rules file: YAML when it is named `.yaml` or `.yml`, JSON otherwise.
     pub fn from_file(path: &Path) -> Result<Self, ScriptError> {
         let text = std::fs::read_to_string(path).map_err(|e| ScriptError::Read {
             path: path.display().to_string(),
             message: e.to_string(),
         })?;
-        Self::from_json(&text)
-    }
-
-    /// The script a `KAKEIBO_PROVIDER` value names (`script:PATH`); `None` for other providers.
-    pub fn from_setting(setting: &str) -> Option<Result<Self, ScriptError>> {
-        let path = setting.trim().strip_prefix("script:")?;
-        Some(Self::from_file(Path::new(path.trim())))
-    }
-
-    /// The script `KAKEIBO_PROVIDER` names, if it names one.
-    pub fn from_env() -> Option<Result<Self, ScriptError>> {
-        std::env::var("KAKEIBO_PROVIDER")
-            .ok()
-            .as_deref()
-            .and_then(Self::from_setting)
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("yaml" | "yml") => Self::from_yaml(&text),
+            _ => Self::from_json(&text),
+        }
     }
 
     fn reply(&self, request: &ModelRequest) -> ModelResponse {
@@ -284,10 +274,20 @@ mod tests {
         let reply = yaml.reply(&request(vec![Message::user("set a budget")]));
         assert_eq!(reply.message.tool_uses()[0].input["amount_minor"], 800_000);
 
-        assert!(Script::from_setting("gemini").is_none());
-        let missing = Script::from_setting("script:/nonexistent/rules.yaml")
-            .unwrap()
-            .unwrap_err();
+        let dir = std::env::temp_dir().join(format!("kakeibo-script-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("rules.yaml");
+        std::fs::write(
+            &file,
+            "rules:\n  - match: \".\"\n    steps:\n      - text: From YAML.\n",
+        )
+        .unwrap();
+        let from_file = Script::from_file(&file).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let said = from_file.reply(&request(vec![Message::user("hi")]));
+        assert_eq!(said.message.text(), "From YAML.", "a .yaml file is read as YAML");
+
+        let missing = Script::from_file(Path::new("/nonexistent/rules.yaml")).unwrap_err();
         assert!(
             missing
                 .to_string()

@@ -22,14 +22,6 @@ impl std::fmt::Debug for Secret {
     }
 }
 
-/// An environment variable that is set to something other than blanks.
-pub fn env_value(name: &str) -> Option<String> {
-    std::env::var(name)
-        .ok()
-        .map(|v| v.trim().to_owned())
-        .filter(|v| !v.is_empty())
-}
-
 /// The HTTP client of an adapter: connecting within 10 s, the whole request within `timeout`.
 pub fn client(timeout: Duration) -> Result<reqwest::Client, ProviderError> {
     reqwest::Client::builder()

@@ -23,12 +23,7 @@ pub struct AnthropicConfig {
 }
 
 impl AnthropicConfig {
-    /// From `ANTHROPIC_API_KEY` (and `ANTHROPIC_BASE_URL`); `None` without a key.
-    pub fn from_env(model: &str) -> Option<Self> {
-        Self::from_vars(model, &http::env_value)
-    }
-
-    /// As [`Self::from_env`], reading settings through `var`.
+    /// From `ANTHROPIC_API_KEY` (and `ANTHROPIC_BASE_URL`) as `var` reads them; `None` without a key.
     pub fn from_vars(model: &str, var: &dyn Fn(&str) -> Option<String>) -> Option<Self> {
         Some(Self {
             api_key: http::Secret(var("ANTHROPIC_API_KEY")?),

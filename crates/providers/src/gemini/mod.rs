@@ -51,12 +51,8 @@ fn cache_settings(var: &dyn Fn(&str) -> Option<String>) -> CacheSettings {
 }
 
 impl GeminiConfig {
-    /// From `GEMINI_API_KEY` (and `GEMINI_BASE_URL`); `None` without a key.
-    pub fn from_env(model: &str) -> Option<Self> {
-        Self::from_vars(model, &http::env_value)
-    }
-
-    /// As [`Self::from_env`], reading settings through `var`.
+    /// From `GEMINI_API_KEY` (and `GEMINI_BASE_URL`, `EXPLICIT_CACHE`) as `var` reads them;
+    /// `None` without a key.
     pub fn from_vars(model: &str, var: &dyn Fn(&str) -> Option<String>) -> Option<Self> {
         Some(Self {
             auth: GeminiAuth::ApiKey(http::Secret(var("GEMINI_API_KEY")?)),

@@ -22,12 +22,8 @@ pub struct OpenAiConfig {
 }
 
 impl OpenAiConfig {
-    /// From `OPENAI_BASE_URL` (and the optional `OPENAI_API_KEY`); `None` without a base URL.
-    pub fn from_env(model: &str) -> Option<Self> {
-        Self::from_vars(model, &http::env_value)
-    }
-
-    /// As [`Self::from_env`], reading settings through `var`.
+    /// From `OPENAI_BASE_URL` (and the optional `OPENAI_API_KEY`) as `var` reads them; `None`
+    /// without a base URL.
     pub fn from_vars(model: &str, var: &dyn Fn(&str) -> Option<String>) -> Option<Self> {
         Some(Self {
             base_url: var("OPENAI_BASE_URL")?.trim_end_matches('/').to_owned(),
