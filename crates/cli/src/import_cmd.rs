@@ -1,7 +1,6 @@
 //! `kakeibo import FILE`: preview a statement, then commit exactly that preview.
 
 use std::{
-    fmt::Write as _,
     io::{BufRead, IsTerminal, Write},
     path::PathBuf,
 };
@@ -14,7 +13,6 @@ use kakeibo_ledger::{
     import::{self, Mapping, ParseOptions},
 };
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use crate::{DbArgs, pool, table};
 
@@ -84,10 +82,7 @@ pub async fn run(args: ImportArgs) -> Result<()> {
         currency: args.currency.as_deref().map(Currency::parse).transpose()?,
     };
     let parsed = import::parse(&bytes, &options).with_context(|| filename.clone())?;
-    let sha256: String = Sha256::digest(&bytes).iter().fold(String::new(), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    });
+    let sha256 = import::file_sha256(&bytes);
 
     let pool = pool(&args.database)?;
     let owner = OwnerId::new(args.owner);

@@ -4,8 +4,6 @@
 //! all in one currency, summing to exactly zero, on accounts of the same owner that can hold that
 //! currency. Anything else is a typed [`LedgerError`] and nothing is written.
 
-use std::fmt::Write as _;
-
 use chrono::NaiveDate;
 use sha2::{Digest, Sha256};
 use sqlx::{Acquire, PgConnection};
@@ -240,10 +238,7 @@ pub fn source_hash(
     let digest = Sha256::digest(format!(
         "{account}|{date}|{amount_minor}|{description}|{occurrence}"
     ));
-    digest.iter().fold(String::with_capacity(64), |mut hex, b| {
-        let _ = write!(hex, "{b:02x}");
-        hex
-    })
+    hex::encode(digest)
 }
 
 #[cfg(test)]

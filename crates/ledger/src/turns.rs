@@ -495,11 +495,7 @@ fn stored_form(turn: &Turn) -> Result<(Value, String, DateTime<Utc>), ConfirmErr
         hasher.update(write.id.as_bytes());
         hasher.update(kakeibo_core::schema::sorted(&write.args).to_string().as_bytes());
     }
-    let args_hash = hasher.finalize().iter().fold(String::new(), |mut s, b| {
-        use std::fmt::Write as _;
-        let _ = write!(s, "{b:02x}");
-        s
-    });
+    let args_hash = hex::encode(hasher.finalize());
     let expires_at = DateTime::from_timestamp(*expires_at, 0).unwrap_or_else(Utc::now);
     Ok((state, args_hash, expires_at))
 }

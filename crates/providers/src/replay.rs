@@ -11,7 +11,6 @@
 
 use std::{
     collections::HashMap,
-    fmt::Write as _,
     path::{Path, PathBuf},
 };
 
@@ -65,11 +64,7 @@ pub fn canonical(model: &str, request: &ModelRequest) -> Value {
 
 /// The fixture key of a request: 32 hex digits of the SHA-256 of its canonical form.
 pub fn key(model: &str, request: &ModelRequest) -> String {
-    let digest = Sha256::digest(canonical(model, request).to_string().as_bytes());
-    digest[..16].iter().fold(String::new(), |mut out, b| {
-        let _ = write!(out, "{b:02x}");
-        out
-    })
+    hex::encode(&Sha256::digest(canonical(model, request).to_string().as_bytes())[..16])
 }
 
 /// Where fixtures are kept: `KAKEIBO_FIXTURES`, else `fixtures/`.

@@ -9,7 +9,6 @@
 //! With `DATABASE_URL` set: that server, and `.pgdata/` is never touched.
 
 use std::{
-    fmt::Write as _,
     fs,
     io::Read as _,
     path::{Path, PathBuf},
@@ -603,10 +602,7 @@ fn random_hex(bytes: usize) -> Result<String> {
     fs::File::open("/dev/urandom")
         .and_then(|mut f| f.read_exact(&mut buf))
         .context("reading /dev/urandom")?;
-    Ok(buf.iter().fold(String::new(), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    }))
+    Ok(hex::encode(buf))
 }
 
 fn fnv1a(path: &Path) -> u64 {

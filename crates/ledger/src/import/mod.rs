@@ -106,6 +106,12 @@ pub struct ParseOptions {
 const RAW_CLIP: usize = 200;
 
 /// Parses a statement's bytes.
+/// The SHA-256 of a statement file, in hex: what an import batch is known by.
+pub fn file_sha256(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    hex::encode(Sha256::digest(bytes))
+}
+
 pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError> {
     let decoded = decode(bytes)?;
     let layout = detect(&decoded.text, &options.mapping)?;

@@ -7,7 +7,6 @@ use kakeibo_core::{Tier, ToolError, TypedTool};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 use sqlx::PgConnection;
@@ -127,7 +126,7 @@ pub async fn import_statement(
         owner,
         conn,
         &filename,
-        &hex_sha256(&bytes),
+        &crate::import::file_sha256(&bytes),
         parsed,
         input.account.as_deref(),
     )
@@ -183,14 +182,4 @@ pub fn read_confined(root: Option<&Path>, path: &str) -> Result<(String, Vec<u8>
         .file_name()
         .map_or_else(|| path.to_owned(), |n| n.to_string_lossy().into_owned());
     Ok((name, bytes))
-}
-
-fn hex_sha256(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    Sha256::digest(bytes)
-        .iter()
-        .fold(String::with_capacity(64), |mut hex, b| {
-            let _ = write!(hex, "{b:02x}");
-            hex
-        })
 }

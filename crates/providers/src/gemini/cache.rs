@@ -10,7 +10,7 @@
 
 use std::{
     collections::HashMap,
-    fmt::{self, Write as _},
+    fmt,
     sync::{Arc, Mutex},
     time::Duration,
 };
@@ -123,12 +123,7 @@ impl ExplicitCache {
         hash.update(request.system.as_bytes());
         hash.update([0]);
         hash.update(serde_json::to_vec(&request.tools).unwrap_or_default());
-        let digest = hash.finalize();
-        let mut key = String::from("kakeibo-");
-        for byte in &digest[..16] {
-            let _ = write!(key, "{byte:02x}");
-        }
-        Some(key)
+        Some(format!("kakeibo-{}", hex::encode(&hash.finalize()[..16])))
     }
 
     /// What to do for the cache `key`.
