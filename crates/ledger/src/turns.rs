@@ -26,7 +26,7 @@ use sqlx::{Acquire, PgConnection, PgPool};
 use uuid::Uuid;
 
 use crate::{
-    db::{begin_for_owner, scope_to_owner},
+    db::begin_for_owner,
     error::LedgerError,
     memory,
     owner::OwnerId,
@@ -535,8 +535,7 @@ impl PgTracer {
                 .as_ref()
                 .map(|u| i64::try_from(f(u)).unwrap_or(i64::MAX))
         };
-        let mut tx = self.pool.begin().await?;
-        scope_to_owner(self.owner, &mut tx).await?;
+        let mut tx = begin_for_owner(self.owner, &self.pool).await?;
         sqlx::query(
             "INSERT INTO trace_events (owner_id, run_id, seq, type, payload, latency_ms, input_tokens, output_tokens,
                                        cached_tokens, thought_summary)

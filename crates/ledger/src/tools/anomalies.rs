@@ -10,7 +10,7 @@ use uuid::Uuid;
 
 use super::{
     Scope,
-    common::{Amount, Filter, Month, TransactionView, check_month, month_arg, transactions},
+    common::{Amount, Filter, MONTH_PATTERN, Month, TransactionView, check_month, month_arg, transactions},
 };
 use crate::money::Money;
 
@@ -18,7 +18,7 @@ use crate::money::Money;
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct AnomaliesInput {
     /// The month, YYYY-MM.
-    #[schemars(regex(pattern = r"^[0-9]{4}-(0[1-9]|1[0-2])$"))]
+    #[schemars(regex(pattern = MONTH_PATTERN))]
     pub month: String,
 }
 
@@ -99,8 +99,9 @@ struct Normal {
 #[allow(clippy::cast_precision_loss)]
 pub(crate) fn flag(month: Month, views: &[TransactionView]) -> AnomaliesOutput {
     let in_month = |v: &&TransactionView| v.date >= month.first_day && v.date <= month.last_day();
-    let judged =
-        |v: &&TransactionView| v.category_type.as_deref() == Some("expense") && v.category != "Uncategorized";
+    let judged = |v: &&TransactionView| {
+        v.category_type.as_deref() == Some("expense") && v.category != crate::UNCATEGORIZED
+    };
 
     // Spending is the negated account amount: a purchase is positive, a refund negative.
     let mut samples: HashMap<(&str, &str), Vec<f64>> = HashMap::new();

@@ -181,13 +181,13 @@ fn rounded_div(numerator: i128, denominator: i128) -> i128 {
 
 fn most_common_category(members: &[&TransactionView]) -> String {
     let mut counts: HashMap<&str, usize> = HashMap::new();
-    for m in members.iter().filter(|m| m.category != "Uncategorized") {
+    for m in members.iter().filter(|m| m.category != crate::UNCATEGORIZED) {
         *counts.entry(m.category.as_str()).or_default() += 1;
     }
     counts
         .into_iter()
         .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(a.0)))
-        .map_or_else(|| "Uncategorized".to_owned(), |(c, _)| c.to_owned())
+        .map_or_else(|| crate::UNCATEGORIZED.to_owned(), |(c, _)| c.to_owned())
 }
 
 fn is_income(members: &[&TransactionView]) -> bool {

@@ -10,7 +10,9 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     Scope,
-    common::{Amount, Month, check_month, check_range, month_arg, parse_date},
+    common::{
+        Amount, ISO_DATE_PATTERN, MONTH_PATTERN, Month, check_month, check_range, month_arg, parse_date,
+    },
 };
 use crate::money::Currency;
 
@@ -19,14 +21,14 @@ use crate::money::Currency;
 #[serde(untagged)]
 pub enum Period {
     /// A calendar month, YYYY-MM.
-    Month(#[schemars(regex(pattern = r"^[0-9]{4}-(0[1-9]|1[0-2])$"))] String),
+    Month(#[schemars(regex(pattern = MONTH_PATTERN))] String),
     /// An inclusive range of days.
     Range {
         /// First day, YYYY-MM-DD.
-        #[schemars(regex(pattern = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"))]
+        #[schemars(regex(pattern = ISO_DATE_PATTERN))]
         from: String,
         /// Last day, YYYY-MM-DD.
-        #[schemars(regex(pattern = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"))]
+        #[schemars(regex(pattern = ISO_DATE_PATTERN))]
         to: String,
     },
 }
@@ -185,7 +187,7 @@ impl TypedTool for GetSpendReport {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct BudgetStatusInput {
     /// The month, YYYY-MM.
-    #[schemars(regex(pattern = r"^[0-9]{4}-(0[1-9]|1[0-2])$"))]
+    #[schemars(regex(pattern = MONTH_PATTERN))]
     pub month: String,
 }
 

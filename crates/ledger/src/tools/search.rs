@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use super::{
     Scope,
-    common::{Amount, Filter, check_range, parse_date, transactions},
+    common::{Amount, Filter, ISO_DATE_PATTERN, check_range, parse_date, transactions},
 };
 
 /// Which transactions to find; every filter is optional and they combine.
@@ -19,10 +19,10 @@ pub struct SearchInput {
     /// An account or category name the transaction posts to, e.g. "Groceries" or "Checking".
     pub account: Option<String>,
     /// First day to include, YYYY-MM-DD.
-    #[schemars(regex(pattern = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"))]
+    #[schemars(regex(pattern = ISO_DATE_PATTERN))]
     pub from: Option<String>,
     /// Last day to include, YYYY-MM-DD.
-    #[schemars(regex(pattern = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"))]
+    #[schemars(regex(pattern = ISO_DATE_PATTERN))]
     pub to: Option<String>,
     /// Only transactions with an amount of at least this many minor units (paise), either sign.
     #[schemars(range(min = 0))]

@@ -13,10 +13,10 @@ use uuid::Uuid;
 
 use super::{
     Scope,
-    common::{Amount, Category, check_month},
+    common::{Amount, Category, MONTH_PATTERN, check_month},
 };
 use crate::{
-    accounts::{AccountType, find_account},
+    accounts::AccountType,
     error::LedgerError,
     money::{Currency, Money},
     owner::OwnerId,
@@ -27,12 +27,14 @@ async fn category_account(
     conn: &mut PgConnection,
     category: Category,
 ) -> Result<crate::accounts::Account, LedgerError> {
-    // A new visitor's ledger gets its chart of accounts on first use.
-    crate::accounts::ensure_chart(owner, &mut *conn, Currency::INR).await?;
-    find_account(owner, conn, category.name())
+    // A new visitor's ledger gets its chart of accounts on first use; the chart comes back whole.
+    let wanted = category.name();
+    crate::accounts::ensure_chart(owner, conn, Currency::INR)
         .await?
-        .filter(|a| a.account_type.is_category())
-        .ok_or_else(|| LedgerError::UnknownAccountName(category.name().to_owned()))
+        .into_iter()
+        .filter(|a| a.account_type.is_category() && a.name.eq_ignore_ascii_case(wanted))
+        .min_by_key(|a| a.name != wanted)
+        .ok_or_else(|| LedgerError::UnknownAccountName(wanted.to_owned()))
 }
 
 // region: categorize_transactions
@@ -262,7 +264,7 @@ impl TypedTool for SetCategoryRule {
 pub struct BudgetInput {
     pub category: Category,
     /// The month, YYYY-MM.
-    #[schemars(regex(pattern = r"^[0-9]{4}-(0[1-9]|1[0-2])$"))]
+    #[schemars(regex(pattern = MONTH_PATTERN))]
     pub month: String,
     /// The budget in minor units (paise): ₹20,000 is 2000000.
     #[schemars(range(min = 0))]
