@@ -119,6 +119,11 @@ async fn run(h: &Harness, provider: &Scripted, policy: &ConfirmPolicy, rules: &P
     drive(Turn::start("run-1", Vec::new(), Message::user("go")), &deps).await
 }
 
+/// A turn under the default policy (writes denied) and no permission rules.
+async fn run_plain(h: &Harness, provider: &Scripted) -> Turn {
+    run(h, provider, &ConfirmPolicy::AutoDeny, &PermissionRules::default()).await
+}
+
 fn results_of(message: &Message) -> Vec<(String, bool, String)> {
     message
         .content
@@ -145,13 +150,7 @@ async fn the_loop_stops_at_the_cap_with_one_tool_free_answer() {
             reply_calls(&[("look", json!({"what": "more"}))])
         })
     });
-    let turn = run(
-        &h,
-        &provider,
-        &ConfirmPolicy::AutoDeny,
-        &PermissionRules::default(),
-    )
-    .await;
+    let turn = run_plain(&h, &provider).await;
     assert_eq!(turn.finished(), Some((RunStatus::Error, "Here is what I found.")));
     let requests = provider.requests();
     assert_eq!(requests.len(), MAX_ITERATIONS as usize + 1);
@@ -183,13 +182,7 @@ async fn failures_and_bad_arguments_become_results_the_model_recovers_from() {
         Ok(reply_calls(&[("look", json!({"what": "flaky"}))])),
         Ok(reply_text("Done.")),
     ]);
-    let turn = run(
-        &h,
-        &provider,
-        &ConfirmPolicy::AutoDeny,
-        &PermissionRules::default(),
-    )
-    .await;
+    let turn = run_plain(&h, &provider).await;
     assert_eq!(turn.finished(), Some((RunStatus::Ok, "Done.")));
     let requests = provider.requests();
     let thrown = results_of(requests[1].messages.last().unwrap());
@@ -337,13 +330,7 @@ async fn rules_and_policies_decide_writes() {
 async fn blocked_cut_off_and_stuck_runs_end_honestly() {
     let h = harness();
     let provider = Scripted::new(vec![Ok(reply_stopped(StopReason::Blocked, vec![]))]);
-    let turn = run(
-        &h,
-        &provider,
-        &ConfirmPolicy::AutoDeny,
-        &PermissionRules::default(),
-    )
-    .await;
+    let turn = run_plain(&h, &provider).await;
     assert_eq!(turn.finished().map(|f| f.0), Some(RunStatus::Blocked));
 
     // Cut off inside a tool call: asked again once with twice the room, then the turn ends.
@@ -359,26 +346,14 @@ async fn blocked_cut_off_and_stuck_runs_end_honestly() {
         ))
     };
     let provider = Scripted::new(vec![cut(), cut()]);
-    let turn = run(
-        &h,
-        &provider,
-        &ConfirmPolicy::AutoDeny,
-        &PermissionRules::default(),
-    )
-    .await;
+    let turn = run_plain(&h, &provider).await;
     let rooms: Vec<u32> = provider.requests().iter().map(|r| r.max_tokens).collect();
     assert_eq!(rooms, [16_000, 32_000]);
     assert_eq!(turn.finished().map(|f| f.0), Some(RunStatus::Error));
     assert!(turn.finished().unwrap().1.contains("cut off"));
 
     let provider = Scripted::from_fn(|_| Ok(reply_calls(&[("look", json!({"what": "boom"}))])));
-    let turn = run(
-        &h,
-        &provider,
-        &ConfirmPolicy::AutoDeny,
-        &PermissionRules::default(),
-    )
-    .await;
+    let turn = run_plain(&h, &provider).await;
     let (status, answer) = turn.finished().unwrap();
     assert_eq!(status, RunStatus::Stuck);
     assert!(
@@ -395,13 +370,7 @@ async fn reads_of_a_batch_run_together_and_results_keep_call_order() {
         .map(|i| ("look", json!({"what": format!("item {i}")})))
         .collect();
     let provider = Scripted::new(vec![Ok(reply_calls(&calls)), Ok(reply_text("ok"))]);
-    let turn = run(
-        &h,
-        &provider,
-        &ConfirmPolicy::AutoDeny,
-        &PermissionRules::default(),
-    )
-    .await;
+    let turn = run_plain(&h, &provider).await;
     assert_eq!(turn.finished().map(|f| f.0), Some(RunStatus::Ok));
     let results = results_of(provider.requests()[1].messages.last().unwrap());
     let ids: Vec<&str> = results.iter().map(|r| r.0.as_str()).collect();
