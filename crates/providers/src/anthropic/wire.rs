@@ -5,6 +5,8 @@ use kakeibo_core::{
 };
 use serde_json::{Map, Value, json};
 
+use crate::http::Accumulate;
+
 /// Marks a thinking block that came redacted: its meta holds the opaque data.
 const REDACTED: &str = "redacted:";
 
@@ -98,19 +100,9 @@ pub struct Accumulator {
     stopped: bool,
 }
 
-impl crate::http::Accumulate for Accumulator {
-    fn feed(&mut self, chunk: &Value) -> Result<Vec<String>, ProviderError> {
-        Accumulator::feed(self, chunk)
-    }
-
-    fn finish(self) -> Result<ModelResponse, ProviderError> {
-        Accumulator::finish(self)
-    }
-}
-
-impl Accumulator {
+impl Accumulate for Accumulator {
     /// Takes one event; returns the text it adds.
-    pub fn feed(&mut self, event: &Value) -> Result<Vec<String>, ProviderError> {
+    fn feed(&mut self, event: &Value) -> Result<Vec<String>, ProviderError> {
         let mut deltas = Vec::new();
         match event.get("type").and_then(Value::as_str).unwrap_or_default() {
             "message_start" => {
@@ -193,19 +185,8 @@ impl Accumulator {
         Ok(deltas)
     }
 
-    fn usage_from(&mut self, usage: &Value) {
-        let count = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
-        let cached = count("cache_read_input_tokens");
-        self.usage = Usage {
-            input_tokens: count("input_tokens") + cached + count("cache_creation_input_tokens"),
-            output_tokens: count("output_tokens"),
-            cached_tokens: cached,
-            thought_tokens: 0,
-        };
-    }
-
     /// The whole reply; a stream that never said why it stopped was cut off.
-    pub fn finish(self) -> Result<ModelResponse, ProviderError> {
+    fn finish(self) -> Result<ModelResponse, ProviderError> {
         let Some(reason) = self.stop_reason else {
             return Err(ProviderError::Protocol(
                 "the stream ended before the model finished its reply".into(),
@@ -266,6 +247,19 @@ impl Accumulator {
             usage: self.usage,
             model_version: self.model,
         })
+    }
+}
+
+impl Accumulator {
+    fn usage_from(&mut self, usage: &Value) {
+        let count = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
+        let cached = count("cache_read_input_tokens");
+        self.usage = Usage {
+            input_tokens: count("input_tokens") + cached + count("cache_creation_input_tokens"),
+            output_tokens: count("output_tokens"),
+            cached_tokens: cached,
+            thought_tokens: 0,
+        };
     }
 }
 

@@ -6,6 +6,8 @@ use kakeibo_core::{
 };
 use serde_json::{Map, Value, json};
 
+use crate::http::Accumulate;
+
 /// Whether an id was minted by us (`call_<n>_<name>`) rather than given by Gemini: minted ids
 /// are never sent back.
 pub fn is_minted(id: &str) -> bool {
@@ -120,19 +122,9 @@ pub struct Accumulator {
     candidates: usize,
 }
 
-impl crate::http::Accumulate for Accumulator {
-    fn feed(&mut self, chunk: &Value) -> Result<Vec<String>, ProviderError> {
-        Accumulator::feed(self, chunk)
-    }
-
-    fn finish(self) -> Result<ModelResponse, ProviderError> {
-        Accumulator::finish(self)
-    }
-}
-
-impl Accumulator {
+impl Accumulate for Accumulator {
     /// Takes one chunk; returns the text it adds (for streaming to the person).
-    pub fn feed(&mut self, chunk: &Value) -> Result<Vec<String>, ProviderError> {
+    fn feed(&mut self, chunk: &Value) -> Result<Vec<String>, ProviderError> {
         if let Some(error) = chunk.get("error") {
             return Err(error_from(error, None));
         }
@@ -173,6 +165,40 @@ impl Accumulator {
         Ok(deltas)
     }
 
+    /// The whole reply, once the response is over. A stream that ended without a finish
+    /// reason (and was not blocked) was cut off: that is an error, never a short answer.
+    fn finish(mut self) -> Result<ModelResponse, ProviderError> {
+        self.close_open_call();
+        let has_calls = self.blocks.iter().any(|b| matches!(b, Block::ToolUse { .. }));
+        let stop_reason = if self.blocked.is_some() {
+            StopReason::Blocked
+        } else {
+            match self.finish_reason.as_deref() {
+                None => {
+                    return Err(ProviderError::Protocol(
+                        "the response ended before the model finished its reply".into(),
+                    ));
+                }
+                Some(_) if has_calls => StopReason::ToolUse,
+                Some("STOP") => StopReason::End,
+                Some("MAX_TOKENS") => StopReason::MaxTokens,
+                Some(
+                    "SAFETY" | "RECITATION" | "BLOCKLIST" | "PROHIBITED_CONTENT" | "SPII" | "IMAGE_SAFETY"
+                    | "LANGUAGE",
+                ) => StopReason::Blocked,
+                Some(_) => StopReason::Error,
+            }
+        };
+        Ok(ModelResponse {
+            message: Message::assistant(self.blocks),
+            stop_reason,
+            usage: self.usage,
+            model_version: self.model_version,
+        })
+    }
+}
+
+impl Accumulator {
     fn part(&mut self, part: &Value, deltas: &mut Vec<String>) {
         let signature = part
             .get("thoughtSignature")
@@ -298,38 +324,6 @@ impl Accumulator {
             self.finish_reason = Some("STOP".to_owned());
         }
         self.finish()
-    }
-
-    /// The whole reply, once the response is over. A stream that ended without a finish
-    /// reason (and was not blocked) was cut off: that is an error, never a short answer.
-    pub fn finish(mut self) -> Result<ModelResponse, ProviderError> {
-        self.close_open_call();
-        let has_calls = self.blocks.iter().any(|b| matches!(b, Block::ToolUse { .. }));
-        let stop_reason = if self.blocked.is_some() {
-            StopReason::Blocked
-        } else {
-            match self.finish_reason.as_deref() {
-                None => {
-                    return Err(ProviderError::Protocol(
-                        "the response ended before the model finished its reply".into(),
-                    ));
-                }
-                Some(_) if has_calls => StopReason::ToolUse,
-                Some("STOP") => StopReason::End,
-                Some("MAX_TOKENS") => StopReason::MaxTokens,
-                Some(
-                    "SAFETY" | "RECITATION" | "BLOCKLIST" | "PROHIBITED_CONTENT" | "SPII" | "IMAGE_SAFETY"
-                    | "LANGUAGE",
-                ) => StopReason::Blocked,
-                Some(_) => StopReason::Error,
-            }
-        };
-        Ok(ModelResponse {
-            message: Message::assistant(self.blocks),
-            stop_reason,
-            usage: self.usage,
-            model_version: self.model_version,
-        })
     }
 }
 

@@ -7,6 +7,8 @@ use kakeibo_core::{
 };
 use serde_json::{Map, Value, json};
 
+use crate::http::Accumulate;
+
 /// The field a server put its reasoning in (`reasoning_content` or `reasoning`), kept as the
 /// thought block's metadata so it goes back the same way.
 const REASONING_FIELDS: [&str; 2] = ["reasoning_content", "reasoning"];
@@ -108,19 +110,9 @@ pub struct Accumulator {
     model: Option<String>,
 }
 
-impl crate::http::Accumulate for Accumulator {
-    fn feed(&mut self, chunk: &Value) -> Result<Vec<String>, ProviderError> {
-        Accumulator::feed(self, chunk)
-    }
-
-    fn finish(self) -> Result<ModelResponse, ProviderError> {
-        Accumulator::finish(self)
-    }
-}
-
-impl Accumulator {
+impl Accumulate for Accumulator {
     /// Takes one chunk; returns the text it adds.
-    pub fn feed(&mut self, chunk: &Value) -> Result<Vec<String>, ProviderError> {
+    fn feed(&mut self, chunk: &Value) -> Result<Vec<String>, ProviderError> {
         if let Some(error) = chunk.get("error") {
             return Err(error_from(error, None));
         }
@@ -197,7 +189,7 @@ impl Accumulator {
     }
 
     /// The whole reply; a stream with no finish reason was cut off.
-    pub fn finish(self) -> Result<ModelResponse, ProviderError> {
+    fn finish(self) -> Result<ModelResponse, ProviderError> {
         let Some(reason) = self.finish_reason else {
             return Err(ProviderError::Protocol(
                 "the stream ended before the model finished its reply".into(),
@@ -257,6 +249,8 @@ impl Accumulator {
         })
     }
 }
+
+impl Accumulator {}
 
 /// The reply in one unstreamed body.
 pub fn unary(body: &Value) -> Result<ModelResponse, ProviderError> {
