@@ -276,7 +276,10 @@ impl TurnStore {
             .map_err(|e| StateError::Unreadable(format!("stored results: {e}")))?;
         let turn = Turn::from_json(state)?;
         // The arguments a confirm applies are the stored ones, unchanged since the turn waited.
-        if stored_form(&turn)?.1 != args_hash {
+        let Phase::AwaitConfirm { pending, .. } = &turn.phase else {
+            return Err(StateError::NotWaiting.into());
+        };
+        if hash_of_writes(pending) != args_hash {
             return Err(
                 StateError::Unreadable("the stored writes do not match their recorded hash".into()).into(),
             );
@@ -490,14 +493,18 @@ fn stored_form(turn: &Turn) -> Result<(Value, String, DateTime<Utc>), ConfirmErr
     if bytes > MAX_STATE_BYTES {
         return Err(ConfirmError::TooLarge { bytes });
     }
+    let expires_at = DateTime::from_timestamp(*expires_at, 0).unwrap_or_else(Utc::now);
+    Ok((state, hash_of_writes(pending), expires_at))
+}
+
+/// The hash of the writes a turn waits on: their ids and arguments, keys sorted.
+fn hash_of_writes(pending: &[PendingWrite]) -> String {
     let mut hasher = Sha256::new();
     for write in pending {
         hasher.update(write.id.as_bytes());
         hasher.update(kakeibo_core::schema::sorted(&write.args).to_string().as_bytes());
     }
-    let args_hash = hex::encode(hasher.finalize());
-    let expires_at = DateTime::from_timestamp(*expires_at, 0).unwrap_or_else(Utc::now);
-    Ok((state, args_hash, expires_at))
+    hex::encode(hasher.finalize())
 }
 
 /// Trace events into `trace_events`, for one owner. Tracing never fails a turn: a failed insert
