@@ -544,7 +544,10 @@ async fn run_tools(mut turn: Turn, calls: Vec<ToolUse>, deps: &Deps<'_>) -> Turn
 
 /// Runs the calls decided to run: reads together (bounded), then writes one at a time, in call
 /// order. Returns an outcome per call, `None` for calls that do not run.
-async fn execute_batch(calls: &[ToolUse], decisions: &[Decision]) -> Vec<Option<(String, bool, u64)>> {
+/// (content for the model, whether it is an error, latency in ms) of one call.
+type Outcome = (String, bool, u64);
+
+async fn execute_batch(calls: &[ToolUse], decisions: &[Decision]) -> Vec<Option<Outcome>> {
     // Reads together (bounded), then writes one at a time, in call order.
     let reads: Vec<(usize, Arc<dyn Tool>)> = decisions
         .iter()
@@ -554,15 +557,18 @@ async fn execute_batch(calls: &[ToolUse], decisions: &[Decision]) -> Vec<Option<
             _ => None,
         })
         .collect();
-    let mut outcomes: Vec<Option<(String, bool, u64)>> = vec![None; calls.len()];
-    let read_results: Vec<(usize, (String, bool, u64))> = stream::iter(reads)
+    let mut outcomes: Vec<Option<Outcome>> = vec![None; calls.len()];
+    // Each job owns its tool and input: a stream of futures borrowing from here would make
+    // the turn's future `Send` only for one lifetime, and the functions spawn turns.
+    let jobs: Vec<futures_util::future::BoxFuture<'static, (usize, Outcome)>> = reads
+        .into_iter()
         .map(|(i, tool)| {
             let input = calls[i].input.clone();
-            async move { (i, execute(tool.as_ref(), input).await) }
+            Box::pin(async move { (i, execute(tool.as_ref(), input).await) }) as _
         })
-        .buffered(READ_CONCURRENCY)
-        .collect()
-        .await;
+        .collect();
+    let read_results: Vec<(usize, (String, bool, u64))> =
+        stream::iter(jobs).buffered(READ_CONCURRENCY).collect().await;
     for (i, outcome) in read_results {
         outcomes[i] = Some(outcome);
     }

@@ -66,3 +66,23 @@ pub async fn scope_to_owner(owner: OwnerId, conn: &mut PgConnection) -> Result<(
         .await?;
     Ok(())
 }
+
+/// A pool connected as the **owner role**, which bypasses row-level security.
+///
+/// Only the code that must work across owners or on tables without an owner holds one: the admin
+/// module (cross-owner reads), the quota gate (counters), visitors and credentials (creating,
+/// linking and deleting users), the demo clone marker aside. A test lists every source file that
+/// names this type, each with its reason; anything else uses the `app_user` pool.
+#[derive(Debug, Clone)]
+pub struct OwnerRolePool(PgPool);
+
+impl OwnerRolePool {
+    /// Wraps a pool that was connected with the owner role's credentials (`DATABASE_URL`).
+    pub fn new(pool: PgPool) -> Self {
+        Self(pool)
+    }
+
+    pub fn get(&self) -> &PgPool {
+        &self.0
+    }
+}

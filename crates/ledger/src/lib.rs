@@ -11,22 +11,28 @@
 //! This crate knows PostgreSQL (sqlx) and nothing of HTTP, providers or AWS.
 
 mod accounts;
+pub mod admin;
+pub mod conversations;
+pub mod dashboard;
 mod db;
 mod error;
 pub mod import;
 pub mod memory;
 mod money;
 mod owner;
+pub mod quota;
 mod rates;
+pub mod runs;
 pub mod seed;
 pub mod tools;
 mod transactions;
 pub mod turns;
+pub mod uploads;
 
 pub use accounts::{
     Account, AccountType, CHECKING, DEFAULT_CHART, UNCATEGORIZED, ensure_chart, find_account, list_accounts,
 };
-pub use db::{MIGRATOR, begin_for_owner, connect, migrate, scope_to_owner, with_owner};
+pub use db::{MIGRATOR, OwnerRolePool, begin_for_owner, connect, migrate, scope_to_owner, with_owner};
 pub use error::LedgerError;
 pub use money::{Currency, Money, MoneyError};
 pub use owner::{DEV_OWNER, OwnerId};

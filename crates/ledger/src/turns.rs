@@ -662,7 +662,19 @@ impl Agent<'_> {
     }
 
     /// Runs a new turn of `conversation` for the person's `text`.
-    pub async fn chat(
+    ///
+    /// The future is boxed so it is `Send` for callers that spawn it (a function's stream).
+    pub fn chat<'b>(
+        &'b self,
+        conversation: Uuid,
+        text: &'b str,
+        policy: &'b ConfirmPolicy,
+        on_event: &'b (dyn Fn(TurnEvent) + Send + Sync),
+    ) -> BoxFuture<'b, Result<Outcome, ConfirmError>> {
+        Box::pin(self.chat_inner(conversation, text, policy, on_event))
+    }
+
+    async fn chat_inner(
         &self,
         conversation: Uuid,
         text: &str,
@@ -733,8 +745,20 @@ impl Agent<'_> {
         decisions: &[(String, bool)],
         on_event: &(dyn Fn(TurnEvent) + Send + Sync),
     ) -> Result<Outcome, ConfirmError> {
+        let claim = self.store.claim(self.scope.owner, suspended_id).await?;
+        self.confirm_claimed(claim, decisions, on_event).await
+    }
+
+    /// [`Agent::confirm`] after the claim, for callers that answer a lost claim before they start
+    /// streaming (the HTTP confirm: `409`/`410` are statuses, not stream events).
+    pub async fn confirm_claimed(
+        &self,
+        claim: Claim,
+        decisions: &[(String, bool)],
+        on_event: &(dyn Fn(TurnEvent) + Send + Sync),
+    ) -> Result<Outcome, ConfirmError> {
         let owner = self.scope.owner;
-        let claim = self.store.claim(owner, suspended_id).await?;
+        let suspended_id = claim.id;
         let (results, fence) = match &claim.applied {
             Some(results) => (results.clone(), claim.fence),
             None => {

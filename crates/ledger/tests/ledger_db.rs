@@ -470,6 +470,9 @@ async fn app_user_with_no_owner_set_reads_every_owner_scoped_table_empty(
     assert_eq!(after, 0);
 }
 
+/// Tables with an owner that app_user may not touch at all.
+const OWNER_ROLE_ONLY: [&str; 1] = ["owner_daily_messages"];
+
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn every_owner_scoped_table_has_its_policy_and_app_user_no_credentials(pool: PgPool) {
     let scoped: Vec<String> = sqlx::query_scalar(
@@ -483,6 +486,7 @@ async fn every_owner_scoped_table_has_its_policy_and_app_user_no_credentials(poo
         .iter()
         .filter(|(t, _)| *t != "users")
         .map(|(t, _)| (*t).to_owned())
+        .chain(OWNER_ROLE_ONLY.iter().map(|t| (*t).to_owned()))
         .collect();
     expected.sort();
     assert_eq!(
@@ -490,7 +494,23 @@ async fn every_owner_scoped_table_has_its_policy_and_app_user_no_credentials(poo
         "the test's list of owner-scoped tables is the schema's"
     );
 
-    for table in scoped.iter().map(String::as_str).chain(["users"]) {
+    // Owner-keyed tables only the owner role touches (the quota gate's counters): app_user has
+    // no privilege on them at all, so it needs no policy there.
+    for table in OWNER_ROLE_ONLY {
+        let sql = format!(
+            "SELECT has_table_privilege('app_user', '{table}', 'SELECT') OR has_table_privilege('app_user', '{table}', 'INSERT')
+                 OR has_table_privilege('app_user', '{table}', 'UPDATE') OR has_table_privilege('app_user', '{table}', 'DELETE')"
+        );
+        let any: bool = sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).fetch_one(&pool).await.unwrap();
+        assert!(!any, "app_user has no privilege on {table}");
+    }
+
+    for table in scoped
+        .iter()
+        .map(String::as_str)
+        .filter(|t| !OWNER_ROLE_ONLY.contains(t))
+        .chain(["users"])
+    {
         let (rls, policies): (bool, Vec<String>) = sqlx::query_as(
             "SELECT c.relrowsecurity, coalesce(array_agg(p.policyname::text) FILTER (WHERE p.policyname IS NOT NULL), '{}')
              FROM pg_class c LEFT JOIN pg_policies p ON p.tablename = c.relname AND p.schemaname = 'public'

@@ -4,11 +4,13 @@
 //! `kakeibo seed --db` loads the rows into the development owner's ledger through the one insert
 //! path, each with a deterministic transaction id.
 
+mod demo;
 mod files;
 mod generate;
 mod load;
 mod prng;
 
+pub use demo::ensure_demo_ledger;
 pub use files::{CsvRow, labels_json, rates_json, read_transactions_csv, transactions_csv, write_files};
 pub use generate::{
     Anomaly, AnomalyKind, END_DATE, Hostile, MONTHS, Recurring, SEED, SeedData, SeedRow, UNCATEGORIZED_COUNT,

@@ -1,0 +1,212 @@
+//! The settings of a function, read once per process.
+//!
+//! Locally they come from the environment. In Lambda, `SECRETS_ARN` names a Secrets Manager
+//! secret whose JSON object holds the sensitive ones (`JWT_SECRET`, `RATE_LIMIT_SALT`, provider
+//! keys, database URLs); its values win over the environment's.
+
+use std::collections::BTreeMap;
+
+use kakeibo_ledger::{admin::AdminAllowlist, quota::QuotaLimits};
+
+use crate::secrets;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{0} is not set")]
+    Missing(&'static str),
+    #[error("{name} is not valid: {why}")]
+    Invalid { name: &'static str, why: String },
+    #[error("reading the secret {arn}: {why}")]
+    Secret { arn: String, why: String },
+}
+
+/// The public site: the only origin allowed to send cookie-authenticated writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Site {
+    /// `scheme://host[:port]`, lower case, no path.
+    pub origin: String,
+    /// `host[:port]`.
+    pub host: String,
+    /// `https`, or plain http off localhost: the session cookie is `Secure`.
+    pub secure_cookies: bool,
+}
+
+impl Site {
+    pub fn parse(url: &str) -> Result<Self, ConfigError> {
+        let invalid = |why: &str| ConfigError::Invalid {
+            name: "SITE_URL",
+            why: why.to_owned(),
+        };
+        let url = url.trim().trim_end_matches('/').to_lowercase();
+        let (scheme, rest) = url
+            .split_once("://")
+            .ok_or_else(|| invalid("expected scheme://host"))?;
+        if scheme != "http" && scheme != "https" {
+            return Err(invalid("the scheme must be http or https"));
+        }
+        if rest.is_empty() || rest.contains('/') {
+            return Err(invalid("expected scheme://host[:port] without a path"));
+        }
+        let hostname = rest.rsplit_once(':').map_or(rest, |(h, _)| h);
+        let local = matches!(hostname, "localhost" | "127.0.0.1" | "[::1]");
+        if scheme == "http" && !local {
+            return Err(invalid("plain http is only allowed for localhost"));
+        }
+        Ok(Self {
+            origin: format!("{scheme}://{rest}"),
+            host: rest.to_owned(),
+            secure_cookies: !(scheme == "http" && local),
+        })
+    }
+}
+
+/// Everything a function needs, parsed and checked.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The owner role (admin module, quota gate, visitors).
+    pub database_url: String,
+    /// `app_user`, under row-level security (all owner-scoped work). Falls back to
+    /// `database_url` when unset, which turns the RLS backstop off — said at start.
+    pub app_database_url: Option<String>,
+    pub jwt_secret: String,
+    pub rate_limit_salt: String,
+    pub site: Site,
+    pub admins: AdminAllowlist,
+    pub quotas: QuotaLimits,
+    /// Take the client address from the first `X-Forwarded-For` entry (behind a trusted CDN).
+    pub trust_forwarded_for: bool,
+    /// Connections per pool (a Lambda instance serves one request at a time).
+    pub pool_size: u32,
+    /// Every setting, for the provider selection (`KAKEIBO_PROVIDER`, keys, models).
+    pub vars: BTreeMap<String, String>,
+}
+
+/// The site used when `SITE_URL` is unset: the local stack.
+pub const LOCAL_SITE: &str = "http://127.0.0.1:3000";
+
+impl Config {
+    /// From settings already gathered (tests pass a map; [`Config::load`] the environment).
+    pub fn from_vars(vars: BTreeMap<String, String>) -> Result<Self, ConfigError> {
+        let get = |name: &str| {
+            vars.get(name)
+                .map(|v| v.trim().to_owned())
+                .filter(|v| !v.is_empty())
+        };
+        let required = |name: &'static str| get(name).ok_or(ConfigError::Missing(name));
+        let number = |name: &'static str, default: f64| -> Result<f64, ConfigError> {
+            get(name).map_or(Ok(default), |v| {
+                v.parse::<f64>()
+                    .ok()
+                    .filter(|n| n.is_finite() && *n >= 0.0)
+                    .ok_or(ConfigError::Invalid {
+                        name,
+                        why: format!("{v:?} is not a non-negative number"),
+                    })
+            })
+        };
+        let count = |name: &'static str, default: i32| -> Result<i32, ConfigError> {
+            get(name).map_or(Ok(default), |v| {
+                v.parse::<i32>()
+                    .ok()
+                    .filter(|n| *n >= 0)
+                    .ok_or(ConfigError::Invalid {
+                        name,
+                        why: format!("{v:?} is not a non-negative whole number"),
+                    })
+            })
+        };
+        let jwt_secret = required("JWT_SECRET")?;
+        if jwt_secret.len() < kakeibo_auth::session::MIN_SECRET_BYTES {
+            return Err(ConfigError::Invalid {
+                name: "JWT_SECRET",
+                why: format!(
+                    "it must be at least {} bytes",
+                    kakeibo_auth::session::MIN_SECRET_BYTES
+                ),
+            });
+        }
+        let defaults = QuotaLimits::default();
+        Ok(Self {
+            database_url: required("DATABASE_URL")?,
+            app_database_url: get("APP_DATABASE_URL"),
+            jwt_secret,
+            rate_limit_salt: required("RATE_LIMIT_SALT")?,
+            site: Site::parse(&get("SITE_URL").unwrap_or_else(|| LOCAL_SITE.to_owned()))?,
+            admins: AdminAllowlist::parse(&get("ADMIN_EMAILS").unwrap_or_default()),
+            quotas: QuotaLimits {
+                anonymous_daily: count("ANON_DAILY_MESSAGE_QUOTA", defaults.anonymous_daily)?,
+                signed_in_daily: count("USER_DAILY_MESSAGE_QUOTA", defaults.signed_in_daily)?,
+                address_daily: count("IP_DAILY_MESSAGE_QUOTA", defaults.address_daily)?,
+                global_daily_usd: number("GLOBAL_DAILY_BUDGET_USD", defaults.global_daily_usd)?,
+            },
+            trust_forwarded_for: get("TRUST_FORWARDED_FOR").as_deref() == Some("1"),
+            pool_size: u32::try_from(count("DATABASE_POOL_SIZE", 4)?.max(1)).unwrap_or(4),
+            vars,
+        })
+    }
+
+    /// The environment, and the secret named by `SECRETS_ARN` when set.
+    pub async fn load() -> Result<Self, ConfigError> {
+        let mut vars: BTreeMap<String, String> = std::env::vars().collect();
+        if let Some(arn) = vars.get("SECRETS_ARN").filter(|v| !v.trim().is_empty()).cloned() {
+            let secret = secrets::fetch(&arn, &secrets::SdkOptions::default()).await?;
+            vars.extend(secret);
+        }
+        Self::from_vars(vars)
+    }
+
+    /// A setting by name (blank counts as unset).
+    pub fn var(&self, name: &str) -> Option<String> {
+        self.vars
+            .get(name)
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    const BASE: &[(&str, &str)] = &[
+        ("DATABASE_URL", "postgres://kakeibo@127.0.0.1/kakeibo"),
+        ("JWT_SECRET", "0123456789abcdef0123456789abcdef"),
+        ("RATE_LIMIT_SALT", "salt"),
+    ];
+
+    #[test]
+    fn defaults_follow_the_spec_and_missing_settings_are_named() {
+        let config = Config::from_vars(vars(BASE)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(config.quotas, QuotaLimits::default());
+        assert_eq!(config.site.origin, LOCAL_SITE);
+        assert!(!config.site.secure_cookies);
+        for missing in ["DATABASE_URL", "JWT_SECRET", "RATE_LIMIT_SALT"] {
+            let partial: Vec<_> = BASE.iter().copied().filter(|(k, _)| *k != missing).collect();
+            let err = Config::from_vars(vars(&partial)).err().map(|e| e.to_string());
+            assert_eq!(err, Some(format!("{missing} is not set")));
+        }
+        let mut weak = vars(BASE);
+        weak.insert("JWT_SECRET".into(), "short".into());
+        assert!(Config::from_vars(weak).is_err());
+        let mut bad = vars(BASE);
+        bad.insert("ANON_DAILY_MESSAGE_QUOTA".into(), "-1".into());
+        assert!(Config::from_vars(bad).is_err());
+    }
+
+    #[test]
+    fn the_site_decides_secure_cookies_and_refuses_plain_http_elsewhere() {
+        let site = Site::parse("https://Kakeibo.Example/").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(site.origin, "https://kakeibo.example");
+        assert!(site.secure_cookies);
+        assert!(Site::parse("http://kakeibo.example").is_err());
+        assert!(Site::parse("https://kakeibo.example/app").is_err());
+        assert!(!Site::parse("http://localhost:3000").is_ok_and(|s| s.secure_cookies));
+    }
+}

@@ -1,0 +1,163 @@
+//! Request hygiene shared by every route: the origin check on cookie-authenticated writes, body
+//! limits, JSON bodies with errors that say what is wrong, and the client address.
+
+use axum::{
+    body::Body,
+    extract::Request,
+    http::{HeaderMap, Method, header},
+    middleware::Next,
+    response::{IntoResponse, Response},
+};
+use bytes::Bytes;
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use serde::de::DeserializeOwned;
+
+use crate::{config::Site, error::ApiError};
+
+/// The largest JSON body of any route.
+pub const JSON_LIMIT: usize = 64 * 1024;
+
+/// The client's address, put on the request by whoever received it (the Lambda adapter from the
+/// request context, the local server from the socket).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientAddress(pub String);
+
+/// The address used for the per-address quota: the forwarded one when configured, else the
+/// received one, else a shared "unknown" bucket (never no limit at all).
+pub fn client_address(
+    request_address: Option<&ClientAddress>,
+    headers: &HeaderMap,
+    trust_forwarded_for: bool,
+) -> String {
+    let forwarded = trust_forwarded_for
+        .then(|| {
+            headers
+                .get("x-forwarded-for")?
+                .to_str()
+                .ok()?
+                .split(',')
+                .next()
+                .map(|a| a.trim().to_owned())
+        })
+        .flatten()
+        .filter(|a| !a.is_empty());
+    forwarded
+        .or_else(|| request_address.map(|a| a.0.clone()))
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
+/// Reads the whole body, refusing more than `limit` bytes with `413`.
+pub async fn read_body(body: Body, limit: usize) -> Result<Bytes, ApiError> {
+    match Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => Err(ApiError::TooLarge { limit }),
+        Err(e) => Err(ApiError::BadRequest(format!(
+            "the request body could not be read: {e}"
+        ))),
+    }
+}
+
+/// A JSON body of type `T`, at most [`JSON_LIMIT`] bytes; `400` names the problem.
+pub async fn json_body<T: DeserializeOwned>(body: Body) -> Result<T, ApiError> {
+    let bytes = read_body(body, JSON_LIMIT).await?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::BadRequest("the request needs a JSON body".into()));
+    }
+    serde_json::from_slice(&bytes)
+        .map_err(|e| ApiError::BadRequest(format!("the JSON body is not valid: {e}")))
+}
+
+/// Refuses a state-changing request whose `Origin` (or, without one, `Host`) is not the site:
+/// the session cookie rides along on cross-site requests, so its writes must come from the site.
+pub fn check_origin(method: &Method, headers: &HeaderMap, site: &Site) -> Result<(), ApiError> {
+    if matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS) {
+        return Ok(());
+    }
+    let value = |name: header::HeaderName| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_lowercase)
+    };
+    match (value(header::ORIGIN), value(header::HOST)) {
+        (Some(origin), _) if origin.trim_end_matches('/') == site.origin => Ok(()),
+        (Some(origin), _) => Err(ApiError::Forbidden(format!(
+            "requests from {origin} are not accepted"
+        ))),
+        (None, Some(host)) if host == site.host => Ok(()),
+        _ => Err(ApiError::Forbidden(
+            "the request does not come from the site".into(),
+        )),
+    }
+}
+
+/// Middleware: [`check_origin`] against the site in the router's state.
+pub async fn origin_guard(site: Site, request: Request, next: Next) -> Response {
+    match check_origin(request.method(), request.headers(), &site) {
+        Ok(()) => next.run(request).await,
+        Err(e) => e.into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn site() -> Site {
+        Site::parse("https://kakeibo.example").unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(*k, v.parse().unwrap_or_else(|_| panic!("{v}")));
+        }
+        h
+    }
+
+    #[test]
+    fn writes_must_come_from_the_site() {
+        let s = site();
+        assert!(
+            check_origin(
+                &Method::POST,
+                &headers(&[("origin", "https://kakeibo.example")]),
+                &s
+            )
+            .is_ok()
+        );
+        assert!(check_origin(&Method::POST, &headers(&[("origin", "https://evil.example")]), &s).is_err());
+        assert!(check_origin(&Method::POST, &headers(&[("host", "kakeibo.example")]), &s).is_ok());
+        assert!(check_origin(&Method::DELETE, &headers(&[("host", "evil.example")]), &s).is_err());
+        assert!(check_origin(&Method::POST, &headers(&[]), &s).is_err());
+        assert!(check_origin(&Method::GET, &headers(&[("origin", "https://evil.example")]), &s).is_ok());
+    }
+
+    #[test]
+    fn the_forwarded_address_counts_only_when_trusted() {
+        let h = headers(&[("x-forwarded-for", "198.51.100.4, 10.0.0.1")]);
+        let received = ClientAddress("10.0.0.1".into());
+        assert_eq!(client_address(Some(&received), &h, true), "198.51.100.4");
+        assert_eq!(client_address(Some(&received), &h, false), "10.0.0.1");
+        assert_eq!(client_address(None, &HeaderMap::new(), false), "unknown");
+    }
+
+    #[tokio::test]
+    async fn bodies_over_the_limit_are_413_and_bad_json_says_why() {
+        let big = Body::from(vec![b' '; 10]);
+        assert!(matches!(
+            read_body(big, 4).await,
+            Err(ApiError::TooLarge { limit: 4 })
+        ));
+        let err = json_body::<serde_json::Value>(Body::from("{\"a\":")).await.err();
+        assert!(
+            matches!(&err, Some(ApiError::BadRequest(m)) if m.contains("EOF")),
+            "{err:?}"
+        );
+        let err = json_body::<serde_json::Value>(Body::empty()).await.err();
+        assert!(
+            matches!(&err, Some(ApiError::BadRequest(m)) if m.contains("needs a JSON body")),
+            "{err:?}"
+        );
+    }
+}

@@ -1,0 +1,103 @@
+//! What a function builds once per process (a Lambda cold start) and shares across requests.
+
+use std::sync::Arc;
+
+use kakeibo_auth::Sessions;
+use kakeibo_core::{PermissionRules, Provider};
+use kakeibo_ledger::{OwnerRolePool, turns::TurnStore};
+use kakeibo_providers::select::{ModelRole, Settings};
+use sqlx::PgPool;
+
+use crate::config::{Config, ConfigError};
+
+/// The shared state of a function.
+pub struct State {
+    pub config: Config,
+    /// `app_user`: every owner-scoped query (row-level security applies).
+    pub app: PgPool,
+    /// The owner role: only the admin module, the quota gate and visitors use it.
+    pub owner_pool: OwnerRolePool,
+    pub sessions: Sessions,
+    pub store: TurnStore,
+    /// The agent's model, or the sentence that says how to configure one.
+    pub model: Result<Arc<dyn Provider>, String>,
+    pub rules: PermissionRules,
+}
+
+impl std::fmt::Debug for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("State")
+            .field("site", &self.config.site)
+            .field(
+                "model",
+                &self.model.as_ref().map(|m| format!("{}:{}", m.name(), m.model())),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+impl State {
+    /// Connects the pools (lazily: the first query opens a connection) and picks the model.
+    pub fn new(config: Config) -> Result<Self, ConfigError> {
+        let connect = |name: &'static str, url: &str| {
+            kakeibo_ledger::connect(url, config.pool_size).map_err(|e| ConfigError::Invalid {
+                name,
+                why: e.to_string(),
+            })
+        };
+        let owner = connect("DATABASE_URL", &config.database_url)?;
+        let app = if let Some(url) = &config.app_database_url {
+            connect("APP_DATABASE_URL", url)?
+        } else {
+            eprintln!(
+                "warning: APP_DATABASE_URL is unset, so owner-scoped queries run as the owner role \
+                 and row-level security is not a second wall"
+            );
+            owner.clone()
+        };
+        let pools = Pools {
+            app,
+            owner: OwnerRolePool::new(owner),
+        };
+        Self::with_pools(config, pools)
+    }
+
+    /// With pools made elsewhere (tests connect per-test databases).
+    pub fn with_pools(config: Config, pools: Pools) -> Result<Self, ConfigError> {
+        let sessions =
+            Sessions::new(config.jwt_secret.as_bytes(), config.site.secure_cookies).map_err(|e| {
+                ConfigError::Invalid {
+                    name: "JWT_SECRET",
+                    why: e.to_string(),
+                }
+            })?;
+        let lookup = |name: &str| config.var(name);
+        let model = Settings::new(&lookup)
+            .provider(ModelRole::Agent)
+            .map(Arc::from)
+            .map_err(|e| e.to_string());
+        let rules = match config.var("PERMISSION_RULES") {
+            Some(text) => PermissionRules::parse(&text).map_err(|e| ConfigError::Invalid {
+                name: "PERMISSION_RULES",
+                why: e.0,
+            })?,
+            None => PermissionRules::default(),
+        };
+        Ok(Self {
+            store: TurnStore::new(pools.app.clone()),
+            app: pools.app,
+            owner_pool: pools.owner,
+            sessions,
+            model,
+            rules,
+            config,
+        })
+    }
+}
+
+/// The two pools of a function.
+#[derive(Debug, Clone)]
+pub struct Pools {
+    pub app: PgPool,
+    pub owner: OwnerRolePool,
+}

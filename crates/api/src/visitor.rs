@@ -1,0 +1,85 @@
+//! Who is asking: the session cookie turned into a visitor row.
+//!
+//! No cookie is a new visit (routes that start one create an anonymous visitor). A cookie that is
+//! not a valid session — expired, tampered, signed with another key or `alg: none` — or that names
+//! a deleted visitor is a `401`, which also clears the cookie.
+
+use axum::{
+    http::{HeaderMap, HeaderValue, header},
+    response::Response,
+};
+use chrono::Utc;
+use kakeibo_auth::{Sessions, Visitor, session::token_from_cookies, visitors};
+
+use crate::{error::ApiError, state::State};
+
+/// A visitor and, when the session was created or renewed, the cookie to send back.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub visitor: Visitor,
+    pub set_cookie: Option<String>,
+}
+
+impl Resolved {
+    /// Adds the session cookie to `response` when there is one to send.
+    pub fn apply(&self, response: &mut Response) {
+        if let Some(cookie) = self
+            .set_cookie
+            .as_deref()
+            .and_then(|c| HeaderValue::from_str(c).ok())
+        {
+            response.headers_mut().append(header::SET_COOKIE, cookie);
+        }
+    }
+}
+
+/// The visitor of the request's session, if it carries one.
+pub async fn current(state: &State, headers: &HeaderMap) -> Result<Option<Resolved>, ApiError> {
+    let cookies = headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok());
+    let Some(token) = token_from_cookies(cookies) else {
+        return Ok(None);
+    };
+    let claims = state
+        .sessions
+        .verify(token)
+        .map_err(|_| ApiError::Unauthorized("the session is not valid; reload to start a new one".into()))?;
+    let visitor = visitors::load(&state.owner_pool, claims.owner())
+        .await?
+        .ok_or_else(|| ApiError::Unauthorized("this session's visitor no longer exists".into()))?;
+    let now = Utc::now();
+    let set_cookie = if Sessions::needs_renewal(&claims, now) {
+        Some(issue(state, &visitor)?)
+    } else {
+        None
+    };
+    Ok(Some(Resolved { visitor, set_cookie }))
+}
+
+/// The visitor of the session; `401` without one.
+pub async fn require(state: &State, headers: &HeaderMap) -> Result<Resolved, ApiError> {
+    current(state, headers)
+        .await?
+        .ok_or_else(|| ApiError::Unauthorized("there is no session; start with a chat message".into()))
+}
+
+/// The visitor of the session, or a new anonymous visitor with a fresh session.
+pub async fn current_or_new(state: &State, headers: &HeaderMap) -> Result<Resolved, ApiError> {
+    if let Some(resolved) = current(state, headers).await? {
+        return Ok(resolved);
+    }
+    let visitor = visitors::create_anonymous(&state.owner_pool).await?;
+    let set_cookie = Some(issue(state, &visitor)?);
+    Ok(Resolved { visitor, set_cookie })
+}
+
+/// A new session cookie for `visitor`.
+pub fn issue(state: &State, visitor: &Visitor) -> Result<String, ApiError> {
+    let token = state
+        .sessions
+        .issue(visitor.owner(), Utc::now())
+        .map_err(ApiError::internal)?;
+    Ok(state.sessions.cookie(&token))
+}

@@ -1,0 +1,16 @@
+//! kakeibo-auth: who a request is.
+//!
+//! Every visitor is a `users` row from their first request, anonymous until they attach an email
+//! and a password. A session is an HS256 JWT ([`session`]) in the `kakeibo_session` cookie;
+//! passwords are argon2id ([`password`]); [`visitors`] creates visitors, signs them up and in
+//! (moving an anonymous visitor's rows onto the account in one transaction), slows repeated
+//! failed sign-ins, and deletes accounts.
+//!
+//! It depends on the ledger for owners and the owner-role pool, and on nothing of HTTP.
+
+pub mod password;
+pub mod session;
+pub mod visitors;
+
+pub use session::{Claims, SESSION_COOKIE, SessionError, Sessions};
+pub use visitors::{AuthError, Visitor};

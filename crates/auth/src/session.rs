@@ -1,0 +1,178 @@
+//! Sessions: an HS256 JWT in the `kakeibo_session` cookie, short-lived and renewed as it is used.
+
+use chrono::{DateTime, Duration, Utc};
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation, decode, encode};
+use kakeibo_ledger::OwnerId;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+pub const SESSION_COOKIE: &str = "kakeibo_session";
+/// How long a session lasts without use.
+pub const SESSION_TTL: Duration = Duration::hours(12);
+/// A session older than this is re-issued on its next use (sliding renewal).
+pub const RENEW_AFTER: Duration = Duration::minutes(10);
+/// The shortest `JWT_SECRET` accepted.
+pub const MIN_SECRET_BYTES: usize = 32;
+const ISSUER: &str = "kakeibo";
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Claims {
+    /// The visitor (a `users` row).
+    pub sub: Uuid,
+    pub iat: i64,
+    pub exp: i64,
+    pub iss: String,
+}
+
+impl Claims {
+    pub fn owner(&self) -> OwnerId {
+        OwnerId::new(self.sub)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error("JWT_SECRET must be at least {MIN_SECRET_BYTES} bytes")]
+    WeakSecret,
+    /// Expired, tampered, signed with another key or algorithm, or not a token at all.
+    #[error("the session is not valid: {0}")]
+    Invalid(String),
+}
+
+/// Issues and checks session tokens with one secret.
+#[derive(Clone)]
+pub struct Sessions {
+    encoding: EncodingKey,
+    decoding: DecodingKey,
+    validation: Validation,
+    /// `Secure` on the cookie; dropped only when the site is plain-http localhost.
+    secure: bool,
+}
+
+impl std::fmt::Debug for Sessions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sessions")
+            .field("secure", &self.secure)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Sessions {
+    pub fn new(secret: &[u8], secure: bool) -> Result<Self, SessionError> {
+        if secret.len() < MIN_SECRET_BYTES {
+            return Err(SessionError::WeakSecret);
+        }
+        let encoding = EncodingKey::from_secret(secret).map_err(|_| SessionError::WeakSecret)?;
+        let decoding = DecodingKey::from_secret(secret).map_err(|_| SessionError::WeakSecret)?;
+        let mut validation = Validation::new(Algorithm::HS256);
+        validation.algorithms = vec![Algorithm::HS256];
+        validation.leeway = 5;
+        validation.set_issuer(&[ISSUER]);
+        validation.set_required_spec_claims(&["exp", "iat", "sub", "iss"]);
+        Ok(Self {
+            encoding,
+            decoding,
+            validation,
+            secure,
+        })
+    }
+
+    /// A fresh token for `owner`, valid for [`SESSION_TTL`] from `now`.
+    pub fn issue(&self, owner: OwnerId, now: DateTime<Utc>) -> Result<String, SessionError> {
+        let claims = Claims {
+            sub: owner.as_uuid(),
+            iat: now.timestamp(),
+            exp: (now + SESSION_TTL).timestamp(),
+            iss: ISSUER.to_owned(),
+        };
+        encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
+            .map_err(|e| SessionError::Invalid(e.to_string()))
+    }
+
+    /// The claims of a valid token (signature, algorithm, issuer and expiry checked).
+    pub fn verify(&self, token: &str) -> Result<Claims, SessionError> {
+        decode::<Claims>(token, &self.decoding, &self.validation)
+            .map(|data| data.claims)
+            .map_err(|e| SessionError::Invalid(e.to_string()))
+    }
+
+    /// Whether a valid session should be re-issued now (sliding renewal).
+    pub fn needs_renewal(claims: &Claims, now: DateTime<Utc>) -> bool {
+        now.timestamp() - claims.iat >= RENEW_AFTER.num_seconds()
+    }
+
+    /// The `Set-Cookie` value carrying `token`.
+    pub fn cookie(&self, token: &str) -> String {
+        format!(
+            "{SESSION_COOKIE}={token}; Path=/; HttpOnly; SameSite=Lax; Max-Age={}{}",
+            SESSION_TTL.num_seconds(),
+            if self.secure { "; Secure" } else { "" }
+        )
+    }
+
+    /// The `Set-Cookie` value that removes the session.
+    pub fn clear_cookie(&self) -> String {
+        format!(
+            "{SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0{}",
+            if self.secure { "; Secure" } else { "" }
+        )
+    }
+}
+
+/// The session token in a `Cookie` header, if any (the last one wins when repeated).
+pub fn token_from_cookies<'a>(headers: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    headers
+        .into_iter()
+        .flat_map(|h| h.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .filter(|(name, _)| *name == SESSION_COOKIE)
+        .map(|(_, value)| value.trim())
+        .last()
+        .filter(|v| !v.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sessions() -> Sessions {
+        Sessions::new(&[7u8; 32], true).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn a_token_round_trips_and_names_its_owner() {
+        let s = sessions();
+        let owner = OwnerId::new(Uuid::new_v4());
+        let token = s.issue(owner, Utc::now()).unwrap_or_default();
+        let claims = s.verify(&token).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(claims.owner(), owner);
+        assert!(!Sessions::needs_renewal(&claims, Utc::now()));
+        assert!(Sessions::needs_renewal(&claims, Utc::now() + RENEW_AFTER));
+    }
+
+    #[test]
+    fn short_secrets_are_refused() {
+        assert!(matches!(
+            Sessions::new(b"short", true),
+            Err(SessionError::WeakSecret)
+        ));
+    }
+
+    #[test]
+    fn the_cookie_is_http_only_lax_and_secure_unless_local() {
+        let cookie = sessions().cookie("abc");
+        assert!(cookie.starts_with("kakeibo_session=abc; Path=/; HttpOnly; SameSite=Lax; Max-Age=43200"));
+        assert!(cookie.ends_with("; Secure"));
+        let local = Sessions::new(&[7u8; 32], false).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!local.cookie("abc").contains("Secure"));
+        assert!(local.clear_cookie().contains("Max-Age=0"));
+    }
+
+    #[test]
+    fn the_token_is_found_among_other_cookies() {
+        assert_eq!(token_from_cookies(["a=1; kakeibo_session=tok; b=2"]), Some("tok"));
+        assert_eq!(token_from_cookies(["a=1", "kakeibo_session=x"]), Some("x"));
+        assert_eq!(token_from_cookies(["kakeibo_session="]), None);
+        assert_eq!(token_from_cookies(["other=1"]), None);
+    }
+}

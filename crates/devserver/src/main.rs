@@ -1,0 +1,60 @@
+//! `kakeibo-dev`: the local stack on one port (see `cargo xtask dev`).
+
+use std::{collections::BTreeMap, net::SocketAddr, path::PathBuf, sync::Arc};
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use kakeibo_api::{Config, State};
+
+/// Serves every kakeibo function (chat, confirm, runs, admin) and the built web app on one local
+/// port — the same handlers the Lambda binaries run. Settings come from the environment
+/// (DATABASE_URL, APP_DATABASE_URL, KAKEIBO_PROVIDER and the provider keys, ADMIN_EMAILS, the
+/// quotas); JWT_SECRET and RATE_LIMIT_SALT are made up for this process when unset, which means
+/// sessions end when it stops.
+#[derive(Debug, Parser)]
+#[command(name = "kakeibo-dev", version)]
+struct Args {
+    /// Address to listen on.
+    #[arg(long, env = "KAKEIBO_DEV_ADDR", default_value = "127.0.0.1:3000")]
+    addr: SocketAddr,
+    /// The built web app to serve outside /api/.
+    #[arg(long, default_value = "web/dist")]
+    web_dist: PathBuf,
+}
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    let args = Args::parse();
+    let mut vars: BTreeMap<String, String> = std::env::vars().collect();
+    for name in ["JWT_SECRET", "RATE_LIMIT_SALT"] {
+        if vars.get(name).is_none_or(|v| v.trim().is_empty()) {
+            eprintln!("kakeibo-dev: {name} is unset; using a random one for this process");
+            let random = format!(
+                "{}{}",
+                uuid::Uuid::new_v4().simple(),
+                uuid::Uuid::new_v4().simple()
+            );
+            vars.insert(name.to_owned(), random);
+        }
+    }
+    vars.entry("SITE_URL".to_owned())
+        .or_insert_with(|| format!("http://{}", args.addr));
+    let config = Config::from_vars(vars).context("configuration")?;
+    let state = State::new(config).context("starting")?;
+    match &state.model {
+        Ok(model) => eprintln!("kakeibo-dev: model {}:{}", model.name(), model.model()),
+        Err(why) => eprintln!("kakeibo-dev: no model — chat answers 503 until one is configured. {why}"),
+    }
+    let app = kakeibo_devserver::app(Arc::new(state), Some(&args.web_dist));
+    let listener = tokio::net::TcpListener::bind(args.addr)
+        .await
+        .with_context(|| format!("listening on {}", args.addr))?;
+    eprintln!("kakeibo-dev: serving http://{}", args.addr);
+    axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await
+        .context("serving")?;
+    Ok(())
+}

@@ -1,0 +1,282 @@
+//! Every route driven the way Lambda drives it: a real API Gateway HTTP API (payload 2.0) or
+//! Function URL event, converted by `lambda_http`, answered by the function's own `handle`.
+//! The templates are captured events from the reference corpus (when present) and our own.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::{path::PathBuf, sync::Arc};
+
+use axum::http::StatusCode;
+use kakeibo_api::State;
+use serde_json::{Value, json};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use support::{Isolation, gateway_event, read, state};
+
+/// The captured events used as templates, by name.
+fn templates() -> Vec<(String, Value)> {
+    let ours = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/apigw-v2-event.json");
+    let mut files = vec![ours];
+    match support::corpus() {
+        Some(corpus) => {
+            for name in [
+                "aws-lambda-go__apigw-v2-request-no-authorizer.json",
+                "lambda-http__apigw_v2_proxy_request.json",
+                "powertools-python__apiGatewayProxyV2Event.json",
+                "aws-lambda-go__lambda-urls-request.json",
+                "lambda-http__lambda_function_url_request.json",
+                "powertools-python__lambdaFunctionUrlEvent.json",
+            ] {
+                files.push(corpus.join("aws-lambda").join(name));
+            }
+        }
+        None => println!("SKIPPED: the corpus events (no ../shared/corpus); our own event only"),
+    }
+    files
+        .into_iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            (
+                path.file_name().unwrap().to_string_lossy().into_owned(),
+                serde_json::from_str(&text).unwrap(),
+            )
+        })
+        .collect()
+}
+
+type Handler = fn(Arc<State>, lambda_http::Request) -> futures::BoxFuture<'static, axum::response::Response>;
+
+/// One visitor's way in: the state, the captured event used as template, the source address.
+struct Gateway<'a> {
+    state: &'a Arc<State>,
+    template: &'a Value,
+    ip: &'a str,
+}
+
+impl Gateway<'_> {
+    async fn call(
+        &self,
+        handler: Handler,
+        method: &str,
+        path: &str,
+        body: Option<Value>,
+        cookie: Option<&str>,
+    ) -> support::Answer {
+        let request = gateway_event(self.template, method, path, body.as_ref(), cookie, self.ip);
+        read(handler(Arc::clone(self.state), request).await).await
+    }
+}
+
+mod futures {
+    pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
+}
+
+fn chat(s: Arc<State>, r: lambda_http::Request) -> futures::BoxFuture<'static, axum::response::Response> {
+    Box::pin(kakeibo_chat::handle(s, r))
+}
+fn confirm(s: Arc<State>, r: lambda_http::Request) -> futures::BoxFuture<'static, axum::response::Response> {
+    Box::pin(kakeibo_confirm::handle(s, r))
+}
+fn runs(s: Arc<State>, r: lambda_http::Request) -> futures::BoxFuture<'static, axum::response::Response> {
+    Box::pin(kakeibo_runs::handle(s, r))
+}
+fn admin(s: Arc<State>, r: lambda_http::Request) -> futures::BoxFuture<'static, axum::response::Response> {
+    Box::pin(kakeibo_admin::handle(s, r))
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn every_route_answers_real_gateway_events(_: PgPoolOptions, connect: PgConnectOptions) {
+    let state = state(&connect, Isolation::Rls, &[]).await;
+    let templates = templates();
+    for (index, (name, template)) in templates.iter().enumerate() {
+        let ip = format!("198.51.100.{}", index + 1);
+        let gw = Gateway {
+            state: &state,
+            template,
+            ip: &ip,
+        };
+        let ctx = |what: &str| format!("{name}: {what}");
+
+        // chat: a new visitor, a turn that asks to write.
+        let chat_answer = gw
+            .call(
+                chat,
+                "POST",
+                "/api/chat",
+                Some(json!({"message": "set a budget"})),
+                None,
+            )
+            .await;
+        assert_eq!(chat_answer.status, StatusCode::OK, "{}", ctx(&chat_answer.body));
+        assert_eq!(chat_answer.headers["content-type"], "text/event-stream");
+        let cookie = chat_answer.session_cookie().expect("a session cookie");
+        let request = chat_answer
+            .events()
+            .into_iter()
+            .find(|(e, _)| e == "confirm_request")
+            .expect("confirm_request")
+            .1;
+
+        // confirm: allowed; the rest of the turn streams.
+        let body = json!({"suspendedTurnId": request["suspended_turn_id"], "decisions": [{"id": request["id"], "allowed": true}]});
+        let confirmed = gw
+            .call(confirm, "POST", "/api/confirm", Some(body.clone()), Some(&cookie))
+            .await;
+        assert_eq!(confirmed.status, StatusCode::OK, "{}", ctx(&confirmed.body));
+        let end = support::turn_end(&confirmed);
+        assert_eq!(end["status"], "ok", "{}", ctx(&confirmed.body));
+        let again = gw
+            .call(confirm, "POST", "/api/confirm", Some(body), Some(&cookie))
+            .await;
+        assert_eq!(again.status, StatusCode::GONE, "{}", ctx(&again.body));
+
+        // runs: the list, one run, conversations, one conversation, the dashboard.
+        let listed = gw
+            .call(runs, "GET", "/api/runs?limit=5", None, Some(&cookie))
+            .await;
+        assert_eq!(listed.status, StatusCode::OK, "{}", ctx(&listed.body));
+        assert_eq!(
+            listed.json()["runs"].as_array().unwrap().len(),
+            1,
+            "{}",
+            ctx(&listed.body)
+        );
+        let run = gw
+            .call(
+                runs,
+                "GET",
+                &format!("/api/runs/{}", end["run_id"].as_str().unwrap()),
+                None,
+                Some(&cookie),
+            )
+            .await;
+        assert_eq!(run.status, StatusCode::OK, "{}", ctx(&run.body));
+        let conversations = gw
+            .call(runs, "GET", "/api/conversations", None, Some(&cookie))
+            .await;
+        assert_eq!(
+            conversations.json()["conversations"].as_array().unwrap().len(),
+            1,
+            "{}",
+            ctx(&conversations.body)
+        );
+        let thread = gw
+            .call(
+                runs,
+                "GET",
+                &format!("/api/conversations/{}", end["conversation_id"].as_str().unwrap()),
+                None,
+                Some(&cookie),
+            )
+            .await;
+        assert_eq!(thread.status, StatusCode::OK, "{}", ctx(&thread.body));
+        assert!(
+            thread.json()["messages"].as_array().unwrap().len() >= 3,
+            "{}",
+            ctx(&thread.body)
+        );
+        let dashboard = gw.call(runs, "GET", "/api/dashboard", None, Some(&cookie)).await;
+        assert_eq!(dashboard.status, StatusCode::OK, "{}", ctx(&dashboard.body));
+        assert_eq!(dashboard.json()["month"], "2025-06", "{}", ctx(&dashboard.body));
+
+        // session routes and uploads.
+        let session = gw.call(chat, "GET", "/api/session", None, Some(&cookie)).await;
+        assert_eq!(
+            session.json()["visitor"]["anonymous"],
+            true,
+            "{}",
+            ctx(&session.body)
+        );
+        let upload = gateway_event(
+            template,
+            "POST",
+            "/api/uploads?filename=june.csv",
+            None,
+            Some(&cookie),
+            &ip,
+        );
+        let (mut parts, _) = upload.into_parts();
+        parts.headers.insert("content-type", "text/csv".parse().unwrap());
+        let upload = lambda_http::Request::from_parts(
+            parts,
+            lambda_http::Body::Text("Date,Description,Amount\n2025-06-01,Tea,-40\n".into()),
+        );
+        let uploaded = read(kakeibo_chat::handle(Arc::clone(&state), upload).await).await;
+        assert_eq!(uploaded.status, StatusCode::CREATED, "{}", ctx(&uploaded.body));
+
+        // admin: not an operator, so the routes do not exist.
+        let overview = gw
+            .call(admin, "GET", "/api/admin/overview", None, Some(&cookie))
+            .await;
+        assert_eq!(overview.status, StatusCode::NOT_FOUND, "{}", ctx(&overview.body));
+
+        // hygiene: unknown route, wrong method, bad body.
+        let unknown = gw
+            .call(runs, "GET", "/api/nothing-here", None, Some(&cookie))
+            .await;
+        assert_eq!(unknown.status, StatusCode::NOT_FOUND);
+        assert_eq!(unknown.json()["error"], "not found");
+        let wrong = gw.call(runs, "DELETE", "/api/runs", None, Some(&cookie)).await;
+        assert_eq!(
+            wrong.status,
+            StatusCode::METHOD_NOT_ALLOWED,
+            "{}",
+            ctx(&wrong.body)
+        );
+        let bad = gw
+            .call(
+                chat,
+                "POST",
+                "/api/chat",
+                Some(json!({"message": 42})),
+                Some(&cookie),
+            )
+            .await;
+        assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+        assert!(
+            bad.json()["error"].as_str().unwrap().contains("invalid type"),
+            "{}",
+            bad.body
+        );
+    }
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn the_address_quota_counts_the_gateways_source_address(_: PgPoolOptions, connect: PgConnectOptions) {
+    let state = state(&connect, Isolation::Rls, &[("IP_DAILY_MESSAGE_QUOTA", "2")]).await;
+    let template: Value = serde_json::from_str(include_str!("fixtures/apigw-v2-event.json")).unwrap();
+    let message = Some(json!({"message": "hello"}));
+    let mut statuses = Vec::new();
+    // Three new visitors behind one address, then one behind another.
+    for ip in ["192.0.2.1", "192.0.2.1", "192.0.2.1", "192.0.2.2"] {
+        let gw = Gateway {
+            state: &state,
+            template: &template,
+            ip,
+        };
+        let answer = gw.call(chat, "POST", "/api/chat", message.clone(), None).await;
+        let reason = if answer.status == StatusCode::OK {
+            Value::Null
+        } else {
+            answer.json()["reason"].clone()
+        };
+        statuses.push((answer.status.as_u16(), reason));
+    }
+    assert_eq!(
+        statuses,
+        vec![
+            (200, Value::Null),
+            (200, Value::Null),
+            (503, json!("ip_quota")),
+            (200, Value::Null)
+        ]
+    );
+    // No raw address is stored: only hashed keys.
+    let keys: Vec<String> = sqlx::query_scalar("SELECT key FROM rate_limits")
+        .fetch_all(state.owner_pool.get())
+        .await
+        .unwrap();
+    assert_eq!(keys.len(), 2);
+    assert!(keys.iter().all(|k| k.len() == 64 && !k.contains("192.0.2")));
+}

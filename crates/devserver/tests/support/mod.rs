@@ -1,0 +1,241 @@
+//! Shared by the function tests: a `State` on the per-test database (with `app_user` under
+//! row-level security, or the owner role for the run that tests our own owner filters), requests
+//! through the routers, API Gateway events, and SSE parsing.
+
+#![allow(dead_code, clippy::expect_used, clippy::unwrap_used)]
+
+use std::{collections::BTreeMap, path::PathBuf, str::FromStr, sync::Arc};
+
+use axum::{
+    Router,
+    body::Body,
+    http::{Method, Request, StatusCode},
+};
+use kakeibo_api::{Config, State, state::Pools};
+use kakeibo_ledger::OwnerRolePool;
+use serde_json::Value;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use tower::ServiceExt;
+
+pub const SITE: &str = "https://kakeibo.example";
+pub const JWT_SECRET: &str = "test-only-secret-0123456789abcdef0123456789";
+
+/// Which role owner-scoped queries run as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isolation {
+    /// `app_user`: row-level security enforces, and our filters run too.
+    Rls,
+    /// The owner role: RLS is bypassed, so only our own owner filters keep visitors apart.
+    OwnerRole,
+}
+
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+pub fn demo_script() -> String {
+    format!(
+        "script:{}",
+        repo_root().join("fixtures/scripts/demo.yaml").display()
+    )
+}
+
+/// A function state on the test database. `extra` settings override the defaults.
+pub async fn state(connect: &PgConnectOptions, isolation: Isolation, extra: &[(&str, &str)]) -> Arc<State> {
+    let owner = PgPoolOptions::new()
+        .max_connections(12)
+        .connect_with(connect.clone())
+        .await
+        .expect("owner role connects");
+    let app = match isolation {
+        Isolation::OwnerRole => owner.clone(),
+        Isolation::Rls => {
+            let url = std::env::var("APP_DATABASE_URL")
+                .expect("APP_DATABASE_URL is unset: run the suite with `cargo xtask test`");
+            let options = PgConnectOptions::from_str(&url)
+                .expect("APP_DATABASE_URL parses")
+                .database(connect.get_database().expect("the test database has a name"));
+            PgPoolOptions::new()
+                .max_connections(12)
+                .connect_with(options)
+                .await
+                .expect("app_user connects")
+        }
+    };
+    let mut vars: BTreeMap<String, String> = [
+        ("DATABASE_URL", "postgres://unused"),
+        ("JWT_SECRET", JWT_SECRET),
+        ("RATE_LIMIT_SALT", "test-salt"),
+        ("SITE_URL", SITE),
+        ("ADMIN_EMAILS", "ops@kakeibo.example"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+    .collect();
+    vars.insert("KAKEIBO_PROVIDER".into(), demo_script());
+    for (k, v) in extra {
+        vars.insert((*k).to_owned(), (*v).to_owned());
+    }
+    let config = Config::from_vars(vars).expect("test configuration");
+    let pools = Pools {
+        app,
+        owner: OwnerRolePool::new(owner),
+    };
+    Arc::new(State::with_pools(config, pools).expect("state"))
+}
+
+/// Every route, as the local server mounts them.
+pub fn app(state: &Arc<State>) -> Router {
+    kakeibo_devserver::app(Arc::clone(state), None)
+}
+
+/// An answer, read whole.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    pub status: StatusCode,
+    pub headers: http::HeaderMap,
+    pub body: String,
+}
+
+impl Answer {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
+    }
+
+    /// The session cookie set by this answer (`name=value`), if any.
+    pub fn session_cookie(&self) -> Option<String> {
+        self.headers
+            .get_all(http::header::SET_COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .filter(|v| v.starts_with("kakeibo_session=") && !v.starts_with("kakeibo_session=;"))
+            .map(|v| v.split(';').next().unwrap_or_default().to_owned())
+            .next_back()
+    }
+
+    /// The SSE frames as (event, data).
+    pub fn events(&self) -> Vec<(String, Value)> {
+        sse_events(&self.body)
+    }
+}
+
+pub fn sse_events(text: &str) -> Vec<(String, Value)> {
+    text.split("\n\n")
+        .filter_map(|frame| {
+            let mut event = None;
+            let mut data = None;
+            for line in frame.lines() {
+                if let Some(e) = line.strip_prefix("event: ") {
+                    event = Some(e.to_owned());
+                } else if let Some(d) = line.strip_prefix("data: ") {
+                    data = Some(serde_json::from_str(d).expect("SSE data is JSON"));
+                }
+            }
+            Some((event?, data?))
+        })
+        .collect()
+}
+
+/// A request from the site's origin, with the session cookie when given.
+pub async fn send(
+    app: &Router,
+    method: Method,
+    path: &str,
+    body: Option<Value>,
+    cookie: Option<&str>,
+) -> Answer {
+    let mut builder = Request::builder()
+        .method(method)
+        .uri(path)
+        .header("origin", SITE)
+        .header("host", "kakeibo.example");
+    if let Some(cookie) = cookie {
+        builder = builder.header("cookie", cookie);
+    }
+    let body = match body {
+        Some(v) => {
+            builder = builder.header("content-type", "application/json");
+            Body::from(v.to_string())
+        }
+        None => Body::empty(),
+    };
+    let response = app.clone().oneshot(builder.body(body).unwrap()).await.unwrap();
+    read(response).await
+}
+
+pub async fn read(response: axum::response::Response) -> Answer {
+    let status = response.status();
+    let headers = response.headers().clone();
+    let bytes = axum::body::to_bytes(response.into_body(), 1 << 24).await.unwrap();
+    Answer {
+        status,
+        headers,
+        body: String::from_utf8_lossy(&bytes).into_owned(),
+    }
+}
+
+/// A new anonymous visitor (through a first chat message) and their session cookie.
+pub async fn visitor(app: &Router, message: &str) -> (String, Answer) {
+    let answer = send(
+        app,
+        Method::POST,
+        "/api/chat",
+        Some(serde_json::json!({"message": message})),
+        None,
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    (
+        answer.session_cookie().expect("a new visitor gets a session"),
+        answer,
+    )
+}
+
+/// The `turn_end` data of an SSE answer.
+pub fn turn_end(answer: &Answer) -> Value {
+    answer
+        .events()
+        .into_iter()
+        .find(|(e, _)| e == "turn_end")
+        .map_or_else(|| panic!("no turn_end in {}", answer.body), |(_, d)| d)
+}
+
+/// The reference corpus (`KAKEIBO_CORPUS`, else `../shared/corpus` from the repository).
+pub fn corpus() -> Option<PathBuf> {
+    let dir = std::env::var_os("KAKEIBO_CORPUS")
+        .map_or_else(|| repo_root().join("../shared/corpus"), PathBuf::from);
+    dir.is_dir().then_some(dir)
+}
+
+/// An API Gateway HTTP API (payload 2.0) event for `method path`, built on `template` (a real
+/// captured event): path, method, body, cookies and source address replaced, everything else as
+/// captured.
+pub fn gateway_event(
+    template: &Value,
+    method: &str,
+    path_and_query: &str,
+    body: Option<&Value>,
+    cookie: Option<&str>,
+    source_ip: &str,
+) -> lambda_http::Request {
+    let mut event = template.clone();
+    let (path, query) = path_and_query.split_once('?').unwrap_or((path_and_query, ""));
+    event["rawPath"] = Value::from(path);
+    event["rawQueryString"] = Value::from(query);
+    event["routeKey"] = Value::from("$default");
+    event["requestContext"]["stage"] = Value::from("$default");
+    event["requestContext"]["http"]["method"] = Value::from(method);
+    event["requestContext"]["http"]["path"] = Value::from(path);
+    event["requestContext"]["http"]["sourceIp"] = Value::from(source_ip);
+    event["queryStringParameters"] = Value::Null;
+    event["pathParameters"] = Value::Null;
+    let headers = event["headers"].as_object_mut().expect("headers");
+    headers.retain(|k, _| !k.eq_ignore_ascii_case("content-length") && !k.eq_ignore_ascii_case("cookie"));
+    headers.insert("origin".into(), Value::from(SITE));
+    headers.insert("host".into(), Value::from("kakeibo.example"));
+    headers.insert("content-type".into(), Value::from("application/json"));
+    event["cookies"] = cookie.map_or(Value::Null, |c| Value::from(vec![c.to_owned()]));
+    event["body"] = body.map_or(Value::Null, |b| Value::from(b.to_string()));
+    event["isBase64Encoded"] = Value::from(false);
+    lambda_http::request::from_str(&event.to_string()).expect("the event converts")
+}

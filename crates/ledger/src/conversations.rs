@@ -1,0 +1,119 @@
+//! Conversations of one owner: the list, one thread, and which one a new message goes to.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::Value;
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use crate::{db::begin_for_owner, error::LedgerError, owner::OwnerId};
+
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct ConversationSummary {
+    pub id: Uuid,
+    pub title: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub messages: i64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Conversation {
+    #[serde(flatten)]
+    pub summary: ConversationSummary,
+    /// The stored canonical messages, verbatim.
+    pub messages: Vec<Value>,
+}
+
+const SUMMARY: &str = "SELECT c.id, c.title, c.created_at, c.updated_at,
+        (SELECT count(*) FROM conversation_messages m WHERE m.owner_id = c.owner_id AND m.conversation_id = c.id) AS messages
+    FROM conversations c WHERE c.owner_id = $1";
+
+/// The owner's conversations, most recently updated first.
+pub async fn list_conversations(
+    owner: OwnerId,
+    pool: &PgPool,
+) -> Result<Vec<ConversationSummary>, LedgerError> {
+    let mut tx = begin_for_owner(owner, pool).await?;
+    let rows = sqlx::query_as::<_, ConversationSummary>(sqlx::AssertSqlSafe(format!(
+        "{SUMMARY} ORDER BY c.updated_at DESC, c.id LIMIT 200"
+    )))
+    .bind(owner.as_uuid())
+    .fetch_all(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(rows)
+}
+
+/// One conversation of the owner with its messages; `None` when the owner has no such one.
+pub async fn conversation(
+    owner: OwnerId,
+    pool: &PgPool,
+    id: Uuid,
+) -> Result<Option<Conversation>, LedgerError> {
+    let mut tx = begin_for_owner(owner, pool).await?;
+    let summary =
+        sqlx::query_as::<_, ConversationSummary>(sqlx::AssertSqlSafe(format!("{SUMMARY} AND c.id = $2")))
+            .bind(owner.as_uuid())
+            .bind(id)
+            .fetch_optional(&mut *tx)
+            .await?;
+    let Some(summary) = summary else {
+        return Ok(None);
+    };
+    let messages: Vec<Value> = sqlx::query_scalar(
+        "SELECT message FROM conversation_messages WHERE owner_id = $1 AND conversation_id = $2 ORDER BY seq",
+    )
+    .bind(owner.as_uuid())
+    .bind(id)
+    .fetch_all(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(Some(Conversation { summary, messages }))
+}
+
+/// The conversation a new message goes to: `requested` when the owner has it (`None` when not),
+/// else the latest, else a new one titled after the message.
+pub async fn conversation_for_message(
+    owner: OwnerId,
+    pool: &PgPool,
+    requested: Option<Uuid>,
+    first_message: &str,
+) -> Result<Option<Uuid>, LedgerError> {
+    let mut tx = begin_for_owner(owner, pool).await?;
+    let found: Option<Uuid> = match requested {
+        Some(id) => {
+            sqlx::query_scalar("SELECT id FROM conversations WHERE owner_id = $1 AND id = $2")
+                .bind(owner.as_uuid())
+                .bind(id)
+                .fetch_optional(&mut *tx)
+                .await?
+        }
+        None => {
+            sqlx::query_scalar(
+                "SELECT id FROM conversations WHERE owner_id = $1 ORDER BY updated_at DESC, id LIMIT 1",
+            )
+            .bind(owner.as_uuid())
+            .fetch_optional(&mut *tx)
+            .await?
+        }
+    };
+    let id = match (requested, found) {
+        (Some(_), None) => None,
+        (_, Some(id)) => Some(id),
+        (None, None) => {
+            let title: String = first_message.chars().take(80).collect();
+            Some(
+                sqlx::query_scalar(
+                    "INSERT INTO conversations (owner_id, title) VALUES ($1, $2) RETURNING id",
+                )
+                .bind(owner.as_uuid())
+                .bind(title)
+                .fetch_one(&mut *tx)
+                .await?,
+            )
+        }
+    };
+    tx.commit().await?;
+    Ok(id)
+}

@@ -1,0 +1,135 @@
+//! The quota gate of the public site: check and charge in one call.
+//!
+//! The work is one SQL function (`consume_quota`, migration 0003), so a check and its charge are
+//! one statement and one round trip: the per-owner and per-address counters are upserts that only
+//! count while under their cap, which makes the gate exact under any concurrency.
+
+use chrono::{DateTime, NaiveDate, Utc};
+use sha2::{Digest, Sha256};
+
+use crate::{db::OwnerRolePool, error::LedgerError, owner::OwnerId};
+
+/// The limits of SPEC §5; every one is configurable.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QuotaLimits {
+    /// Messages a day for an anonymous visitor.
+    pub anonymous_daily: i32,
+    /// Messages a day once signed in.
+    pub signed_in_daily: i32,
+    /// Messages a day from one address (all visitors behind it).
+    pub address_daily: i32,
+    /// The whole site's model spend a UTC day, in USD (list-price estimates from `trace_runs`).
+    pub global_daily_usd: f64,
+}
+
+impl Default for QuotaLimits {
+    fn default() -> Self {
+        Self {
+            anonymous_daily: 8,
+            signed_in_daily: 25,
+            address_daily: 20,
+            global_daily_usd: 0.667,
+        }
+    }
+}
+
+/// What is being admitted: a new message, or the rest of a turn after a confirm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QuotaKind {
+    Message,
+    /// Never refused for the message quotas.
+    Resume,
+}
+
+/// Why a request was refused (the `reason` of the `503`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Refusal {
+    Paused,
+    Blocked,
+    OwnerQuota,
+    IpQuota,
+    DailyCap,
+}
+
+impl Refusal {
+    pub fn reason(self) -> &'static str {
+        match self {
+            Self::Paused => "paused",
+            Self::Blocked => "blocked",
+            Self::OwnerQuota => "owner_quota",
+            Self::IpQuota => "ip_quota",
+            Self::DailyCap => "daily_cap",
+        }
+    }
+
+    /// A sentence for the person who was refused.
+    pub fn message(self) -> &'static str {
+        match self {
+            Self::Paused => "live chat is paused by the operator; try again later",
+            Self::Blocked => "this visitor is blocked",
+            Self::OwnerQuota => "you have used today's messages; they renew at midnight UTC",
+            Self::IpQuota => "today's messages from your network are used up; they renew at midnight UTC",
+            Self::DailyCap => "the site has reached today's model budget; it renews at midnight UTC",
+        }
+    }
+}
+
+/// The per-address key: SHA-256 of `address|salt|YYYY-MM-DD` (UTC). No raw address is stored,
+/// and the key changes every day.
+pub fn address_key(address: &str, salt: &str, day: NaiveDate) -> String {
+    hex::encode(Sha256::digest(format!("{address}|{salt}|{day}")))
+}
+
+/// Checks every quota in order and charges the admitted message, atomically.
+pub async fn consume(
+    owner: OwnerId,
+    pool: &OwnerRolePool,
+    address_key: Option<&str>,
+    kind: QuotaKind,
+    limits: &QuotaLimits,
+    now: DateTime<Utc>,
+) -> Result<Result<(), Refusal>, LedgerError> {
+    let kind = match kind {
+        QuotaKind::Message => "message",
+        QuotaKind::Resume => "resume",
+    };
+    let verdict: String =
+        sqlx::query_scalar("SELECT consume_quota($1, $2, $3, $4, $5, $6, $7::float8::numeric, $8)")
+            .bind(owner.as_uuid())
+            .bind(address_key)
+            .bind(kind)
+            .bind(limits.anonymous_daily)
+            .bind(limits.signed_in_daily)
+            .bind(limits.address_daily)
+            .bind(limits.global_daily_usd)
+            .bind(now)
+            .fetch_one(pool.get())
+            .await?;
+    Ok(match verdict.as_str() {
+        "ok" => Ok(()),
+        "paused" => Err(Refusal::Paused),
+        "blocked" => Err(Refusal::Blocked),
+        "owner_quota" => Err(Refusal::OwnerQuota),
+        "ip_quota" => Err(Refusal::IpQuota),
+        "daily_cap" => Err(Refusal::DailyCap),
+        other => return Err(LedgerError::Invalid(format!("the quota gate answered {other:?}"))),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn address_key_hides_the_address_and_changes_daily() {
+        let day = NaiveDate::from_ymd_opt(2026, 11, 29).unwrap_or_default();
+        let next = day.succ_opt().unwrap_or_default();
+        let key = address_key("203.0.113.7", "salt", day);
+        assert_eq!(key.len(), 64);
+        assert!(!key.contains("203"));
+        assert_ne!(key, address_key("203.0.113.7", "salt", next));
+        assert_ne!(key, address_key("203.0.113.7", "other salt", day));
+        assert_eq!(key, address_key("203.0.113.7", "salt", day));
+    }
+}

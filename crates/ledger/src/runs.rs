@@ -1,0 +1,97 @@
+//! The read side of traces, owner-scoped: the runs list and one run with its events.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::Value;
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use crate::{db::begin_for_owner, error::LedgerError, owner::OwnerId};
+
+/// One row of the runs list.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct RunSummary {
+    pub id: Uuid,
+    pub conversation_id: Option<Uuid>,
+    pub started_at: DateTime<Utc>,
+    pub finished_at: Option<DateTime<Utc>>,
+    pub channel: String,
+    pub provider: String,
+    pub model: String,
+    pub status: String,
+    pub iterations: i32,
+    pub input_tokens: i64,
+    pub output_tokens: i64,
+    pub cached_tokens: i64,
+    /// A list-price estimate, in USD.
+    pub cost_usd_est: f64,
+    pub latency_ms: i32,
+}
+
+/// One trace event of a run, in `seq` order.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct RunEvent {
+    pub seq: i32,
+    #[sqlx(rename = "type")]
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub payload: Value,
+    pub latency_ms: Option<i32>,
+    pub input_tokens: Option<i64>,
+    pub output_tokens: Option<i64>,
+    pub cached_tokens: Option<i64>,
+    pub thought_summary: Option<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunDetail {
+    #[serde(flatten)]
+    pub run: RunSummary,
+    pub events: Vec<RunEvent>,
+}
+
+const RUN_COLUMNS: &str =
+    "id, conversation_id, started_at, finished_at, channel::text AS channel, provider, model,
+    status::text AS status, iterations, input_tokens, output_tokens, cached_tokens,
+    cost_usd_est::float8 AS cost_usd_est, latency_ms";
+
+/// The owner's latest runs, newest first (at most `limit`, which is clamped to 1..=500).
+pub async fn list_runs(owner: OwnerId, pool: &PgPool, limit: i64) -> Result<Vec<RunSummary>, LedgerError> {
+    let mut tx = begin_for_owner(owner, pool).await?;
+    let rows = sqlx::query_as::<_, RunSummary>(sqlx::AssertSqlSafe(format!(
+        "SELECT {RUN_COLUMNS} FROM trace_runs WHERE owner_id = $1 ORDER BY started_at DESC, id LIMIT $2"
+    )))
+    .bind(owner.as_uuid())
+    .bind(limit.clamp(1, 500))
+    .fetch_all(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(rows)
+}
+
+/// One run of the owner with its events; `None` when the owner has no such run.
+pub async fn run_detail(owner: OwnerId, pool: &PgPool, run: Uuid) -> Result<Option<RunDetail>, LedgerError> {
+    let mut tx = begin_for_owner(owner, pool).await?;
+    let summary = sqlx::query_as::<_, RunSummary>(sqlx::AssertSqlSafe(format!(
+        "SELECT {RUN_COLUMNS} FROM trace_runs WHERE owner_id = $1 AND id = $2"
+    )))
+    .bind(owner.as_uuid())
+    .bind(run)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some(run_row) = summary else {
+        return Ok(None);
+    };
+    let events = sqlx::query_as::<_, RunEvent>(
+        "SELECT seq, type::text AS type, payload, latency_ms, input_tokens, output_tokens, cached_tokens,
+                thought_summary, created_at
+         FROM trace_events WHERE owner_id = $1 AND run_id = $2 ORDER BY seq",
+    )
+    .bind(owner.as_uuid())
+    .bind(run)
+    .fetch_all(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(Some(RunDetail { run: run_row, events }))
+}

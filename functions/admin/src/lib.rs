@@ -1,0 +1,104 @@
+//! The `admin` function: the operator's overview and actions. Every route is `404` unless the
+//! visitor is signed in with an email on `ADMIN_EMAILS` — the page does not exist for anyone else.
+//!
+//! | route | answer |
+//! |---|---|
+//! | `GET /api/admin/overview` | budget, traffic, health, safety, tools, recent runs, users, geography |
+//! | `POST /api/admin/action` `{"action": "pause_live_chat", "paused": bool}` or `{"action": "block_owner", "ownerId": uuid, "blocked": bool}` | `{ok: true}` |
+
+use std::sync::Arc;
+
+use axum::{
+    Json, Router,
+    extract::{Request, State as Shared},
+    http::HeaderMap,
+    response::{IntoResponse, Response},
+    routing::{get, post},
+};
+use chrono::Utc;
+use kakeibo_api::{ApiError, State, request::json_body, visitor};
+use kakeibo_ledger::{
+    OwnerId,
+    admin::{self, AdminSession, assert_admin},
+};
+use serde::Deserialize;
+use serde_json::json;
+use uuid::Uuid;
+
+/// The function's routes, unfinished (the local server merges every function's routes).
+pub fn routes(state: Arc<State>) -> Router {
+    Router::new()
+        .route("/api/admin/overview", get(overview))
+        .route("/api/admin/action", post(action))
+        .with_state(state)
+}
+
+/// Every route of the function, finished: JSON `404`/`405`, the origin check on writes.
+pub fn router(state: Arc<State>) -> Router {
+    let site = state.config.site.clone();
+    kakeibo_api::routes::finish(routes(state), &site)
+}
+
+/// One Lambda request (what `main` runs and tests call).
+pub async fn handle(state: Arc<State>, request: lambda_http::Request) -> Response {
+    kakeibo_api::lambda::dispatch(router(state), request).await
+}
+
+/// The operator's session, or `404` for everyone else (no session, an invalid one, anonymous,
+/// not on the list).
+async fn operator(state: &State, headers: &HeaderMap) -> Result<AdminSession, ApiError> {
+    let resolved = visitor::current(state, headers)
+        .await
+        .map_err(|_| ApiError::NotFound)?;
+    let visitor = resolved
+        .map(|r| r.visitor)
+        .filter(|v| !v.is_anonymous && !v.blocked);
+    assert_admin(
+        visitor.as_ref().and_then(|v| v.email.as_deref()),
+        &state.config.admins,
+    )
+    .ok_or(ApiError::NotFound)
+}
+
+async fn overview(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Response, ApiError> {
+    let session = operator(&state, request.headers()).await?;
+    let overview = admin::overview(
+        &session,
+        &state.owner_pool,
+        Utc::now(),
+        state.config.quotas.global_daily_usd,
+    )
+    .await?;
+    Ok(Json(overview).into_response())
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case", deny_unknown_fields)]
+enum Action {
+    PauseLiveChat {
+        paused: bool,
+    },
+    BlockOwner {
+        #[serde(rename = "ownerId", alias = "owner_id")]
+        owner_id: Uuid,
+        blocked: bool,
+    },
+}
+
+async fn action(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Response, ApiError> {
+    let (parts, body) = request.into_parts();
+    let session = operator(&state, &parts.headers).await?;
+    let action: Action = json_body(body).await?;
+    match action {
+        Action::PauseLiveChat { paused } => {
+            admin::set_live_chat_paused(&session, &state.owner_pool, paused).await?;
+            Ok(Json(json!({"ok": true, "paused": paused})).into_response())
+        }
+        Action::BlockOwner { owner_id, blocked } => {
+            if !admin::set_blocked(&session, &state.owner_pool, OwnerId::new(owner_id), blocked).await? {
+                return Err(ApiError::BadRequest(format!("there is no visitor {owner_id}")));
+            }
+            Ok(Json(json!({"ok": true, "ownerId": owner_id, "blocked": blocked})).into_response())
+        }
+    }
+}

@@ -1,0 +1,292 @@
+//! The `chat` function: a message in, the turn out as server-sent events; the visitor's session
+//! (sign-up, sign-in, sign-out, deleting the account) and statement uploads.
+//!
+//! | route | answer |
+//! |---|---|
+//! | `POST /api/chat` `{message, conversationId?}` | SSE: `token`, `tool_call`, `tool_result`, `confirm_request`, `turn_end`, `error` |
+//! | `GET /api/session` | the visitor (or `null`) and whether a model is configured |
+//! | `POST /api/session/sign-up` `{email, password}` | the visitor, now with an account |
+//! | `POST /api/session/sign-in` `{email, password}` | the account's visitor; an anonymous visitor's rows move onto it |
+//! | `POST /api/session/sign-out` | the cookie cleared |
+//! | `DELETE /api/account` | the visitor and everything of theirs deleted |
+//! | `POST /api/uploads?filename=NAME` (the raw file) | the stored statement's id, for the import tool |
+//! | `GET /api/uploads` | the visitor's uploaded statements |
+
+use std::{sync::Arc, time::Instant};
+
+use axum::{
+    Json, Router,
+    extract::{Query, Request, State as Shared},
+    http::{HeaderValue, StatusCode, header},
+    response::{IntoResponse, Response},
+    routing::{delete, get, post},
+};
+use chrono::Utc;
+use kakeibo_api::{
+    ApiError, State,
+    request::{ClientAddress, client_address, json_body, read_body},
+    sse,
+    turn_stream::{forward, send_outcome},
+    visitor::{self, Resolved},
+};
+use kakeibo_auth::{Visitor, visitors};
+use kakeibo_core::{ConfirmPolicy, prompt::SYSTEM_PROMPT};
+use kakeibo_ledger::{
+    conversations::conversation_for_message,
+    quota::{self, QuotaKind},
+    seed::ensure_demo_ledger,
+    tools::Scope,
+    turns::Agent,
+    uploads::{MAX_UPLOAD_BYTES, list_uploads as uploads_of, save_upload},
+};
+use serde::Deserialize;
+use serde_json::json;
+use uuid::Uuid;
+
+/// The longest message accepted, in characters.
+pub const MAX_MESSAGE_CHARS: usize = 4000;
+
+/// The function's routes, unfinished (the local server merges every function's routes).
+pub fn routes(state: Arc<State>) -> Router {
+    Router::new()
+        .route("/api/chat", post(chat))
+        .route("/api/session", get(session))
+        .route("/api/session/sign-up", post(sign_up))
+        .route("/api/session/sign-in", post(sign_in))
+        .route("/api/session/sign-out", post(sign_out))
+        .route("/api/account", delete(delete_account))
+        .route("/api/uploads", post(upload).get(list_uploads))
+        .with_state(state)
+}
+
+/// Every route of the function, finished: JSON `404`/`405`, the origin check on writes.
+pub fn router(state: Arc<State>) -> Router {
+    let site = state.config.site.clone();
+    kakeibo_api::routes::finish(routes(state), &site)
+}
+
+/// One Lambda request (what `main` runs and tests call).
+pub async fn handle(state: Arc<State>, request: lambda_http::Request) -> Response {
+    kakeibo_api::lambda::dispatch(router(state), request).await
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ChatBody {
+    message: String,
+    #[serde(default, rename = "conversationId", alias = "conversation_id")]
+    conversation_id: Option<Uuid>,
+    /// Accepted for the web client's shape; checked only when a challenge is configured.
+    #[serde(default, rename = "turnstileToken")]
+    _turnstile_token: Option<String>,
+}
+
+/// The per-address quota key of a request.
+fn address_key(state: &State, request: &axum::http::request::Parts) -> String {
+    let address = client_address(
+        request.extensions.get::<ClientAddress>(),
+        &request.headers,
+        state.config.trust_forwarded_for,
+    );
+    quota::address_key(&address, &state.config.rate_limit_salt, Utc::now().date_naive())
+}
+
+/// Answers `result`, with the session cookie when one was made or renewed — refusals included,
+/// so a new visitor keeps the session they were given.
+fn respond(resolved: &Resolved, result: Result<Response, ApiError>) -> Response {
+    let mut response = result.unwrap_or_else(IntoResponse::into_response);
+    resolved.apply(&mut response);
+    response
+}
+
+async fn chat(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Response, ApiError> {
+    let (parts, body) = request.into_parts();
+    let input: ChatBody = json_body(body).await?;
+    let message = input.message.trim().to_owned();
+    if message.is_empty() {
+        return Err(ApiError::BadRequest("message is required".into()));
+    }
+    if message.chars().count() > MAX_MESSAGE_CHARS {
+        return Err(ApiError::BadRequest(format!(
+            "the message is longer than {MAX_MESSAGE_CHARS} characters"
+        )));
+    }
+    let model = state.model.clone().map_err(|why| ApiError::Unavailable {
+        error: why,
+        reason: "no_model",
+    })?;
+    let resolved = visitor::current_or_new(&state, &parts.headers).await?;
+    let key = address_key(&state, &parts);
+    let result = async {
+        let owner = resolved.visitor.owner();
+        quota::consume(
+            owner,
+            &state.owner_pool,
+            Some(&key),
+            QuotaKind::Message,
+            &state.config.quotas,
+            Utc::now(),
+        )
+        .await?
+        .map_err(ApiError::Refused)?;
+        ensure_demo_ledger(owner, &state.app).await?;
+        let conversation = conversation_for_message(owner, &state.app, input.conversation_id, &message)
+            .await?
+            .ok_or(ApiError::NotFound)?;
+        let (events, response) = sse::stream();
+        let state = Arc::clone(&state);
+        tokio::spawn(async move {
+            let started = Instant::now();
+            let agent = Agent::new(
+                &state.store,
+                Scope::new(owner, state.app.clone()),
+                model.as_ref(),
+                SYSTEM_PROMPT,
+                &state.rules,
+                "web",
+            );
+            let on_event = forward(&events);
+            let policy = ConfirmPolicy::Suspend;
+            let outcome = agent
+                .chat(conversation, message.as_str(), &policy, &on_event)
+                .await;
+            send_outcome(&events, conversation, model.model(), started, outcome);
+        });
+        Ok(response)
+    }
+    .await;
+    Ok(respond(&resolved, result))
+}
+
+fn visitor_json(visitor: &Visitor) -> serde_json::Value {
+    json!({"id": visitor.id, "email": visitor.email, "anonymous": visitor.is_anonymous, "blocked": visitor.blocked})
+}
+
+async fn session(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Response, ApiError> {
+    let model = state
+        .model
+        .as_ref()
+        .ok()
+        .map(|m| json!({"provider": m.name(), "model": m.model()}));
+    let Some(resolved) = visitor::current(&state, request.headers()).await? else {
+        return Ok(Json(json!({"visitor": null, "model": model})).into_response());
+    };
+    let body = json!({"visitor": visitor_json(&resolved.visitor), "model": model});
+    Ok(respond(&resolved, Ok(Json(body).into_response())))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Credentials {
+    email: String,
+    password: String,
+}
+
+/// The visitor after signing up or in, with a fresh session.
+fn signed_in(state: &State, visitor: &Visitor) -> Result<Response, ApiError> {
+    let cookie = visitor::issue(state, visitor)?;
+    let mut response = Json(json!({"visitor": visitor_json(visitor)})).into_response();
+    let value = HeaderValue::from_str(&cookie).map_err(ApiError::internal)?;
+    response.headers_mut().append(header::SET_COOKIE, value);
+    Ok(response)
+}
+
+async fn sign_up(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Response, ApiError> {
+    let (parts, body) = request.into_parts();
+    let credentials: Credentials = json_body(body).await?;
+    let resolved = visitor::current_or_new(&state, &parts.headers).await?;
+    let result = async {
+        let visitor = visitors::sign_up(
+            &state.owner_pool,
+            &resolved.visitor,
+            &credentials.email,
+            &credentials.password,
+        )
+        .await?;
+        signed_in(&state, &visitor)
+    }
+    .await;
+    Ok(respond(&resolved, result))
+}
+
+async fn sign_in(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Response, ApiError> {
+    let (parts, body) = request.into_parts();
+    let credentials: Credentials = json_body(body).await?;
+    let current = visitor::current(&state, &parts.headers).await?;
+    let key = address_key(&state, &parts);
+    let visitor = visitors::sign_in(
+        &state.owner_pool,
+        current.as_ref().map(|r| &r.visitor),
+        &credentials.email,
+        &credentials.password,
+        Some(&key),
+        Utc::now(),
+    )
+    .await?;
+    signed_in(&state, &visitor)
+}
+
+async fn sign_out(Shared(state): Shared<Arc<State>>) -> Response {
+    let mut response = Json(json!({"signed_out": true})).into_response();
+    if let Ok(value) = HeaderValue::from_str(&state.sessions.clear_cookie()) {
+        response.headers_mut().append(header::SET_COOKIE, value);
+    }
+    response
+}
+
+async fn delete_account(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Response, ApiError> {
+    let resolved = visitor::require(&state, request.headers()).await?;
+    visitors::delete_account(&state.owner_pool, resolved.visitor.owner()).await?;
+    let mut response = Json(json!({"deleted": true})).into_response();
+    if let Ok(value) = HeaderValue::from_str(&state.sessions.clear_cookie()) {
+        response.headers_mut().append(header::SET_COOKIE, value);
+    }
+    Ok(response)
+}
+
+#[derive(Debug, Deserialize)]
+struct UploadQuery {
+    filename: Option<String>,
+}
+
+async fn upload(
+    Shared(state): Shared<Arc<State>>,
+    Query(query): Query<UploadQuery>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let (parts, body) = request.into_parts();
+    let filename = query.filename.ok_or_else(|| {
+        ApiError::BadRequest("name the file: POST /api/uploads?filename=statement.csv".into())
+    })?;
+    let resolved = visitor::current_or_new(&state, &parts.headers).await?;
+    let result = async {
+        let bytes = read_body(body, MAX_UPLOAD_BYTES).await?;
+        if bytes.is_empty() {
+            return Err(ApiError::BadRequest("the file is empty".into()));
+        }
+        let content_type = parts
+            .headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok());
+        let upload = save_upload(
+            resolved.visitor.owner(),
+            &state.app,
+            &filename,
+            content_type,
+            &bytes,
+        )
+        .await?;
+        Ok((StatusCode::CREATED, Json(upload)).into_response())
+    }
+    .await;
+    Ok(respond(&resolved, result))
+}
+
+async fn list_uploads(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Response, ApiError> {
+    let resolved = visitor::require(&state, request.headers()).await?;
+    let rows = uploads_of(resolved.visitor.owner(), &state.app).await?;
+    Ok(respond(
+        &resolved,
+        Ok(Json(json!({"uploads": rows})).into_response()),
+    ))
+}

@@ -1,0 +1,7 @@
+//! The `chat` function under the Lambda runtime (response streaming).
+
+#[tokio::main]
+async fn main() -> Result<(), lambda_http::Error> {
+    let state = kakeibo_api::State::new(kakeibo_api::Config::load().await?)?;
+    kakeibo_api::lambda::run_streaming(kakeibo_chat::router(std::sync::Arc::new(state))).await
+}

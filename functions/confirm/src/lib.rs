@@ -1,0 +1,119 @@
+//! The `confirm` function: a person's decisions on a suspended turn, and the rest of that turn as
+//! server-sent events.
+//!
+//! `POST /api/confirm` `{suspendedTurnId, decisions: [{id, allowed}]}`. The claim is taken before
+//! the stream starts, so losing it is a status: `409` while another request holds it, `410` once
+//! it is finished or when it never existed for this visitor (another visitor's id included —
+//! never `403`, nothing to detect). A write without a decision is declined. Quota kind `resume`:
+//! never refused for the message quotas.
+
+use std::{sync::Arc, time::Instant};
+
+use axum::{
+    Router,
+    extract::{Request, State as Shared},
+    response::{IntoResponse, Response},
+    routing::post,
+};
+use chrono::Utc;
+use kakeibo_api::{
+    ApiError, State,
+    request::json_body,
+    sse,
+    turn_stream::{forward, send_outcome},
+    visitor,
+};
+use kakeibo_core::prompt::SYSTEM_PROMPT;
+use kakeibo_ledger::{
+    quota::{self, QuotaKind},
+    tools::Scope,
+    turns::Agent,
+};
+use serde::Deserialize;
+use uuid::Uuid;
+
+/// The most decisions one confirm may carry.
+pub const MAX_DECISIONS: usize = 64;
+
+/// The function's routes, unfinished (the local server merges every function's routes).
+pub fn routes(state: Arc<State>) -> Router {
+    Router::new()
+        .route("/api/confirm", post(confirm))
+        .with_state(state)
+}
+
+/// Every route of the function, finished: JSON `404`/`405`, the origin check on writes.
+pub fn router(state: Arc<State>) -> Router {
+    let site = state.config.site.clone();
+    kakeibo_api::routes::finish(routes(state), &site)
+}
+
+/// One Lambda request (what `main` runs and tests call).
+pub async fn handle(state: Arc<State>, request: lambda_http::Request) -> Response {
+    kakeibo_api::lambda::dispatch(router(state), request).await
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Decision {
+    id: String,
+    allowed: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfirmBody {
+    #[serde(rename = "suspendedTurnId", alias = "suspended_turn_id")]
+    suspended_turn_id: Uuid,
+    decisions: Vec<Decision>,
+}
+
+async fn confirm(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Response, ApiError> {
+    let (parts, body) = request.into_parts();
+    let input: ConfirmBody = json_body(body).await?;
+    if input.decisions.len() > MAX_DECISIONS {
+        return Err(ApiError::BadRequest(format!("at most {MAX_DECISIONS} decisions")));
+    }
+    let model = state.model.clone().map_err(|why| ApiError::Unavailable {
+        error: why,
+        reason: "no_model",
+    })?;
+    let resolved = visitor::require(&state, &parts.headers).await?;
+    let owner = resolved.visitor.owner();
+    let result = async {
+        quota::consume(
+            owner,
+            &state.owner_pool,
+            None,
+            QuotaKind::Resume,
+            &state.config.quotas,
+            Utc::now(),
+        )
+        .await?
+        .map_err(ApiError::Refused)?;
+        let claim = state.store.claim(owner, input.suspended_turn_id).await?;
+        let decisions: Vec<(String, bool)> = input.decisions.into_iter().map(|d| (d.id, d.allowed)).collect();
+        let (events, response) = sse::stream();
+        let state = Arc::clone(&state);
+        tokio::spawn(async move {
+            let started = Instant::now();
+            let conversation = claim.conversation_id;
+            let agent = Agent::new(
+                &state.store,
+                Scope::new(owner, state.app.clone()),
+                model.as_ref(),
+                SYSTEM_PROMPT,
+                &state.rules,
+                "web",
+            );
+            let on_event = forward(&events);
+            let outcome = agent.confirm_claimed(claim, &decisions, &on_event).await;
+            send_outcome(&events, conversation, model.model(), started, outcome);
+        });
+        Ok::<_, ApiError>(response)
+    }
+    .await;
+    let mut response = result.unwrap_or_else(IntoResponse::into_response);
+    resolved.apply(&mut response);
+    Ok(response)
+}

@@ -1,0 +1,113 @@
+//! The `runs` function: the read side of one visitor's data. Every answer is owner-scoped; an id
+//! of another visitor's row is `404`, exactly like an id that never existed.
+//!
+//! | route | answer |
+//! |---|---|
+//! | `GET /api/runs?limit=N` | the visitor's runs, newest first |
+//! | `GET /api/runs/{id}` | one run with its trace events in `seq` order |
+//! | `GET /api/dashboard` | spend by category and month, budgets, recurring, anomalies |
+//! | `GET /api/conversations` | the visitor's conversations |
+//! | `GET /api/conversations/{id}` | one conversation with its messages |
+
+use std::sync::Arc;
+
+use axum::{
+    Json, Router,
+    extract::{Path, Query, Request, State as Shared},
+    response::{IntoResponse, Response},
+    routing::get,
+};
+use kakeibo_api::{ApiError, State, visitor};
+use kakeibo_ledger::{conversations, dashboard, runs, seed::ensure_demo_ledger};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// The function's routes, unfinished (the local server merges every function's routes).
+pub fn routes(state: Arc<State>) -> Router {
+    Router::new()
+        .route("/api/runs", get(list_runs))
+        .route("/api/runs/{id}", get(run_detail))
+        .route("/api/dashboard", get(dashboard))
+        .route("/api/conversations", get(list_conversations))
+        .route("/api/conversations/{id}", get(conversation))
+        .with_state(state)
+}
+
+/// Every route of the function, finished: JSON `404`/`405`, the origin check on writes.
+pub fn router(state: Arc<State>) -> Router {
+    let site = state.config.site.clone();
+    kakeibo_api::routes::finish(routes(state), &site)
+}
+
+/// One Lambda request (what `main` runs and tests call).
+pub async fn handle(state: Arc<State>, request: lambda_http::Request) -> Response {
+    kakeibo_api::lambda::dispatch(router(state), request).await
+}
+
+/// `value` as JSON, with the renewed session cookie when there is one.
+fn answer(resolved: &visitor::Resolved, value: impl Serialize) -> Response {
+    let mut response = Json(value).into_response();
+    resolved.apply(&mut response);
+    response
+}
+
+/// A path id; anything that is not a UUID cannot name a row, so it is `404` too.
+fn id(text: &str) -> Result<Uuid, ApiError> {
+    Uuid::parse_str(text).map_err(|_| ApiError::NotFound)
+}
+
+#[derive(Debug, Deserialize)]
+struct Limit {
+    limit: Option<i64>,
+}
+
+async fn list_runs(
+    Shared(state): Shared<Arc<State>>,
+    Query(query): Query<Limit>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let resolved = visitor::require(&state, request.headers()).await?;
+    let rows = runs::list_runs(resolved.visitor.owner(), &state.app, query.limit.unwrap_or(100)).await?;
+    Ok(answer(&resolved, serde_json::json!({"runs": rows})))
+}
+
+async fn run_detail(
+    Shared(state): Shared<Arc<State>>,
+    Path(run): Path<String>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let resolved = visitor::require(&state, request.headers()).await?;
+    let detail = runs::run_detail(resolved.visitor.owner(), &state.app, id(&run)?)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    Ok(answer(&resolved, detail))
+}
+
+async fn dashboard(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Response, ApiError> {
+    let resolved = visitor::require(&state, request.headers()).await?;
+    let owner = resolved.visitor.owner();
+    ensure_demo_ledger(owner, &state.app).await?;
+    let value = dashboard::dashboard(owner, &state.app).await?;
+    Ok(answer(&resolved, value))
+}
+
+async fn list_conversations(
+    Shared(state): Shared<Arc<State>>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let resolved = visitor::require(&state, request.headers()).await?;
+    let rows = conversations::list_conversations(resolved.visitor.owner(), &state.app).await?;
+    Ok(answer(&resolved, serde_json::json!({"conversations": rows})))
+}
+
+async fn conversation(
+    Shared(state): Shared<Arc<State>>,
+    Path(conversation): Path<String>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let resolved = visitor::require(&state, request.headers()).await?;
+    let found = conversations::conversation(resolved.visitor.owner(), &state.app, id(&conversation)?)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    Ok(answer(&resolved, found))
+}
