@@ -215,10 +215,11 @@ pub async fn overview(
 
     // 8. Coarse geography, when the edge supplied it.
     let geo: Vec<Value> = sqlx::query_scalar(
-        "SELECT json_build_object('lat', round(geo_lat::numeric, 1), 'lon', round(geo_lon::numeric, 1),
-                 'country', geo_country, 'runs', count(*))
-         FROM trace_runs WHERE geo_lat IS NOT NULL AND geo_lon IS NOT NULL AND started_at >= $1::date - 29
-         GROUP BY 1, 2, 3",
+        "SELECT json_build_object('lat', lat, 'lon', lon, 'country', country, 'runs', runs)
+         FROM (SELECT round(geo_lat::numeric, 1) AS lat, round(geo_lon::numeric, 1) AS lon, geo_country AS country,
+                      count(*) AS runs
+               FROM trace_runs WHERE geo_lat IS NOT NULL AND geo_lon IS NOT NULL AND started_at >= $1::date - 29
+               GROUP BY 1, 2, 3) AS points",
     )
     .bind(today)
     .fetch_all(db)

@@ -501,7 +501,10 @@ async fn every_owner_scoped_table_has_its_policy_and_app_user_no_credentials(poo
             "SELECT has_table_privilege('app_user', '{table}', 'SELECT') OR has_table_privilege('app_user', '{table}', 'INSERT')
                  OR has_table_privilege('app_user', '{table}', 'UPDATE') OR has_table_privilege('app_user', '{table}', 'DELETE')"
         );
-        let any: bool = sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).fetch_one(&pool).await.unwrap();
+        let any: bool = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+            .fetch_one(&pool)
+            .await
+            .unwrap();
         assert!(!any, "app_user has no privilege on {table}");
     }
 

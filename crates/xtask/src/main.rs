@@ -6,6 +6,7 @@
 
 mod pg;
 mod process;
+mod venv;
 
 use std::process::ExitCode;
 
@@ -118,6 +119,7 @@ fn test(db: &Database, cargo_test_args: &[String]) -> Result<ExitCode> {
     let urls = db.up()?;
     process::step("applying migrations to the development database");
     kakeibo(&urls, &["migrate"])?;
+    let python = venv::ensure()?;
     process::step("running the test suite");
     let mut args = vec!["test", "--workspace", "--no-fail-fast"];
     if !cargo_test_args.is_empty() {
@@ -127,6 +129,8 @@ fn test(db: &Database, cargo_test_args: &[String]) -> Result<ExitCode> {
     let status = process::cargo(&args)
         .env("DATABASE_URL", &urls.test_master)
         .env("APP_DATABASE_URL", &urls.app)
+        .env("KAKEIBO_TEST_PYTHON", &python)
+        .env("AWS_EC2_METADATA_DISABLED", "true")
         .status()?;
     Ok(if status.success() {
         ExitCode::SUCCESS

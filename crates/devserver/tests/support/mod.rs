@@ -239,3 +239,50 @@ pub fn gateway_event(
     event["isBase64Encoded"] = Value::from(false);
     lambda_http::request::from_str(&event.to_string()).expect("the event converts")
 }
+
+/// Serves `app` on a free local port (real HTTP, as `kakeibo-dev` does); returns its base URL.
+pub async fn serve(app: Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a free port");
+    let addr = listener.local_addr().expect("the bound address");
+    tokio::spawn(async move {
+        let service = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
+        let _ = axum::serve(listener, service).await;
+    });
+    format!("http://{addr}")
+}
+
+/// A client that speaks from the site's origin.
+pub fn http_client() -> reqwest::Client {
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert("origin", reqwest::header::HeaderValue::from_static(SITE));
+    reqwest::Client::builder()
+        .default_headers(headers)
+        .pool_max_idle_per_host(0)
+        .build()
+        .expect("an HTTP client")
+}
+
+/// (status, body) of a POST with a JSON body and a session cookie.
+pub async fn post(
+    client: &reqwest::Client,
+    url: &str,
+    body: &Value,
+    cookie: Option<&str>,
+) -> (u16, String, Option<String>) {
+    let mut request = client.post(url).json(body);
+    if let Some(cookie) = cookie {
+        request = request.header("cookie", cookie);
+    }
+    let response = request.send().await.expect("the server answers");
+    let status = response.status().as_u16();
+    let cookie = response
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|v| v.starts_with("kakeibo_session=") && !v.starts_with("kakeibo_session=;"))
+        .map(|v| v.split(';').next().unwrap_or_default().to_owned());
+    (status, response.text().await.expect("a body"), cookie)
+}

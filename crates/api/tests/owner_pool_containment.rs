@@ -1,0 +1,93 @@
+//! Which source files hold the owner-role pool — the connection that bypasses row-level
+//! security. The set must equal this reviewed list, each entry with its reason; a new holder
+//! fails here until someone writes down why it needs to read or write across owners.
+
+use std::{
+    collections::BTreeSet,
+    path::{Path, PathBuf},
+};
+
+/// The reviewed holders and why each needs the owner role.
+const ALLOWED: &[(&str, &str)] = &[
+    ("crates/ledger/src/db.rs", "defines OwnerRolePool"),
+    ("crates/ledger/src/lib.rs", "re-exports it"),
+    (
+        "crates/ledger/src/admin.rs",
+        "the one door to cross-owner reads and the operator's actions",
+    ),
+    (
+        "crates/ledger/src/quota.rs",
+        "per-address counters have no owner; the budget sums every owner's runs",
+    ),
+    (
+        "crates/auth/src/visitors.rs",
+        "creates, signs up, signs in, moves and deletes users, which app_user may not",
+    ),
+    ("crates/api/src/state.rs", "builds the pool once per process"),
+    (
+        "crates/api/src/visitor.rs",
+        "hands it to auth to load or create the visitor",
+    ),
+    (
+        "functions/chat/src/lib.rs",
+        "the quota gate and sign-up/sign-in/delete",
+    ),
+    ("functions/confirm/src/lib.rs", "the quota gate (kind resume)"),
+    ("functions/admin/src/lib.rs", "calls the admin module"),
+];
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn only_the_reviewed_modules_hold_the_owner_role_pool() {
+    let root = root();
+    let mut files = Vec::new();
+    for group in ["crates", "functions"] {
+        let Ok(members) = std::fs::read_dir(root.join(group)) else {
+            continue;
+        };
+        for member in members.flatten() {
+            rust_files(&member.path().join("src"), &mut files);
+        }
+    }
+    assert!(
+        files.len() > 50,
+        "the scan found the sources ({} files)",
+        files.len()
+    );
+    let mut holders = BTreeSet::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        if text.contains("OwnerRolePool") || text.contains("owner_pool") {
+            let relative = file
+                .strip_prefix(&root)
+                .unwrap_or(&file)
+                .to_string_lossy()
+                .replace('\\', "/");
+            holders.insert(relative);
+        }
+    }
+    let found: Vec<&str> = holders.iter().map(String::as_str).collect();
+    let mut allowed: Vec<&str> = ALLOWED.iter().map(|(f, _)| *f).collect();
+    allowed.sort_unstable();
+    assert_eq!(
+        found, allowed,
+        "the holders of the owner-role pool changed; review them and say why"
+    );
+}

@@ -1,0 +1,135 @@
+//! Loading the function's secret from Secrets Manager, against a real local `moto_server`
+//! (installed by `cargo xtask test` into the suite's Python environment).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::{
+    collections::BTreeMap,
+    process::{Child, Command, Stdio},
+    time::Duration,
+};
+
+use kakeibo_api::{Config, ConfigError, secrets};
+
+struct Moto {
+    child: Child,
+    endpoint: String,
+}
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A `moto_server` on a free port, or `None` (said plainly) outside `cargo xtask test`.
+async fn moto() -> Option<Moto> {
+    let Some(python) = std::env::var_os("KAKEIBO_TEST_PYTHON") else {
+        println!(
+            "SKIPPED: KAKEIBO_TEST_PYTHON is unset; `cargo xtask test` installs moto_server and sets it"
+        );
+        return None;
+    };
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new(python)
+        .args(["-m", "moto.server", "-H", "127.0.0.1", "-p", &port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("moto_server starts");
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let moto = Moto { child, endpoint };
+    for _ in 0..150 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+            return Some(moto);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("moto_server did not listen on {}", moto.endpoint);
+}
+
+fn options(endpoint: &str) -> secrets::SdkOptions {
+    secrets::SdkOptions {
+        endpoint: Some(endpoint.to_owned()),
+        region: Some("eu-west-1".into()),
+        static_credentials: Some(("test".into(), "test".into())),
+    }
+}
+
+#[tokio::test]
+async fn the_secret_fills_the_configuration() {
+    let Some(moto) = moto().await else { return };
+    let options = options(&moto.endpoint);
+    let client = secrets::client(&options).await;
+    let secret = serde_json::json!({
+        "JWT_SECRET": "from-secrets-manager-0123456789abcdef0123",
+        "RATE_LIMIT_SALT": "salt-from-the-secret",
+        "DATABASE_URL": "postgres://kakeibo:pw@db.internal/kakeibo",
+        "APP_DATABASE_URL": "postgres://app_user:pw@db.internal/kakeibo",
+        "GEMINI_API_KEY": "a-key",
+        "GLOBAL_DAILY_BUDGET_USD": 2.5
+    });
+    let created = client
+        .create_secret()
+        .name("kakeibo/app")
+        .secret_string(secret.to_string())
+        .send()
+        .await
+        .expect("moto creates the secret");
+    let arn = created.arn().unwrap().to_owned();
+
+    let vars = secrets::fetch(&arn, &options).await.expect("the secret is read");
+    assert_eq!(vars["JWT_SECRET"], "from-secrets-manager-0123456789abcdef0123");
+    assert_eq!(vars["GLOBAL_DAILY_BUDGET_USD"], "2.5");
+
+    // The secret's values win over the environment's.
+    let mut env: BTreeMap<String, String> = BTreeMap::from([
+        (
+            "JWT_SECRET".into(),
+            "from-the-environment-0123456789abcdef".into(),
+        ),
+        ("SITE_URL".into(), "https://kakeibo.example".into()),
+        ("KAKEIBO_PROVIDER".into(), "gemini".into()),
+    ]);
+    env.extend(vars);
+    let config = Config::from_vars(env).expect("a complete configuration");
+    assert_eq!(config.jwt_secret, "from-secrets-manager-0123456789abcdef0123");
+    assert_eq!(
+        config.app_database_url.as_deref(),
+        Some("postgres://app_user:pw@db.internal/kakeibo")
+    );
+    assert!((config.quotas.global_daily_usd - 2.5).abs() < f64::EPSILON);
+    assert_eq!(config.var("GEMINI_API_KEY").as_deref(), Some("a-key"));
+
+    // By name works as well as by ARN.
+    assert!(secrets::fetch("kakeibo/app", &options).await.is_ok());
+}
+
+#[tokio::test]
+async fn a_missing_or_malformed_secret_is_a_clear_error() {
+    let Some(moto) = moto().await else { return };
+    let options = options(&moto.endpoint);
+    let missing = secrets::fetch("kakeibo/nothing-here", &options).await;
+    assert!(
+        matches!(&missing, Err(ConfigError::Secret { arn, why }) if arn == "kakeibo/nothing-here" && why.contains("ResourceNotFound")),
+        "{missing:?}"
+    );
+    let client = secrets::client(&options).await;
+    client
+        .create_secret()
+        .name("kakeibo/not-json")
+        .secret_string("JWT_SECRET=oops")
+        .send()
+        .await
+        .unwrap();
+    let malformed = secrets::fetch("kakeibo/not-json", &options).await;
+    assert!(
+        matches!(&malformed, Err(ConfigError::Secret { why, .. }) if why.contains("not JSON")),
+        "{malformed:?}"
+    );
+}

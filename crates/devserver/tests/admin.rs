@@ -1,0 +1,228 @@
+//! The operator's door: `404` for everyone who is not an operator, the overview's panels, and
+//! the two actions (pause live chat, block a visitor) taking effect at the quota gate.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use axum::http::{Method, StatusCode};
+use serde_json::json;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use support::{Isolation, app, send, state, visitor};
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn only_operators_see_the_admin_routes(_: PgPoolOptions, connect: PgConnectOptions) {
+    let state = state(&connect, Isolation::Rls, &[]).await;
+    let app = app(&state);
+    let (anonymous, _) = visitor(&app, "hello").await;
+    let (member, _) = visitor(&app, "hello").await;
+    let member = send(
+        &app,
+        Method::POST,
+        "/api/session/sign-up",
+        Some(json!({"email": "member@example.com", "password": "a long enough password"})),
+        Some(&member),
+    )
+    .await
+    .session_cookie()
+    .unwrap();
+    let forged = "kakeibo_session=eyJhbGciOiJub25lIn0.e30.".to_owned();
+    for (who, cookie) in [
+        ("no session", None),
+        ("anonymous", Some(&anonymous)),
+        ("signed in, not listed", Some(&member)),
+        ("forged", Some(&forged)),
+    ] {
+        let overview = send(
+            &app,
+            Method::GET,
+            "/api/admin/overview",
+            None,
+            cookie.map(String::as_str),
+        )
+        .await;
+        assert_eq!(overview.status, StatusCode::NOT_FOUND, "{who}: {}", overview.body);
+        let action = send(
+            &app,
+            Method::POST,
+            "/api/admin/action",
+            Some(json!({"action": "pause_live_chat", "paused": true})),
+            cookie.map(String::as_str),
+        )
+        .await;
+        assert_eq!(action.status, StatusCode::NOT_FOUND, "{who}: {}", action.body);
+        assert_eq!(
+            overview.body,
+            send(
+                &app,
+                Method::GET,
+                "/api/admin/nothing",
+                None,
+                cookie.map(String::as_str)
+            )
+            .await
+            .body,
+            "{who}: indistinguishable from no route"
+        );
+    }
+    let paused: Option<bool> =
+        sqlx::query_scalar("SELECT value FROM operator_flags WHERE key = 'live_chat_paused'")
+            .fetch_optional(state.owner_pool.get())
+            .await
+            .unwrap();
+    assert_eq!(paused, None, "no action went through");
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn the_operator_sees_the_panels_and_pauses_and_blocks(_: PgPoolOptions, connect: PgConnectOptions) {
+    let state = state(&connect, Isolation::Rls, &[]).await;
+    let app = app(&state);
+    let (operator, _) = visitor(&app, "set a budget").await;
+    let operator = send(
+        &app,
+        Method::POST,
+        "/api/session/sign-up",
+        Some(json!({"email": "  OPS@kakeibo.example", "password": "a long enough password"})),
+        Some(&operator),
+    )
+    .await
+    .session_cookie()
+    .unwrap();
+    let (visitor_cookie, _) = visitor(&app, "how much did I spend").await;
+
+    let overview = send(&app, Method::GET, "/api/admin/overview", None, Some(&operator)).await;
+    assert_eq!(overview.status, StatusCode::OK, "{}", overview.body);
+    let o = overview.json();
+    for panel in [
+        "budget",
+        "traffic",
+        "health",
+        "safety",
+        "tools",
+        "recent_runs",
+        "users",
+        "geo",
+    ] {
+        assert!(!o[panel].is_null(), "panel {panel}: {o}");
+    }
+    assert_eq!(o["budget"]["daily_cap_usd"], 0.667);
+    assert_eq!(o["budget"]["last_30_days"].as_array().unwrap().len(), 30);
+    assert_eq!(o["budget"]["state"], "ok");
+    assert_eq!(o["traffic"]["active_today"], 2);
+    assert_eq!(o["health"]["runs"], 2);
+    assert_eq!(o["safety"]["writes_proposed"], 1, "{}", o["safety"]);
+    assert_eq!(o["safety"]["writes_awaiting"], 1);
+    assert_eq!(o["recent_runs"].as_array().unwrap().len(), 2);
+    let users = o["users"].as_array().unwrap();
+    assert_eq!(
+        users.len(),
+        3,
+        "the operator, the visitor and the development owner"
+    );
+    assert!(
+        users
+            .iter()
+            .any(|u| u["email"] == "ops@kakeibo.example" && u["messages_today"] == 1)
+    );
+    let tools: Vec<&str> = o["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["get_spend_report"], "only completed calls count");
+
+    // Pause: every visitor's chat is refused with `paused`; unpause lets it through.
+    let pause = send(
+        &app,
+        Method::POST,
+        "/api/admin/action",
+        Some(json!({"action": "pause_live_chat", "paused": true})),
+        Some(&operator),
+    )
+    .await;
+    assert_eq!(pause.status, StatusCode::OK, "{}", pause.body);
+    let refused = send(
+        &app,
+        Method::POST,
+        "/api/chat",
+        Some(json!({"message": "hello"})),
+        Some(&visitor_cookie),
+    )
+    .await;
+    assert_eq!(
+        (refused.status, refused.json()["reason"].clone()),
+        (StatusCode::SERVICE_UNAVAILABLE, json!("paused"))
+    );
+    assert_eq!(
+        send(&app, Method::GET, "/api/admin/overview", None, Some(&operator))
+            .await
+            .json()["budget"]["state"],
+        "paused"
+    );
+    send(
+        &app,
+        Method::POST,
+        "/api/admin/action",
+        Some(json!({"action": "pause_live_chat", "paused": false})),
+        Some(&operator),
+    )
+    .await;
+    assert_eq!(
+        send(
+            &app,
+            Method::POST,
+            "/api/chat",
+            Some(json!({"message": "hello"})),
+            Some(&visitor_cookie)
+        )
+        .await
+        .status,
+        StatusCode::OK
+    );
+
+    // Block one visitor.
+    let visitor_id = state
+        .sessions
+        .verify(visitor_cookie.trim_start_matches("kakeibo_session="))
+        .unwrap()
+        .sub;
+    let block = send(
+        &app,
+        Method::POST,
+        "/api/admin/action",
+        Some(json!({"action": "block_owner", "ownerId": visitor_id, "blocked": true})),
+        Some(&operator),
+    )
+    .await;
+    assert_eq!(block.status, StatusCode::OK, "{}", block.body);
+    let refused = send(
+        &app,
+        Method::POST,
+        "/api/chat",
+        Some(json!({"message": "hello"})),
+        Some(&visitor_cookie),
+    )
+    .await;
+    assert_eq!(
+        (refused.status, refused.json()["reason"].clone()),
+        (StatusCode::SERVICE_UNAVAILABLE, json!("blocked"))
+    );
+
+    // Bad actions say what is wrong.
+    for bad in [
+        json!({"action": "shutdown"}),
+        json!({"action": "block_owner", "ownerId": uuid::Uuid::new_v4(), "blocked": true}),
+        json!({"action": "pause_live_chat"}),
+    ] {
+        let answer = send(
+            &app,
+            Method::POST,
+            "/api/admin/action",
+            Some(bad.clone()),
+            Some(&operator),
+        )
+        .await;
+        assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{bad}: {}", answer.body);
+    }
+}
