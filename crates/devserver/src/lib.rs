@@ -36,11 +36,18 @@ pub fn app(state: Arc<State>, web_dist: Option<&Path>) -> Router {
                     Ok(response) => response.into_response(),
                     Err(never) => match never {},
                 },
+                None if !request.uri().path().starts_with("/api/") => (
+                    axum::http::StatusCode::NOT_FOUND,
+                    axum::Json(serde_json::json!({
+                        "error": "the web app is not built (no web/dist/index.html); the API is under /api/"
+                    })),
+                )
+                    .into_response(),
                 _ => ApiError::NotFound.into_response(),
             }
         }
     });
-    kakeibo_api::routes::finish(api, &site).layer(middleware::from_fn(client_address))
+    kakeibo_api::routes::guard(api, &site).layer(middleware::from_fn(client_address))
 }
 
 /// Puts the socket's peer address on the request, as the Lambda adapter puts the gateway's.

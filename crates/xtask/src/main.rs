@@ -43,8 +43,23 @@ enum Command {
         #[arg(last = true)]
         cargo_test_args: Vec<String>,
     },
-    /// Start the database, apply migrations, load the demo ledger, and say how to use it.
-    Dev,
+    /// The local stack: the database, migrations, the demo ledger, then every function and the
+    /// built web app on http://127.0.0.1:3000 (kakeibo-dev) until Ctrl+C.
+    ///
+    /// The model comes from the environment (KAKEIBO_PROVIDER, GEMINI_API_KEY, ANTHROPIC_API_KEY,
+    /// OPENAI_BASE_URL); without one, chat answers 503 and says what to set.
+    Dev {
+        /// Address to serve on.
+        #[arg(long, default_value = "127.0.0.1:3000")]
+        addr: String,
+    },
+    /// The real function binaries under `cargo lambda watch` (cargo-lambda from PyPI, installed
+    /// into the suite's Python environment), each at http://127.0.0.1:9000/lambda-url/<function>/…
+    Watch {
+        /// Port for `cargo lambda watch`.
+        #[arg(long, default_value_t = 9000)]
+        port: u16,
+    },
     /// `cargo fmt --check` and `cargo clippy -D warnings` over the workspace.
     Lint,
     /// Benchmarks, each printed beside a baseline measured in the same run (BENCH_ROWS sets the
@@ -87,7 +102,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Db { action } => db_action(&db, action),
         Command::Test { cargo_test_args } => test(&db, &cargo_test_args),
-        Command::Dev => dev(&db),
+        Command::Dev { addr } => dev(&db, &addr),
+        Command::Watch { port } => watch(&db, port),
         Command::Lint => lint(),
         Command::Bench => bench(&db),
     }
@@ -119,7 +135,7 @@ fn test(db: &Database, cargo_test_args: &[String]) -> Result<ExitCode> {
     let urls = db.up()?;
     process::step("applying migrations to the development database");
     kakeibo(&urls, &["migrate"])?;
-    let python = venv::ensure()?;
+    let python = venv::ensure(&["tests/python-requirements.txt"])?;
     process::step("running the test suite");
     let mut args = vec!["test", "--workspace", "--no-fail-fast"];
     if !cargo_test_args.is_empty() {
@@ -139,7 +155,7 @@ fn test(db: &Database, cargo_test_args: &[String]) -> Result<ExitCode> {
     })
 }
 
-fn dev(db: &Database) -> Result<ExitCode> {
+fn dev(db: &Database, addr: &str) -> Result<ExitCode> {
     let urls = db.up()?;
     process::step("applying migrations");
     kakeibo(&urls, &["migrate"])?;
@@ -147,13 +163,81 @@ fn dev(db: &Database) -> Result<ExitCode> {
     kakeibo(&urls, &["seed", "--db"])?;
     urls.print_summary();
     println!();
-    println!("The database is migrated and holds the demo ledger (352 transactions) of the");
-    println!("development owner 00000000-0000-4000-8000-000000000001.");
+    println!("The database holds the demo ledger (352 transactions) of the development owner");
+    println!("00000000-0000-4000-8000-000000000001; every visitor of the site gets a copy of it.");
     println!("  look around:   cargo xtask db psql");
-    println!("  regenerate:    cargo run -p kakeibo-cli -- seed --out seed/");
-    println!("  stop:          cargo xtask db down");
-    println!("The HTTP functions and the web app are not part of the stack yet.");
-    Ok(ExitCode::SUCCESS)
+    println!("  stop:          Ctrl+C here, then cargo xtask db down");
+    process::step(&format!(
+        "serving every function and web/dist on http://{addr} (kakeibo-dev)"
+    ));
+    let status = process::cargo(&[
+        "run",
+        "--quiet",
+        "--package",
+        "kakeibo-devserver",
+        "--",
+        "--addr",
+        addr,
+    ])
+    .env("DATABASE_URL", &urls.owner)
+    .env("APP_DATABASE_URL", &urls.app)
+    .status()?;
+    Ok(if status.success() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn watch(db: &Database, port: u16) -> Result<ExitCode> {
+    let urls = db.up()?;
+    process::step("applying migrations");
+    kakeibo(&urls, &["migrate"])?;
+    let python = venv::ensure(&[
+        "tests/python-requirements.txt",
+        "crates/xtask/lambda-requirements.txt",
+    ])?;
+    let bin = python
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default();
+    let path = std::env::join_paths(
+        std::iter::once(bin).chain(
+            std::env::var_os("PATH")
+                .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+                .unwrap_or_default(),
+        ),
+    )?;
+    process::step(&format!(
+        "cargo lambda watch: each function at http://127.0.0.1:{port}/lambda-url/<chat|confirm|runs|admin>/api/…"
+    ));
+    let site = format!("http://127.0.0.1:{port}");
+    let mut command = process::cargo(&[
+        "lambda",
+        "watch",
+        "--invoke-address",
+        "127.0.0.1",
+        "--invoke-port",
+        &port.to_string(),
+    ])
+    .env("PATH", &path)
+    .env("DATABASE_URL", &urls.owner)
+    .env("APP_DATABASE_URL", &urls.app);
+    for (name, fallback) in [
+        ("SITE_URL", site.as_str()),
+        ("JWT_SECRET", "local-only-secret-for-cargo-lambda-watch"),
+        ("RATE_LIMIT_SALT", "local"),
+    ] {
+        if std::env::var_os(name).is_none() {
+            command = command.env(name, fallback);
+        }
+    }
+    let status = command.status()?;
+    Ok(if status.success() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 fn bench(db: &Database) -> Result<ExitCode> {
@@ -165,6 +249,11 @@ fn bench(db: &Database) -> Result<ExitCode> {
     process::step("orchestration overhead of a turn against its tools alone (release build)");
     process::cargo(&["bench", "--package", "kakeibo-ledger", "--bench", "turn"])
         .env("DATABASE_URL", &urls.test_master)
+        .status_ok()?;
+    process::step("cold start of a function binary to its first response, and its peak RSS (release build)");
+    process::cargo(&["bench", "--package", "kakeibo-runs", "--bench", "cold_start"])
+        .env("DATABASE_URL", &urls.test_master)
+        .env("APP_DATABASE_URL", &urls.app)
         .status_ok()?;
     Ok(ExitCode::SUCCESS)
 }

@@ -16,44 +16,50 @@ pub fn dir() -> PathBuf {
     target.join("kakeibo-venv")
 }
 
-/// The environment's Python, with the requirements installed.
-pub fn ensure() -> Result<PathBuf> {
+/// The environment's Python, with the requirements of `files` (paths from the repository root)
+/// installed.
+pub fn ensure(files: &[&str]) -> Result<PathBuf> {
     let root = process::workspace_root();
-    let requirements = root.join("tests/python-requirements.txt");
-    let wanted = std::fs::read_to_string(&requirements)
-        .with_context(|| format!("reading {}", requirements.display()))?;
+    let mut wanted = String::new();
+    for file in files {
+        let path = root.join(file);
+        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        wanted.push_str(&normalised(&text));
+        wanted.push('\n');
+    }
     let dir = dir();
     let python = dir.join("bin/python");
     let stamp = dir.join(".requirements");
     let installed = std::fs::read_to_string(&stamp).unwrap_or_default();
-    if python.is_file() && installed == normalised(&wanted) {
+    if python.is_file()
+        && wanted
+            .lines()
+            .all(|line| installed.lines().any(|have| have == line))
+    {
         return Ok(python);
     }
-    process::step(&format!(
-        "installing the suite's Python tools into {}",
-        dir.display()
-    ));
-    let system_python = process::find_program("python3", &[]).context(
-        "python3 is needed for the suite's Python tools (moto_server); install Python 3 with venv and pip",
-    )?;
+    process::step(&format!("installing Python tools into {}", dir.display()));
+    let system_python = process::find_program("python3", &[])
+        .context("python3 is needed for the suite's Python tools; install Python 3 with venv and pip")?;
     if !python.is_file() {
         Cmd::new(&system_python)
             .args(["-m", "venv"])
             .arg(&dir)
             .status_ok()?;
     }
-    Cmd::new(&python)
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "-r",
-        ])
-        .arg(&requirements)
-        .status_ok()?;
-    std::fs::write(&stamp, normalised(&wanted)).with_context(|| format!("writing {}", stamp.display()))?;
+    let mut pip = Cmd::new(&python).args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"]);
+    for file in files {
+        pip = pip.arg("-r").arg(root.join(file));
+    }
+    pip.status_ok()?;
+    let mut recorded: Vec<&str> = installed
+        .lines()
+        .chain(wanted.lines())
+        .filter(|l| !l.is_empty())
+        .collect();
+    recorded.sort_unstable();
+    recorded.dedup();
+    std::fs::write(&stamp, recorded.join("\n")).with_context(|| format!("writing {}", stamp.display()))?;
     Ok(python)
 }
 

@@ -1,0 +1,131 @@
+//! Request hygiene through the routers: cross-site writes refused, body limits, JSON errors that
+//! say what is wrong, unknown routes and wrong methods.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use axum::{body::Body, http::Request};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use support::{Isolation, app, read, state};
+use tower::ServiceExt;
+
+async fn post(app: &axum::Router, path: &str, headers: &[(&str, &str)], body: Vec<u8>) -> support::Answer {
+    let mut request = Request::post(path);
+    for (k, v) in headers {
+        request = request.header(*k, *v);
+    }
+    read(
+        app.clone()
+            .oneshot(request.body(Body::from(body)).unwrap())
+            .await
+            .unwrap(),
+    )
+    .await
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn bad_requests_get_clear_answers(_: PgPoolOptions, connect: PgConnectOptions) {
+    let state = state(&connect, Isolation::Rls, &[]).await;
+    let app = app(&state);
+    let json = ("content-type", "application/json");
+    let hello = br#"{"message":"hello"}"#.to_vec();
+
+    // Writes from another site, or with no sign of where they come from, are refused.
+    let evil = post(
+        &app,
+        "/api/chat",
+        &[json, ("origin", "https://evil.example")],
+        hello.clone(),
+    )
+    .await;
+    assert_eq!(evil.status, 403, "{}", evil.body);
+    let anonymous = post(&app, "/api/chat", &[json], hello.clone()).await;
+    assert_eq!(anonymous.status, 403, "{}", anonymous.body);
+    let by_host = post(
+        &app,
+        "/api/chat",
+        &[json, ("host", "kakeibo.example")],
+        hello.clone(),
+    )
+    .await;
+    assert_eq!(by_host.status, 200, "{}", by_host.body);
+
+    let site = ("origin", support::SITE);
+    // Bodies over the limits.
+    let big = format!(r#"{{"message":"{}"}}"#, "x".repeat(70 * 1024)).into_bytes();
+    let too_big = post(&app, "/api/chat", &[json, site], big).await;
+    assert_eq!(too_big.status, 413, "{}", too_big.body);
+    assert!(too_big.json()["error"].as_str().unwrap().contains("65536"));
+    let huge = post(
+        &app,
+        "/api/uploads?filename=big.csv",
+        &[site],
+        vec![b'a'; 10 * 1024 * 1024 + 1],
+    )
+    .await;
+    assert_eq!(huge.status, 413, "{}", huge.body);
+
+    // Bodies that are not what the route reads.
+    for (body, says) in [
+        (&b"not json"[..], "expected ident"),
+        (&b""[..], "needs a JSON body"),
+        (&br#"{"message":"   "}"#[..], "message is required"),
+        (&br#"{"message":"hi","extra":1}"#[..], "unknown field `extra`"),
+        (&br#"{"message":"hi","conversationId":"nope"}"#[..], "UUID"),
+    ] {
+        let answer = post(&app, "/api/chat", &[json, site], body.to_vec()).await;
+        assert_eq!(answer.status, 400, "{}", answer.body);
+        let error = answer.json()["error"].as_str().unwrap().to_owned();
+        assert!(error.contains(says), "{error} should say {says}");
+    }
+    let long = format!(
+        r#"{{"message":"{}"}}"#,
+        "x".repeat(kakeibo_chat::MAX_MESSAGE_CHARS + 1)
+    )
+    .into_bytes();
+    assert_eq!(post(&app, "/api/chat", &[json, site], long).await.status, 400);
+    let nameless = post(&app, "/api/uploads", &[site], b"a,b\n".to_vec()).await;
+    assert_eq!(nameless.status, 400, "{}", nameless.body);
+
+    // Unknown routes and wrong methods.
+    let unknown = post(&app, "/api/nothing", &[json, site], hello.clone()).await;
+    assert_eq!(
+        (unknown.status.as_u16(), unknown.json()["error"].clone()),
+        (404, "not found".into())
+    );
+    let wrong = read(
+        app.clone()
+            .oneshot(Request::get("/api/chat").body(Body::empty()).unwrap())
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        (wrong.status.as_u16(), wrong.json()["error"].clone()),
+        (405, "method not allowed".into())
+    );
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn without_a_model_chat_says_what_to_configure(_: PgPoolOptions, connect: PgConnectOptions) {
+    let state = state(&connect, Isolation::Rls, &[("KAKEIBO_PROVIDER", "")]).await;
+    let app = app(&state);
+    let answer = post(
+        &app,
+        "/api/chat",
+        &[("content-type", "application/json"), ("origin", support::SITE)],
+        br#"{"message":"hello"}"#.to_vec(),
+    )
+    .await;
+    assert_eq!(answer.status, 503, "{}", answer.body);
+    assert_eq!(answer.json()["reason"], "no_model");
+    assert!(
+        answer.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("GEMINI_API_KEY"),
+        "{}",
+        answer.body
+    );
+}
