@@ -205,11 +205,52 @@ async fn every_route_answers_real_gateway_events(_: PgPoolOptions, connect: PgCo
         let uploaded = read(kakeibo_chat::handle(Arc::clone(&state), upload).await).await;
         assert_eq!(uploaded.status, StatusCode::CREATED, "{}", ctx(&uploaded.body));
 
+        let listed = gw.call(chat, "GET", "/api/uploads", None, Some(&cookie)).await;
+        assert_eq!(
+            listed.json()["uploads"].as_array().unwrap().len(),
+            1,
+            "{}",
+            ctx(&listed.body)
+        );
+
         // admin: not an operator, so the routes do not exist.
         let overview = gw
             .call(admin, "GET", "/api/admin/overview", None, Some(&cookie))
             .await;
         assert_eq!(overview.status, StatusCode::NOT_FOUND, "{}", ctx(&overview.body));
+        let action = json!({"action": "pause_live_chat", "paused": true});
+        let acted = gw
+            .call(admin, "POST", "/api/admin/action", Some(action), Some(&cookie))
+            .await;
+        assert_eq!(acted.status, StatusCode::NOT_FOUND, "{}", ctx(&acted.body));
+
+        // The account routes: sign up, out, in again, and delete.
+        let email = format!("visitor{index}@example.com");
+        let credentials = json!({"email": email, "password": "a long enough password"});
+        let signed_up = gw
+            .call(
+                chat,
+                "POST",
+                "/api/session/sign-up",
+                Some(credentials.clone()),
+                Some(&cookie),
+            )
+            .await;
+        assert_eq!(signed_up.status, StatusCode::OK, "{}", ctx(&signed_up.body));
+        let cookie = signed_up.session_cookie().expect("a fresh session");
+        let out = gw
+            .call(chat, "POST", "/api/session/sign-out", None, Some(&cookie))
+            .await;
+        assert_eq!(out.status, StatusCode::OK, "{}", ctx(&out.body));
+        let signed_in = gw
+            .call(chat, "POST", "/api/session/sign-in", Some(credentials), None)
+            .await;
+        assert_eq!(signed_in.status, StatusCode::OK, "{}", ctx(&signed_in.body));
+        let cookie = signed_in.session_cookie().expect("a session");
+        let deleted = gw.call(chat, "DELETE", "/api/account", None, Some(&cookie)).await;
+        assert_eq!(deleted.status, StatusCode::OK, "{}", ctx(&deleted.body));
+        let gone = gw.call(runs, "GET", "/api/runs", None, Some(&cookie)).await;
+        assert_eq!(gone.status, StatusCode::UNAUTHORIZED, "{}", ctx(&gone.body));
 
         // hygiene: unknown route, wrong method, bad body.
         let unknown = gw
