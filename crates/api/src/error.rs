@@ -103,6 +103,17 @@ impl From<LedgerError> for ApiError {
     }
 }
 
+impl From<kakeibo_ledger::uploads::UploadError> for ApiError {
+    fn from(e: kakeibo_ledger::uploads::UploadError) -> Self {
+        use kakeibo_ledger::uploads::UploadError as U;
+        match e {
+            U::Invalid(message) => Self::BadRequest(message),
+            U::Full(message) => Self::Conflict(message),
+            U::Ledger(inner) => inner.into(),
+        }
+    }
+}
+
 impl From<ConfirmError> for ApiError {
     fn from(e: ConfirmError) -> Self {
         match e {

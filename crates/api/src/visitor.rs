@@ -10,6 +10,7 @@ use axum::{
 };
 use chrono::Utc;
 use kakeibo_auth::{Sessions, Visitor, session::token_from_cookies, visitors};
+use kakeibo_ledger::quota::{self, Refusal};
 
 use crate::{error::ApiError, state::State};
 
@@ -65,10 +66,19 @@ pub async fn require(state: &State, headers: &HeaderMap) -> Result<Resolved, Api
         .ok_or_else(|| ApiError::Unauthorized("there is no session; start with a chat message".into()))
 }
 
-/// The visitor of the session, or a new anonymous visitor with a fresh session.
-pub async fn current_or_new(state: &State, headers: &HeaderMap) -> Result<Resolved, ApiError> {
+/// The visitor of the session, or a new anonymous visitor with a fresh session — unless the
+/// request's address (`address_key`) has used up today's messages, so one address cannot mint
+/// visitors without bound.
+pub async fn current_or_new(
+    state: &State,
+    headers: &HeaderMap,
+    address_key: &str,
+) -> Result<Resolved, ApiError> {
     if let Some(resolved) = current(state, headers).await? {
         return Ok(resolved);
+    }
+    if quota::address_exhausted(&state.owner_pool, address_key, &state.config.quotas).await? {
+        return Err(ApiError::Refused(Refusal::IpQuota));
     }
     let visitor = visitors::create_anonymous(&state.owner_pool).await?;
     let set_cookie = Some(issue(state, &visitor)?);

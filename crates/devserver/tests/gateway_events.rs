@@ -313,6 +313,12 @@ async fn the_address_quota_counts_the_gateways_source_address(_: PgPoolOptions, 
             (200, Value::Null)
         ]
     );
+    // The refused visitor was never created: an address cannot mint visitors past its quota.
+    let users: i64 = sqlx::query_scalar("SELECT count(*) FROM users WHERE is_anonymous")
+        .fetch_one(state.owner_pool.get())
+        .await
+        .unwrap();
+    assert_eq!(users, 3);
     // No raw address is stored: only hashed keys.
     let keys: Vec<String> = sqlx::query_scalar("SELECT key FROM rate_limits")
         .fetch_all(state.owner_pool.get())

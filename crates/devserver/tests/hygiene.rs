@@ -129,3 +129,55 @@ async fn without_a_model_chat_says_what_to_configure(_: PgPoolOptions, connect: 
         answer.body
     );
 }
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_visitor_keeps_a_bounded_number_of_statements(_: PgPoolOptions, connect: PgConnectOptions) {
+    let state = state(&connect, Isolation::Rls, &[]).await;
+    let app = app(&state);
+    let (cookie, _) = support::visitor(&app, "hello").await;
+    let headers = [("origin", support::SITE), ("cookie", cookie.as_str())];
+    let limit = usize::try_from(kakeibo_ledger::uploads::MAX_UPLOADS_PER_OWNER).unwrap();
+    let mut ids = Vec::new();
+    for i in 0..limit {
+        let answer = post(
+            &app,
+            &format!("/api/uploads?filename=s{i}.csv"),
+            &headers,
+            b"Date,Amount\n".to_vec(),
+        )
+        .await;
+        assert_eq!(answer.status, 201, "{}", answer.body);
+        ids.push(answer.json()["id"].as_str().unwrap().to_owned());
+    }
+    let full = post(
+        &app,
+        "/api/uploads?filename=one-more.csv",
+        &headers,
+        b"Date,Amount\n".to_vec(),
+    )
+    .await;
+    assert_eq!(full.status, 409, "{}", full.body);
+    assert!(
+        full.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("delete one first")
+    );
+    let deleted = support::send(
+        &app,
+        axum::http::Method::DELETE,
+        &format!("/api/uploads/{}", ids[0]),
+        None,
+        Some(&cookie),
+    )
+    .await;
+    assert_eq!(deleted.status, 200, "{}", deleted.body);
+    let again = post(
+        &app,
+        "/api/uploads?filename=one-more.csv",
+        &headers,
+        b"Date,Amount\n".to_vec(),
+    )
+    .await;
+    assert_eq!(again.status, 201, "{}", again.body);
+}

@@ -254,6 +254,16 @@ async fn ledgers_and_uploads(w: &World) {
         )
         .await;
     assert!(opened.is_err(), "{mode}: B opened A's upload: {opened:?}");
+    // Nor delete it.
+    let deleted = send(
+        app,
+        Method::DELETE,
+        &format!("/api/uploads/{a_upload}"),
+        None,
+        Some(b),
+    )
+    .await;
+    assert_eq!(deleted.status, StatusCode::NOT_FOUND, "{mode}: {}", deleted.body);
     let a_owner = owner_of(state, a);
     let tools = registry(&Scope::new(a_owner, state.app.clone()));
     let preview = tools

@@ -117,6 +117,20 @@ pub async fn consume(
     })
 }
 
+/// Whether `address_key` has used up today's messages — asked before a new visitor is created,
+/// so one address cannot mint visitors without bound (the charge itself is [`consume`]'s).
+pub async fn address_exhausted(
+    pool: &OwnerRolePool,
+    address_key: &str,
+    limits: &QuotaLimits,
+) -> Result<bool, LedgerError> {
+    let used: Option<i32> = sqlx::query_scalar("SELECT count FROM rate_limits WHERE key = $1")
+        .bind(address_key)
+        .fetch_optional(pool.get())
+        .await?;
+    Ok(used.unwrap_or(0) >= limits.address_daily)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

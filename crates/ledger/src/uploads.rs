@@ -11,6 +11,27 @@ use crate::{db::begin_for_owner, error::LedgerError, owner::OwnerId};
 
 /// The largest statement kept (the column's check says the same).
 pub const MAX_UPLOAD_BYTES: usize = 10 * 1024 * 1024;
+/// How many statements one visitor may keep at a time.
+pub const MAX_UPLOADS_PER_OWNER: i64 = 20;
+/// How many bytes of statements one visitor may keep at a time.
+pub const MAX_UPLOAD_STORAGE: i64 = 50 * 1024 * 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum UploadError {
+    #[error("{0}")]
+    Invalid(String),
+    /// The visitor keeps too many statements already; deleting one makes room.
+    #[error("{0}")]
+    Full(String),
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
+}
+
+impl From<sqlx::Error> for UploadError {
+    fn from(e: sqlx::Error) -> Self {
+        Self::Ledger(LedgerError::Database(e))
+    }
+}
 
 #[derive(Debug, Clone, Serialize, sqlx::FromRow)]
 pub struct Upload {
@@ -22,29 +43,46 @@ pub struct Upload {
     pub created_at: DateTime<Utc>,
 }
 
-/// Keeps an uploaded statement of `owner`.
+/// Keeps an uploaded statement of `owner`, within the per-visitor limits.
 pub async fn save_upload(
     owner: OwnerId,
     pool: &PgPool,
     filename: &str,
     content_type: Option<&str>,
     content: &[u8],
-) -> Result<Upload, LedgerError> {
+) -> Result<Upload, UploadError> {
     if content.len() > MAX_UPLOAD_BYTES {
-        return Err(LedgerError::Invalid(format!(
+        return Err(UploadError::Invalid(format!(
             "the statement is {} bytes; the limit is {MAX_UPLOAD_BYTES}",
             content.len()
         )));
     }
     let name = filename.trim();
     if name.is_empty() || name.len() > 255 || name.chars().any(char::is_control) {
-        return Err(LedgerError::Invalid(
+        return Err(UploadError::Invalid(
             "the file name must be 1 to 255 characters without control characters".into(),
         ));
     }
     let size = i32::try_from(content.len())
-        .map_err(|_| LedgerError::Invalid("the statement is too large".into()))?;
+        .map_err(|_| UploadError::Invalid("the statement is too large".into()))?;
     let mut tx = begin_for_owner(owner, pool).await?;
+    // Serialise this visitor's uploads so the limits hold under concurrent requests.
+    sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1::text, 7))")
+        .bind(owner.as_uuid())
+        .execute(&mut *tx)
+        .await?;
+    let (count, bytes): (i64, i64) = sqlx::query_as(
+        "SELECT count(*), coalesce(sum(size_bytes), 0)::int8 FROM uploads WHERE owner_id = $1",
+    )
+    .bind(owner.as_uuid())
+    .fetch_one(&mut *tx)
+    .await?;
+    if count >= MAX_UPLOADS_PER_OWNER || bytes + i64::from(size) > MAX_UPLOAD_STORAGE {
+        return Err(UploadError::Full(format!(
+            "you keep {count} statements ({bytes} bytes); the limit is {MAX_UPLOADS_PER_OWNER} statements and \
+             {MAX_UPLOAD_STORAGE} bytes: delete one first"
+        )));
+    }
     let upload = sqlx::query_as::<_, Upload>(
         "INSERT INTO uploads (owner_id, filename, content_type, size_bytes, sha256, content)
          VALUES ($1, $2, $3, $4, $5, $6)
@@ -60,6 +98,18 @@ pub async fn save_upload(
     .await?;
     tx.commit().await?;
     Ok(upload)
+}
+
+/// Deletes one of the owner's uploads; `false` when the owner has no such upload.
+pub async fn delete_upload(owner: OwnerId, pool: &PgPool, id: Uuid) -> Result<bool, LedgerError> {
+    let mut tx = begin_for_owner(owner, pool).await?;
+    let done = sqlx::query("DELETE FROM uploads WHERE owner_id = $1 AND id = $2")
+        .bind(owner.as_uuid())
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(done.rows_affected() == 1)
 }
 
 /// The owner's uploads, newest first.

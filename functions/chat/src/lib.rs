@@ -10,7 +10,8 @@
 //! | `POST /api/session/sign-out` | the cookie cleared |
 //! | `DELETE /api/account` | the visitor and everything of theirs deleted |
 //! | `POST /api/uploads?filename=NAME` (the raw file) | the stored statement's id, for the import tool |
-//! | `GET /api/uploads` | the visitor's uploaded statements |
+//! | `GET /api/uploads` | the visitor's uploaded statements (at most 20, 50 MiB in all) |
+//! | `DELETE /api/uploads/{id}` | one of them deleted |
 
 use std::{sync::Arc, time::Instant};
 
@@ -37,7 +38,7 @@ use kakeibo_ledger::{
     seed::ensure_demo_ledger,
     tools::Scope,
     turns::Agent,
-    uploads::{MAX_UPLOAD_BYTES, list_uploads as uploads_of, save_upload},
+    uploads::{self, MAX_UPLOAD_BYTES, list_uploads as uploads_of, save_upload},
 };
 use serde::Deserialize;
 use serde_json::json;
@@ -56,6 +57,7 @@ pub fn routes(state: Arc<State>) -> Router {
         .route("/api/session/sign-out", post(sign_out))
         .route("/api/account", delete(delete_account))
         .route("/api/uploads", post(upload).get(list_uploads))
+        .route("/api/uploads/{id}", delete(delete_upload))
         .with_state(state)
 }
 
@@ -115,8 +117,8 @@ async fn chat(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Res
         error: why,
         reason: "no_model",
     })?;
-    let resolved = visitor::current_or_new(&state, &parts.headers).await?;
     let key = address_key(&state, &parts);
+    let resolved = visitor::current_or_new(&state, &parts.headers, &key).await?;
     let result = async {
         let owner = resolved.visitor.owner();
         quota::consume(
@@ -194,7 +196,7 @@ fn signed_in(state: &State, visitor: &Visitor) -> Result<Response, ApiError> {
 async fn sign_up(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Response, ApiError> {
     let (parts, body) = request.into_parts();
     let credentials: Credentials = json_body(body).await?;
-    let resolved = visitor::current_or_new(&state, &parts.headers).await?;
+    let resolved = visitor::current_or_new(&state, &parts.headers, &address_key(&state, &parts)).await?;
     let result = async {
         let visitor = visitors::sign_up(
             &state.owner_pool,
@@ -258,7 +260,7 @@ async fn upload(
     let filename = query.filename.ok_or_else(|| {
         ApiError::BadRequest("name the file: POST /api/uploads?filename=statement.csv".into())
     })?;
-    let resolved = visitor::current_or_new(&state, &parts.headers).await?;
+    let resolved = visitor::current_or_new(&state, &parts.headers, &address_key(&state, &parts)).await?;
     let result = async {
         let bytes = read_body(body, MAX_UPLOAD_BYTES).await?;
         if bytes.is_empty() {
@@ -288,5 +290,21 @@ async fn list_uploads(Shared(state): Shared<Arc<State>>, request: Request) -> Re
     Ok(respond(
         &resolved,
         Ok(Json(json!({"uploads": rows})).into_response()),
+    ))
+}
+
+async fn delete_upload(
+    Shared(state): Shared<Arc<State>>,
+    axum::extract::Path(id): axum::extract::Path<String>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let resolved = visitor::require(&state, request.headers()).await?;
+    let id = Uuid::parse_str(&id).map_err(|_| ApiError::NotFound)?;
+    if !uploads::delete_upload(resolved.visitor.owner(), &state.app, id).await? {
+        return Err(ApiError::NotFound);
+    }
+    Ok(respond(
+        &resolved,
+        Ok(Json(json!({"deleted": true})).into_response()),
     ))
 }
