@@ -165,6 +165,13 @@ async fn reads_and_lists(w: &World) {
     )
     .await;
     assert_eq!(into.status, StatusCode::NOT_FOUND, "{mode}: {}", into.body);
+    let b_id = owner_of(&w.state, b).as_uuid();
+    let charged: i32 = sqlx::query_scalar("SELECT count FROM owner_daily_messages WHERE owner_id = $1")
+        .bind(b_id)
+        .fetch_one(w.state.owner_pool.get())
+        .await
+        .unwrap();
+    assert_eq!(charged, 1, "{mode}: the refused message was not charged");
 }
 
 async fn confirms(w: &World) {

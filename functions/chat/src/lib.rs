@@ -121,6 +121,13 @@ async fn chat(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Res
     let resolved = visitor::current_or_new(&state, &parts.headers, &key).await?;
     let result = async {
         let owner = resolved.visitor.owner();
+        // A conversation that is not the visitor's is refused before anything is charged (naming
+        // one only reads; a new conversation is made only after the quota admits the message).
+        if input.conversation_id.is_some() {
+            conversation_for_message(owner, &state.app, input.conversation_id, &message)
+                .await?
+                .ok_or(ApiError::NotFound)?;
+        }
         quota::consume(
             owner,
             &state.owner_pool,
