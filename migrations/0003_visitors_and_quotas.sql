@@ -7,6 +7,14 @@
 ALTER TABLE users ADD COLUMN demo_cloned_at timestamptz;
 GRANT SELECT (demo_cloned_at), UPDATE (demo_cloned_at) ON users TO app_user;
 
+-- Sessions carry the epoch they were issued in; bumping it (sign-up, sign-out) ends every
+-- earlier session of the user, copied tokens included.
+ALTER TABLE users ADD COLUMN session_epoch integer NOT NULL DEFAULT 0;
+-- An operator is made by `kakeibo operator add` (the owner role), never by signing up: the
+-- admin door needs this flag and the email on ADMIN_EMAILS.
+ALTER TABLE users ADD COLUMN operator boolean NOT NULL DEFAULT false;
+GRANT SELECT (session_epoch, operator) ON users TO app_user;
+
 -- Messages admitted per owner and UTC day. Written only by the quota gate (owner role); deleted
 -- with the user.
 CREATE TABLE owner_daily_messages (
@@ -16,11 +24,12 @@ CREATE TABLE owner_daily_messages (
     PRIMARY KEY (owner_id, day)
 );
 
--- Failed sign-ins per key ('account:<email>' or 'address:<sha256(ip|salt|date)>'); no raw
--- address is stored. Owner role only.
+-- Sign-in attempts per key ('account:<email>' or 'address:<sha256(ip|salt|date)>'), counted
+-- before the password is checked and cleared on success; no raw address is stored. Owner role
+-- only.
 CREATE TABLE sign_in_failures (
     key            text PRIMARY KEY,
-    failures       integer NOT NULL CHECK (failures > 0),
+    failures       integer NOT NULL CHECK (failures >= 0),
     last_failed_at timestamptz NOT NULL
 );
 

@@ -73,8 +73,9 @@ pub struct Config {
     pub site: Site,
     pub admins: AdminAllowlist,
     pub quotas: QuotaLimits,
-    /// Take the client address from the first `X-Forwarded-For` entry (behind a trusted CDN).
-    pub trust_forwarded_for: bool,
+    /// A header a trusted proxy in front sets to the client's address (`CloudFront-Viewer-Address`
+    /// behind CloudFront); its last entry is used. `None`: the gateway's source address.
+    pub client_address_header: Option<String>,
     /// Connections per pool (a Lambda instance serves one request at a time).
     pub pool_size: u32,
     /// Every setting, for the provider selection (`KAKEIBO_PROVIDER`, keys, models).
@@ -139,7 +140,7 @@ impl Config {
                 address_daily: count("IP_DAILY_MESSAGE_QUOTA", defaults.address_daily)?,
                 global_daily_usd: number("GLOBAL_DAILY_BUDGET_USD", defaults.global_daily_usd)?,
             },
-            trust_forwarded_for: get("TRUST_FORWARDED_FOR").as_deref() == Some("1"),
+            client_address_header: get("CLIENT_ADDRESS_HEADER").map(|h| h.to_ascii_lowercase()),
             pool_size: u32::try_from(count("DATABASE_POOL_SIZE", 4)?.max(1)).unwrap_or(4),
             vars,
         })

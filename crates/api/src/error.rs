@@ -16,8 +16,12 @@ const CLEAR_SESSION: &str = "kakeibo_session=; Path=/; HttpOnly; SameSite=Lax; M
 pub enum ApiError {
     #[error("{0}")]
     BadRequest(String),
+    /// No valid session: the answer also clears the session cookie.
     #[error("{0}")]
     Unauthorized(String),
+    /// A sign-in with the wrong email or password: `401`, the visitor's own session kept.
+    #[error("{0}")]
+    WrongCredentials(String),
     #[error("{0}")]
     Forbidden(String),
     #[error("not found")]
@@ -50,7 +54,7 @@ impl ApiError {
     pub fn status(&self) -> StatusCode {
         match self {
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
-            Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            Self::Unauthorized(_) | Self::WrongCredentials(_) => StatusCode::UNAUTHORIZED,
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::NotFound => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
@@ -119,7 +123,7 @@ impl From<ConfirmError> for ApiError {
         match e {
             ConfirmError::Claimed => Self::Conflict(e.to_string()),
             ConfirmError::Gone => Self::Gone(e.to_string()),
-            ConfirmError::TooLarge { .. } | ConfirmError::State(_) => Self::BadRequest(e.to_string()),
+            ConfirmError::TooLarge { .. } | ConfirmError::State(_) => Self::internal(e),
             ConfirmError::Ledger(inner) => inner.into(),
         }
     }
@@ -133,7 +137,7 @@ impl From<kakeibo_auth::AuthError> for ApiError {
             | A::Password(kakeibo_auth::password::PasswordError::Length)
             | A::AlreadySignedIn => Self::BadRequest(e.to_string()),
             A::EmailTaken => Self::Conflict(e.to_string()),
-            A::BadCredentials => Self::Unauthorized(e.to_string()),
+            A::BadCredentials => Self::WrongCredentials(e.to_string()),
             A::TooManyAttempts { retry_after_secs } => Self::TooManyRequests {
                 message: e.to_string(),
                 retry_after_secs,

@@ -22,28 +22,37 @@ pub const JSON_LIMIT: usize = 64 * 1024;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClientAddress(pub String);
 
-/// The address used for the per-address quota: the forwarded one when configured, else the
-/// received one, else a shared "unknown" bucket (never no limit at all).
+/// The address used for the per-address quotas: the last entry of `header` when a trusted proxy
+/// sets it (entries before the last are whatever the client sent), else the received address,
+/// else a shared "unknown" bucket (never no limit at all). A port after the address is dropped.
 pub fn client_address(
     request_address: Option<&ClientAddress>,
     headers: &HeaderMap,
-    trust_forwarded_for: bool,
+    header: Option<&str>,
 ) -> String {
-    let forwarded = trust_forwarded_for
-        .then(|| {
-            headers
-                .get("x-forwarded-for")?
-                .to_str()
-                .ok()?
-                .split(',')
-                .next()
-                .map(|a| a.trim().to_owned())
-        })
-        .flatten()
-        .filter(|a| !a.is_empty());
-    forwarded
+    let from_header = header
+        .and_then(|name| headers.get(name)?.to_str().ok())
+        .and_then(|value| value.rsplit(',').next())
+        .map(str::trim)
+        .filter(|a| !a.is_empty())
+        .map(without_port);
+    from_header
         .or_else(|| request_address.map(|a| a.0.clone()))
         .unwrap_or_else(|| "unknown".to_owned())
+}
+
+/// `203.0.113.7:443`, `[2001:db8::1]:443` or CloudFront's `2001:db8::1:443` to the address alone.
+fn without_port(text: &str) -> String {
+    use std::net::{IpAddr, SocketAddr};
+    if let Ok(ip) = text.parse::<IpAddr>() {
+        return ip.to_string();
+    }
+    if let Ok(socket) = text.parse::<SocketAddr>() {
+        return socket.ip().to_string();
+    }
+    text.rsplit_once(':')
+        .and_then(|(ip, _)| ip.parse::<IpAddr>().ok())
+        .map_or_else(|| text.to_owned(), |ip| ip.to_string())
 }
 
 /// Reads the whole body, refusing more than `limit` bytes with `413`.
@@ -134,12 +143,25 @@ mod tests {
     }
 
     #[test]
-    fn the_forwarded_address_counts_only_when_trusted() {
-        let h = headers(&[("x-forwarded-for", "198.51.100.4, 10.0.0.1")]);
-        let received = ClientAddress("10.0.0.1".into());
-        assert_eq!(client_address(Some(&received), &h, true), "198.51.100.4");
-        assert_eq!(client_address(Some(&received), &h, false), "10.0.0.1");
-        assert_eq!(client_address(None, &HeaderMap::new(), false), "unknown");
+    fn the_address_header_counts_only_when_configured_and_only_its_last_entry() {
+        let h = headers(&[
+            ("x-forwarded-for", "198.51.100.4, 10.0.0.1"),
+            ("cloudfront-viewer-address", "2001:db8::7:46532"),
+        ]);
+        let received = ClientAddress("10.0.0.9".into());
+        assert_eq!(
+            client_address(Some(&received), &h, Some("x-forwarded-for")),
+            "10.0.0.1"
+        );
+        assert_eq!(
+            client_address(Some(&received), &h, Some("cloudfront-viewer-address")),
+            "2001:db8::7"
+        );
+        assert_eq!(client_address(Some(&received), &h, None), "10.0.0.9");
+        assert_eq!(client_address(Some(&received), &h, Some("x-absent")), "10.0.0.9");
+        assert_eq!(client_address(None, &HeaderMap::new(), None), "unknown");
+        assert_eq!(without_port("203.0.113.7:443"), "203.0.113.7");
+        assert_eq!(without_port("[2001:db8::1]:443"), "2001:db8::1");
     }
 
     #[tokio::test]

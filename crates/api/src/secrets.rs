@@ -76,11 +76,11 @@ mod tests {
 
     #[test]
     fn a_secret_is_a_flat_object_of_settings() {
-        let vars = parse(r#"{"JWT_SECRET":"s","GLOBAL_DAILY_BUDGET_USD":1.5,"TRUST_FORWARDED_FOR":true}"#)
+        let vars = parse(r#"{"JWT_SECRET":"s","GLOBAL_DAILY_BUDGET_USD":1.5,"EXPLICIT_CACHE":false}"#)
             .unwrap_or_default();
         assert_eq!(vars["JWT_SECRET"], "s");
         assert_eq!(vars["GLOBAL_DAILY_BUDGET_USD"], "1.5");
-        assert_eq!(vars["TRUST_FORWARDED_FOR"], "true");
+        assert_eq!(vars["EXPLICIT_CACHE"], "false");
         assert!(parse(r#"{"A":{"b":1}}"#).is_err());
         assert!(parse("[1]").is_err());
         assert!(parse("not json").is_err());

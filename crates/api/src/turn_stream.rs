@@ -1,7 +1,7 @@
 //! A turn as server-sent events: the events of SPEC §6 (`token`, `tool_call`, `tool_result`,
 //! `confirm_request`, `turn_end`, `error`), shared by `chat` and `confirm`.
 
-use std::time::Instant;
+use std::{future::Future, time::Instant};
 
 use kakeibo_core::{RunStatus, TurnEvent, pricing};
 use kakeibo_ledger::turns::{ConfirmError, Outcome};
@@ -37,6 +37,24 @@ pub fn forward(events: &Events) -> impl Fn(TurnEvent) + Send + Sync + '_ {
         ),
         TurnEvent::ConfirmRequest(_) => {}
     }
+}
+
+/// Runs a turn's `work` in a task of its own, and says so on the stream when that task dies
+/// (a panic would otherwise end the stream without `turn_end` or `error`).
+pub fn spawn_turn<F>(events: &Events, work: F)
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    let watcher = events.clone();
+    tokio::spawn(async move {
+        if let Err(failure) = tokio::spawn(work).await {
+            eprintln!("turn task failed: {failure}");
+            watcher.send(
+                "error",
+                &json!({"message": "the turn stopped unexpectedly; what was saved is kept, try again"}),
+            );
+        }
+    });
 }
 
 fn status_name(status: RunStatus) -> Value {

@@ -50,6 +50,9 @@ pub async fn current(state: &State, headers: &HeaderMap) -> Result<Option<Resolv
     let visitor = visitors::load(&state.owner_pool, claims.owner())
         .await?
         .ok_or_else(|| ApiError::Unauthorized("this session's visitor no longer exists".into()))?;
+    if claims.ver != visitor.session_epoch {
+        return Err(ApiError::Unauthorized("this session was signed out".into()));
+    }
     let now = Utc::now();
     let set_cookie = if Sessions::needs_renewal(&claims, now) {
         Some(issue(state, &visitor)?)
@@ -66,9 +69,8 @@ pub async fn require(state: &State, headers: &HeaderMap) -> Result<Resolved, Api
         .ok_or_else(|| ApiError::Unauthorized("there is no session; start with a chat message".into()))
 }
 
-/// The visitor of the session, or a new anonymous visitor with a fresh session — unless the
-/// request's address (`address_key`) has used up today's messages, so one address cannot mint
-/// visitors without bound.
+/// The visitor of the session, or a new anonymous visitor with a fresh session — counted per
+/// address (`address_key`), so one address cannot mint visitors without bound.
 pub async fn current_or_new(
     state: &State,
     headers: &HeaderMap,
@@ -77,7 +79,7 @@ pub async fn current_or_new(
     if let Some(resolved) = current(state, headers).await? {
         return Ok(resolved);
     }
-    if quota::address_exhausted(&state.owner_pool, address_key, &state.config.quotas).await? {
+    if !quota::admit_new_visitor(&state.owner_pool, address_key, &state.config.quotas, Utc::now()).await? {
         return Err(ApiError::Refused(Refusal::IpQuota));
     }
     let visitor = visitors::create_anonymous(&state.owner_pool).await?;
@@ -89,7 +91,7 @@ pub async fn current_or_new(
 pub fn issue(state: &State, visitor: &Visitor) -> Result<String, ApiError> {
     let token = state
         .sessions
-        .issue(visitor.owner(), Utc::now())
+        .issue(visitor.owner(), visitor.session_epoch, Utc::now())
         .map_err(ApiError::internal)?;
     Ok(state.sessions.cookie(&token))
 }

@@ -22,6 +22,8 @@ pub struct Claims {
     pub iat: i64,
     pub exp: i64,
     pub iss: String,
+    /// The visitor's session epoch when issued; a later epoch (sign-up, sign-out) ends it.
+    pub ver: i32,
 }
 
 impl Claims {
@@ -69,6 +71,7 @@ impl Sessions {
         validation.leeway = 5;
         validation.set_issuer(&[ISSUER]);
         validation.set_required_spec_claims(&["exp", "iat", "sub", "iss"]);
+        // `ver` is required too: Claims has no default for it, so a token without it is invalid.
         Ok(Self {
             encoding,
             decoding,
@@ -77,13 +80,14 @@ impl Sessions {
         })
     }
 
-    /// A fresh token for `owner`, valid for [`SESSION_TTL`] from `now`.
-    pub fn issue(&self, owner: OwnerId, now: DateTime<Utc>) -> Result<String, SessionError> {
+    /// A fresh token for `owner` in session epoch `epoch`, valid for [`SESSION_TTL`] from `now`.
+    pub fn issue(&self, owner: OwnerId, epoch: i32, now: DateTime<Utc>) -> Result<String, SessionError> {
         let claims = Claims {
             sub: owner.as_uuid(),
             iat: now.timestamp(),
             exp: (now + SESSION_TTL).timestamp(),
             iss: ISSUER.to_owned(),
+            ver: epoch,
         };
         encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
             .map_err(|e| SessionError::Invalid(e.to_string()))
@@ -143,9 +147,10 @@ mod tests {
     fn a_token_round_trips_and_names_its_owner() {
         let s = sessions();
         let owner = OwnerId::new(Uuid::new_v4());
-        let token = s.issue(owner, Utc::now()).unwrap_or_default();
+        let token = s.issue(owner, 3, Utc::now()).unwrap_or_default();
         let claims = s.verify(&token).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(claims.owner(), owner);
+        assert_eq!(claims.ver, 3);
         assert!(!Sessions::needs_renewal(&claims, Utc::now()));
         assert!(Sessions::needs_renewal(&claims, Utc::now() + RENEW_AFTER));
     }

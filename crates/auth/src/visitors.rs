@@ -42,6 +42,10 @@ pub struct Visitor {
     pub email: Option<String>,
     pub is_anonymous: bool,
     pub blocked: bool,
+    /// Made an operator by `kakeibo operator add` (never by signing up).
+    pub operator: bool,
+    /// Sessions issued before this epoch are over.
+    pub session_epoch: i32,
 }
 
 impl Visitor {
@@ -74,7 +78,8 @@ impl From<sqlx::Error> for AuthError {
     }
 }
 
-const VISITOR_COLUMNS: &str = "id, email, is_anonymous, blocked_at IS NOT NULL AS blocked";
+const VISITOR_COLUMNS: &str =
+    "id, email, is_anonymous, blocked_at IS NOT NULL AS blocked, operator, session_epoch";
 
 /// A new anonymous visitor.
 pub async fn create_anonymous(pool: &OwnerRolePool) -> Result<Visitor, AuthError> {
@@ -111,7 +116,8 @@ pub fn normalise_email(email: &str) -> Result<String, AuthError> {
 }
 
 /// Attaches an email and password to an anonymous visitor: their ledger, conversations and runs
-/// are already theirs, so nothing moves.
+/// are already theirs, so nothing moves. The session epoch moves on, so a token copied while the
+/// visitor was anonymous does not become an account's session.
 pub async fn sign_up(
     pool: &OwnerRolePool,
     current: &Visitor,
@@ -125,7 +131,7 @@ pub async fn sign_up(
     password::check_strength(password)?;
     let phc = password::hash(password.to_owned()).await?;
     let updated = sqlx::query_as::<_, Visitor>(sqlx::AssertSqlSafe(format!(
-        "UPDATE users SET email = $2, password_hash = $3, is_anonymous = false
+        "UPDATE users SET email = $2, password_hash = $3, is_anonymous = false, session_epoch = session_epoch + 1
          WHERE id = $1 AND is_anonymous RETURNING {VISITOR_COLUMNS}"
     )))
     .bind(current.id)
@@ -159,7 +165,7 @@ pub async fn sign_in(
     let keys: Vec<String> = std::iter::once(format!("account:{email}"))
         .chain(address_key.map(|k| format!("address:{k}")))
         .collect();
-    if let Some(wait) = throttled(pool, &keys, now).await? {
+    if let Some(wait) = count_attempt(pool, &keys, now).await? {
         return Err(AuthError::TooManyAttempts {
             retry_after_secs: wait.num_seconds().max(1),
         });
@@ -176,13 +182,19 @@ pub async fn sign_in(
         .unwrap_or_else(|| UNUSABLE_HASH.to_owned());
     let matches = password::verify(password.to_owned(), phc).await && account.is_some();
     let Some((account_id, _)) = account.filter(|_| matches) else {
-        record_failure(pool, &keys, now).await?;
         return Err(AuthError::BadCredentials);
     };
+    // A success clears the account's count and takes this attempt back from the address's.
     sqlx::query("DELETE FROM sign_in_failures WHERE key = $1")
         .bind(&keys[0])
         .execute(pool.get())
         .await?;
+    if let Some(address) = keys.get(1) {
+        sqlx::query("UPDATE sign_in_failures SET failures = greatest(failures - 1, 0) WHERE key = $1")
+            .bind(address)
+            .execute(pool.get())
+            .await?;
+    }
     let target = OwnerId::new(account_id);
     if let Some(anonymous) = current.filter(|v| v.is_anonymous && v.id != account_id) {
         move_visitor(pool, anonymous.owner(), target).await?;
@@ -194,25 +206,44 @@ pub async fn sign_in(
 const UNUSABLE_HASH: &str =
     "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$WDo7EJqTfjFrQ2O1g8HnxhsT7mQsPK5z2JrWcMyjTi0";
 
-/// How long the caller must still wait, when any key has failed too often lately.
-async fn throttled(
+/// Counts this attempt against every key before the password is checked, so concurrent guesses
+/// are counted too; answers how long the caller must still wait when a key is over its free
+/// attempts (the attempt is then not counted). A key untouched for a day starts again.
+async fn count_attempt(
     pool: &OwnerRolePool,
     keys: &[String],
     now: DateTime<Utc>,
 ) -> Result<Option<Duration>, AuthError> {
-    let rows: Vec<(i32, DateTime<Utc>)> =
-        sqlx::query_as("SELECT failures, last_failed_at FROM sign_in_failures WHERE key = ANY($1)")
-            .bind(keys)
-            .fetch_all(pool.get())
-            .await?;
-    Ok(rows
-        .into_iter()
-        .filter_map(|(failures, last)| {
-            let wait = wait_after(failures);
-            let until = last + wait;
-            (until > now).then(|| until - now)
-        })
-        .max())
+    let mut tx = pool.get().begin().await?;
+    for key in keys {
+        let counted: Option<i32> = sqlx::query_scalar(
+            "INSERT INTO sign_in_failures AS f (key, failures, last_failed_at) VALUES ($1, 1, $2)
+             ON CONFLICT (key) DO UPDATE
+                SET failures = CASE WHEN f.last_failed_at < $2 - interval '1 day' THEN 1 ELSE f.failures + 1 END,
+                    last_failed_at = $2
+                WHERE f.last_failed_at < $2 - interval '1 day'
+                   OR f.failures < $3
+                   OR f.last_failed_at + least(power(2, f.failures - $3), $4) * interval '1 second' <= $2
+             RETURNING failures",
+        )
+        .bind(key)
+        .bind(now)
+        .bind(FREE_FAILURES)
+        .bind(MAX_WAIT.num_seconds())
+        .fetch_optional(&mut *tx)
+        .await?;
+        if counted.is_none() {
+            let (failures, last): (i32, DateTime<Utc>) =
+                sqlx::query_as("SELECT failures, last_failed_at FROM sign_in_failures WHERE key = $1")
+                    .bind(key)
+                    .fetch_one(&mut *tx)
+                    .await?;
+            tx.rollback().await?;
+            return Ok(Some(last + wait_after(failures) - now));
+        }
+    }
+    tx.commit().await?;
+    Ok(None)
 }
 
 /// The wait after `failures` failed attempts: none for the first few, then doubling from 1 s up
@@ -227,24 +258,35 @@ pub fn wait_after(failures: i32) -> Duration {
     Duration::seconds(1i64 << doublings).min(MAX_WAIT)
 }
 
-async fn record_failure(pool: &OwnerRolePool, keys: &[String], now: DateTime<Utc>) -> Result<(), AuthError> {
-    sqlx::query(
-        "INSERT INTO sign_in_failures (key, failures, last_failed_at) SELECT k, 1, $2 FROM unnest($1::text[]) AS k
-         ON CONFLICT (key) DO UPDATE SET failures = sign_in_failures.failures + 1, last_failed_at = $2",
-    )
-    .bind(keys)
-    .bind(now)
-    .execute(pool.get())
-    .await?;
-    Ok(())
-}
-
 /// Moves `from`'s rows onto `to` and deletes `from`, in one transaction.
 async fn move_visitor(pool: &OwnerRolePool, from: OwnerId, to: OwnerId) -> Result<(), AuthError> {
     let mut tx = pool.get().begin().await?;
+    // Both users locked (in id order), and the source still anonymous: a sign-up or another
+    // sign-in racing this one either waits or finds nothing to move.
+    let locked: Vec<(Uuid, bool)> =
+        sqlx::query_as("SELECT id, is_anonymous FROM users WHERE id = ANY($1) ORDER BY id FOR UPDATE")
+            .bind(vec![from.as_uuid(), to.as_uuid()])
+            .fetch_all(&mut *tx)
+            .await?;
+    if !locked
+        .iter()
+        .any(|(id, anonymous)| *id == from.as_uuid() && *anonymous)
+    {
+        return Ok(());
+    }
     sqlx::query("SET CONSTRAINTS ALL DEFERRED")
         .execute(&mut *tx)
         .await?;
+    // A memory the account already keeps stays once.
+    sqlx::query(
+        "DELETE FROM memories m WHERE m.owner_id = $1 AND EXISTS (
+            SELECT 1 FROM memories t WHERE t.owner_id = $2 AND t.content = m.content
+                AND t.category IS NOT DISTINCT FROM m.category)",
+    )
+    .bind(from.as_uuid())
+    .bind(to.as_uuid())
+    .execute(&mut *tx)
+    .await?;
     let target_has_ledger: bool =
         sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM accounts WHERE owner_id = $1)")
             .bind(to.as_uuid())
@@ -286,6 +328,45 @@ async fn move_visitor(pool: &OwnerRolePool, from: OwnerId, to: OwnerId) -> Resul
         .await?;
     tx.commit().await?;
     Ok(())
+}
+
+/// Ends every session of the visitor (sign-out signs out everywhere).
+pub async fn sign_out(pool: &OwnerRolePool, owner: OwnerId) -> Result<(), AuthError> {
+    sqlx::query("UPDATE users SET session_epoch = session_epoch + 1 WHERE id = $1")
+        .bind(owner.as_uuid())
+        .execute(pool.get())
+        .await?;
+    Ok(())
+}
+
+/// Makes `email` an operator account with `password` (created, or taken over when it exists —
+/// only the owner role can, from `kakeibo operator add`). Every earlier session of it ends.
+pub async fn make_operator(pool: &OwnerRolePool, email: &str, password: &str) -> Result<Visitor, AuthError> {
+    let email = normalise_email(email)?;
+    password::check_strength(password)?;
+    let phc = password::hash(password.to_owned()).await?;
+    Ok(sqlx::query_as::<_, Visitor>(sqlx::AssertSqlSafe(format!(
+        "INSERT INTO users (email, password_hash, is_anonymous, operator) VALUES ($1, $2, false, true)
+         ON CONFLICT (email) WHERE email IS NOT NULL DO UPDATE
+            SET password_hash = excluded.password_hash, is_anonymous = false, operator = true,
+                session_epoch = users.session_epoch + 1
+         RETURNING {VISITOR_COLUMNS}"
+    )))
+    .bind(&email)
+    .bind(&phc)
+    .fetch_one(pool.get())
+    .await?)
+}
+
+/// Takes the operator flag away from `email`; `false` when there is no such account.
+pub async fn remove_operator(pool: &OwnerRolePool, email: &str) -> Result<bool, AuthError> {
+    let email = normalise_email(email)?;
+    let done =
+        sqlx::query("UPDATE users SET operator = false, session_epoch = session_epoch + 1 WHERE email = $1")
+            .bind(&email)
+            .execute(pool.get())
+            .await?;
+    Ok(done.rows_affected() == 1)
 }
 
 /// Deletes a visitor and, by cascade, everything of theirs. `false` when there was no such user.

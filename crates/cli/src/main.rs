@@ -15,6 +15,7 @@ macro_rules! outln {
 pub(crate) use outln;
 
 mod import_cmd;
+mod operator_cmd;
 mod providers_cmd;
 mod report_cmd;
 mod table;
@@ -55,6 +56,12 @@ enum Command {
     Report(report_cmd::ReportArgs),
     /// Model providers: which one the environment selects, and whether it answers.
     Providers(providers_cmd::ProvidersArgs),
+    /// Operator accounts for the admin pages (made only here, never by signing up).
+    #[command(
+        after_help = "Examples:\n  printf '%s\\n' \"$PASSWORD\" | kakeibo operator add ops@example.com\n  \
+        kakeibo operator remove ops@example.com"
+    )]
+    Operator(operator_cmd::OperatorArgs),
 }
 
 #[derive(Debug, Args)]
@@ -95,6 +102,7 @@ async fn main() -> ExitCode {
         Command::Import(args) => import_cmd::run(args).await,
         Command::Report(args) => report_cmd::run(args).await,
         Command::Providers(args) => return providers_cmd::run(args).await,
+        Command::Operator(args) => operator_cmd::run(args).await,
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

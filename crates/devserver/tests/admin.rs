@@ -26,11 +26,28 @@ async fn only_operators_see_the_admin_routes(_: PgPoolOptions, connect: PgConnec
     .await
     .session_cookie()
     .unwrap();
+    // Signing up with an address on ADMIN_EMAILS makes no operator: only `kakeibo operator add`
+    // does, so nobody takes the door by signing up before the operator.
+    let (squatter, _) = visitor(&app, "hello").await;
+    let squatter = send(
+        &app,
+        Method::POST,
+        "/api/session/sign-up",
+        Some(json!({"email": "ops@kakeibo.example", "password": "a long enough password"})),
+        Some(&squatter),
+    )
+    .await
+    .session_cookie()
+    .unwrap();
     let forged = "kakeibo_session=eyJhbGciOiJub25lIn0.e30.".to_owned();
     for (who, cookie) in [
         ("no session", None),
         ("anonymous", Some(&anonymous)),
         ("signed in, not listed", Some(&member)),
+        (
+            "listed email, signed up, not an operator account",
+            Some(&squatter),
+        ),
         ("forged", Some(&forged)),
     ] {
         let overview = send(
@@ -77,12 +94,20 @@ async fn only_operators_see_the_admin_routes(_: PgPoolOptions, connect: PgConnec
 async fn the_operator_sees_the_panels_and_pauses_and_blocks(_: PgPoolOptions, connect: PgConnectOptions) {
     let state = state(&connect, Isolation::Rls, &[]).await;
     let app = app(&state);
+    // The operator account is made out of band, then signed in to from a visit with a run.
+    kakeibo_auth::visitors::make_operator(
+        &state.owner_pool,
+        "  OPS@kakeibo.example",
+        "a long enough password",
+    )
+    .await
+    .unwrap();
     let (operator, _) = visitor(&app, "set a budget").await;
     let operator = send(
         &app,
         Method::POST,
-        "/api/session/sign-up",
-        Some(json!({"email": "  OPS@kakeibo.example", "password": "a long enough password"})),
+        "/api/session/sign-in",
+        Some(json!({"email": "ops@kakeibo.example", "password": "a long enough password"})),
         Some(&operator),
     )
     .await

@@ -324,6 +324,9 @@ async fn the_address_quota_counts_the_gateways_source_address(_: PgPoolOptions, 
         .fetch_all(state.owner_pool.get())
         .await
         .unwrap();
-    assert_eq!(keys.len(), 2);
-    assert!(keys.iter().all(|k| k.len() == 64 && !k.contains("192.0.2")));
+    assert_eq!(keys.len(), 4, "messages and new visitors, per address: {keys:?}");
+    assert!(keys.iter().all(|k| {
+        let hash = k.strip_prefix("visitors|").unwrap_or(k);
+        hash.len() == 64 && hash.chars().all(|c| c.is_ascii_hexdigit())
+    }));
 }

@@ -57,10 +57,11 @@ async fn bad_requests_get_clear_answers(_: PgPoolOptions, connect: PgConnectOpti
     let too_big = post(&app, "/api/chat", &[json, site], big).await;
     assert_eq!(too_big.status, 413, "{}", too_big.body);
     assert!(too_big.json()["error"].as_str().unwrap().contains("65536"));
+    let cookie = by_host.session_cookie().expect("a session");
     let huge = post(
         &app,
         "/api/uploads?filename=big.csv",
-        &[site],
+        &[site, ("cookie", cookie.as_str())],
         vec![b'a'; 10 * 1024 * 1024 + 1],
     )
     .await;

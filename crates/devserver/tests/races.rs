@@ -15,7 +15,10 @@ use support::{Isolation, app, http_client, post, serve, sse_events, state};
 async fn two_hundred_messages_at_once_admit_exactly_eight(_: PgPoolOptions, connect: PgConnectOptions) {
     let state = state(&connect, Isolation::Rls, &[]).await;
     let visitor = visitors::create_anonymous(&state.owner_pool).await.unwrap();
-    let token = state.sessions.issue(visitor.owner(), Utc::now()).unwrap();
+    let token = state
+        .sessions
+        .issue(visitor.owner(), visitor.session_epoch, Utc::now())
+        .unwrap();
     let cookie = format!("kakeibo_session={token}");
     let base = serve(app(&state)).await;
     let client = http_client();

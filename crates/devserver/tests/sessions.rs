@@ -25,6 +25,7 @@ fn claims(sub: uuid::Uuid, issued: chrono::DateTime<Utc>, ttl: Duration) -> Clai
         iat: issued.timestamp(),
         exp: (issued + ttl).timestamp(),
         iss: "kakeibo".into(),
+        ver: 0,
     }
 }
 
@@ -264,6 +265,12 @@ async fn sign_up_keeps_and_sign_in_moves_the_visitors_rows(_: PgPoolOptions, con
     let out = send(&app, Method::POST, "/api/session/sign-out", None, Some(&x)).await;
     assert!(out.headers["set-cookie"].to_str().unwrap().contains("Max-Age=0"));
     assert!(rows_of(&pool, x_id).await > 0);
+    let signed_out = send(&app, Method::DELETE, "/api/account", None, Some(&x)).await;
+    assert_eq!(signed_out.status, StatusCode::UNAUTHORIZED, "the signed-out session deletes nothing");
+    let x = send(&app, Method::POST, "/api/session/sign-in", Some(credentials), None)
+        .await
+        .session_cookie()
+        .unwrap();
     let deleted = send(&app, Method::DELETE, "/api/account", None, Some(&x)).await;
     assert_eq!(deleted.status, StatusCode::OK);
     assert_eq!(rows_of(&pool, x_id).await, 0);
@@ -429,4 +436,127 @@ async fn the_demo_ledger_is_cloned_once_under_concurrency(_: PgPoolOptions, conn
         .await
         .unwrap();
     assert_eq!(n, 352);
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn sign_out_and_sign_up_end_copied_sessions_and_a_typo_keeps_the_visit(
+    _: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let state = state(&connect, Isolation::Rls, &[]).await;
+    let app = app(&state);
+
+    // Signing up moves the session epoch on: a copy of the anonymous token stops working.
+    let (anonymous, _) = visitor(&app, "hello").await;
+    let credentials = json!({"email": "eve@example.com", "password": "a long enough password"});
+    let signed_up = send(
+        &app,
+        Method::POST,
+        "/api/session/sign-up",
+        Some(credentials.clone()),
+        Some(&anonymous),
+    )
+    .await;
+    assert_eq!(signed_up.status, StatusCode::OK);
+    assert_eq!(
+        send(&app, Method::GET, "/api/runs", None, Some(&anonymous))
+            .await
+            .status,
+        StatusCode::UNAUTHORIZED
+    );
+    let account = signed_up.session_cookie().unwrap();
+    assert_eq!(
+        send(&app, Method::GET, "/api/runs", None, Some(&account))
+            .await
+            .status,
+        StatusCode::OK
+    );
+
+    // Signing out ends every copy of the session.
+    let copy = account.clone();
+    send(&app, Method::POST, "/api/session/sign-out", None, Some(&account)).await;
+    let after = send(&app, Method::GET, "/api/runs", None, Some(&copy)).await;
+    assert_eq!(after.status, StatusCode::UNAUTHORIZED, "{}", after.body);
+
+    // A wrong password is a 401 that keeps the visitor's own (anonymous) session.
+    let (visit, _) = visitor(&app, "hello").await;
+    let wrong = send(
+        &app,
+        Method::POST,
+        "/api/session/sign-in",
+        Some(json!({"email": "eve@example.com", "password": "not the password"})),
+        Some(&visit),
+    )
+    .await;
+    assert_eq!(wrong.status, StatusCode::UNAUTHORIZED);
+    assert!(
+        !wrong.headers.contains_key("set-cookie"),
+        "the session cookie is kept"
+    );
+    assert_eq!(
+        send(&app, Method::GET, "/api/runs", None, Some(&visit))
+            .await
+            .status,
+        StatusCode::OK
+    );
+    let right = send(
+        &app,
+        Method::POST,
+        "/api/session/sign-in",
+        Some(credentials),
+        Some(&visit),
+    )
+    .await;
+    assert_eq!(right.status, StatusCode::OK);
+    let conversations = send(
+        &app,
+        Method::GET,
+        "/api/conversations",
+        None,
+        right.session_cookie().as_deref(),
+    )
+    .await;
+    assert_eq!(
+        conversations.json()["conversations"].as_array().unwrap().len(),
+        2,
+        "the visit moved onto the account"
+    );
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn concurrent_guesses_are_counted_before_the_password_is_checked(
+    _: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let state = state(&connect, Isolation::Rls, &[]).await;
+    let app = app(&state);
+    let account = visitors::create_anonymous(&state.owner_pool).await.unwrap();
+    visitors::sign_up(
+        &state.owner_pool,
+        &account,
+        "fay@example.com",
+        "the right password",
+    )
+    .await
+    .unwrap();
+    let guesses = (0..20).map(|i| {
+        let app = app.clone();
+        tokio::spawn(async move {
+            let body = json!({"email": "fay@example.com", "password": format!("guess number {i}")});
+            send(&app, Method::POST, "/api/session/sign-in", Some(body), None)
+                .await
+                .status
+        })
+    });
+    let mut checked = 0;
+    let mut slowed = 0;
+    for guess in guesses {
+        match guess.await.unwrap() {
+            StatusCode::UNAUTHORIZED => checked += 1,
+            StatusCode::TOO_MANY_REQUESTS => slowed += 1,
+            other => panic!("unexpected {other}"),
+        }
+    }
+    let free = usize::try_from(kakeibo_auth::visitors::FREE_FAILURES).unwrap();
+    assert_eq!((checked, slowed), (free, 20 - free));
 }

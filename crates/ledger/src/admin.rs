@@ -1,8 +1,10 @@
 //! The one door to cross-owner reads and the operator's actions.
 //!
 //! Every function here takes an [`AdminSession`], which only [`assert_admin`] can make: the
-//! signed-in email must be on the `ADMIN_EMAILS` allowlist (trimmed, case-insensitive; an empty
-//! list means nobody). Everything here runs as the owner role, which bypasses row-level
+//! signed-in visitor must be an operator account (made by `kakeibo operator add`, never by
+//! signing up — so nobody becomes the operator by signing up first with the operator's address)
+//! and their email on the `ADMIN_EMAILS` allowlist (trimmed, case-insensitive; an empty list
+//! means nobody). Everything here runs as the owner role, which bypasses row-level
 //! security — which is why nothing else may read across owners.
 
 use chrono::{DateTime, Datelike, NaiveDate, Utc};
@@ -45,8 +47,12 @@ impl AdminSession {
     }
 }
 
-/// An [`AdminSession`] when `email` (a signed-in visitor's) is on the allowlist.
-pub fn assert_admin(email: Option<&str>, allowlist: &AdminAllowlist) -> Option<AdminSession> {
+/// An [`AdminSession`] when the signed-in visitor is an operator account (`operator`) whose
+/// `email` is on the allowlist.
+pub fn assert_admin(email: Option<&str>, operator: bool, allowlist: &AdminAllowlist) -> Option<AdminSession> {
+    if !operator {
+        return None;
+    }
     let email = email?.trim().to_lowercase();
     if email.is_empty() || !allowlist.0.contains(&email) {
         return None;
@@ -112,9 +118,13 @@ pub async fn overview(
     now: DateTime<Utc>,
     daily_budget_usd: f64,
 ) -> Result<Overview, LedgerError> {
-    let db = pool.get();
+    // One transaction in UTC: "today" and every day boundary below are UTC days, as the quota
+    // gate's are.
+    let mut tx = pool.get().begin().await?;
+    sqlx::query("SET LOCAL TIME ZONE 'UTC'").execute(&mut *tx).await?;
+    let db = &mut *tx;
     let today = now.date_naive();
-    let budget = budget_panel(db, today, daily_budget_usd).await?;
+    let budget = budget_panel(&mut *db, today, daily_budget_usd).await?;
 
     // 2. Traffic.
     let traffic: Value = sqlx::query_scalar(
@@ -131,7 +141,7 @@ pub async fn overview(
                             GROUP BY owner_id HAVING count(DISTINCT started_at::date) >= 2) AS r))",
     )
     .bind(today)
-    .fetch_one(db)
+    .fetch_one(&mut *db)
     .await?;
 
     // 3. Health, over 30 days.
@@ -151,7 +161,7 @@ pub async fn overview(
                                WHERE e.type = 'error' AND e.payload->>'kind' = 'iteration_limit'))",
     )
     .bind(today)
-    .fetch_one(db)
+    .fetch_one(&mut *db)
     .await?;
 
     // 4. Safety: writes counted as decisions. A proposal is an inline decision (no `expired` key)
@@ -162,16 +172,18 @@ pub async fn overview(
          SELECT json_build_object(
             'writes_proposed', (SELECT count(*) FROM c WHERE c.payload ? 'suspended' OR NOT (c.payload ? 'expired')),
             'writes_allowed', (SELECT count(*) FROM c WHERE c.payload->'allowed' = 'true'::jsonb),
-            'writes_declined', (SELECT count(*) FROM c WHERE c.payload->'allowed' = 'false'::jsonb),
+            'writes_declined', (SELECT count(*) FROM c WHERE c.payload->'allowed' = 'false'::jsonb
+                                   AND coalesce(c.payload->'expired', 'false'::jsonb) = 'false'::jsonb),
+            'writes_expired', (SELECT count(*) FROM c WHERE c.payload->'expired' = 'true'::jsonb),
             'writes_awaiting', (SELECT count(*) FROM suspended_turns WHERE status = 'pending' AND expires_at > now()),
-            'imports', (SELECT count(*) FROM import_batches WHERE status = 'committed' AND created_at >= $1::date - 29),
+            'imports', (SELECT count(*) FROM import_batches WHERE status = 'committed' AND imported_at >= $1::date - 29),
             'blocked_runs', coalesce((SELECT json_agg(json_build_object('id', id, 'owner_id', owner_id,
                                  'started_at', started_at) ORDER BY started_at DESC)
                                FROM (SELECT id, owner_id, started_at FROM trace_runs WHERE status = 'blocked'
                                      ORDER BY started_at DESC LIMIT 50) AS b), '[]'::json))",
     )
     .bind(today)
-    .fetch_one(db)
+    .fetch_one(&mut *db)
     .await?;
 
     // 5. Tools.
@@ -181,10 +193,11 @@ pub async fn overview(
                  'median_latency_ms', percentile_cont(0.5) WITHIN GROUP (ORDER BY e.latency_ms))
          FROM trace_events e JOIN trace_runs r ON r.id = e.run_id AND r.owner_id = e.owner_id
          WHERE e.type = 'tool_call' AND r.started_at >= $1::date - 29
+           AND coalesce((e.payload->>'confirmed')::boolean, true)
          GROUP BY e.payload->>'name' ORDER BY count(*) DESC",
     )
     .bind(today)
-    .fetch_all(db)
+    .fetch_all(&mut *db)
     .await?;
 
     // 6. Recent runs.
@@ -196,7 +209,7 @@ pub async fn overview(
          FROM trace_runs r JOIN users u ON u.id = r.owner_id
          ORDER BY r.started_at DESC, r.id LIMIT 100",
     )
-    .fetch_all(db)
+    .fetch_all(&mut *db)
     .await?;
 
     // 7. Users.
@@ -210,7 +223,7 @@ pub async fn overview(
          FROM users u ORDER BY u.last_seen_at DESC, u.id LIMIT 200",
     )
     .bind(today)
-    .fetch_all(db)
+    .fetch_all(&mut *db)
     .await?;
 
     // 8. Coarse geography, when the edge supplied it.
@@ -222,9 +235,10 @@ pub async fn overview(
                GROUP BY 1, 2, 3) AS points",
     )
     .bind(today)
-    .fetch_all(db)
+    .fetch_all(&mut *db)
     .await?;
 
+    tx.commit().await?;
     Ok(Overview {
         generated_at: now,
         budget,
@@ -240,7 +254,7 @@ pub async fn overview(
 
 /// 1. Budget: today, month to date, the projection, the cap and ceiling, and 30 filled days.
 async fn budget_panel(
-    db: &sqlx::PgPool,
+    db: &mut sqlx::PgConnection,
     today: NaiveDate,
     daily_budget_usd: f64,
 ) -> Result<Value, LedgerError> {
@@ -257,19 +271,19 @@ async fn budget_panel(
          GROUP BY d ORDER BY d",
     )
     .bind(today)
-    .fetch_all(db)
+    .fetch_all(&mut *db)
     .await?;
     let month_to_date: f64 = sqlx::query_scalar(
         "SELECT coalesce(sum(cost_usd_est), 0)::float8 FROM trace_runs WHERE started_at >= $1::date",
     )
     .bind(month_start)
-    .fetch_one(db)
+    .fetch_one(&mut *db)
     .await?;
     let today_usd = series.last().map_or(0.0, |(_, usd)| *usd);
     let paused: bool = sqlx::query_scalar(
         "SELECT coalesce((SELECT value FROM operator_flags WHERE key = 'live_chat_paused'), false)",
     )
-    .fetch_one(db)
+    .fetch_one(&mut *db)
     .await?;
     let elapsed = f64::from(today.day());
     #[allow(clippy::cast_precision_loss)]
@@ -316,15 +330,19 @@ mod tests {
     #[test]
     fn the_allowlist_is_trimmed_and_case_insensitive_and_empty_means_nobody() {
         let list = AdminAllowlist::parse(" Ops@Example.com , ,second@example.com");
-        assert!(assert_admin(Some("ops@example.com"), &list).is_some());
-        assert!(assert_admin(Some("  OPS@EXAMPLE.COM "), &list).is_some());
-        assert!(assert_admin(Some("second@example.com"), &list).is_some());
-        assert!(assert_admin(Some("other@example.com"), &list).is_none());
-        assert!(assert_admin(None, &list).is_none());
-        assert!(assert_admin(Some(""), &list).is_none());
+        assert!(assert_admin(Some("ops@example.com"), true, &list).is_some());
+        assert!(assert_admin(Some("  OPS@EXAMPLE.COM "), true, &list).is_some());
+        assert!(assert_admin(Some("second@example.com"), true, &list).is_some());
+        assert!(assert_admin(Some("other@example.com"), true, &list).is_none());
+        assert!(assert_admin(None, true, &list).is_none());
+        assert!(assert_admin(Some(""), true, &list).is_none());
+        assert!(
+            assert_admin(Some("ops@example.com"), false, &list).is_none(),
+            "not an operator account"
+        );
         let nobody = AdminAllowlist::parse("  , ");
         assert!(nobody.is_empty());
-        assert!(assert_admin(Some("ops@example.com"), &nobody).is_none());
-        assert!(assert_admin(Some(""), &nobody).is_none());
+        assert!(assert_admin(Some("ops@example.com"), true, &nobody).is_none());
+        assert!(assert_admin(Some(""), true, &nobody).is_none());
     }
 }

@@ -31,7 +31,7 @@ pub async fn dashboard(owner: OwnerId, pool: &PgPool) -> Result<Value, LedgerErr
     let month = format!("{:04}-{:02}", latest.year(), latest.month());
     let first = NaiveDate::from_ymd_opt(latest.year(), latest.month(), 1)
         .and_then(|d| d.checked_sub_months(chrono::Months::new(DASHBOARD_MONTHS - 1)))
-        .ok_or_else(|| LedgerError::Invalid(format!("no month before {month}")))?;
+        .ok_or_else(|| LedgerError::Internal(format!("no month before {month}")))?;
     let tools = registry(&Scope::new(owner, pool.clone()));
     let call = |name: &'static str, input: Value| {
         let tools = &tools;
@@ -39,7 +39,7 @@ pub async fn dashboard(owner: OwnerId, pool: &PgPool) -> Result<Value, LedgerErr
             tools
                 .call(name, input)
                 .await
-                .map_err(|e| LedgerError::Invalid(format!("{name}: {e}")))
+                .map_err(|e| LedgerError::Internal(format!("{name}: {e}")))
         }
     };
     let by_category = call(

@@ -28,6 +28,9 @@ pub enum LedgerError {
     },
     #[error("{0}")]
     Invalid(String),
+    /// A fault of ours, not of the caller's input (answered as a bare 500).
+    #[error("internal: {0}")]
+    Internal(String),
     #[error("seed data: {0}")]
     Seed(String),
     #[error(transparent)]

@@ -113,22 +113,63 @@ pub async fn consume(
         "owner_quota" => Err(Refusal::OwnerQuota),
         "ip_quota" => Err(Refusal::IpQuota),
         "daily_cap" => Err(Refusal::DailyCap),
-        other => return Err(LedgerError::Invalid(format!("the quota gate answered {other:?}"))),
+        other => {
+            return Err(LedgerError::Internal(format!(
+                "the quota gate answered {other:?}"
+            )));
+        }
     })
 }
 
-/// Whether `address_key` has used up today's messages — asked before a new visitor is created,
-/// so one address cannot mint visitors without bound (the charge itself is [`consume`]'s).
-pub async fn address_exhausted(
+/// Counts a new visitor made from `address_key` today; `false` once the address has made as many
+/// as its daily message quota (no visitor can send more messages than that from there anyway).
+/// The counter is a row of its own in `rate_limits` (the hashed key with a `visitors|` prefix).
+pub async fn admit_new_visitor(
     pool: &OwnerRolePool,
     address_key: &str,
     limits: &QuotaLimits,
+    now: DateTime<Utc>,
 ) -> Result<bool, LedgerError> {
-    let used: Option<i32> = sqlx::query_scalar("SELECT count FROM rate_limits WHERE key = $1")
-        .bind(address_key)
-        .fetch_optional(pool.get())
-        .await?;
-    Ok(used.unwrap_or(0) >= limits.address_daily)
+    if limits.address_daily <= 0 {
+        return Ok(false);
+    }
+    let counted: Option<i32> = sqlx::query_scalar(
+        "INSERT INTO rate_limits AS r (key, window_start, count) VALUES ($1, ($2 AT TIME ZONE 'UTC')::date, 1)
+         ON CONFLICT (key) DO UPDATE SET count = r.count + 1 WHERE r.count < $3
+         RETURNING count",
+    )
+    .bind(format!("visitors|{address_key}"))
+    .bind(now)
+    .bind(limits.address_daily)
+    .fetch_optional(pool.get())
+    .await?;
+    Ok(counted.is_some())
+}
+
+/// Gives back a message [`consume`] admitted when the turn could not start after all.
+pub async fn refund(
+    owner: OwnerId,
+    pool: &OwnerRolePool,
+    address_key: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<(), LedgerError> {
+    let mut tx = pool.get().begin().await?;
+    sqlx::query(
+        "UPDATE owner_daily_messages SET count = greatest(count - 1, 0)
+         WHERE owner_id = $1 AND day = ($2 AT TIME ZONE 'UTC')::date",
+    )
+    .bind(owner.as_uuid())
+    .bind(now)
+    .execute(&mut *tx)
+    .await?;
+    if let Some(key) = address_key {
+        sqlx::query("UPDATE rate_limits SET count = greatest(count - 1, 0) WHERE key = $1")
+            .bind(key)
+            .execute(&mut *tx)
+            .await?;
+    }
+    tx.commit().await?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! The `admin` function: the operator's overview and actions. Every route is `404` unless the
-//! visitor is signed in with an email on `ADMIN_EMAILS` — the page does not exist for anyone else.
+//! visitor is signed in to an operator account (made with `kakeibo operator add`) whose email is
+//! on `ADMIN_EMAILS` — the page does not exist for anyone else.
 //!
 //! | route | answer |
 //! |---|---|
@@ -53,8 +54,10 @@ async fn operator(state: &State, headers: &HeaderMap) -> Result<AdminSession, Ap
     let visitor = resolved
         .map(|r| r.visitor)
         .filter(|v| !v.is_anonymous && !v.blocked);
+    let operator = visitor.as_ref().is_some_and(|v| v.operator);
     assert_admin(
         visitor.as_ref().and_then(|v| v.email.as_deref()),
+        operator,
         &state.config.admins,
     )
     .ok_or(ApiError::NotFound)

@@ -27,7 +27,7 @@ use kakeibo_api::{
     ApiError, State,
     request::{ClientAddress, client_address, json_body, read_body},
     sse,
-    turn_stream::{forward, send_outcome},
+    turn_stream::{forward, send_outcome, spawn_turn},
     visitor::{self, Resolved},
 };
 use kakeibo_auth::{Visitor, visitors};
@@ -88,7 +88,7 @@ fn address_key(state: &State, request: &axum::http::request::Parts) -> String {
     let address = client_address(
         request.extensions.get::<ClientAddress>(),
         &request.headers,
-        state.config.trust_forwarded_for,
+        state.config.client_address_header.as_deref(),
     );
     quota::address_key(&address, &state.config.rate_limit_salt, Utc::now().date_naive())
 }
@@ -138,13 +138,25 @@ async fn chat(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Res
         )
         .await?
         .map_err(ApiError::Refused)?;
-        ensure_demo_ledger(owner, &state.app).await?;
-        let conversation = conversation_for_message(owner, &state.app, input.conversation_id, &message)
-            .await?
-            .ok_or(ApiError::NotFound)?;
+        let prepared = async {
+            ensure_demo_ledger(owner, &state.app).await?;
+            conversation_for_message(owner, &state.app, input.conversation_id, &message)
+                .await?
+                .ok_or(ApiError::NotFound)
+        }
+        .await;
+        let conversation = match prepared {
+            Ok(conversation) => conversation,
+            Err(e) => {
+                // The turn never started: the message it was charged for is given back.
+                quota::refund(owner, &state.owner_pool, Some(&key), Utc::now()).await?;
+                return Err(e);
+            }
+        };
         let (events, response) = sse::stream();
         let state = Arc::clone(&state);
-        tokio::spawn(async move {
+        let stream = events.clone();
+        spawn_turn(&stream, async move {
             let started = Instant::now();
             let agent = Agent::new(
                 &state.store,
@@ -235,12 +247,17 @@ async fn sign_in(Shared(state): Shared<Arc<State>>, request: Request) -> Result<
     signed_in(&state, &visitor)
 }
 
-async fn sign_out(Shared(state): Shared<Arc<State>>) -> Response {
+async fn sign_out(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Response, ApiError> {
+    // Every session of the visitor ends, copies included; without a valid session there is
+    // nothing to end but the cookie.
+    if let Ok(Some(resolved)) = visitor::current(&state, request.headers()).await {
+        visitors::sign_out(&state.owner_pool, resolved.visitor.owner()).await?;
+    }
     let mut response = Json(json!({"signed_out": true})).into_response();
     if let Ok(value) = HeaderValue::from_str(&state.sessions.clear_cookie()) {
         response.headers_mut().append(header::SET_COOKIE, value);
     }
-    response
+    Ok(response)
 }
 
 async fn delete_account(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Response, ApiError> {
@@ -267,7 +284,9 @@ async fn upload(
     let filename = query.filename.ok_or_else(|| {
         ApiError::BadRequest("name the file: POST /api/uploads?filename=statement.csv".into())
     })?;
-    let resolved = visitor::current_or_new(&state, &parts.headers, &address_key(&state, &parts)).await?;
+    // Uploading needs a visit already started (by a chat message or signing in), so files
+    // cannot be stored without any other limit applying.
+    let resolved = visitor::require(&state, &parts.headers).await?;
     let result = async {
         let bytes = read_body(body, MAX_UPLOAD_BYTES).await?;
         if bytes.is_empty() {

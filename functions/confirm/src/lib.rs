@@ -20,7 +20,7 @@ use kakeibo_api::{
     ApiError, State,
     request::json_body,
     sse,
-    turn_stream::{forward, send_outcome},
+    turn_stream::{forward, send_outcome, spawn_turn},
     visitor,
 };
 use kakeibo_core::prompt::SYSTEM_PROMPT;
@@ -95,7 +95,8 @@ async fn confirm(Shared(state): Shared<Arc<State>>, request: Request) -> Result<
         let decisions: Vec<(String, bool)> = input.decisions.into_iter().map(|d| (d.id, d.allowed)).collect();
         let (events, response) = sse::stream();
         let state = Arc::clone(&state);
-        tokio::spawn(async move {
+        let stream = events.clone();
+        spawn_turn(&stream, async move {
             let started = Instant::now();
             let conversation = claim.conversation_id;
             let agent = Agent::new(

@@ -128,7 +128,7 @@ async fn main() {
             .unwrap();
     let sessions = kakeibo_auth::Sessions::new(SECRET.as_bytes(), true).unwrap();
     let token = sessions
-        .issue(kakeibo_ledger::OwnerId::new(visitor), chrono::Utc::now())
+        .issue(kakeibo_ledger::OwnerId::new(visitor), 0, chrono::Utc::now())
         .unwrap();
     let template = include_str!("../../../crates/devserver/tests/fixtures/apigw-v2-event.json");
     let mut event: serde_json::Value = serde_json::from_str(template).unwrap();
