@@ -14,6 +14,7 @@ macro_rules! outln {
 }
 pub(crate) use outln;
 
+mod chat_cmd;
 mod import_cmd;
 mod operator_cmd;
 mod providers_cmd;
@@ -30,15 +31,42 @@ use kakeibo_ledger::{DEV_OWNER, LedgerError, OwnerId, STATIC_RATES, seed, with_o
 #[command(
     name = "kakeibo",
     version,
-    about = "kakeibo (家計簿): a personal-finance agent over a double-entry ledger"
+    about = "kakeibo (家計簿): a personal-finance agent over a double-entry ledger",
+    args_conflicts_with_subcommands = true,
+    after_help = "One shot: kakeibo -p \"how much did I spend on dining in March?\" [--output-format text|json|stream-json] [--allow-writes]\n\
+        Exit status of -p: 0 answered; 2 stopped short (iteration cap, stuck, length limit, blocked by the provider);\n\
+        1 an error (no model configured included); 130 stopped by Ctrl+C. Writes are declined unless --allow-writes.\n\
+        The model comes from the environment: GEMINI_API_KEY, ANTHROPIC_API_KEY, OPENAI_BASE_URL (+ OPENAI_API_KEY),\n\
+        or KAKEIBO_PROVIDER=script:PATH; `kakeibo providers check` says what is selected."
 )]
 struct Cli {
+    /// Ask one question, print the answer and exit (one-shot mode).
+    #[arg(short = 'p', long = "print", value_name = "PROMPT")]
+    print: Option<String>,
+    /// With -p: how to print the result.
+    #[arg(long, value_enum, default_value = "text", requires = "print")]
+    output_format: chat_cmd::OutputFormat,
+    /// With -p: let the agent write to the ledger (declined otherwise).
+    #[arg(long, requires = "print")]
+    allow_writes: bool,
+    /// With -p: whose ledger (default: the development owner).
+    #[arg(long, value_name = "UUID", requires = "print", default_value_t = DEV_OWNER.as_uuid())]
+    owner: uuid::Uuid,
+    /// With -p: continue this conversation.
+    #[arg(long, value_name = "ID", requires = "print")]
+    conversation: Option<uuid::Uuid>,
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Talk to the agent about the ledger (a REPL; writes ask [y/N]).
+    #[command(
+        after_help = "Commands inside: /help, /reset, /history, /exit. Ctrl+C stops a turn; again, or Ctrl+D, quits.\n\
+        Piped input works as typed input: printf 'how much did I spend?\\n/exit\\n' | kakeibo chat"
+    )]
+    Chat(chat_cmd::ChatArgs),
     /// Apply the database migrations (as the owner role in DATABASE_URL).
     Migrate(DbArgs),
     /// Generate the deterministic demo ledger, as files or into the database.
@@ -96,7 +124,27 @@ struct SeedArgs {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    let outcome = match cli.command {
+    if let Some(prompt) = cli.print {
+        let args = chat_cmd::PrintArgs {
+            prompt,
+            format: cli.output_format,
+            allow_writes: cli.allow_writes,
+            chat: chat_cmd::ChatArgs::new(
+                cli.owner,
+                cli.conversation,
+                DbArgs {
+                    database_url: std::env::var("DATABASE_URL").ok(),
+                },
+            ),
+        };
+        return ExitCode::from(chat_cmd::print(args).await);
+    }
+    let Some(command) = cli.command else {
+        let _ = <Cli as clap::CommandFactory>::command().print_help();
+        return ExitCode::from(2);
+    };
+    let outcome = match command {
+        Command::Chat(args) => chat_cmd::repl(args).await,
         Command::Migrate(args) => migrate(&args).await,
         Command::Seed(args) => seed_command(args).await,
         Command::Import(args) => import_cmd::run(args).await,

@@ -77,9 +77,7 @@ pub enum Phase {
     /// Next: one provider call.
     CallModel,
     /// Next: run the calls of the last model reply.
-    RunTools {
-        calls: Vec<ToolUse>,
-    },
+    RunTools { calls: Vec<ToolUse> },
     /// Waiting for a person to decide `pending`; `done` holds the batch's other results.
     AwaitConfirm {
         calls: Vec<ToolUse>,
@@ -90,7 +88,29 @@ pub enum Phase {
     Finished {
         status: RunStatus,
         answer: String,
+        /// Why the turn ended (older stored turns read as `End`).
+        #[serde(default)]
+        stop: Stop,
     },
+}
+
+/// Why a finished turn ended: the answer, or what stopped it short.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stop {
+    /// The model answered.
+    #[default]
+    End,
+    /// The iteration cap was reached (the last call ran without tools).
+    IterationLimit,
+    /// The same calls kept coming back.
+    Stuck,
+    /// The answer reached the output length limit.
+    MaxTokens,
+    /// The provider blocked the request.
+    Blocked,
+    /// The provider failed or its reply ended in an error.
+    ProviderError,
 }
 
 /// A turn of conversation, whole: everything needed to go on from here, in any process.
@@ -189,15 +209,24 @@ impl Turn {
     /// The answer and status, once finished.
     pub fn finished(&self) -> Option<(RunStatus, &str)> {
         match &self.phase {
-            Phase::Finished { status, answer } => Some((*status, answer)),
+            Phase::Finished { status, answer, .. } => Some((*status, answer)),
             _ => None,
         }
     }
 
-    fn finish(&mut self, status: RunStatus, answer: impl Into<String>) {
+    /// Why the turn ended, once it has.
+    pub fn stop(&self) -> Option<Stop> {
+        match &self.phase {
+            Phase::Finished { stop, .. } => Some(*stop),
+            _ => None,
+        }
+    }
+
+    fn finish(&mut self, status: RunStatus, stop: Stop, answer: impl Into<String>) {
         self.phase = Phase::Finished {
             status,
             answer: answer.into(),
+            stop,
         };
     }
 
@@ -316,7 +345,11 @@ async fn call_model(mut turn: Turn, deps: &Deps<'_>) -> Turn {
                 None,
             )
             .await;
-            turn.finish(RunStatus::Error, format!("The model could not answer: {e}"));
+            turn.finish(
+                RunStatus::Error,
+                Stop::ProviderError,
+                format!("The model could not answer: {e}"),
+            );
             return turn;
         }
     };
@@ -374,6 +407,7 @@ async fn after_reply(mut turn: Turn, deps: &Deps<'_>, response: crate::provider:
             .await;
             turn.finish(
                 RunStatus::Blocked,
+                Stop::Blocked,
                 "I can't help with that: the model provider blocked this request.",
             );
         }
@@ -396,6 +430,7 @@ async fn after_reply(mut turn: Turn, deps: &Deps<'_>, response: crate::provider:
             let text = response.message.text();
             turn.finish(
                 RunStatus::Error,
+                Stop::MaxTokens,
                 format!("{text}\n\n(The answer was cut off: it reached the length limit.)")
                     .trim_start()
                     .to_owned(),
@@ -411,7 +446,11 @@ async fn after_reply(mut turn: Turn, deps: &Deps<'_>, response: crate::provider:
                 None,
             )
             .await;
-            turn.finish(RunStatus::Error, "The model's reply ended in an error.");
+            turn.finish(
+                RunStatus::Error,
+                Stop::ProviderError,
+                "The model's reply ended in an error.",
+            );
         }
         StopReason::End | StopReason::ToolUse => {
             let mut message = response.message;
@@ -422,9 +461,9 @@ async fn after_reply(mut turn: Turn, deps: &Deps<'_>, response: crate::provider:
             let text = message.text();
             turn.history.push(message);
             if turn.tools_off {
-                turn.finish(RunStatus::Error, text);
+                turn.finish(RunStatus::Error, Stop::IterationLimit, text);
             } else if calls.is_empty() {
-                turn.finish(RunStatus::Ok, text);
+                turn.finish(RunStatus::Ok, Stop::End, text);
             } else {
                 turn.phase = Phase::RunTools { calls };
             }
@@ -535,7 +574,7 @@ async fn run_tools(mut turn: Turn, calls: Vec<ToolUse>, deps: &Deps<'_>) -> Turn
 
     turn.history.push(Message::results(done));
     if let Some(reason) = stuck(&turn.calls) {
-        turn.finish(RunStatus::Stuck, format!("Stopped: {reason}."));
+        turn.finish(RunStatus::Stuck, Stop::Stuck, format!("Stopped: {reason}."));
     } else {
         turn.phase = Phase::CallModel;
     }

@@ -266,11 +266,21 @@ async fn sign_up_keeps_and_sign_in_moves_the_visitors_rows(_: PgPoolOptions, con
     assert!(out.headers["set-cookie"].to_str().unwrap().contains("Max-Age=0"));
     assert!(rows_of(&pool, x_id).await > 0);
     let signed_out = send(&app, Method::DELETE, "/api/account", None, Some(&x)).await;
-    assert_eq!(signed_out.status, StatusCode::UNAUTHORIZED, "the signed-out session deletes nothing");
-    let x = send(&app, Method::POST, "/api/session/sign-in", Some(credentials), None)
-        .await
-        .session_cookie()
-        .unwrap();
+    assert_eq!(
+        signed_out.status,
+        StatusCode::UNAUTHORIZED,
+        "the signed-out session deletes nothing"
+    );
+    let x = send(
+        &app,
+        Method::POST,
+        "/api/session/sign-in",
+        Some(credentials),
+        None,
+    )
+    .await
+    .session_cookie()
+    .unwrap();
     let deleted = send(&app, Method::DELETE, "/api/account", None, Some(&x)).await;
     assert_eq!(deleted.status, StatusCode::OK);
     assert_eq!(rows_of(&pool, x_id).await, 0);

@@ -196,6 +196,25 @@ impl TurnStore {
         Ok(())
     }
 
+    /// Marks the owner's unfinished runs of `conversation` as aborted (a turn stopped by the
+    /// person mid-flight: its run row would otherwise stay open); runs waiting for a confirmation
+    /// are left alone. Returns how many.
+    pub async fn abort_open_runs(&self, owner: OwnerId, conversation: Uuid) -> Result<u64, LedgerError> {
+        let mut tx = begin_for_owner(owner, &self.pool).await?;
+        let done = sqlx::query(
+            "UPDATE trace_runs SET status = 'aborted', finished_at = now(),
+                    latency_ms = least(extract(epoch FROM now() - started_at) * 1000, 2147483647)::int
+             WHERE owner_id = $1 AND conversation_id = $2 AND finished_at IS NULL
+               AND NOT EXISTS (SELECT 1 FROM suspended_turns s WHERE s.owner_id = $1 AND s.run_id = trace_runs.id)",
+        )
+        .bind(owner.as_uuid())
+        .bind(conversation)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(done.rows_affected())
+    }
+
     /// Replaces a conversation's messages with `history` (a turn that finished without waiting).
     pub async fn save_history(
         &self,

@@ -1,0 +1,494 @@
+//! `kakeibo chat` (the REPL) and `kakeibo -p PROMPT` (one shot): the agent over the ledger in
+//! PostgreSQL, with the model the environment configures.
+//!
+//! Both keep their conversation in the database (`--conversation ID` continues one). The REPL
+//! asks `[y/N]` before each write; one-shot mode denies writes unless `--allow-writes`.
+
+use std::{
+    io::{IsTerminal, Write},
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use kakeibo_core::{
+    ConfirmPolicy, PendingWrite, PermissionRules, Provider, RunStatus, Stop, Tier, Turn, TurnEvent,
+    prompt::SYSTEM_PROMPT,
+};
+use kakeibo_ledger::{
+    OwnerId,
+    tools::{Scope, registry},
+    turns::{Agent, Outcome, TurnStore},
+};
+use kakeibo_providers::select::{self, ModelRole};
+use serde_json::{Value, json};
+use tokio::sync::{Mutex, mpsc};
+use uuid::Uuid;
+
+use crate::{DbArgs, pool};
+
+/// Exit status of a one-shot run that stopped short (iteration cap, stuck, length limit, blocked).
+pub const EXIT_STOPPED_SHORT: u8 = 2;
+/// Exit status of a run stopped by Ctrl+C.
+pub const EXIT_ABORTED: u8 = 130;
+
+#[derive(Debug, Args)]
+pub struct ChatArgs {
+    /// Whose ledger (default: the development owner).
+    #[arg(long, value_name = "UUID", default_value_t = kakeibo_ledger::DEV_OWNER.as_uuid())]
+    owner: Uuid,
+    /// Continue this conversation instead of starting one.
+    #[arg(long, value_name = "ID")]
+    conversation: Option<Uuid>,
+    #[command(flatten)]
+    database: DbArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// The answer on stdout; tool lines and the footer on stderr.
+    Text,
+    /// One JSON result object on stdout.
+    Json,
+    /// One JSON event per line on stdout, then the result line.
+    StreamJson,
+}
+
+/// One shot: the prompt and how to print.
+#[derive(Debug)]
+pub struct PrintArgs {
+    pub prompt: String,
+    pub format: OutputFormat,
+    pub allow_writes: bool,
+    pub chat: ChatArgs,
+}
+
+impl ChatArgs {
+    pub fn new(owner: Uuid, conversation: Option<Uuid>, database: DbArgs) -> Self {
+        Self {
+            owner,
+            conversation,
+            database,
+        }
+    }
+}
+
+/// The agent of one conversation.
+struct Session {
+    store: TurnStore,
+    scope: Scope,
+    provider: Box<dyn Provider>,
+    rules: PermissionRules,
+    conversation: Uuid,
+}
+
+impl Session {
+    /// The model first (no database needed to say it is missing), then the conversation.
+    async fn open(args: &ChatArgs) -> Result<Self> {
+        let provider = select::from_env(ModelRole::Agent).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let pool = pool(&args.database)?;
+        let owner = OwnerId::new(args.owner);
+        let store = TurnStore::new(pool.clone());
+        let conversation = match args.conversation {
+            Some(id) => {
+                let known: Option<Uuid> =
+                    sqlx::query_scalar("SELECT id FROM conversations WHERE owner_id = $1 AND id = $2")
+                        .bind(owner.as_uuid())
+                        .bind(id)
+                        .fetch_optional(&pool)
+                        .await
+                        .context("reading the conversation")?;
+                known.with_context(|| format!("there is no conversation {id} in this ledger"))?
+            }
+            None => store
+                .new_conversation(owner, Some("kakeibo chat"))
+                .await
+                .context("starting a conversation")?,
+        };
+        Ok(Self {
+            store,
+            scope: Scope::new(owner, pool).with_import_root(std::env::current_dir().unwrap_or_default()),
+            provider,
+            rules: PermissionRules::default(),
+            conversation,
+        })
+    }
+
+    /// One turn; `None` when Ctrl+C stopped it (its run is marked aborted).
+    async fn turn(
+        &self,
+        text: &str,
+        policy: &ConfirmPolicy,
+        on_event: &(dyn Fn(TurnEvent) + Send + Sync),
+    ) -> Result<Option<Box<Turn>>> {
+        let agent = Agent::new(
+            &self.store,
+            self.scope.clone(),
+            self.provider.as_ref(),
+            SYSTEM_PROMPT,
+            &self.rules,
+            "cli",
+        );
+        let outcome = tokio::select! {
+            outcome = agent.chat(self.conversation, text, policy, on_event) => outcome,
+            _ = tokio::signal::ctrl_c() => {
+                self.store.abort_open_runs(self.scope.owner, self.conversation).await?;
+                return Ok(None);
+            }
+        };
+        match outcome.context("the turn failed")? {
+            Outcome::Finished { turn, .. } => Ok(Some(turn)),
+            Outcome::Suspended { .. } => {
+                anyhow::bail!("the turn waits for a confirmation, which the CLI never does")
+            }
+        }
+    }
+}
+
+fn clip(text: &str, chars: usize) -> String {
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() <= chars {
+        one_line
+    } else {
+        format!("{}…", one_line.chars().take(chars).collect::<String>())
+    }
+}
+
+/// Dim text when `styled` (a terminal), plain otherwise.
+fn dim(styled: bool, text: &str) -> String {
+    if styled {
+        format!("\x1b[2m{text}\x1b[0m")
+    } else {
+        text.to_owned()
+    }
+}
+
+/// Writes and flushes (a closed pipe ends the program quietly).
+fn put(out: &mut dyn Write, text: &str) {
+    if out.write_all(text.as_bytes()).and_then(|()| out.flush()).is_err() {
+        std::process::exit(0);
+    }
+}
+
+/// The human lines of a turn's events: streamed text, one dim line per tool call and result.
+fn human_events(styled: bool, to_stderr: bool) -> impl Fn(TurnEvent) + Send + Sync {
+    move |event| {
+        let mut stdout = std::io::stdout();
+        let mut stderr = std::io::stderr();
+        let side: &mut dyn Write = if to_stderr { &mut stderr } else { &mut stdout };
+        match event {
+            TurnEvent::Token(delta) => put(&mut std::io::stdout(), &delta),
+            TurnEvent::ToolCall {
+                name, input, tier, ..
+            } => {
+                let glyph = if tier == Some(Tier::Write) { "✎" } else { "→" };
+                put(
+                    side,
+                    &format!(
+                        "\n{}\n",
+                        dim(
+                            styled,
+                            &format!("  {glyph} {name} {}", clip(&input.to_string(), 80))
+                        )
+                    ),
+                );
+            }
+            TurnEvent::ToolResult {
+                is_error, summary, ..
+            } => {
+                let mark = if is_error { "✗" } else { "✓" };
+                let summary = summary.replace("<tool_data>", "").replace("</tool_data>", "");
+                put(
+                    side,
+                    &format!(
+                        "{}\n",
+                        dim(styled, &format!("    {mark} {}", clip(&summary, 100)))
+                    ),
+                );
+            }
+            TurnEvent::ConfirmRequest(_) => {}
+        }
+    }
+}
+
+/// The footer after a turn: latency, tokens with the cached share, output, cost, iterations, run.
+fn footer(turn: &Turn, latency: Duration) -> String {
+    let usage = &turn.usage;
+    let cached = (usage.cached_tokens * 100)
+        .checked_div(usage.input_tokens)
+        .unwrap_or(0);
+    format!(
+        "── {:.1} s · in {} ({cached}% cached) · out {} · {} (list price) · {} iteration{} · run {}",
+        latency.as_secs_f64(),
+        usage.input_tokens,
+        usage.output_tokens,
+        turn.cost.format(),
+        turn.iteration,
+        if turn.iteration == 1 { "" } else { "s" },
+        turn.run_id.chars().take(8).collect::<String>()
+    )
+}
+
+// region: one shot
+
+/// `kakeibo -p PROMPT`: exit 0 finished, 2 stopped short, 1 error, 130 aborted.
+pub async fn print(args: PrintArgs) -> u8 {
+    let format = args.format;
+    match print_inner(args).await {
+        Ok(code) => code,
+        Err(e) => {
+            if format != OutputFormat::Text {
+                crate::outln!(
+                    "{}",
+                    json!({"type": "result", "status": "error", "error": format!("{e:#}")})
+                );
+            }
+            eprintln!("kakeibo: error: {e:#}");
+            1
+        }
+    }
+}
+
+async fn print_inner(args: PrintArgs) -> Result<u8> {
+    let session = Session::open(&args.chat).await?;
+    let policy = if args.allow_writes {
+        ConfirmPolicy::AutoAllow
+    } else {
+        ConfirmPolicy::AutoDeny
+    };
+    let started = Instant::now();
+    let styled = std::io::stderr().is_terminal();
+    let streamed = |event: TurnEvent| {
+        let line = match event {
+            TurnEvent::Token(delta) => json!({"type": "token", "delta": delta}),
+            TurnEvent::ToolCall {
+                id,
+                name,
+                input,
+                tier,
+            } => {
+                json!({"type": "tool_call", "id": id, "name": name, "args": input, "tier": tier})
+            }
+            TurnEvent::ToolResult {
+                id,
+                name,
+                is_error,
+                summary,
+            } => {
+                json!({"type": "tool_result", "id": id, "name": name, "is_error": is_error, "summary": summary})
+            }
+            TurnEvent::ConfirmRequest(_) => return,
+        };
+        crate::outln!("{line}");
+    };
+    let human = human_events(styled, true);
+    let on_event: &(dyn Fn(TurnEvent) + Send + Sync) = match args.format {
+        OutputFormat::Text => &human,
+        OutputFormat::Json => &|_| {},
+        OutputFormat::StreamJson => &streamed,
+    };
+    let Some(turn) = session.turn(&args.prompt, &policy, on_event).await? else {
+        if args.format != OutputFormat::Text {
+            crate::outln!(
+                "{}",
+                json!({"type": "result", "status": "aborted", "conversation_id": session.conversation})
+            );
+        }
+        eprintln!("kakeibo: aborted");
+        return Ok(EXIT_ABORTED);
+    };
+    let latency = started.elapsed();
+    let (status, answer) = turn.finished().unwrap_or((RunStatus::Error, ""));
+    let stop = turn.stop().unwrap_or(Stop::ProviderError);
+    match args.format {
+        OutputFormat::Text => {
+            crate::outln!();
+            eprintln!("{}", dim(styled, &footer(&turn, latency)));
+        }
+        OutputFormat::Json | OutputFormat::StreamJson => {
+            crate::outln!("{}", result_json(&turn, &session, status, stop, answer, latency));
+        }
+    }
+    Ok(exit_code(stop))
+}
+
+fn exit_code(stop: Stop) -> u8 {
+    match stop {
+        Stop::End => 0,
+        Stop::IterationLimit | Stop::Stuck | Stop::MaxTokens | Stop::Blocked => EXIT_STOPPED_SHORT,
+        Stop::ProviderError => 1,
+    }
+}
+
+fn result_json(
+    turn: &Turn,
+    session: &Session,
+    status: RunStatus,
+    stop: Stop,
+    answer: &str,
+    latency: Duration,
+) -> Value {
+    json!({
+        "type": "result",
+        "answer": answer,
+        "status": status,
+        "stop_reason": stop,
+        "usage": {
+            "input_tokens": turn.usage.input_tokens,
+            "output_tokens": turn.usage.output_tokens,
+            "cached_tokens": turn.usage.cached_tokens,
+            "thought_tokens": turn.usage.thought_tokens,
+        },
+        "cost_usd": turn.cost.decimal(),
+        "run_id": turn.run_id,
+        "conversation_id": session.conversation,
+        "model": format!("{}:{}", session.provider.name(), session.provider.model()),
+        "iterations": turn.iteration,
+        "latency_ms": u64::try_from(latency.as_millis()).unwrap_or(u64::MAX),
+        "tool_calls": turn.calls.iter().map(|c| json!({
+            "id": c.id, "name": c.name, "args": c.args, "tier": c.tier, "is_error": c.is_error,
+            "confirmed": c.confirmed, "result": c.outcome,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+// endregion
+// region: the REPL
+
+/// Lines of standard input, read on their own thread and queued, so piped input behaves as typed
+/// input: nothing is dropped while a turn runs, and a confirmation takes the next line.
+type Lines = Arc<Mutex<mpsc::UnboundedReceiver<String>>>;
+
+fn stdin_lines() -> Lines {
+    let (tx, rx) = mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        let stdin = std::io::stdin();
+        let mut line = String::new();
+        loop {
+            line.clear();
+            match stdin.read_line(&mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    if tx.send(line.trim_end_matches(['\r', '\n']).to_owned()).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    Arc::new(Mutex::new(rx))
+}
+
+/// Asks `[y/N]` on the terminal for each write; EOF or anything but y/yes declines.
+fn inline_policy(lines: &Lines, styled: bool) -> ConfirmPolicy {
+    let lines = Arc::clone(lines);
+    ConfirmPolicy::Inline(Box::new(move |write: &PendingWrite| {
+        let lines = Arc::clone(&lines);
+        let question = format!("\n  ✎ {} — allow? [y/N] ", write.summary);
+        Box::pin(async move {
+            put(
+                &mut std::io::stdout(),
+                &if styled {
+                    format!("\x1b[1m{question}\x1b[0m")
+                } else {
+                    question
+                },
+            );
+            let answer = lines.lock().await.recv().await;
+            let allowed = answer.is_some_and(|a| matches!(a.trim().to_lowercase().as_str(), "y" | "yes"));
+            if !styled {
+                put(&mut std::io::stdout(), if allowed { "y\n" } else { "n\n" });
+            }
+            allowed
+        })
+    }))
+}
+
+const HELP: &str =
+    "commands: /help (this), /reset (a new conversation), /history (messages so far), /exit or /quit
+Ctrl+C stops the turn in flight; Ctrl+C again (or Ctrl+D) quits.";
+
+/// `kakeibo chat`.
+pub async fn repl(args: ChatArgs) -> Result<()> {
+    let mut session = Session::open(&args).await?;
+    let styled = std::io::stdout().is_terminal();
+    let lines = stdin_lines();
+    let policy = inline_policy(&lines, styled);
+    crate::outln!(
+        "kakeibo chat · {}:{} · conversation {}\n/help for commands",
+        session.provider.name(),
+        session.provider.model(),
+        session.conversation
+    );
+    loop {
+        if std::io::stdin().is_terminal() {
+            put(&mut std::io::stdout(), "\n› ");
+        }
+        let line = tokio::select! {
+            line = async { lines.lock().await.recv().await } => line,
+            _ = tokio::signal::ctrl_c() => None,
+        };
+        let Some(line) = line else { break };
+        let text = line.trim();
+        match text {
+            "" => {}
+            "/exit" | "/quit" => break,
+            "/help" => {
+                crate::outln!("{HELP}");
+                let tools = registry(&session.scope);
+                let names = |tier: Tier| {
+                    tools
+                        .tools()
+                        .iter()
+                        .filter(|t| t.tier() == tier)
+                        .map(|t| t.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                crate::outln!("read tools: {}", names(Tier::Read));
+                crate::outln!("write tools (asked [y/N] first): {}", names(Tier::Write));
+            }
+            "/reset" => {
+                session.conversation = session
+                    .store
+                    .new_conversation(session.scope.owner, Some("kakeibo chat"))
+                    .await?;
+                crate::outln!("a new conversation: {}", session.conversation);
+            }
+            "/history" => {
+                let history = session
+                    .store
+                    .history(session.scope.owner, session.conversation)
+                    .await?;
+                crate::outln!(
+                    "{} messages in conversation {}",
+                    history.len(),
+                    session.conversation
+                );
+            }
+            command if command.starts_with('/') => {
+                crate::outln!("unknown command {command}; /help lists them");
+            }
+            question => {
+                if !std::io::stdin().is_terminal() {
+                    crate::outln!("› {question}");
+                }
+                let started = Instant::now();
+                let on_event = human_events(styled, false);
+                match session.turn(question, &policy, &on_event).await {
+                    Ok(Some(turn)) => {
+                        crate::outln!();
+                        crate::outln!("{}", dim(styled, &footer(&turn, started.elapsed())));
+                    }
+                    Ok(None) => crate::outln!("\n(aborted)"),
+                    Err(e) => eprintln!("kakeibo: {e:#}"),
+                }
+            }
+        }
+    }
+    crate::outln!("bye — conversation {}", session.conversation);
+    Ok(())
+}
+
+// endregion

@@ -1,0 +1,216 @@
+//! `kakeibo chat` through piped stdin and `kakeibo -p` in each output format, against the demo
+//! ledger in a real PostgreSQL, with the scripted model.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::{
+    io::Write,
+    process::{Command, Output, Stdio},
+};
+
+use kakeibo_ledger::DEV_OWNER;
+use serde_json::Value;
+use sqlx::PgPool;
+
+/// The owner-role URL of the per-test database.
+fn database_url(pool: &PgPool) -> String {
+    let url = std::env::var("DATABASE_URL").unwrap();
+    let (base, _) = url.split_once('?').unwrap_or((&url, ""));
+    let (server, _) = base.rsplit_once('/').unwrap();
+    format!("{server}/{}", pool.connect_options().get_database().unwrap())
+}
+
+fn script(name: &str) -> String {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let path = match name {
+        "demo" => root.join("../../fixtures/scripts/demo.yaml"),
+        other => root.join("tests/fixtures").join(format!("{other}.yaml")),
+    };
+    format!("script:{}", path.display())
+}
+
+/// `kakeibo ARGS` with the scripted model `script` (or none), `stdin` piped in.
+fn kakeibo(pool: &PgPool, script_name: Option<&str>, args: &[&str], stdin: &str) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_kakeibo"));
+    command
+        .args(args)
+        .env("DATABASE_URL", database_url(pool))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for var in [
+        "KAKEIBO_PROVIDER",
+        "GEMINI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "OPENAI_BASE_URL",
+        "OPENAI_API_KEY",
+        "GEMINI_AUTH",
+        "REPLAY",
+        "RECORD",
+    ] {
+        command.env_remove(var);
+    }
+    if let Some(name) = script_name {
+        command.env("KAKEIBO_PROVIDER", script(name));
+    }
+    let mut child = command.spawn().unwrap();
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+async fn budgets(pool: &PgPool) -> i64 {
+    sqlx::query_scalar("SELECT count(*) FROM budgets")
+        .fetch_one(pool)
+        .await
+        .unwrap()
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn the_repl_streams_asks_before_writes_and_lists_tools(pool: PgPool) {
+    kakeibo_ledger::seed::ensure_demo_ledger(DEV_OWNER, &pool)
+        .await
+        .unwrap();
+
+    // Declined: nothing written.
+    let out = kakeibo(
+        &pool,
+        Some("demo"),
+        &["chat"],
+        "how much did I spend\nset a budget\nn\n/help\n/history\n/exit\n",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("That is your June 2025 spending by category, from the ledger."),
+        "{stdout}"
+    );
+    assert!(stdout.contains("→ get_spend_report"), "{stdout}");
+    assert!(stdout.contains("allow? [y/N] n"), "{stdout}");
+    assert!(
+        stdout.contains("read tools: convert_currency") && stdout.contains("set_budget"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("messages in conversation"), "{stdout}");
+    assert!(stdout.contains("iterations · run "), "the footer: {stdout}");
+    assert_eq!(budgets(&pool).await, 0);
+
+    // Approved with y; and EOF (no /exit) ends the session cleanly.
+    let out = kakeibo(&pool, Some("demo"), &["chat"], "set a budget\ny\n");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains("allow? [y/N] y"), "{stdout}");
+    assert!(stdout.contains("bye — conversation"), "{stdout}");
+    assert_eq!(budgets(&pool).await, 1);
+
+    // EOF at the question declines.
+    sqlx::query("DELETE FROM budgets").execute(&pool).await.unwrap();
+    let out = kakeibo(&pool, Some("demo"), &["chat"], "set a budget\n");
+    assert!(out.status.success());
+    assert_eq!(budgets(&pool).await, 0);
+
+    // The conversation is kept and can be continued.
+    let runs: i64 = sqlx::query_scalar("SELECT count(*) FROM trace_runs WHERE channel = 'cli'")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(runs, 4);
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn one_shot_prints_each_format_and_exits_by_how_the_turn_ended(pool: PgPool) {
+    kakeibo_ledger::seed::ensure_demo_ledger(DEV_OWNER, &pool)
+        .await
+        .unwrap();
+
+    let text = kakeibo(&pool, Some("demo"), &["-p", "how much did I spend"], "");
+    assert_eq!(
+        text.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&text.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&text.stdout).trim(),
+        "That is your June 2025 spending by category, from the ledger."
+    );
+
+    let json = kakeibo(
+        &pool,
+        Some("demo"),
+        &["-p", "how much did I spend", "--output-format", "json"],
+        "",
+    );
+    assert_eq!(json.status.code(), Some(0));
+    let result: Value = serde_json::from_slice(&json.stdout).expect("one JSON object");
+    assert_eq!(result["type"], "result");
+    assert_eq!(result["status"], "ok");
+    assert_eq!(result["stop_reason"], "end");
+    assert_eq!(result["tool_calls"][0]["name"], "get_spend_report");
+    assert!(result["usage"]["input_tokens"].as_u64().unwrap() > 0);
+    assert!(result["run_id"].as_str().is_some() && result["cost_usd"].as_str().is_some());
+
+    let stream = kakeibo(
+        &pool,
+        Some("demo"),
+        &["-p", "how much did I spend", "--output-format", "stream-json"],
+        "",
+    );
+    assert_eq!(stream.status.code(), Some(0));
+    let lines: Vec<Value> = String::from_utf8_lossy(&stream.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect();
+    let kinds: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["tool_call", "tool_result", "token", "result"]);
+
+    // Writes: declined unless --allow-writes.
+    let denied = kakeibo(
+        &pool,
+        Some("demo"),
+        &["-p", "set a budget", "--output-format", "json"],
+        "",
+    );
+    let denied: Value = serde_json::from_slice(&denied.stdout).unwrap();
+    assert_eq!(denied["tool_calls"][0]["confirmed"], false);
+    assert_eq!(budgets(&pool).await, 0);
+    let allowed = kakeibo(&pool, Some("demo"), &["-p", "set a budget", "--allow-writes"], "");
+    assert_eq!(allowed.status.code(), Some(0));
+    assert_eq!(budgets(&pool).await, 1);
+
+    // 2: stopped short (the answer hit the length limit).
+    let short = kakeibo(
+        &pool,
+        Some("stops"),
+        &["-p", "cut me off", "--output-format", "json"],
+        "",
+    );
+    assert_eq!(
+        short.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&short.stdout)
+    );
+    let short: Value = serde_json::from_slice(&short.stdout).unwrap();
+    assert_eq!(short["stop_reason"], "max_tokens");
+
+    // 1: no model configured — and it says what to set.
+    let none = kakeibo(
+        &pool,
+        None,
+        &["-p", "how much did I spend", "--output-format", "json"],
+        "",
+    );
+    assert_eq!(none.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&none.stderr);
+    for variable in ["GEMINI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL"] {
+        assert!(stderr.contains(variable), "{stderr}");
+    }
+    let error: Value = serde_json::from_slice(&none.stdout).unwrap();
+    assert_eq!(error["status"], "error");
+    let repl = kakeibo(&pool, None, &["chat"], "hello\n");
+    assert_eq!(repl.status.code(), Some(1), "the REPL refuses too");
+}
