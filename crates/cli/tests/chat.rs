@@ -214,3 +214,49 @@ async fn one_shot_prints_each_format_and_exits_by_how_the_turn_ended(pool: PgPoo
     let repl = kakeibo(&pool, None, &["chat"], "hello\n");
     assert_eq!(repl.status.code(), Some(1), "the REPL refuses too");
 }
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn ctrl_c_stops_the_turn_in_flight_with_130_and_the_run_aborted(pool: PgPool) {
+    kakeibo_ledger::seed::ensure_demo_ledger(DEV_OWNER, &pool)
+        .await
+        .unwrap();
+    // A model server that accepts the request and never answers.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}/v1", silent.local_addr().unwrap());
+    let held = std::thread::spawn(move || silent.accept().map(|(stream, _)| stream));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kakeibo"))
+        .args(["-p", "how much did I spend", "--output-format", "json"])
+        .env("DATABASE_URL", database_url(&pool))
+        .env("KAKEIBO_PROVIDER", "openai")
+        .env("OPENAI_BASE_URL", &base)
+        .env("AGENT_MODEL", "silent-model")
+        .env_remove("REPLAY")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _connection = held.join().unwrap().expect("the request arrived");
+    // The turn is in flight (its Ctrl+C handler was polled before the request could connect).
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["status"], "aborted");
+    let aborted: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM trace_runs WHERE status = 'aborted' AND finished_at IS NOT NULL",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(aborted, 1);
+}
