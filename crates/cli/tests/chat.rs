@@ -224,7 +224,7 @@ async fn ctrl_c_stops_the_turn_in_flight_with_130_and_the_run_aborted(pool: PgPo
     let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let base = format!("http://{}/v1", silent.local_addr().unwrap());
     let held = std::thread::spawn(move || silent.accept().map(|(stream, _)| stream));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kakeibo"))
+    let child = Command::new(env!("CARGO_BIN_EXE_kakeibo"))
         .args(["-p", "how much did I spend", "--output-format", "json"])
         .env("DATABASE_URL", database_url(&pool))
         .env("KAKEIBO_PROVIDER", "openai")
