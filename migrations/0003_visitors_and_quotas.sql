@@ -126,3 +126,10 @@ BEGIN
 END
 $$;
 REVOKE ALL ON FUNCTION consume_quota(uuid, text, text, integer, integer, integer, numeric, timestamptz) FROM PUBLIC;
+
+-- What each nightly housekeeping run deleted (the reap function, `cargo xtask reap`).
+CREATE TABLE housekeeping_runs (
+    id      uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    ran_at  timestamptz NOT NULL DEFAULT now(),
+    deleted jsonb NOT NULL
+);

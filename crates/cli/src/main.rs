@@ -84,6 +84,9 @@ enum Command {
     Report(report_cmd::ReportArgs),
     /// Model providers: which one the environment selects, and whether it answers.
     Providers(providers_cmd::ProvidersArgs),
+    /// The nightly housekeeping, now: stale anonymous visitors (and everything of theirs), expired
+    /// confirmations, old counters and import plans; the counts are printed and recorded.
+    Reap(DbArgs),
     /// Operator accounts for the admin pages (made only here, never by signing up).
     #[command(
         after_help = "Examples:\n  printf '%s\\n' \"$PASSWORD\" | kakeibo operator add ops@example.com\n  \
@@ -151,6 +154,7 @@ async fn main() -> ExitCode {
         Command::Report(args) => report_cmd::run(args).await,
         Command::Providers(args) => return providers_cmd::run(args).await,
         Command::Operator(args) => operator_cmd::run(args).await,
+        Command::Reap(args) => reap(&args).await,
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -168,6 +172,15 @@ pub(crate) fn pool(args: &DbArgs) -> Result<sqlx::PgPool> {
         );
     };
     Ok(kakeibo_ledger::connect(url, 2)?)
+}
+
+async fn reap(args: &DbArgs) -> Result<()> {
+    let pool = kakeibo_ledger::OwnerRolePool::new(pool(args)?);
+    let reaped = kakeibo_ledger::housekeeping::reap(&pool, chrono::Utc::now())
+        .await
+        .context("reaping")?;
+    outln!("{}", serde_json::to_string_pretty(&reaped)?);
+    Ok(())
 }
 
 async fn migrate(args: &DbArgs) -> Result<()> {

@@ -16,6 +16,7 @@ pub mod conversations;
 pub mod dashboard;
 mod db;
 mod error;
+pub mod housekeeping;
 pub mod import;
 pub mod memory;
 mod money;

@@ -60,6 +60,8 @@ enum Command {
         #[arg(long, default_value_t = 9000)]
         port: u16,
     },
+    /// The nightly housekeeping on the development database, now (`kakeibo reap`).
+    Reap,
     /// `cargo fmt --check` and `cargo clippy -D warnings` over the workspace.
     Lint,
     /// Benchmarks, each printed beside a baseline measured in the same run (BENCH_ROWS sets the
@@ -104,6 +106,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Test { cargo_test_args } => test(&db, &cargo_test_args),
         Command::Dev { addr } => dev(&db, &addr),
         Command::Watch { port } => watch(&db, port),
+        Command::Reap => {
+            let urls = db.up()?;
+            kakeibo(&urls, &["migrate"])?;
+            kakeibo(&urls, &["reap"])?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Lint => lint(),
         Command::Bench => bench(&db),
     }

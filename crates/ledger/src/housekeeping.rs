@@ -1,0 +1,73 @@
+//! The nightly housekeeping: what no one will come back for, deleted, and each count recorded.
+//!
+//! - anonymous visitors not seen for 24 hours (their ledger, conversations and runs cascade);
+//! - suspended turns past their expiry (a confirm would answer `410` anyway);
+//! - per-address counters of earlier UTC days, per-owner message counters of earlier days;
+//! - sign-in attempt counts untouched for a day;
+//! - import plans never committed, older than a day.
+//!
+//! It runs as the owner role (it crosses owners by design).
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::{db::OwnerRolePool, error::LedgerError};
+
+/// How many rows each step deleted.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Reaped {
+    pub anonymous_visitors: u64,
+    pub expired_suspended_turns: u64,
+    pub old_rate_limits: u64,
+    pub old_message_counters: u64,
+    pub old_sign_in_attempts: u64,
+    pub stale_import_plans: u64,
+}
+
+/// The steps, in the order of [`Reaped`]'s fields; `$1` is now.
+const STEPS: [&str; 6] = [
+    "DELETE FROM users WHERE is_anonymous AND last_seen_at < $1 - interval '24 hours'",
+    "DELETE FROM suspended_turns WHERE expires_at < $1",
+    "DELETE FROM rate_limits WHERE window_start < ($1 AT TIME ZONE 'UTC')::date",
+    "DELETE FROM owner_daily_messages WHERE day < ($1 AT TIME ZONE 'UTC')::date",
+    "DELETE FROM sign_in_failures WHERE last_failed_at < $1 - interval '1 day'",
+    "DELETE FROM import_batches WHERE status = 'planned' AND created_at < $1 - interval '1 day'",
+];
+
+/// Deletes what is stale as of `now`, in one transaction, and records the counts in
+/// `housekeeping_runs`.
+pub async fn reap(pool: &OwnerRolePool, now: DateTime<Utc>) -> Result<Reaped, LedgerError> {
+    let mut tx = pool.get().begin().await?;
+    let mut counts = [0u64; 6];
+    for (count, sql) in counts.iter_mut().zip(STEPS) {
+        *count = sqlx::query(sql)
+            .bind(now)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+    }
+    let [
+        anonymous_visitors,
+        expired_suspended_turns,
+        old_rate_limits,
+        old_message_counters,
+        old_sign_in_attempts,
+        stale_import_plans,
+    ] = counts;
+    let reaped = Reaped {
+        anonymous_visitors,
+        expired_suspended_turns,
+        old_rate_limits,
+        old_message_counters,
+        old_sign_in_attempts,
+        stale_import_plans,
+    };
+    let deleted = serde_json::to_value(&reaped).map_err(|e| LedgerError::Internal(e.to_string()))?;
+    sqlx::query("INSERT INTO housekeeping_runs (ran_at, deleted) VALUES ($1, $2)")
+        .bind(now)
+        .bind(deleted)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(reaped)
+}

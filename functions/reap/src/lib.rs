@@ -1,0 +1,14 @@
+//! The `reap` function: the nightly housekeeping (see `kakeibo_ledger::housekeeping`), started by
+//! a schedule. Every count is logged and recorded in `housekeeping_runs`.
+
+use chrono::Utc;
+use kakeibo_ledger::{LedgerError, OwnerRolePool, housekeeping};
+use serde_json::{Value, json};
+
+/// One invocation: whatever the event (a schedule's, or `{}` by hand), reap now.
+pub async fn handle(pool: &OwnerRolePool, _event: Value) -> Result<Value, LedgerError> {
+    let reaped = housekeeping::reap(pool, Utc::now()).await?;
+    let summary = json!({"reaped": reaped});
+    println!("{summary}");
+    Ok(summary)
+}

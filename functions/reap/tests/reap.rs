@@ -1,0 +1,89 @@
+//! The reaper on a seeded database: exactly the stale rows go.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use kakeibo_ledger::{OwnerId, OwnerRolePool};
+use sqlx::PgPool;
+use uuid::Uuid;
+
+async fn visitor(pool: &PgPool, anonymous: bool, last_seen: &str) -> OwnerId {
+    let id: Uuid = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+        "INSERT INTO users (is_anonymous, email, password_hash, created_at, last_seen_at)
+         VALUES ($1, CASE WHEN $1 THEN NULL ELSE gen_random_uuid()::text || '@example.com' END,
+                 CASE WHEN $1 THEN NULL ELSE 'x' END, now() - interval '{last_seen}', now() - interval '{last_seen}')
+         RETURNING id"
+    )))
+    .bind(anonymous)
+    .fetch_one(pool)
+    .await
+    .unwrap();
+    let owner = OwnerId::new(id);
+    kakeibo_ledger::seed::ensure_demo_ledger(owner, pool)
+        .await
+        .unwrap();
+    owner
+}
+
+async fn count(pool: &PgPool, sql: &'static str, owner: OwnerId) -> i64 {
+    sqlx::query_scalar(sql)
+        .bind(owner.as_uuid())
+        .fetch_one(pool)
+        .await
+        .unwrap()
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn stale_rows_go_and_everything_else_stays(pool: PgPool) {
+    let stale = visitor(&pool, true, "25 hours").await;
+    let fresh = visitor(&pool, true, "1 hour").await;
+    let member = visitor(&pool, false, "30 days").await;
+    sqlx::query(
+        "INSERT INTO rate_limits (key, window_start, count) VALUES
+            ('yesterday', (now() AT TIME ZONE 'UTC')::date - 1, 3), ('today', (now() AT TIME ZONE 'UTC')::date, 2)",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+
+    let summary = kakeibo_reap::handle(
+        &OwnerRolePool::new(pool.clone()),
+        serde_json::json!({"source": "aws.scheduler"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(summary["reaped"]["anonymous_visitors"], 1);
+    assert_eq!(summary["reaped"]["old_rate_limits"], 1);
+
+    let transactions = "SELECT count(*) FROM transactions WHERE owner_id = $1";
+    assert_eq!(
+        count(&pool, transactions, stale).await,
+        0,
+        "the stale visitor's ledger went with it"
+    );
+    assert_eq!(
+        count(&pool, "SELECT count(*) FROM users WHERE id = $1", stale).await,
+        0
+    );
+    assert_eq!(count(&pool, transactions, fresh).await, 352);
+    assert_eq!(
+        count(&pool, transactions, member).await,
+        352,
+        "signed-in visitors are never reaped"
+    );
+    let keys: Vec<String> = sqlx::query_scalar("SELECT key FROM rate_limits")
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+    assert_eq!(keys, ["today"]);
+    let recorded: serde_json::Value = sqlx::query_scalar("SELECT deleted FROM housekeeping_runs")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(recorded, summary["reaped"]);
+
+    // A second run finds nothing more.
+    let again = kakeibo_reap::handle(&OwnerRolePool::new(pool.clone()), serde_json::json!({}))
+        .await
+        .unwrap();
+    assert_eq!(again["reaped"]["anonymous_visitors"], 0);
+}
