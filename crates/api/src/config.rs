@@ -78,8 +78,85 @@ pub struct Config {
     pub client_address_header: Option<String>,
     /// Connections per pool (a Lambda instance serves one request at a time).
     pub pool_size: u32,
+    /// What the CDN in front sends in `X-Origin-Verify`; when set, requests without it are
+    /// refused (the API's own address is public).
+    pub origin_verify: Option<String>,
     /// Every setting, for the provider selection (`KAKEIBO_PROVIDER`, keys, models).
     pub vars: BTreeMap<String, String>,
+}
+
+/// Every setting a function reads, for the deployment template's check (`infra/`): each must be
+/// set there, directly or through a secret.
+pub const SETTINGS: &[&str] = &[
+    "DATABASE_URL",
+    "APP_DATABASE_URL",
+    "JWT_SECRET",
+    "RATE_LIMIT_SALT",
+    "SITE_URL",
+    "ADMIN_EMAILS",
+    "ANON_DAILY_MESSAGE_QUOTA",
+    "USER_DAILY_MESSAGE_QUOTA",
+    "IP_DAILY_MESSAGE_QUOTA",
+    "GLOBAL_DAILY_BUDGET_USD",
+    "CLIENT_ADDRESS_HEADER",
+    "DATABASE_POOL_SIZE",
+    "ORIGIN_VERIFY",
+];
+
+/// Fills in the settings that live in Secrets Manager, leaving the others as they are:
+/// - `SECRETS_ARN`: a JSON object of settings (`JWT_SECRET`, `RATE_LIMIT_SALT`, provider keys…),
+///   whose values win over the environment's;
+/// - `DB_OWNER_SECRET_ARN` / `DB_APP_SECRET_ARN`: a database role's `{"username", "password"}`
+///   (the shape RDS Proxy reads), joined with `DB_HOST`, `DB_PORT` (5432) and `DB_NAME` into
+///   `DATABASE_URL` / `APP_DATABASE_URL` (TLS required);
+/// - `ORIGIN_VERIFY_SECRET_ARN`: the value the CDN sends in `X-Origin-Verify` (`ORIGIN_VERIFY`).
+pub async fn resolve_secrets(
+    mut vars: BTreeMap<String, String>,
+    sdk: &secrets::SdkOptions,
+) -> Result<BTreeMap<String, String>, ConfigError> {
+    let named = |vars: &BTreeMap<String, String>, name: &str| {
+        vars.get(name)
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+    };
+    if let Some(arn) = named(&vars, "SECRETS_ARN") {
+        vars.extend(secrets::fetch(&arn, sdk).await?);
+    }
+    for (arn_var, url_var) in [
+        ("DB_OWNER_SECRET_ARN", "DATABASE_URL"),
+        ("DB_APP_SECRET_ARN", "APP_DATABASE_URL"),
+    ] {
+        let Some(arn) = named(&vars, arn_var) else {
+            continue;
+        };
+        let role = secrets::fetch(&arn, sdk).await?;
+        let host = named(&vars, "DB_HOST").ok_or(ConfigError::Missing("DB_HOST"))?;
+        let port = named(&vars, "DB_PORT").unwrap_or_else(|| "5432".to_owned());
+        let database = named(&vars, "DB_NAME").unwrap_or_else(|| "kakeibo".to_owned());
+        let field = |key: &str| {
+            role.get(key).cloned().ok_or_else(|| ConfigError::Secret {
+                arn: arn.clone(),
+                why: format!("the database secret has no {key}"),
+            })
+        };
+        let mut url = url::Url::parse(&format!("postgres://{host}:{port}/{database}?sslmode=require"))
+            .map_err(|e| ConfigError::Invalid {
+                name: "DB_HOST",
+                why: e.to_string(),
+            })?;
+        let invalid = |()| ConfigError::Invalid {
+            name: "DB_HOST",
+            why: "the host cannot carry credentials".into(),
+        };
+        url.set_username(&field("username")?).map_err(invalid)?;
+        url.set_password(Some(&field("password")?)).map_err(invalid)?;
+        vars.insert(url_var.to_owned(), url.to_string());
+    }
+    if let Some(arn) = named(&vars, "ORIGIN_VERIFY_SECRET_ARN") {
+        let value = secrets::fetch_string(&arn, sdk).await?;
+        vars.insert("ORIGIN_VERIFY".to_owned(), value);
+    }
+    Ok(vars)
 }
 
 /// The site used when `SITE_URL` is unset: the local stack.
@@ -142,18 +219,15 @@ impl Config {
             },
             client_address_header: get("CLIENT_ADDRESS_HEADER").map(|h| h.to_ascii_lowercase()),
             pool_size: u32::try_from(count("DATABASE_POOL_SIZE", 4)?.max(1)).unwrap_or(4),
+            origin_verify: get("ORIGIN_VERIFY"),
             vars,
         })
     }
 
-    /// The environment, and the secret named by `SECRETS_ARN` when set.
+    /// The environment, and the secrets it names (see [`resolve_secrets`]).
     pub async fn load() -> Result<Self, ConfigError> {
-        let mut vars: BTreeMap<String, String> = std::env::vars().collect();
-        if let Some(arn) = vars.get("SECRETS_ARN").filter(|v| !v.trim().is_empty()).cloned() {
-            let secret = secrets::fetch(&arn, &secrets::SdkOptions::default()).await?;
-            vars.extend(secret);
-        }
-        Self::from_vars(vars)
+        let vars: BTreeMap<String, String> = std::env::vars().collect();
+        Self::from_vars(resolve_secrets(vars, &secrets::SdkOptions::default()).await?)
     }
 
     /// A setting by name (blank counts as unset).

@@ -35,21 +35,31 @@ pub async fn client(options: &SdkOptions) -> aws_sdk_secretsmanager::Client {
 /// The settings in the secret `arn`: a JSON object whose string values are settings (numbers and
 /// booleans are taken as their text; nested values are refused).
 pub async fn fetch(arn: &str, options: &SdkOptions) -> Result<BTreeMap<String, String>, ConfigError> {
-    let failed = |why: String| ConfigError::Secret {
+    let text = fetch_string(arn, options).await?;
+    parse(&text).map_err(|why| ConfigError::Secret {
         arn: arn.to_owned(),
         why,
-    };
+    })
+}
+
+/// The text of a secret (a single value, not a JSON object).
+pub async fn fetch_string(arn: &str, options: &SdkOptions) -> Result<String, ConfigError> {
     let out = client(options)
         .await
         .get_secret_value()
         .secret_id(arn)
         .send()
         .await
-        .map_err(|e| failed(aws_sdk_secretsmanager::Error::from(e).to_string()))?;
-    let text = out
-        .secret_string()
-        .ok_or_else(|| failed("the secret has no string value".into()))?;
-    parse(text).map_err(failed)
+        .map_err(|e| ConfigError::Secret {
+            arn: arn.to_owned(),
+            why: aws_sdk_secretsmanager::Error::from(e).to_string(),
+        })?;
+    out.secret_string()
+        .map(str::to_owned)
+        .ok_or_else(|| ConfigError::Secret {
+            arn: arn.to_owned(),
+            why: "the secret has no string value".into(),
+        })
 }
 
 /// The settings in a secret's JSON text.

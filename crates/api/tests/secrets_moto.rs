@@ -133,3 +133,74 @@ async fn a_missing_or_malformed_secret_is_a_clear_error() {
         "{malformed:?}"
     );
 }
+
+#[tokio::test]
+async fn database_roles_and_the_origin_header_come_from_their_own_secrets() {
+    let Some(moto) = moto().await else { return };
+    let options = options(&moto.endpoint);
+    let client = secrets::client(&options).await;
+    let mut arns = Vec::new();
+    for (name, value) in [
+        (
+            "kakeibo/db-owner",
+            r#"{"username":"app_owner","password":"p@ss/word:1"}"#,
+        ),
+        ("kakeibo/db-app", r#"{"username":"app_user","password":"s3cret"}"#),
+        ("kakeibo/origin-verify", "a-long-random-header-value"),
+    ] {
+        let created = client
+            .create_secret()
+            .name(name)
+            .secret_string(value)
+            .send()
+            .await
+            .unwrap();
+        arns.push(created.arn().unwrap().to_owned());
+    }
+    let vars: BTreeMap<String, String> = BTreeMap::from([
+        ("DB_OWNER_SECRET_ARN".into(), arns[0].clone()),
+        ("DB_APP_SECRET_ARN".into(), arns[1].clone()),
+        ("ORIGIN_VERIFY_SECRET_ARN".into(), arns[2].clone()),
+        ("DB_HOST".into(), "proxy.internal".into()),
+        ("DB_NAME".into(), "kakeibo".into()),
+    ]);
+    let resolved = kakeibo_api::config::resolve_secrets(vars, &options)
+        .await
+        .unwrap();
+    assert_eq!(
+        resolved["DATABASE_URL"],
+        "postgres://app_owner:p%40ss%2Fword%3A1@proxy.internal:5432/kakeibo?sslmode=require"
+    );
+    assert_eq!(
+        resolved["APP_DATABASE_URL"],
+        "postgres://app_user:s3cret@proxy.internal:5432/kakeibo?sslmode=require"
+    );
+    assert_eq!(resolved["ORIGIN_VERIFY"], "a-long-random-header-value");
+
+    // A role secret without a password, or no DB_HOST, is named plainly.
+    let broken = client
+        .create_secret()
+        .name("kakeibo/db-broken")
+        .secret_string(r#"{"username":"x"}"#)
+        .send()
+        .await
+        .unwrap();
+    let vars = BTreeMap::from([
+        ("DB_APP_SECRET_ARN".to_owned(), broken.arn().unwrap().to_owned()),
+        ("DB_HOST".to_owned(), "proxy.internal".to_owned()),
+    ]);
+    let err = kakeibo_api::config::resolve_secrets(vars, &options)
+        .await
+        .err()
+        .map(|e| e.to_string());
+    assert!(
+        err.as_deref().is_some_and(|e| e.contains("no password")),
+        "{err:?}"
+    );
+    let vars = BTreeMap::from([("DB_APP_SECRET_ARN".to_owned(), arns[1].clone())]);
+    let err = kakeibo_api::config::resolve_secrets(vars, &options)
+        .await
+        .err()
+        .map(|e| e.to_string());
+    assert_eq!(err.as_deref(), Some("DB_HOST is not set"));
+}

@@ -16,7 +16,7 @@ use tower_http::services::{ServeDir, ServeFile};
 
 /// All routes of all functions, plus the web app from `web_dist` when it exists.
 pub fn app(state: Arc<State>, web_dist: Option<&Path>) -> Router {
-    let site = state.config.site.clone();
+    let config = state.config.clone();
     let api = Router::new()
         .merge(kakeibo_chat::routes(Arc::clone(&state)))
         .merge(kakeibo_confirm::routes(Arc::clone(&state)))
@@ -47,7 +47,7 @@ pub fn app(state: Arc<State>, web_dist: Option<&Path>) -> Router {
             }
         }
     });
-    kakeibo_api::routes::guard(api, &site).layer(middleware::from_fn(client_address))
+    kakeibo_api::routes::guard(api, &config).layer(middleware::from_fn(client_address))
 }
 
 /// Puts the socket's peer address on the request, as the Lambda adapter puts the gateway's.

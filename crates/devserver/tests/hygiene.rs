@@ -182,3 +182,38 @@ async fn a_visitor_keeps_a_bounded_number_of_statements(_: PgPoolOptions, connec
     .await;
     assert_eq!(again.status, 201, "{}", again.body);
 }
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn behind_the_cdn_only_requests_with_its_header_are_served(
+    _: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let state = state(
+        &connect,
+        Isolation::Rls,
+        &[("ORIGIN_VERIFY", "from-the-cdn-0123456789")],
+    )
+    .await;
+    let app = app(&state);
+    let json = ("content-type", "application/json");
+    let site = ("origin", support::SITE);
+    let hello = br#"{"message":"hello"}"#.to_vec();
+    let direct = post(&app, "/api/chat", &[json, site], hello.clone()).await;
+    assert_eq!(direct.status, 403, "{}", direct.body);
+    let wrong = post(
+        &app,
+        "/api/chat",
+        &[json, site, ("x-origin-verify", "guess-0123456789-abcd")],
+        hello.clone(),
+    )
+    .await;
+    assert_eq!(wrong.status, 403);
+    let through = post(
+        &app,
+        "/api/chat",
+        &[json, site, ("x-origin-verify", "from-the-cdn-0123456789")],
+        hello,
+    )
+    .await;
+    assert_eq!(through.status, 200, "{}", through.body);
+}

@@ -35,8 +35,8 @@ pub fn routes(state: Arc<State>) -> Router {
 
 /// Every route of the function, finished: JSON `404`/`405`, the origin check on writes.
 pub fn router(state: Arc<State>) -> Router {
-    let site = state.config.site.clone();
-    kakeibo_api::routes::finish(routes(state), &site)
+    let config = state.config.clone();
+    kakeibo_api::routes::finish(routes(state), &config)
 }
 
 /// One Lambda request (what `main` runs and tests call).
