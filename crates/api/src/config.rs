@@ -104,8 +104,8 @@ pub const SETTINGS: &[&str] = &[
 ];
 
 /// Fills in the settings that live in Secrets Manager, leaving the others as they are:
-/// - `SECRETS_ARN`: a JSON object of settings (`JWT_SECRET`, `RATE_LIMIT_SALT`, provider keys…),
-///   whose values win over the environment's;
+/// - `SECRETS_ARN`: one or more secrets (comma-separated), each a JSON object of settings
+///   (`JWT_SECRET`, `RATE_LIMIT_SALT`, provider keys…), whose values win over the environment's;
 /// - `DB_OWNER_SECRET_ARN` / `DB_APP_SECRET_ARN`: a database role's `{"username", "password"}`
 ///   (the shape RDS Proxy reads), joined with `DB_HOST`, `DB_PORT` (5432) and `DB_NAME` into
 ///   `DATABASE_URL` / `APP_DATABASE_URL` (TLS required);
@@ -119,8 +119,10 @@ pub async fn resolve_secrets(
             .map(|v| v.trim().to_owned())
             .filter(|v| !v.is_empty())
     };
-    if let Some(arn) = named(&vars, "SECRETS_ARN") {
-        vars.extend(secrets::fetch(&arn, sdk).await?);
+    if let Some(list) = named(&vars, "SECRETS_ARN") {
+        for arn in list.split(',').map(str::trim).filter(|a| !a.is_empty()) {
+            vars.extend(secrets::fetch(arn, sdk).await?);
+        }
     }
     for (arn_var, url_var) in [
         ("DB_OWNER_SECRET_ARN", "DATABASE_URL"),

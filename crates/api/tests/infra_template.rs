@@ -1,0 +1,288 @@
+//! `infra/template.yaml`, checked offline with the tools `cargo xtask test` installs into the
+//! suite's Python environment: cfn-lint (informational checks included), `sam validate --lint`,
+//! the SAM translator's transform (streaming where it must be, spelled so SAM honours it), and
+//! the settings each function reads against what the template gives it.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::{
+    collections::BTreeSet,
+    path::{Path, PathBuf},
+    process::Command,
+};
+
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn template() -> PathBuf {
+    root().join("infra/template.yaml")
+}
+
+/// The suite's Python, or `None` (said plainly) outside `cargo xtask test`.
+fn python() -> Option<PathBuf> {
+    let python = std::env::var_os("KAKEIBO_TEST_PYTHON").map(PathBuf::from);
+    if python.is_none() {
+        println!(
+            "SKIPPED: KAKEIBO_TEST_PYTHON is unset; `cargo xtask test` installs cfn-lint, sam and the translator"
+        );
+    }
+    python
+}
+
+fn tool(python: &Path, name: &str) -> PathBuf {
+    python.parent().unwrap().join(name)
+}
+
+/// The template after the SAM transform, as plain CloudFormation.
+fn transformed(python: &Path, template: &Path) -> Value {
+    let out = Command::new(python)
+        .arg(root().join("infra/tests/transform.py"))
+        .arg(template)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// (path, method, integration) of every route of the REST API.
+fn integrations(cfn: &Value) -> Vec<(String, String, Value)> {
+    let resources = cfn["Resources"].as_object().unwrap();
+    let api = resources
+        .values()
+        .find(|r| r["Type"] == "AWS::ApiGateway::RestApi")
+        .expect("a REST API");
+    let mut out = Vec::new();
+    for (path, methods) in api["Properties"]["Body"]["paths"].as_object().unwrap() {
+        for (method, operation) in methods.as_object().unwrap() {
+            out.push((
+                path.clone(),
+                method.clone(),
+                operation["x-amazon-apigateway-integration"].clone(),
+            ));
+        }
+    }
+    out
+}
+
+fn streams(integration: &Value) -> bool {
+    integration["responseTransferMode"] == "STREAM"
+        && integration["uri"]["Fn::Sub"].as_str().is_some_and(|u| {
+            u.contains("/2021-11-15/functions/") && u.ends_with("/response-streaming-invocations")
+        })
+}
+
+#[test]
+fn cfn_lint_and_sam_validate_pass_with_nothing_to_say() {
+    let Some(python) = python() else { return };
+    let lint = Command::new(tool(&python, "cfn-lint"))
+        .args(["--include-checks", "I", "--"])
+        .arg(template())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&lint.stdout);
+    assert!(
+        lint.status.success() && said.trim().is_empty(),
+        "cfn-lint:\n{said}"
+    );
+    let sam = Command::new(tool(&python, "sam"))
+        .args(["validate", "--lint", "-t"])
+        .arg(template())
+        .env("SAM_CLI_TELEMETRY", "0")
+        .output()
+        .unwrap();
+    assert!(
+        sam.status.success(),
+        "sam validate --lint:\n{}{}",
+        String::from_utf8_lossy(&sam.stdout),
+        String::from_utf8_lossy(&sam.stderr)
+    );
+}
+
+#[test]
+fn chat_and_confirm_stream_and_the_other_routes_are_buffered() {
+    let Some(python) = python() else { return };
+    let routes = integrations(&transformed(&python, &template()));
+    assert!(routes.len() >= 10, "{routes:?}");
+    for (path, method, integration) in &routes {
+        let streaming = matches!(path.as_str(), "/api/chat" | "/api/confirm");
+        assert_eq!(streams(integration), streaming, "{method} {path}: {integration}");
+        if !streaming {
+            assert!(
+                integration["uri"]["Fn::Sub"]
+                    .as_str()
+                    .unwrap()
+                    .contains("/2015-03-31/functions/"),
+                "{path} is a plain buffered proxy integration"
+            );
+        }
+    }
+    let streamed: BTreeSet<&str> = routes
+        .iter()
+        .filter(|r| streams(&r.2))
+        .map(|r| r.0.as_str())
+        .collect();
+    assert_eq!(streamed, BTreeSet::from(["/api/chat", "/api/confirm"]));
+
+    // The guard works: CloudFormation's spelling, `STREAM`, in a SAM event is silently buffered.
+    let wrong = std::env::temp_dir().join(format!("kakeibo-template-{}.yaml", std::process::id()));
+    let text = std::fs::read_to_string(template()).unwrap();
+    std::fs::write(
+        &wrong,
+        text.replace(
+            "ResponseTransferMode: RESPONSE_STREAM",
+            "ResponseTransferMode: STREAM",
+        ),
+    )
+    .unwrap();
+    let routes = integrations(&transformed(&python, &wrong));
+    let _ = std::fs::remove_file(&wrong);
+    assert!(
+        !routes.iter().any(|r| streams(&r.2)),
+        "with STREAM nothing streams — which this test would catch"
+    );
+}
+
+/// What each function reads (crates/api's settings, and the ones that lead to secrets).
+fn read_by_functions() -> BTreeSet<&'static str> {
+    kakeibo_api::config::SETTINGS
+        .iter()
+        .copied()
+        .chain([
+            "SECRETS_ARN",
+            "DB_OWNER_SECRET_ARN",
+            "DB_APP_SECRET_ARN",
+            "ORIGIN_VERIFY_SECRET_ARN",
+            "DB_HOST",
+            "DB_PORT",
+            "DB_NAME",
+            // lambda_http: REST API stages are not part of the routes' paths.
+            "AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH",
+            // The provider selection (crates/providers/src/select.rs).
+            "KAKEIBO_PROVIDER",
+            "AGENT_MODEL",
+            "SUMMARIZER_MODEL",
+        ])
+        .collect()
+}
+
+/// The logical ids a value refers to (`Ref`, `Fn::GetAtt`, `${X}` in `Fn::Sub`).
+fn refs(value: &Value, out: &mut BTreeSet<String>) {
+    match value {
+        Value::Object(map) => {
+            for (key, inner) in map {
+                match (key.as_str(), inner) {
+                    ("Ref", Value::String(id)) => {
+                        out.insert(id.clone());
+                    }
+                    ("Fn::GetAtt", Value::Array(parts)) => {
+                        if let Some(Value::String(id)) = parts.first() {
+                            out.insert(id.clone());
+                        }
+                    }
+                    ("Fn::Sub", Value::String(text)) => {
+                        for piece in text.split("${").skip(1) {
+                            let name = piece.split(['}', '.']).next().unwrap_or_default();
+                            out.insert(name.to_owned());
+                        }
+                    }
+                    _ => refs(inner, out),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|i| refs(i, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn every_setting_a_function_needs_is_given_and_every_secret_it_names_exists_and_is_readable() {
+    let Some(python) = python() else { return };
+    let cfn = transformed(&python, &template());
+    let resources = cfn["Resources"].as_object().unwrap();
+    let parameters = cfn["Parameters"].as_object().unwrap();
+    let functions: Vec<(&String, &Value)> = resources
+        .iter()
+        .filter(|(_, r)| r["Type"] == "AWS::Lambda::Function")
+        .collect();
+    assert_eq!(functions.len(), 5, "chat, confirm, runs, admin, reap");
+    let reads = read_by_functions();
+    for (name, function) in functions {
+        let env = function["Properties"]["Environment"]["Variables"]
+            .as_object()
+            .unwrap();
+        // Nothing set that no function reads (a typo would be silently ignored).
+        for key in env.keys() {
+            assert!(
+                reads.contains(key.as_str()),
+                "{name} sets {key}, which no function reads"
+            );
+        }
+        // Every secret named exists, and the function's role may read it.
+        let mut secrets = BTreeSet::new();
+        for key in [
+            "SECRETS_ARN",
+            "DB_OWNER_SECRET_ARN",
+            "DB_APP_SECRET_ARN",
+            "ORIGIN_VERIFY_SECRET_ARN",
+        ] {
+            refs(&env[key], &mut secrets);
+        }
+        assert_eq!(secrets.len(), 6, "{name}: {secrets:?}");
+        let role_id = function["Properties"]["Role"]["Fn::GetAtt"][0].as_str().unwrap();
+        let mut readable = BTreeSet::new();
+        for policy in resources[role_id]["Properties"]["Policies"].as_array().unwrap() {
+            for statement in policy["PolicyDocument"]["Statement"].as_array().unwrap() {
+                let actions = &statement["Action"];
+                let reads_secret = actions == "secretsmanager:GetSecretValue"
+                    || actions
+                        .as_array()
+                        .is_some_and(|a| a.iter().any(|x| x == "secretsmanager:GetSecretValue"));
+                if reads_secret {
+                    refs(&statement["Resource"], &mut readable);
+                }
+            }
+        }
+        for secret in &secrets {
+            assert_eq!(
+                resources[secret]["Type"], "AWS::SecretsManager::Secret",
+                "{name}: {secret}"
+            );
+            assert!(readable.contains(secret), "{name} may not read {secret}");
+        }
+        // What the secrets hold, with the environment, covers what a function needs to start.
+        let mut given: BTreeSet<String> = env.keys().cloned().collect();
+        for secret in &secrets {
+            if let Some(key) =
+                resources[secret]["Properties"]["GenerateSecretString"]["GenerateStringKey"].as_str()
+            {
+                given.insert(key.to_owned());
+            }
+        }
+        given.insert("DATABASE_URL".into()); // from DB_OWNER_SECRET_ARN + DB_HOST
+        given.insert("APP_DATABASE_URL".into()); // from DB_APP_SECRET_ARN + DB_HOST
+        given.insert("ORIGIN_VERIFY".into()); // from ORIGIN_VERIFY_SECRET_ARN
+        for needed in [
+            "DATABASE_URL",
+            "APP_DATABASE_URL",
+            "JWT_SECRET",
+            "RATE_LIMIT_SALT",
+            "SITE_URL",
+            "ORIGIN_VERIFY",
+            "DB_HOST",
+        ] {
+            assert!(given.contains(needed), "{name} is not given {needed}");
+        }
+        // Every reference in the environment resolves to a resource or a parameter.
+        let mut named = BTreeSet::new();
+        refs(&Value::Object(env.clone()), &mut named);
+        for id in named.iter().filter(|id| !id.starts_with("AWS::")) {
+            assert!(
+                resources.contains_key(id) || parameters.contains_key(id),
+                "{name}: {id} does not exist"
+            );
+        }
+    }
+}
