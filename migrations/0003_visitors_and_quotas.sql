@@ -133,3 +133,11 @@ CREATE TABLE housekeeping_runs (
     ran_at  timestamptz NOT NULL DEFAULT now(),
     deleted jsonb NOT NULL
 );
+
+-- The tenant of a transaction is set through this function rather than a bare set_config: RDS
+-- Proxy pins a connection to its client when it sees SET or set_config, but not for a function
+-- call. Transaction-local, like before.
+CREATE FUNCTION app_set_owner(owner uuid) RETURNS void
+    LANGUAGE sql VOLATILE
+    AS $$ SELECT set_config('app.owner_id', owner::text, true) $$;
+GRANT EXECUTE ON FUNCTION app_set_owner(uuid) TO app_user;

@@ -23,7 +23,8 @@ pub async fn migrate(pool: &PgPool) -> Result<(), LedgerError> {
 
 /// Runs `work` in one transaction whose tenant is `owner`, and commits it when `work` succeeds.
 ///
-/// The tenant is set with `set_config('app.owner_id', …, true)`: local to this transaction, so a
+/// The tenant is set with `set_config('app.owner_id', …, true)` (through `app_set_owner`, which
+/// RDS Proxy does not pin on): local to this transaction, so a
 /// pooled connection never carries it into the next request. Under `app_user` row-level security
 /// then shows and accepts only `owner`'s rows; the owner role bypasses RLS, which is why every
 /// query inside still filters by owner itself. When `work` fails, everything it wrote is rolled
@@ -60,8 +61,9 @@ pub async fn begin_for_owner(
 /// Sets the tenant of the transaction `conn` is in (for code handed an open transaction).
 /// Outside a transaction the setting would end with the statement: call it only inside one.
 pub async fn scope_to_owner(owner: OwnerId, conn: &mut PgConnection) -> Result<(), sqlx::Error> {
-    sqlx::query("SELECT set_config('app.owner_id', $1, true)")
-        .bind(owner.to_string())
+    // Through a function: RDS Proxy would pin the connection for a bare set_config.
+    sqlx::query("SELECT app_set_owner($1)")
+        .bind(owner.as_uuid())
         .execute(conn)
         .await?;
     Ok(())

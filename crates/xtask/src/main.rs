@@ -62,6 +62,9 @@ enum Command {
     },
     /// The nightly housekeeping on the development database, now (`kakeibo reap`).
     Reap,
+    /// Release builds of every function for Lambda (arm64, `provided.al2023`) with cargo-lambda
+    /// and zig from PyPI, each binary's size reported; `sam build` does the same per function.
+    Package,
     /// `cargo fmt --check` and `cargo clippy -D warnings` over the workspace.
     Lint,
     /// Benchmarks, each printed beside a baseline measured in the same run (BENCH_ROWS sets the
@@ -106,6 +109,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Test { cargo_test_args } => test(&db, &cargo_test_args),
         Command::Dev { addr } => dev(&db, &addr),
         Command::Watch { port } => watch(&db, port),
+        Command::Package => package(),
         Command::Reap => {
             let urls = db.up()?;
             kakeibo(&urls, &["migrate"])?;
@@ -197,6 +201,57 @@ fn dev(db: &Database, addr: &str) -> Result<ExitCode> {
     })
 }
 
+/// The Lambda binaries, as `infra/template.yaml` names them.
+const FUNCTIONS: [&str; 5] = ["chat", "confirm", "runs", "admin", "reap"];
+
+/// `PATH` with the Python environment's `bin/` first (cargo-lambda, zig).
+fn venv_path(python: &std::path::Path) -> Result<std::ffi::OsString> {
+    let bin = python
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default();
+    let rest = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .unwrap_or_default();
+    Ok(std::env::join_paths(std::iter::once(bin).chain(rest))?)
+}
+
+fn package() -> Result<ExitCode> {
+    let python = venv::ensure(&["crates/xtask/lambda-requirements.txt"])?;
+    let path = venv_path(&python)?;
+    process::step("the aarch64 standard library (rustup target add aarch64-unknown-linux-gnu)");
+    process::Cmd::new("rustup")
+        .args(["target", "add", "aarch64-unknown-linux-gnu"])
+        .status_ok()?;
+    process::step(&format!(
+        "cargo lambda build --release --arm64 for {}",
+        FUNCTIONS.join(", ")
+    ));
+    let started = std::time::Instant::now();
+    let mut args = vec!["lambda", "build", "--release", "--arm64"];
+    for function in FUNCTIONS {
+        args.extend(["--bin", function]);
+    }
+    process::cargo(&args).env("PATH", &path).status_ok()?;
+    let elapsed = started.elapsed();
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(
+        || process::workspace_root().join("target"),
+        std::path::PathBuf::from,
+    );
+    println!("function   bootstrap size");
+    for function in FUNCTIONS {
+        let file = target.join("lambda").join(function).join("bootstrap");
+        let bytes = std::fs::metadata(&file)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?
+            .len();
+        #[allow(clippy::cast_precision_loss)]
+        let mib = bytes as f64 / (1024.0 * 1024.0);
+        println!("{function:<10} {mib:>6.1} MiB  {}", file.display());
+    }
+    println!("built in {:.0} s", elapsed.as_secs_f64());
+    Ok(ExitCode::SUCCESS)
+}
+
 fn watch(db: &Database, port: u16) -> Result<ExitCode> {
     let urls = db.up()?;
     process::step("applying migrations");
@@ -205,17 +260,7 @@ fn watch(db: &Database, port: u16) -> Result<ExitCode> {
         "tests/python-requirements.txt",
         "crates/xtask/lambda-requirements.txt",
     ])?;
-    let bin = python
-        .parent()
-        .map(std::path::Path::to_path_buf)
-        .unwrap_or_default();
-    let path = std::env::join_paths(
-        std::iter::once(bin).chain(
-            std::env::var_os("PATH")
-                .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-                .unwrap_or_default(),
-        ),
-    )?;
+    let path = venv_path(&python)?;
     process::step(&format!(
         "cargo lambda watch: each function at http://127.0.0.1:{port}/lambda-url/<chat|confirm|runs|admin>/api/…"
     ));
