@@ -57,6 +57,32 @@ where
     });
 }
 
+/// In Lambda, the run's list-price cost as a CloudWatch embedded metric (`kakeibo`
+/// `ModelSpendUsd`), which the deployment's daily-spend alarm sums; elsewhere nothing.
+pub fn record_spend(cost: kakeibo_core::MicroUsd) {
+    if std::env::var_os("AWS_LAMBDA_FUNCTION_NAME").is_none() {
+        return;
+    }
+    println!("{}", spend_metric(cost, chrono::Utc::now().timestamp_millis()));
+}
+
+/// The embedded-metric-format line for `cost` at `millis`.
+pub fn spend_metric(cost: kakeibo_core::MicroUsd, millis: i64) -> Value {
+    #[allow(clippy::cast_precision_loss)]
+    let usd = cost.0 as f64 / 1_000_000.0;
+    json!({
+        "_aws": {
+            "Timestamp": millis,
+            "CloudWatchMetrics": [{
+                "Namespace": "kakeibo",
+                "Dimensions": [[]],
+                "Metrics": [{"Name": "ModelSpendUsd", "Unit": "None"}],
+            }],
+        },
+        "ModelSpendUsd": usd,
+    })
+}
+
 fn status_name(status: RunStatus) -> Value {
     serde_json::to_value(status).unwrap_or(Value::Null)
 }
@@ -76,6 +102,7 @@ pub fn send_outcome(
             run_id, status, turn, ..
         }) => {
             let (_, uncached) = pricing::cost(model, &turn.usage);
+            record_spend(turn.cost);
             events.send(
                 "turn_end",
                 &json!({
@@ -121,5 +148,22 @@ pub fn send_outcome(
             };
             events.send("error", &json!({"message": message}));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_spend_metric_is_embedded_metric_format() {
+        let line = spend_metric(kakeibo_core::MicroUsd(4_512), 1_795_986_000_000);
+        assert_eq!(line["ModelSpendUsd"], 0.004_512);
+        assert_eq!(line["_aws"]["CloudWatchMetrics"][0]["Namespace"], "kakeibo");
+        assert_eq!(
+            line["_aws"]["CloudWatchMetrics"][0]["Metrics"][0]["Name"],
+            "ModelSpendUsd"
+        );
+        assert_eq!(line["_aws"]["Timestamp"], 1_795_986_000_000_i64);
     }
 }
