@@ -18,12 +18,39 @@ pub fn source_address(request: &lambda_http::Request) -> Option<String> {
     }
 }
 
+/// The path the routes know (`/api/…`). A REST API event's URI carries its stage in front
+/// (`/prod/api/chat`) unless `AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH` is set; the event's own path
+/// never does, so that one is used.
+fn route_path(request: &lambda_http::Request) -> Option<String> {
+    match request.request_context_ref()? {
+        RequestContext::ApiGatewayV1(_) => {
+            Some(request.raw_http_path().to_owned()).filter(|p| p.starts_with('/'))
+        }
+        _ => None,
+    }
+}
+
+/// `uri` with its path replaced (query kept).
+fn with_path(uri: &axum::http::Uri, path: &str) -> Option<axum::http::Uri> {
+    let path_and_query = match uri.query() {
+        Some(query) => format!("{path}?{query}"),
+        None => path.to_owned(),
+    };
+    let mut parts = uri.clone().into_parts();
+    parts.path_and_query = Some(path_and_query.parse().ok()?);
+    axum::http::Uri::from_parts(parts).ok()
+}
+
 /// Serves one Lambda request with `router`.
 pub async fn dispatch(router: Router, request: lambda_http::Request) -> Response {
     let address = source_address(&request);
+    let path = route_path(&request);
     let (mut parts, body) = request.into_parts();
     if let Some(address) = address {
         parts.extensions.insert(ClientAddress(address));
+    }
+    if let Some(uri) = path.and_then(|p| with_path(&parts.uri, &p)) {
+        parts.uri = uri;
     }
     let body = match body {
         lambda_http::Body::Text(text) => Body::from(text),

@@ -330,3 +330,70 @@ async fn the_address_quota_counts_the_gateways_source_address(_: PgPoolOptions, 
         hash.len() == 64 && hash.chars().all(|c| c.is_ascii_hexdigit())
     }));
 }
+
+/// A REST API (payload 1.0) event for `method path` on stage `prod`, built on `template`.
+fn rest_event(
+    template: &Value,
+    method: &str,
+    path: &str,
+    body: Option<&Value>,
+    cookie: Option<&str>,
+) -> lambda_http::Request {
+    let mut event = template.clone();
+    event["path"] = Value::from(path);
+    event["httpMethod"] = Value::from(method);
+    event["resource"] = Value::from("/{proxy+}");
+    event["requestContext"]["stage"] = Value::from("prod");
+    event["requestContext"]["path"] = Value::from(format!("/prod{path}"));
+    event["requestContext"]["httpMethod"] = Value::from(method);
+    event["multiValueHeaders"] = Value::Null;
+    event["queryStringParameters"] = Value::Null;
+    event["multiValueQueryStringParameters"] = Value::Null;
+    let headers = event["headers"].as_object_mut().expect("headers");
+    headers.retain(|k, _| !k.eq_ignore_ascii_case("content-length") && !k.eq_ignore_ascii_case("cookie"));
+    headers.insert("origin".into(), Value::from(support::SITE));
+    headers.insert("content-type".into(), Value::from("application/json"));
+    if let Some(cookie) = cookie {
+        headers.insert("cookie".into(), Value::from(cookie));
+    }
+    event["body"] = body.map_or(Value::Null, |b| Value::from(b.to_string()));
+    event["isBase64Encoded"] = Value::from(false);
+    lambda_http::request::from_str(&event.to_string()).expect("the REST event converts")
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn rest_api_events_route_without_their_stage(_: PgPoolOptions, connect: PgConnectOptions) {
+    let state = state(&connect, Isolation::Rls, &[]).await;
+    let ours: Value = serde_json::from_str(include_str!("fixtures/apigw-rest-event.json")).unwrap();
+    let mut templates = vec![("apigw-rest-event.json".to_owned(), ours)];
+    if let Some(corpus) = support::corpus() {
+        let path = corpus.join("aws-lambda/lambda-http__apigw_proxy_request.json");
+        templates.push((
+            "lambda-http__apigw_proxy_request.json".into(),
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap(),
+        ));
+    }
+    for (name, template) in &templates {
+        let chat = rest_event(
+            template,
+            "POST",
+            "/api/chat",
+            Some(&json!({"message": "how much did I spend"})),
+            None,
+        );
+        let answer = read(kakeibo_chat::handle(Arc::clone(&state), chat).await).await;
+        assert_eq!(answer.status, StatusCode::OK, "{name}: {}", answer.body);
+        assert_eq!(support::turn_end(&answer)["status"], "ok", "{name}");
+        let cookie = answer.session_cookie().expect("a session");
+        let runs = rest_event(template, "GET", "/api/runs", None, Some(&cookie));
+        let listed = read(kakeibo_runs::handle(Arc::clone(&state), runs).await).await;
+        assert_eq!(listed.status, StatusCode::OK, "{name}: {}", listed.body);
+        assert_eq!(listed.json()["runs"].as_array().unwrap().len(), 1, "{name}");
+    }
+    // The address is the gateway's source (CloudFront's, behind it): one bucket for these visits.
+    let keys: i64 = sqlx::query_scalar("SELECT count(*) FROM rate_limits WHERE key NOT LIKE 'visitors|%'")
+        .fetch_one(state.owner_pool.get())
+        .await
+        .unwrap();
+    assert!(keys >= 1);
+}
