@@ -30,29 +30,44 @@ pub fn client_address(
     headers: &HeaderMap,
     header: Option<&str>,
 ) -> String {
-    let from_header = header
-        .and_then(|name| headers.get(name)?.to_str().ok())
-        .and_then(|value| value.rsplit(',').next())
-        .map(str::trim)
-        .filter(|a| !a.is_empty())
-        .map(without_port);
+    let from_header = header.and_then(|name| {
+        let value = headers.get(name)?.to_str().ok()?;
+        let last = value.rsplit(',').next()?.trim();
+        // CloudFront's viewer address always ends in the port, even for IPv6 without brackets.
+        let with_port = name.eq_ignore_ascii_case("cloudfront-viewer-address");
+        (!last.is_empty()).then(|| address_key_of(last, with_port))
+    });
     from_header
-        .or_else(|| request_address.map(|a| a.0.clone()))
+        .or_else(|| request_address.map(|a| address_key_of(&a.0, false)))
         .unwrap_or_else(|| "unknown".to_owned())
 }
 
-/// `203.0.113.7:443`, `[2001:db8::1]:443` or CloudFront's `2001:db8::1:443` to the address alone.
-fn without_port(text: &str) -> String {
+/// The address a quota counts: without a port, and an IPv6 address as its /64 (one host holds a
+/// whole /64, so counting single addresses would let it count itself many times).
+fn address_key_of(text: &str, with_port: bool) -> String {
     use std::net::{IpAddr, SocketAddr};
-    if let Ok(ip) = text.parse::<IpAddr>() {
-        return ip.to_string();
+    let text = text.trim();
+    let ip = if with_port {
+        text.rsplit_once(':')
+            .map(|(ip, _)| ip.trim_start_matches('[').trim_end_matches(']'))
+            .and_then(|ip| ip.parse::<IpAddr>().ok())
+    } else {
+        text.parse::<IpAddr>()
+            .ok()
+            .or_else(|| text.parse::<SocketAddr>().ok().map(|s| s.ip()))
+    };
+    match ip {
+        Some(IpAddr::V6(v6)) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                v4.to_string()
+            } else {
+                let s = v6.segments();
+                format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
+            }
+        }
+        Some(IpAddr::V4(v4)) => v4.to_string(),
+        None => text.to_owned(),
     }
-    if let Ok(socket) = text.parse::<SocketAddr>() {
-        return socket.ip().to_string();
-    }
-    text.rsplit_once(':')
-        .and_then(|(ip, _)| ip.parse::<IpAddr>().ok())
-        .map_or_else(|| text.to_owned(), |ip| ip.to_string())
 }
 
 /// Reads the whole body, refusing more than `limit` bytes with `413`.
@@ -155,13 +170,19 @@ mod tests {
         );
         assert_eq!(
             client_address(Some(&received), &h, Some("cloudfront-viewer-address")),
-            "2001:db8::7"
+            "2001:db8:0:0::/64"
         );
         assert_eq!(client_address(Some(&received), &h, None), "10.0.0.9");
         assert_eq!(client_address(Some(&received), &h, Some("x-absent")), "10.0.0.9");
         assert_eq!(client_address(None, &HeaderMap::new(), None), "unknown");
-        assert_eq!(without_port("203.0.113.7:443"), "203.0.113.7");
-        assert_eq!(without_port("[2001:db8::1]:443"), "2001:db8::1");
+        assert_eq!(address_key_of("203.0.113.7:443", true), "203.0.113.7");
+        assert_eq!(address_key_of("[2001:db8::1]:443", true), "2001:db8:0:0::/64");
+        assert_eq!(
+            address_key_of("2001:db8:1:2:3:4:5:6:443", true),
+            "2001:db8:1:2::/64"
+        );
+        assert_eq!(address_key_of("2001:db8:1:2:ffff::9", false), "2001:db8:1:2::/64");
+        assert_eq!(address_key_of("::ffff:198.51.100.4", false), "198.51.100.4");
     }
 
     #[tokio::test]

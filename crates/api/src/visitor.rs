@@ -22,8 +22,17 @@ pub struct Resolved {
 }
 
 impl Resolved {
-    /// Adds the session cookie to `response` when there is one to send.
+    /// Adds the session cookie to `response` when there is one to send — unless the handler set a
+    /// session of its own (signing up or in), which must stay the last word.
     pub fn apply(&self, response: &mut Response) {
+        let already = response
+            .headers()
+            .get_all(header::SET_COOKIE)
+            .iter()
+            .any(|v| v.to_str().is_ok_and(|c| c.starts_with("kakeibo_session=")));
+        if already {
+            return;
+        }
         if let Some(cookie) = self
             .set_cookie
             .as_deref()
@@ -51,7 +60,9 @@ pub async fn current(state: &State, headers: &HeaderMap) -> Result<Option<Resolv
         .await?
         .ok_or_else(|| ApiError::Unauthorized("this session's visitor no longer exists".into()))?;
     if claims.ver != visitor.session_epoch {
-        return Err(ApiError::Unauthorized("this session was signed out".into()));
+        // Signed out (or up) since: as if there were no session — a route that starts visits
+        // starts a new one, and the others answer `401` as for no session.
+        return Ok(None);
     }
     let now = Utc::now();
     let set_cookie = if Sessions::needs_renewal(&claims, now) {

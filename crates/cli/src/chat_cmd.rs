@@ -164,10 +164,24 @@ fn dim(styled: bool, text: &str) -> String {
     }
 }
 
-/// Writes and flushes (a closed pipe ends the program quietly).
+/// Writes and flushes. A closed pipe ends the program with 141 (as SIGPIPE would): the answer
+/// was not delivered, so it is not a success.
 fn put(out: &mut dyn Write, text: &str) {
     if out.write_all(text.as_bytes()).and_then(|()| out.flush()).is_err() {
-        std::process::exit(0);
+        std::process::exit(141);
+    }
+}
+
+/// What to say when a turn stopped short: its own message (never streamed as text) or a note.
+fn stop_notice(turn: &Turn) -> Option<String> {
+    let answer = turn.finished().map(|(_, a)| a.to_owned()).unwrap_or_default();
+    match turn.stop()? {
+        Stop::End => None,
+        Stop::ProviderError | Stop::Blocked | Stop::Stuck => Some(answer),
+        Stop::MaxTokens => Some("(cut off: the answer reached the length limit)".to_owned()),
+        Stop::IterationLimit => {
+            Some("(stopped: the limit of model calls for one turn was reached)".to_owned())
+        }
     }
 }
 
@@ -304,6 +318,9 @@ async fn print_inner(args: PrintArgs) -> Result<u8> {
     match args.format {
         OutputFormat::Text => {
             crate::outln!();
+            if let Some(notice) = stop_notice(&turn) {
+                eprintln!("kakeibo: {notice}");
+            }
             eprintln!("{}", dim(styled, &footer(&turn, latency)));
         }
         OutputFormat::Json | OutputFormat::StreamJson => {
@@ -358,7 +375,24 @@ fn result_json(
 
 /// Lines of standard input, read on their own thread and queued, so piped input behaves as typed
 /// input: nothing is dropped while a turn runs, and a confirmation takes the next line.
-type Lines = Arc<Mutex<mpsc::UnboundedReceiver<String>>>;
+type Lines = Arc<Mutex<LineQueue>>;
+
+/// The lines read so far, with room to put one back (a line typed ahead while an answer was
+/// streaming, which is not an answer to the `[y/N]` question).
+#[derive(Debug)]
+struct LineQueue {
+    back: std::collections::VecDeque<String>,
+    rx: mpsc::UnboundedReceiver<String>,
+}
+
+impl LineQueue {
+    async fn next(&mut self) -> Option<String> {
+        match self.back.pop_front() {
+            Some(line) => Some(line),
+            None => self.rx.recv().await,
+        }
+    }
+}
 
 fn stdin_lines() -> Lines {
     let (tx, rx) = mpsc::unbounded_channel();
@@ -377,7 +411,10 @@ fn stdin_lines() -> Lines {
             }
         }
     });
-    Arc::new(Mutex::new(rx))
+    Arc::new(Mutex::new(LineQueue {
+        back: std::collections::VecDeque::new(),
+        rx,
+    }))
 }
 
 /// Asks `[y/N]` on the terminal for each write; EOF or anything but y/yes declines.
@@ -395,8 +432,17 @@ fn inline_policy(lines: &Lines, styled: bool) -> ConfirmPolicy {
                     question
                 },
             );
-            let answer = lines.lock().await.recv().await;
-            let allowed = answer.is_some_and(|a| matches!(a.trim().to_lowercase().as_str(), "y" | "yes"));
+            let mut queue = lines.lock().await;
+            let answer = queue.next().await;
+            let said = answer.as_deref().map(|a| a.trim().to_lowercase());
+            let allowed = matches!(said.as_deref(), Some("y" | "yes"));
+            // Anything but an answer declines, and goes back to be read as the next input.
+            if let Some(line) =
+                answer.filter(|_| !matches!(said.as_deref(), Some("y" | "yes" | "n" | "no" | "")))
+            {
+                queue.back.push_front(line);
+            }
+            drop(queue);
             if !styled {
                 put(&mut std::io::stdout(), if allowed { "y\n" } else { "n\n" });
             }
@@ -426,7 +472,7 @@ pub async fn repl(args: ChatArgs) -> Result<()> {
             put(&mut std::io::stdout(), "\n› ");
         }
         let line = tokio::select! {
-            line = async { lines.lock().await.recv().await } => line,
+            line = async { lines.lock().await.next().await } => line,
             _ = tokio::signal::ctrl_c() => None,
         };
         let Some(line) = line else { break };
@@ -479,6 +525,9 @@ pub async fn repl(args: ChatArgs) -> Result<()> {
                 match session.turn(question, &policy, &on_event).await {
                     Ok(Some(turn)) => {
                         crate::outln!();
+                        if let Some(notice) = stop_notice(&turn) {
+                            crate::outln!("{notice}");
+                        }
                         crate::outln!("{}", dim(styled, &footer(&turn, started.elapsed())));
                     }
                     Ok(None) => crate::outln!("\n(aborted)"),

@@ -260,3 +260,37 @@ async fn ctrl_c_stops_the_turn_in_flight_with_130_and_the_run_aborted(pool: PgPo
     .unwrap();
     assert_eq!(aborted, 1);
 }
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_line_typed_ahead_of_the_question_is_not_lost_and_stops_are_said(pool: PgPool) {
+    kakeibo_ledger::seed::ensure_demo_ledger(DEV_OWNER, &pool)
+        .await
+        .unwrap();
+    // "how much did I spend" arrives where the [y/N] answer is read: the write is declined and
+    // the line is still asked as the next question.
+    let out = kakeibo(
+        &pool,
+        Some("demo"),
+        &["chat"],
+        "set a budget\nhow much did I spend\n/exit\n",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains("allow? [y/N] n"), "{stdout}");
+    assert!(
+        stdout.contains("That is your June 2025 spending by category"),
+        "the typed-ahead question was answered: {stdout}"
+    );
+    assert_eq!(budgets(&pool).await, 0);
+
+    // A turn that stops short says why, in the REPL and on stderr in -p.
+    let out = kakeibo(&pool, Some("stops"), &["chat"], "cut me off\n/exit\n");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("(cut off: the answer reached the length limit)"),
+        "{stdout}"
+    );
+    let short = kakeibo(&pool, Some("stops"), &["-p", "cut me off"], "");
+    assert_eq!(short.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&short.stderr).contains("cut off"));
+}

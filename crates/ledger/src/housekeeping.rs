@@ -1,7 +1,9 @@
 //! The nightly housekeeping: what no one will come back for, deleted, and each count recorded.
 //!
 //! - anonymous visitors not seen for 24 hours (their ledger, conversations and runs cascade);
-//! - suspended turns past their expiry (a confirm would answer `410` anyway);
+//! - suspended turns still pending a day after their expiry (a confirm after expiry still closes
+//!   the turn properly, so they get a day's grace; one claimed or applied is in flight and stays),
+//!   their runs marked aborted;
 //! - per-address counters of earlier UTC days, per-owner message counters of earlier days;
 //! - sign-in attempt counts untouched for a day;
 //! - import plans never committed, older than a day.
@@ -27,7 +29,15 @@ pub struct Reaped {
 /// The steps, in the order of [`Reaped`]'s fields; `$1` is now.
 const STEPS: [&str; 6] = [
     "DELETE FROM users WHERE is_anonymous AND last_seen_at < $1 - interval '24 hours'",
-    "DELETE FROM suspended_turns WHERE expires_at < $1",
+    "WITH gone AS (
+        DELETE FROM suspended_turns WHERE status = 'pending' AND expires_at < $1 - interval '1 day'
+        RETURNING owner_id, run_id
+     ), closed AS (
+        UPDATE trace_runs r SET status = 'aborted', finished_at = coalesce(r.finished_at, $1)
+        FROM gone WHERE r.owner_id = gone.owner_id AND r.id = gone.run_id AND r.finished_at IS NULL
+        RETURNING 1
+     )
+     SELECT count(*) FROM gone",
     "DELETE FROM rate_limits WHERE window_start < ($1 AT TIME ZONE 'UTC')::date",
     "DELETE FROM owner_daily_messages WHERE day < ($1 AT TIME ZONE 'UTC')::date",
     "DELETE FROM sign_in_failures WHERE last_failed_at < $1 - interval '1 day'",
@@ -40,11 +50,16 @@ pub async fn reap(pool: &OwnerRolePool, now: DateTime<Utc>) -> Result<Reaped, Le
     let mut tx = pool.get().begin().await?;
     let mut counts = [0u64; 6];
     for (count, sql) in counts.iter_mut().zip(STEPS) {
-        *count = sqlx::query(sql)
-            .bind(now)
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
+        *count = if sql.starts_with("WITH") {
+            let n: i64 = sqlx::query_scalar(sql).bind(now).fetch_one(&mut *tx).await?;
+            u64::try_from(n).unwrap_or(0)
+        } else {
+            sqlx::query(sql)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected()
+        };
     }
     let [
         anonymous_visitors,

@@ -45,6 +45,37 @@ async fn stale_rows_go_and_everything_else_stays(pool: PgPool) {
     .await
     .unwrap();
 
+    // Two suspended turns of the fresh visitor, expired two days ago: one still pending (goes,
+    // its run aborted), one claimed by a confirm in flight (stays).
+    let conversation: Uuid =
+        sqlx::query_scalar("INSERT INTO conversations (owner_id) VALUES ($1) RETURNING id")
+            .bind(fresh.as_uuid())
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    for claimed in [false, true] {
+        let run: Uuid = sqlx::query_scalar(
+            "INSERT INTO trace_runs (owner_id, conversation_id, provider, model, channel) VALUES ($1, $2, 's', 's', 'web') RETURNING id",
+        )
+        .bind(fresh.as_uuid())
+        .bind(conversation)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+        sqlx::query(
+            "INSERT INTO suspended_turns (owner_id, conversation_id, run_id, version, state, args_hash, status, claimed_at, expires_at)
+             VALUES ($1, $2, $3, 1, '{}', 'h', CASE WHEN $4 THEN 'claimed'::suspended_status ELSE 'pending' END,
+                     CASE WHEN $4 THEN now() END, now() - interval '2 days')",
+        )
+        .bind(fresh.as_uuid())
+        .bind(conversation)
+        .bind(run)
+        .bind(claimed)
+        .execute(&pool)
+        .await
+        .unwrap();
+    }
+
     let summary = kakeibo_reap::handle(
         &OwnerRolePool::new(pool.clone()),
         serde_json::json!({"source": "aws.scheduler"}),
@@ -53,6 +84,19 @@ async fn stale_rows_go_and_everything_else_stays(pool: PgPool) {
     .unwrap();
     assert_eq!(summary["reaped"]["anonymous_visitors"], 1);
     assert_eq!(summary["reaped"]["old_rate_limits"], 1);
+    assert_eq!(summary["reaped"]["expired_suspended_turns"], 1);
+    let left: Vec<String> = sqlx::query_scalar("SELECT status::text FROM suspended_turns")
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+    assert_eq!(left, ["claimed"], "a confirm in flight keeps its turn");
+    let aborted: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM trace_runs WHERE status = 'aborted' AND finished_at IS NOT NULL",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(aborted, 1, "the reaped turn's run is closed");
 
     let transactions = "SELECT count(*) FROM transactions WHERE owner_id = $1";
     assert_eq!(
