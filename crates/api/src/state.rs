@@ -3,12 +3,20 @@
 use std::sync::Arc;
 
 use kakeibo_auth::Sessions;
+use kakeibo_core::prompt::SYSTEM_PROMPT;
 use kakeibo_core::{PermissionRules, Provider};
-use kakeibo_ledger::{OwnerRolePool, turns::TurnStore};
+use kakeibo_ledger::{
+    OwnerId, OwnerRolePool,
+    tools::Scope,
+    turns::{Agent, TurnStore},
+};
 use kakeibo_providers::select::{ModelRole, Settings};
 use sqlx::PgPool;
 
-use crate::config::{Config, ConfigError};
+use crate::{
+    config::{Config, ConfigError},
+    error::ApiError,
+};
 
 /// The shared state of a function.
 pub struct State {
@@ -92,6 +100,29 @@ impl State {
             rules,
             config,
         })
+    }
+}
+
+impl State {
+    /// The agent's model, or `503 {reason: "no_model"}` saying how to configure one.
+    pub fn agent_model(&self) -> Result<Arc<dyn Provider>, ApiError> {
+        self.model.clone().map_err(|why| ApiError::Unavailable {
+            error: why,
+            reason: "no_model",
+        })
+    }
+
+    /// The agent of `owner` on the web: their tools over `app_user`, the system prompt, the
+    /// deployment's rules.
+    pub fn web_agent<'a>(&'a self, owner: OwnerId, model: &'a dyn Provider) -> Agent<'a> {
+        Agent::new(
+            &self.store,
+            Scope::new(owner, self.app.clone()),
+            model,
+            SYSTEM_PROMPT,
+            &self.rules,
+            "web",
+        )
     }
 }
 

@@ -22,6 +22,14 @@ pub struct Resolved {
 }
 
 impl Resolved {
+    /// `result` as the answer (a refusal too), with the session cookie when one was made or
+    /// renewed — so a new visitor keeps the session they were given even when refused.
+    pub fn respond(&self, result: Result<Response, ApiError>) -> Response {
+        let mut response = result.unwrap_or_else(axum::response::IntoResponse::into_response);
+        self.apply(&mut response);
+        response
+    }
+
     /// Adds the session cookie to `response` when there is one to send — unless the handler set a
     /// session of its own (signing up or in), which must stay the last word.
     pub fn apply(&self, response: &mut Response) {

@@ -36,6 +36,8 @@ const VISITOR_TABLES: &[&str] = &[
     "uploads",
 ];
 
+/// A `users` row as the functions see it (one flag per column, hence the bools).
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
 pub struct Visitor {
     pub id: Uuid,
@@ -46,6 +48,8 @@ pub struct Visitor {
     pub operator: bool,
     /// Sessions issued before this epoch are over.
     pub session_epoch: i32,
+    /// Whether the demo ledger was cloned into theirs already (so no request has to ask again).
+    pub demo_cloned: bool,
 }
 
 impl Visitor {
@@ -79,7 +83,8 @@ impl From<sqlx::Error> for AuthError {
 }
 
 const VISITOR_COLUMNS: &str =
-    "id, email, is_anonymous, blocked_at IS NOT NULL AS blocked, operator, session_epoch";
+    "id, email, is_anonymous, blocked_at IS NOT NULL AS blocked, operator, session_epoch,
+     demo_cloned_at IS NOT NULL AS demo_cloned";
 
 /// A new anonymous visitor.
 pub async fn create_anonymous(pool: &OwnerRolePool) -> Result<Visitor, AuthError> {

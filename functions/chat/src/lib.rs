@@ -28,16 +28,14 @@ use kakeibo_api::{
     request::{ClientAddress, client_address, json_body, read_body},
     sse,
     turn_stream::{forward, send_outcome, spawn_turn},
-    visitor::{self, Resolved},
+    visitor,
 };
 use kakeibo_auth::{Visitor, visitors};
-use kakeibo_core::{ConfirmPolicy, prompt::SYSTEM_PROMPT};
+use kakeibo_core::ConfirmPolicy;
 use kakeibo_ledger::{
     conversations::conversation_for_message,
     quota::{self, QuotaKind},
     seed::ensure_demo_ledger,
-    tools::Scope,
-    turns::Agent,
     uploads::{self, MAX_UPLOAD_BYTES, list_uploads as uploads_of, save_upload},
 };
 use serde::Deserialize;
@@ -93,14 +91,6 @@ fn address_key(state: &State, request: &axum::http::request::Parts) -> String {
     quota::address_key(&address, &state.config.rate_limit_salt, Utc::now().date_naive())
 }
 
-/// Answers `result`, with the session cookie when one was made or renewed — refusals included,
-/// so a new visitor keeps the session they were given.
-fn respond(resolved: &Resolved, result: Result<Response, ApiError>) -> Response {
-    let mut response = result.unwrap_or_else(IntoResponse::into_response);
-    resolved.apply(&mut response);
-    response
-}
-
 async fn chat(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Response, ApiError> {
     let (parts, body) = request.into_parts();
     let input: ChatBody = json_body(body).await?;
@@ -113,10 +103,7 @@ async fn chat(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Res
             "the message is longer than {MAX_MESSAGE_CHARS} characters"
         )));
     }
-    let model = state.model.clone().map_err(|why| ApiError::Unavailable {
-        error: why,
-        reason: "no_model",
-    })?;
+    let model = state.agent_model()?;
     let key = address_key(&state, &parts);
     let resolved = visitor::current_or_new(&state, &parts.headers, &key).await?;
     let result = async {
@@ -139,7 +126,9 @@ async fn chat(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Res
         .await?
         .map_err(ApiError::Refused)?;
         let prepared = async {
-            ensure_demo_ledger(owner, &state.app).await?;
+            if !resolved.visitor.demo_cloned {
+                ensure_demo_ledger(owner, &state.app).await?;
+            }
             conversation_for_message(owner, &state.app, input.conversation_id, &message)
                 .await?
                 .ok_or(ApiError::NotFound)
@@ -158,14 +147,7 @@ async fn chat(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Res
         let stream = events.clone();
         spawn_turn(&stream, async move {
             let started = Instant::now();
-            let agent = Agent::new(
-                &state.store,
-                Scope::new(owner, state.app.clone()),
-                model.as_ref(),
-                SYSTEM_PROMPT,
-                &state.rules,
-                "web",
-            );
+            let agent = state.web_agent(owner, model.as_ref());
             let on_event = forward(&events);
             let policy = ConfirmPolicy::Suspend;
             let outcome = agent
@@ -176,7 +158,7 @@ async fn chat(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Res
         Ok(response)
     }
     .await;
-    Ok(respond(&resolved, result))
+    Ok(resolved.respond(result))
 }
 
 fn visitor_json(visitor: &Visitor) -> serde_json::Value {
@@ -193,7 +175,7 @@ async fn session(Shared(state): Shared<Arc<State>>, request: Request) -> Result<
         return Ok(Json(json!({"visitor": null, "model": model})).into_response());
     };
     let body = json!({"visitor": visitor_json(&resolved.visitor), "model": model});
-    Ok(respond(&resolved, Ok(Json(body).into_response())))
+    Ok(resolved.respond(Ok(Json(body).into_response())))
 }
 
 #[derive(Debug, Deserialize)]
@@ -227,7 +209,7 @@ async fn sign_up(Shared(state): Shared<Arc<State>>, request: Request) -> Result<
         signed_in(&state, &visitor)
     }
     .await;
-    Ok(respond(&resolved, result))
+    Ok(resolved.respond(result))
 }
 
 async fn sign_in(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Response, ApiError> {
@@ -307,16 +289,13 @@ async fn upload(
         Ok((StatusCode::CREATED, Json(upload)).into_response())
     }
     .await;
-    Ok(respond(&resolved, result))
+    Ok(resolved.respond(result))
 }
 
 async fn list_uploads(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Response, ApiError> {
     let resolved = visitor::require(&state, request.headers()).await?;
     let rows = uploads_of(resolved.visitor.owner(), &state.app).await?;
-    Ok(respond(
-        &resolved,
-        Ok(Json(json!({"uploads": rows})).into_response()),
-    ))
+    Ok(resolved.respond(Ok(Json(json!({"uploads": rows})).into_response())))
 }
 
 async fn delete_upload(
@@ -329,8 +308,5 @@ async fn delete_upload(
     if !uploads::delete_upload(resolved.visitor.owner(), &state.app, id).await? {
         return Err(ApiError::NotFound);
     }
-    Ok(respond(
-        &resolved,
-        Ok(Json(json!({"deleted": true})).into_response()),
-    ))
+    Ok(resolved.respond(Ok(Json(json!({"deleted": true})).into_response())))
 }

@@ -12,7 +12,7 @@ use std::{sync::Arc, time::Instant};
 use axum::{
     Router,
     extract::{Request, State as Shared},
-    response::{IntoResponse, Response},
+    response::Response,
     routing::post,
 };
 use chrono::Utc;
@@ -23,12 +23,7 @@ use kakeibo_api::{
     turn_stream::{forward, send_outcome, spawn_turn},
     visitor,
 };
-use kakeibo_core::prompt::SYSTEM_PROMPT;
-use kakeibo_ledger::{
-    quota::{self, QuotaKind},
-    tools::Scope,
-    turns::Agent,
-};
+use kakeibo_ledger::quota::{self, QuotaKind};
 use serde::Deserialize;
 use uuid::Uuid;
 
@@ -74,10 +69,7 @@ async fn confirm(Shared(state): Shared<Arc<State>>, request: Request) -> Result<
     if input.decisions.len() > MAX_DECISIONS {
         return Err(ApiError::BadRequest(format!("at most {MAX_DECISIONS} decisions")));
     }
-    let model = state.model.clone().map_err(|why| ApiError::Unavailable {
-        error: why,
-        reason: "no_model",
-    })?;
+    let model = state.agent_model()?;
     let resolved = visitor::require(&state, &parts.headers).await?;
     let owner = resolved.visitor.owner();
     let result = async {
@@ -99,14 +91,7 @@ async fn confirm(Shared(state): Shared<Arc<State>>, request: Request) -> Result<
         spawn_turn(&stream, async move {
             let started = Instant::now();
             let conversation = claim.conversation_id;
-            let agent = Agent::new(
-                &state.store,
-                Scope::new(owner, state.app.clone()),
-                model.as_ref(),
-                SYSTEM_PROMPT,
-                &state.rules,
-                "web",
-            );
+            let agent = state.web_agent(owner, model.as_ref());
             let on_event = forward(&events);
             let outcome = agent.confirm_claimed(claim, &decisions, &on_event).await;
             send_outcome(&events, conversation, model.model(), started, outcome);
@@ -114,7 +99,5 @@ async fn confirm(Shared(state): Shared<Arc<State>>, request: Request) -> Result<
         Ok::<_, ApiError>(response)
     }
     .await;
-    let mut response = result.unwrap_or_else(IntoResponse::into_response);
-    resolved.apply(&mut response);
-    Ok(response)
+    Ok(resolved.respond(result))
 }

@@ -46,9 +46,7 @@ pub async fn handle(state: Arc<State>, request: lambda_http::Request) -> Respons
 
 /// `value` as JSON, with the renewed session cookie when there is one.
 fn answer(resolved: &visitor::Resolved, value: impl Serialize) -> Response {
-    let mut response = Json(value).into_response();
-    resolved.apply(&mut response);
-    response
+    resolved.respond(Ok(Json(value).into_response()))
 }
 
 /// A path id; anything that is not a UUID cannot name a row, so it is `404` too.
@@ -86,7 +84,9 @@ async fn run_detail(
 async fn dashboard(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Response, ApiError> {
     let resolved = visitor::require(&state, request.headers()).await?;
     let owner = resolved.visitor.owner();
-    ensure_demo_ledger(owner, &state.app).await?;
+    if !resolved.visitor.demo_cloned {
+        ensure_demo_ledger(owner, &state.app).await?;
+    }
     let value = dashboard::dashboard(owner, &state.app).await?;
     Ok(answer(&resolved, value))
 }
