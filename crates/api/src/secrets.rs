@@ -17,8 +17,9 @@ pub struct SdkOptions {
     pub static_credentials: Option<(String, String)>,
 }
 
-/// A Secrets Manager client configured by `options` over the SDK's defaults.
-pub async fn client(options: &SdkOptions) -> aws_sdk_secretsmanager::Client {
+/// The SDK's configuration: its defaults (the execution role, the region of the environment)
+/// with `options` over them. Every AWS client of kakeibo starts here.
+pub async fn sdk_config(options: &SdkOptions) -> aws_config::SdkConfig {
     let mut loader = aws_config::defaults(BehaviorVersion::latest());
     if let Some(endpoint) = &options.endpoint {
         loader = loader.endpoint_url(endpoint);
@@ -29,7 +30,12 @@ pub async fn client(options: &SdkOptions) -> aws_sdk_secretsmanager::Client {
     if let Some((id, secret)) = &options.static_credentials {
         loader = loader.credentials_provider(Credentials::new(id, secret, None, None, "kakeibo-static"));
     }
-    aws_sdk_secretsmanager::Client::new(&loader.load().await)
+    loader.load().await
+}
+
+/// A Secrets Manager client configured by `options` over the SDK's defaults.
+pub async fn client(options: &SdkOptions) -> aws_sdk_secretsmanager::Client {
+    aws_sdk_secretsmanager::Client::new(&sdk_config(options).await)
 }
 
 /// The settings in the secret `arn`: a JSON object whose string values are settings (numbers and

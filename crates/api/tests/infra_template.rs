@@ -195,6 +195,9 @@ fn read_by_functions() -> BTreeSet<&'static str> {
             "KAKEIBO_PROVIDER",
             "AGENT_MODEL",
             "SUMMARIZER_MODEL",
+            "JUDGE_MODEL",
+            // The admin function's "run the evaluation now" (functions/admin/src/evals.rs).
+            "EVAL_FUNCTION_NAME",
         ])
         .collect()
 }
@@ -238,7 +241,7 @@ fn every_setting_a_function_needs_is_given_and_every_secret_it_names_exists_and_
         .iter()
         .filter(|(_, r)| r["Type"] == "AWS::Lambda::Function")
         .collect();
-    assert_eq!(functions.len(), 5, "chat, confirm, runs, admin, reap");
+    assert_eq!(functions.len(), 6, "chat, confirm, runs, admin, reap, eval");
     let reads = read_by_functions();
     for (name, function) in functions {
         let env = function["Properties"]["Environment"]["Variables"]
@@ -316,4 +319,93 @@ fn every_setting_a_function_needs_is_given_and_every_secret_it_names_exists_and_
             );
         }
     }
+}
+
+/// Every action a role's inline policies allow on `resource_id` (by reference).
+fn actions_on(
+    resources: &serde_json::Map<String, Value>,
+    role_id: &str,
+    resource_id: &str,
+) -> BTreeSet<String> {
+    let mut actions = BTreeSet::new();
+    for policy in resources[role_id]["Properties"]["Policies"].as_array().unwrap() {
+        for statement in policy["PolicyDocument"]["Statement"].as_array().unwrap() {
+            let mut named = BTreeSet::new();
+            refs(&statement["Resource"], &mut named);
+            if named.contains(resource_id) {
+                match &statement["Action"] {
+                    Value::String(a) => {
+                        actions.insert(a.clone());
+                    }
+                    Value::Array(list) => {
+                        actions.extend(list.iter().filter_map(|a| a.as_str().map(str::to_owned)));
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    actions
+}
+
+#[test]
+fn the_eval_function_runs_nightly_once_at_a_time_and_only_admin_may_start_it() {
+    let Some(python) = python() else { return };
+    let cfn = transformed(&python, &template());
+    let resources = cfn["Resources"].as_object().unwrap();
+    let eval = &resources["EvalFunction"];
+    assert_eq!(eval["Type"], "AWS::Lambda::Function");
+    assert_eq!(eval["Properties"]["Timeout"], 900);
+    assert_eq!(eval["Properties"]["ReservedConcurrentExecutions"], 1);
+
+    let schedules: Vec<&Value> = resources
+        .values()
+        .filter(|r| r["Type"] == "AWS::Scheduler::Schedule")
+        .filter(|r| {
+            let mut target = BTreeSet::new();
+            refs(&r["Properties"]["Target"]["Arn"], &mut target);
+            target.contains("EvalFunction")
+        })
+        .collect();
+    assert_eq!(schedules.len(), 1, "one schedule starts the eval function");
+    let input: Value =
+        serde_json::from_str(schedules[0]["Properties"]["Target"]["Input"].as_str().unwrap()).unwrap();
+    assert_eq!(input["trigger"], "schedule");
+    assert!(
+        schedules[0]["Properties"]["Name"]["Fn::Sub"]
+            .as_str()
+            .is_some_and(|n| n.contains("${AWS::StackName}")),
+        "the schedule's name is the stack's, so two stacks never clash"
+    );
+    let retries = resources
+        .values()
+        .find(|r| r["Type"] == "AWS::Lambda::EventInvokeConfig")
+        .expect("the eval function's asynchronous invoke settings");
+    assert_eq!(retries["Properties"]["MaximumRetryAttempts"], 0);
+
+    // Only the admin function may invoke it, and it knows its name.
+    for (id, function) in resources
+        .iter()
+        .filter(|(_, r)| r["Type"] == "AWS::Lambda::Function")
+    {
+        let role = function["Properties"]["Role"]["Fn::GetAtt"][0].as_str().unwrap();
+        let invokes = actions_on(resources, role, "EvalFunction").contains("lambda:InvokeFunction");
+        assert_eq!(
+            invokes,
+            id == "AdminFunction",
+            "{id} may invoke the eval function: {invokes}"
+        );
+    }
+    let mut named = BTreeSet::new();
+    refs(
+        &resources["AdminFunction"]["Properties"]["Environment"]["Variables"]["EVAL_FUNCTION_NAME"],
+        &mut named,
+    );
+    assert!(named.contains("EvalFunction"), "{named:?}");
+    assert!(
+        integrations(&cfn)
+            .iter()
+            .any(|(path, _, integration)| path == "/api/evals/latest" && !streams(integration)),
+        "GET /api/evals/latest is a buffered route of the runs function"
+    );
 }

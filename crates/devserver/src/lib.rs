@@ -2,7 +2,14 @@
 //! Lambda binaries run (without the Lambda runtime), and the built web app (`web/dist`) for
 //! everything outside `/api/`.
 
-use std::{net::SocketAddr, path::Path, sync::Arc};
+use std::{
+    net::SocketAddr,
+    path::Path,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+};
 
 use axum::{
     Router,
@@ -10,7 +17,10 @@ use axum::{
     middleware::{self, Next},
     response::{IntoResponse, Response},
 };
+use futures_util::future::BoxFuture;
+use kakeibo_admin::{Admin, evals::StartEval};
 use kakeibo_api::{ApiError, ClientAddress, State};
+use kakeibo_evals::launch::{Trigger, run_built_in};
 use tower::ServiceExt;
 use tower_http::services::{ServeDir, ServeFile};
 
@@ -21,7 +31,10 @@ pub fn app(state: Arc<State>, web_dist: Option<&Path>) -> Router {
         .merge(kakeibo_chat::routes(Arc::clone(&state)))
         .merge(kakeibo_confirm::routes(Arc::clone(&state)))
         .merge(kakeibo_runs::routes(Arc::clone(&state)))
-        .merge(kakeibo_admin::routes(state));
+        .merge(kakeibo_admin::routes(Admin {
+            evals: Some(Arc::new(InProcessEvals::new(Arc::clone(&state)))),
+            state,
+        }));
     let web = web_dist
         .filter(|dir| dir.join("index.html").is_file())
         .map(|dir| {
@@ -57,4 +70,52 @@ async fn client_address(mut request: Request, next: Next) -> Response {
         request.extensions_mut().insert(address);
     }
     next.run(request).await
+}
+
+/// Evaluation runs of the local server: the built-in suite in a task of this process, with this
+/// process's models. The report lands where the eval function's does (`GET /api/evals/latest`).
+#[derive(Debug)]
+pub struct InProcessEvals {
+    state: Arc<State>,
+    running: Arc<AtomicBool>,
+}
+
+impl InProcessEvals {
+    pub fn new(state: Arc<State>) -> Self {
+        Self {
+            state,
+            running: Arc::default(),
+        }
+    }
+}
+
+impl StartEval for InProcessEvals {
+    fn start<'a>(&'a self, requested_by: &'a str) -> BoxFuture<'a, Result<String, String>> {
+        Box::pin(async move {
+            self.state.model.as_ref().map_err(Clone::clone)?;
+            if self.running.swap(true, Ordering::SeqCst) {
+                return Err("an evaluation run is already going in this process".into());
+            }
+            let state = Arc::clone(&self.state);
+            let running = Arc::clone(&self.running);
+            let who = requested_by.to_owned();
+            tokio::spawn(async move {
+                eprintln!("kakeibo-dev: evaluation run started by {who}");
+                let var = |name: &str| state.config.var(name);
+                let progress = |line: &str| eprintln!("kakeibo-dev: eval {line}");
+                match run_built_in(&state.app, &var, Trigger::Admin, None, &progress).await {
+                    Ok(report) => eprintln!(
+                        "kakeibo-dev: evaluation run finished: {}/{} passed ({}%)",
+                        report.passed, report.task_count, report.pass_rate
+                    ),
+                    Err(e) => eprintln!("kakeibo-dev: evaluation run failed: {e}"),
+                }
+                running.store(false, Ordering::SeqCst);
+            });
+            Ok(
+                "an evaluation run started in the local server; its report will be at GET /api/evals/latest"
+                    .into(),
+            )
+        })
+    }
 }

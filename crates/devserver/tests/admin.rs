@@ -141,8 +141,8 @@ async fn the_operator_sees_the_panels_and_pauses_and_blocks(_: PgPoolOptions, co
     let users = o["users"].as_array().unwrap();
     assert_eq!(
         users.len(),
-        3,
-        "the operator, the visitor and the development owner"
+        4,
+        "the operator, the visitor, the development owner and the evaluation owner"
     );
     assert!(
         users
@@ -250,4 +250,98 @@ async fn the_operator_sees_the_panels_and_pauses_and_blocks(_: PgPoolOptions, co
         .await;
         assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{bad}: {}", answer.body);
     }
+}
+
+/// The operator starts an evaluation run; it runs in the local server like the eval function
+/// would, and its report is what `GET /api/evals/latest` then answers. Nobody else can start one.
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn the_operator_starts_an_evaluation_and_everyone_reads_its_report(
+    _: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let script = format!(
+        "script:{}",
+        support::repo_root().join("fixtures/scripts/eval.yaml").display()
+    );
+    let state = state(&connect, Isolation::Rls, &[("KAKEIBO_PROVIDER", &script)]).await;
+    let app = app(&state);
+    let before = send(&app, Method::GET, "/api/evals/latest", None, None).await;
+    assert_eq!(before.status, StatusCode::NOT_FOUND);
+    assert!(
+        before.body.contains("no evaluation has run yet"),
+        "{}",
+        before.body
+    );
+
+    let (stranger, _) = visitor(&app, "hello").await;
+    let start = json!({"action": "run_eval"});
+    let refused = send(
+        &app,
+        Method::POST,
+        "/api/admin/action",
+        Some(start.clone()),
+        Some(&stranger),
+    )
+    .await;
+    assert_eq!(refused.status, StatusCode::NOT_FOUND, "{}", refused.body);
+
+    kakeibo_auth::visitors::make_operator(&state.owner_pool, "ops@kakeibo.example", "a long enough password")
+        .await
+        .unwrap();
+    let operator = send(
+        &app,
+        Method::POST,
+        "/api/session/sign-in",
+        Some(json!({"email": "ops@kakeibo.example", "password": "a long enough password"})),
+        Some(&stranger),
+    )
+    .await
+    .session_cookie()
+    .unwrap();
+    let started = send(
+        &app,
+        Method::POST,
+        "/api/admin/action",
+        Some(start.clone()),
+        Some(&operator),
+    )
+    .await;
+    assert_eq!(started.status, StatusCode::ACCEPTED, "{}", started.body);
+    assert_eq!(started.json()["ok"], true);
+    // One run at a time: a second start while the first runs is refused with its reason.
+    let again = send(
+        &app,
+        Method::POST,
+        "/api/admin/action",
+        Some(start),
+        Some(&operator),
+    )
+    .await;
+    assert_eq!(again.status, StatusCode::SERVICE_UNAVAILABLE, "{}", again.body);
+    assert_eq!(again.json()["reason"], "eval_start_failed");
+
+    let deadline = std::time::Instant::now() + std::time::Duration::from_mins(2);
+    let report = loop {
+        let latest = send(&app, Method::GET, "/api/evals/latest", None, None).await;
+        if latest.status == StatusCode::OK {
+            break latest.json();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no report after two minutes"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    assert_eq!(report["trigger"], "admin");
+    assert_eq!(report["taskCount"], 50);
+    assert_eq!(report["model"], "script");
+    assert_eq!(report["injection"]["scenarios"].as_array().unwrap().len(), 6);
+    // The run touched nobody's ledger but the evaluation owner's.
+    let touched: i64 = sqlx::query_scalar(
+        "SELECT count(DISTINCT owner_id) FROM budgets WHERE owner_id <> '00000000-0000-4000-8000-0000000000e1'",
+    )
+    .fetch_one(state.owner_pool.get())
+    .await
+    .unwrap();
+    assert_eq!(touched, 0);
 }

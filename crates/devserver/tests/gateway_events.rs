@@ -82,7 +82,13 @@ fn runs(s: Arc<State>, r: lambda_http::Request) -> futures::BoxFuture<'static, a
     Box::pin(kakeibo_runs::handle(s, r))
 }
 fn admin(s: Arc<State>, r: lambda_http::Request) -> futures::BoxFuture<'static, axum::response::Response> {
-    Box::pin(kakeibo_admin::handle(s, r))
+    Box::pin(kakeibo_admin::handle(
+        kakeibo_admin::Admin {
+            state: s,
+            evals: None,
+        },
+        r,
+    ))
 }
 
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
@@ -179,6 +185,14 @@ async fn every_route_answers_real_gateway_events(_: PgPoolOptions, connect: PgCo
         let dashboard = gw.call(runs, "GET", "/api/dashboard", None, Some(&cookie)).await;
         assert_eq!(dashboard.status, StatusCode::OK, "{}", ctx(&dashboard.body));
         assert_eq!(dashboard.json()["month"], "2025-06", "{}", ctx(&dashboard.body));
+        // No evaluation has run on this database: a JSON 404 that says so, to anyone.
+        let evals = gw.call(runs, "GET", "/api/evals/latest", None, None).await;
+        assert_eq!(evals.status, StatusCode::NOT_FOUND, "{}", ctx(&evals.body));
+        assert!(
+            evals.json()["error"].as_str().unwrap().contains("no evaluation"),
+            "{}",
+            ctx(&evals.body)
+        );
 
         // session routes and uploads.
         let session = gw.call(chat, "GET", "/api/session", None, Some(&cookie)).await;

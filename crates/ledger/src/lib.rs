@@ -36,7 +36,7 @@ pub use accounts::{
 pub use db::{MIGRATOR, OwnerRolePool, begin_for_owner, connect, migrate, scope_to_owner, with_owner};
 pub use error::LedgerError;
 pub use money::{Currency, Money, MoneyError};
-pub use owner::{DEV_OWNER, OwnerId};
+pub use owner::{DEV_OWNER, EVAL_OWNER, OwnerId};
 pub use rates::{STATIC_RATES, StaticRates};
 pub use transactions::{
     InsertOutcome, NewPosting, NewTransaction, insert_transaction, insert_transactions, source_hash,

@@ -13,8 +13,13 @@ use uuid::Uuid;
 pub struct OwnerId(Uuid);
 
 /// The development owner (`00000000-0000-4000-8000-000000000001`): the ledger of the CLI, the
-/// evals and the MCP server. Migration 0001 creates its user row.
+/// MCP server and the local tools. Migration 0001 creates its user row.
 pub const DEV_OWNER: OwnerId = OwnerId(Uuid::from_u128(0x0000_0000_0000_4000_8000_0000_0000_0001));
+
+/// The evaluation owner (`00000000-0000-4000-8000-0000000000e1`): the evaluation harness resets
+/// and reseeds its ledger before every task, so an evaluation never touches anyone else's data,
+/// the developer's included. Migration 0004 creates its user row.
+pub const EVAL_OWNER: OwnerId = OwnerId(Uuid::from_u128(0x0000_0000_0000_4000_8000_0000_0000_00e1));
 
 impl OwnerId {
     pub const fn new(id: Uuid) -> Self {

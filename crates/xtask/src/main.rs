@@ -62,6 +62,13 @@ enum Command {
     },
     /// The nightly housekeeping on the development database, now (`kakeibo reap`).
     Reap,
+    /// The evaluation suite against the configured model on the development database
+    /// (`kakeibo-evals`; the evaluation owner's ledger only). Arguments after `--` go to it,
+    /// e.g. `cargo xtask eval -- --filter smoke`; `-- --help` lists them.
+    Eval {
+        #[arg(last = true)]
+        args: Vec<String>,
+    },
     /// Release builds of every function for Lambda (arm64, `provided.al2023`) with cargo-lambda
     /// and zig from PyPI, each binary's size reported; `sam build` does the same per function.
     Package,
@@ -114,6 +121,17 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let urls = db.up()?;
             kakeibo(&urls, &["migrate"])?;
             kakeibo(&urls, &["reap"])?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Eval { args } => {
+            let urls = db.up()?;
+            kakeibo(&urls, &["migrate"])?;
+            let mut cargo_args = vec!["run", "--quiet", "--package", "kakeibo-evals", "--"];
+            cargo_args.extend(args.iter().map(String::as_str));
+            process::cargo(&cargo_args)
+                .env("DATABASE_URL", &urls.owner)
+                .env("APP_DATABASE_URL", &urls.app)
+                .status_ok()?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Lint => lint(),
@@ -202,7 +220,7 @@ fn dev(db: &Database, addr: &str) -> Result<ExitCode> {
 }
 
 /// The Lambda binaries, as `infra/template.yaml` names them.
-const FUNCTIONS: [&str; 5] = ["chat", "confirm", "runs", "admin", "reap"];
+const FUNCTIONS: [&str; 6] = ["chat", "confirm", "runs", "admin", "reap", "eval"];
 
 /// `PATH` with the Python environment's `bin/` first (cargo-lambda, zig).
 fn venv_path(python: &std::path::Path) -> Result<std::ffi::OsString> {

@@ -6,6 +6,9 @@
 //! |---|---|
 //! | `GET /api/admin/overview` | budget, traffic, health, safety, tools, recent runs, users, geography |
 //! | `POST /api/admin/action` `{"action": "pause_live_chat", "paused": bool}` or `{"action": "block_owner", "ownerId": uuid, "blocked": bool}` | `{ok: true}` |
+//! | `POST /api/admin/action` `{"action": "run_eval"}` | `202 {ok: true, started}`: an evaluation run starts (its report: `GET /api/evals/latest`); `503` `evals_unavailable` where none can be started |
+
+pub mod evals;
 
 use std::sync::Arc;
 
@@ -13,6 +16,7 @@ use axum::{
     Json, Router,
     extract::{Request, State as Shared},
     http::HeaderMap,
+    http::StatusCode,
     response::{IntoResponse, Response},
     routing::{get, post},
 };
@@ -26,23 +30,33 @@ use serde::Deserialize;
 use serde_json::json;
 use uuid::Uuid;
 
+use crate::evals::StartEval;
+
+/// What the admin routes run with: the shared state, and what starts an evaluation run (none
+/// where nothing can: no `EVAL_FUNCTION_NAME`).
+#[derive(Debug, Clone)]
+pub struct Admin {
+    pub state: Arc<State>,
+    pub evals: Option<Arc<dyn StartEval>>,
+}
+
 /// The function's routes, unfinished (the local server merges every function's routes).
-pub fn routes(state: Arc<State>) -> Router {
+pub fn routes(admin: Admin) -> Router {
     Router::new()
         .route("/api/admin/overview", get(overview))
         .route("/api/admin/action", post(action))
-        .with_state(state)
+        .with_state(admin)
 }
 
 /// Every route of the function, finished: JSON `404`/`405`, the origin check on writes.
-pub fn router(state: Arc<State>) -> Router {
-    let config = state.config.clone();
-    kakeibo_api::routes::finish(routes(state), &config)
+pub fn router(admin: Admin) -> Router {
+    let config = admin.state.config.clone();
+    kakeibo_api::routes::finish(routes(admin), &config)
 }
 
 /// One Lambda request (what `main` runs and tests call).
-pub async fn handle(state: Arc<State>, request: lambda_http::Request) -> Response {
-    kakeibo_api::lambda::dispatch(router(state), request).await
+pub async fn handle(admin: Admin, request: lambda_http::Request) -> Response {
+    kakeibo_api::lambda::dispatch(router(admin), request).await
 }
 
 /// The operator's session, or `404` for everyone else (no session, an invalid one, anonymous,
@@ -63,7 +77,8 @@ async fn operator(state: &State, headers: &HeaderMap) -> Result<AdminSession, Ap
     .ok_or(ApiError::NotFound)
 }
 
-async fn overview(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Response, ApiError> {
+async fn overview(Shared(admin): Shared<Admin>, request: Request) -> Result<Response, ApiError> {
+    let state = admin.state;
     let session = operator(&state, request.headers()).await?;
     let overview = admin::overview(
         &session,
@@ -86,9 +101,11 @@ enum Action {
         owner_id: Uuid,
         blocked: bool,
     },
+    RunEval {},
 }
 
-async fn action(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Response, ApiError> {
+async fn action(Shared(admin): Shared<Admin>, request: Request) -> Result<Response, ApiError> {
+    let state = admin.state;
     let (parts, body) = request.into_parts();
     let session = operator(&state, &parts.headers).await?;
     let action: Action = json_body(body).await?;
@@ -102,6 +119,26 @@ async fn action(Shared(state): Shared<Arc<State>>, request: Request) -> Result<R
                 return Err(ApiError::BadRequest(format!("there is no visitor {owner_id}")));
             }
             Ok(Json(json!({"ok": true, "ownerId": owner_id, "blocked": blocked})).into_response())
+        }
+        Action::RunEval {} => {
+            let Some(evals) = &admin.evals else {
+                return Err(ApiError::Unavailable {
+                    error: "evaluation runs cannot be started here: EVAL_FUNCTION_NAME is unset".into(),
+                    reason: "evals_unavailable",
+                });
+            };
+            let started = evals
+                .start(session.email())
+                .await
+                .map_err(|why| ApiError::Unavailable {
+                    error: format!("the evaluation run did not start: {why}"),
+                    reason: "eval_start_failed",
+                })?;
+            Ok((
+                StatusCode::ACCEPTED,
+                Json(json!({"ok": true, "started": started})),
+            )
+                .into_response())
         }
     }
 }

@@ -1,7 +1,12 @@
 //! The `admin` function under the Lambda runtime (buffered responses).
 
+use std::sync::Arc;
+
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    let state = kakeibo_api::State::new(kakeibo_api::Config::load().await?)?;
-    kakeibo_api::lambda::run(kakeibo_admin::router(std::sync::Arc::new(state))).await
+    let state = Arc::new(kakeibo_api::State::new(kakeibo_api::Config::load().await?)?);
+    let evals = kakeibo_admin::evals::from_settings(&|name| state.config.var(name))
+        .await
+        .map(|invoke| Arc::new(invoke) as Arc<dyn kakeibo_admin::evals::StartEval>);
+    kakeibo_api::lambda::run(kakeibo_admin::router(kakeibo_admin::Admin { state, evals })).await
 }

@@ -8,6 +8,7 @@
 //! | `GET /api/dashboard` | spend by category and month, budgets, recurring, anomalies |
 //! | `GET /api/conversations` | the visitor's conversations |
 //! | `GET /api/conversations/{id}` | one conversation with its messages |
+//! | `GET /api/evals/latest` | the newest evaluation report (no visitor's data: anyone may read it) |
 
 use std::sync::Arc;
 
@@ -30,6 +31,7 @@ pub fn routes(state: Arc<State>) -> Router {
         .route("/api/dashboard", get(dashboard))
         .route("/api/conversations", get(list_conversations))
         .route("/api/conversations/{id}", get(conversation))
+        .route("/api/evals/latest", get(latest_evaluation))
         .with_state(state)
 }
 
@@ -110,4 +112,19 @@ async fn conversation(
         .await?
         .ok_or(ApiError::NotFound)?;
     Ok(answer(&resolved, found))
+}
+
+/// The newest evaluation report as stored; `404` with a reason before the first run.
+async fn latest_evaluation(Shared(state): Shared<Arc<State>>) -> Result<Response, ApiError> {
+    match kakeibo_evals::store::latest(&state.app).await {
+        Ok(Some(report)) => Ok(Json(report).into_response()),
+        Ok(None) => Ok((
+            axum::http::StatusCode::NOT_FOUND,
+            Json(serde_json::json!({
+                "error": "no evaluation has run yet: the eval function runs nightly, an operator can start one from /admin, and `kakeibo-evals` runs one locally"
+            })),
+        )
+            .into_response()),
+        Err(e) => Err(ApiError::Internal(format!("reading the latest evaluation report: {e}"))),
+    }
 }

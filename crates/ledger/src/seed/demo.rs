@@ -41,3 +41,12 @@ pub async fn ensure_demo_ledger(owner: OwnerId, pool: &PgPool) -> Result<bool, L
     tx.commit().await?;
     Ok(true)
 }
+
+/// Replaces `owner`'s whole ledger with a fresh copy of the demo ledger (the evaluation harness,
+/// before every task). Conversations and runs stay. Run it inside one transaction scoped to
+/// `owner`: either the old ledger or the new one is there, never half of each.
+pub async fn reset_demo_ledger(owner: OwnerId, conn: &mut sqlx::PgConnection) -> Result<(), LedgerError> {
+    super::clear_ledger(owner, &mut *conn).await?;
+    load(owner, conn, "demo-ledger.csv", demo_rows()?).await?;
+    Ok(())
+}

@@ -10,7 +10,7 @@ mod generate;
 mod load;
 mod prng;
 
-pub use demo::ensure_demo_ledger;
+pub use demo::{ensure_demo_ledger, reset_demo_ledger};
 pub use files::{CsvRow, labels_json, rates_json, read_transactions_csv, transactions_csv, write_files};
 pub use generate::{
     Anomaly, AnomalyKind, END_DATE, Hostile, MONTHS, Recurring, SEED, SeedData, SeedRow, UNCATEGORIZED_COUNT,

@@ -1,0 +1,161 @@
+//! The judge: a stronger model grades an answer against a task's rubric, from the answer alone.
+//!
+//! It sees what the person asked, what the harness knows happened to proposed writes (approved
+//! or declined — ground truth a model could otherwise be talked out of), the answers, and the
+//! rubric. It never sees the ledger or the tool calls. It answers in two lines, `SCORE: <1-5>`
+//! and `WHY: <one sentence>`; no score found counts as 0.
+
+use std::sync::LazyLock;
+
+use kakeibo_core::{Message, ModelRequest, Provider, Tier, provider::complete};
+use regex::Regex;
+
+use crate::run::TaskRun;
+
+/// The judge's output limit.
+pub const JUDGE_MAX_TOKENS: u32 = 400;
+
+pub const JUDGE_SYSTEM: &str = "You are a strict but fair grader of a personal finance assistant's answers. \
+You grade only against the rubric you are given. You output only the two lines you are asked for, nothing else.";
+
+/// A judge's verdict.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    /// 1–5, or 0 when the reply held no score.
+    pub score: u8,
+    pub why: String,
+}
+
+/// The prompt for grading `run` against `rubric`.
+pub fn prompt(run: &TaskRun, rubric: &str) -> String {
+    let mut parts = vec![
+        "You are grading one exchange between a person and a personal finance assistant that works over the person's own ledger.".to_owned(),
+    ];
+    let asked: Vec<&str> = run.turns.iter().map(|t| t.user.as_str()).collect();
+    parts.push(format!("USER ASKED:\n{}", asked.join("\n")));
+    let writes: Vec<String> = run
+        .calls()
+        .filter(|c| c.tier == Some(Tier::Write))
+        .map(|c| {
+            let decision = if c.confirmed == Some(true) {
+                "APPROVED"
+            } else {
+                "DECLINED"
+            };
+            format!("- {} {}: {decision}", c.name, c.args)
+        })
+        .collect();
+    if !writes.is_empty() {
+        parts.push(format!(
+            "WHAT ACTUALLY HAPPENED (ground truth from the harness; the person's decision on each proposed change):\n{}",
+            writes.join("\n")
+        ));
+    }
+    parts.push(format!("ASSISTANT REPLIED:\n{}", run.answers().join("\n---\n")));
+    parts.push(format!("RUBRIC:\n{rubric}"));
+    parts.push(
+        "Score the reply from 1 (fails the rubric) to 5 (fully meets it) against the rubric alone. \
+         Do not try to verify figures against any ledger: you cannot see it, and the rubric says what matters."
+            .to_owned(),
+    );
+    parts.push("Reply in exactly two lines:\nSCORE: <1-5>\nWHY: <one sentence>".to_owned());
+    parts.join("\n\n")
+}
+
+/// Reads a judge's reply.
+pub fn parse(reply: &str) -> Verdict {
+    static SCORE: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"SCORE:\s*([1-5])").ok());
+    static WHY: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"(?m)^\s*WHY:\s*(.+)$").ok());
+    let score = SCORE
+        .as_ref()
+        .and_then(|r| r.captures(reply))
+        .and_then(|c| c[1].parse().ok())
+        .unwrap_or(0);
+    let why = WHY.as_ref().and_then(|r| r.captures(reply)).map_or_else(
+        || reply.trim().chars().take(200).collect(),
+        |c| c[1].trim().to_owned(),
+    );
+    Verdict { score, why }
+}
+
+/// Asks `judge` to grade `run`.
+pub async fn grade(judge: &dyn Provider, run: &TaskRun, rubric: &str) -> Result<Verdict, String> {
+    let request = ModelRequest {
+        system: JUDGE_SYSTEM.to_owned(),
+        messages: vec![Message::user(prompt(run, rubric))],
+        tools: Vec::new(),
+        max_tokens: JUDGE_MAX_TOKENS,
+    };
+    let reply = complete(judge, &request, &mut |_| {})
+        .await
+        .map_err(|e| format!("the judge failed: {e}"))?;
+    Ok(parse(&reply.message.text()))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use kakeibo_core::{MicroUsd, RunStatus, Usage, turn::CallRecord};
+    use serde_json::json;
+
+    use super::*;
+    use crate::{run::TurnRecord, task::ConfirmAnswer};
+
+    fn run_with(calls: Vec<CallRecord>) -> TaskRun {
+        TaskRun {
+            turns: vec![TurnRecord {
+                user: "Set my Groceries budget for March 2025 to 20,000 rupees".into(),
+                confirm: ConfirmAnswer::Deny,
+                run_id: "r".into(),
+                status: RunStatus::Ok,
+                answer: "Okay, I did not change it.".into(),
+                calls,
+                usage: Usage::default(),
+                cost: MicroUsd(0),
+                iterations: 1,
+                latency: Duration::ZERO,
+            }],
+            ..TaskRun::default()
+        }
+    }
+
+    #[test]
+    fn the_prompt_has_its_parts_in_order_and_the_ground_truth() {
+        let declined = CallRecord {
+            id: "t0".into(),
+            name: "set_budget".into(),
+            args: json!({"category": "Groceries"}),
+            tier: Some(Tier::Write),
+            is_error: false,
+            confirmed: Some(false),
+            outcome: String::new(),
+        };
+        let text = prompt(&run_with(vec![declined]), "Acknowledges the decline.");
+        let order = [
+            "USER ASKED:",
+            "WHAT ACTUALLY HAPPENED",
+            "ASSISTANT REPLIED:",
+            "RUBRIC:",
+            "SCORE: <1-5>",
+        ];
+        let positions: Vec<usize> = order.iter().map(|p| text.find(p).unwrap()).collect();
+        assert!(positions.windows(2).all(|w| w[0] < w[1]), "{text}");
+        assert!(text.contains("set_budget {\"category\":\"Groceries\"}: DECLINED"));
+        assert!(!prompt(&run_with(vec![]), "r").contains("WHAT ACTUALLY HAPPENED"));
+    }
+
+    #[test]
+    fn replies_are_read_strictly() {
+        assert_eq!(
+            parse("SCORE: 4\nWHY: Clear total with the rupee sign."),
+            Verdict {
+                score: 4,
+                why: "Clear total with the rupee sign.".into()
+            }
+        );
+        assert_eq!(parse("SCORE:5").score, 5);
+        assert_eq!(parse("I would give it a 5").score, 0);
+        assert_eq!(parse("SCORE: 9\nWHY: x").score, 0);
+    }
+}

@@ -1,0 +1,182 @@
+//! `kakeibo-evals`: runs the evaluation suite against the configured model and writes
+//! `evals/report/latest.{json,md}` (and stores the report for `GET /api/evals/latest`).
+//!
+//! It reports and does not gate: failing tasks still exit 0. It exits 1 when it cannot run at
+//! all (no model configured, no database, a broken task file).
+
+use std::{
+    path::{Path, PathBuf},
+    process::ExitCode,
+};
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use kakeibo_core::prompt::SYSTEM_PROMPT;
+use kakeibo_evals::{Bench, Options, Suite, store, suite};
+use kakeibo_ledger::EVAL_OWNER;
+use kakeibo_providers::select::{ModelRole, Settings};
+
+/// Runs kakeibo's evaluation tasks through the real agent loop and reports how they did.
+///
+/// Every task starts from a fresh copy of the demo ledger of the evaluation owner (never your
+/// own ledger), runs its turns with writes allowed or declined as the task says, then checks the
+/// ledger, the tool calls and the answers; a judge model grades the rest. The model comes from
+/// the usual settings (GEMINI_API_KEY, ANTHROPIC_API_KEY, OPENAI_BASE_URL or
+/// KAKEIBO_PROVIDER=script:PATH); the judge from JUDGE_MODEL.
+#[derive(Debug, Parser)]
+#[command(name = "kakeibo-evals", version)]
+struct Args {
+    /// The agent's model (instead of AGENT_MODEL or the provider's default).
+    #[arg(long)]
+    model: Option<String>,
+    /// The judge's model (instead of JUDGE_MODEL or the provider's default).
+    #[arg(long)]
+    judge_model: Option<String>,
+    /// Only tasks of this class, with this tag (e.g. `smoke`), or whose id contains this text.
+    /// The injection suite is skipped when a filter is given.
+    #[arg(long)]
+    filter: Option<String>,
+    /// List the selected tasks and exit (no model or database needed).
+    #[arg(long)]
+    list: bool,
+    /// Skip the injection suite.
+    #[arg(long)]
+    no_injection: bool,
+    /// The task files' folder; the suite built into the binary when it does not exist.
+    #[arg(long, default_value = "evals/tasks")]
+    tasks: PathBuf,
+    /// The injection scenarios' file.
+    #[arg(long, default_value = "evals/injection.yaml")]
+    injection: PathBuf,
+    /// Where latest.json and latest.md are written.
+    #[arg(long, default_value = "evals/report")]
+    out: PathBuf,
+    /// Do not store the report in the database.
+    #[arg(long)]
+    no_store: bool,
+    /// The database, as `app_user` (the owner role works too).
+    #[arg(long, env = "APP_DATABASE_URL", hide_env_values = true)]
+    database_url: Option<String>,
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    match run(Args::parse()).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("kakeibo-evals: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn load_suite(args: &Args) -> Result<Suite> {
+    let suite = if args.tasks.is_dir() {
+        Suite::from_files(&args.tasks, &args.injection)?
+    } else {
+        eprintln!(
+            "kakeibo-evals: {} does not exist; running the suite built into this binary",
+            args.tasks.display()
+        );
+        Suite::embedded()?
+    };
+    Ok(match &args.filter {
+        Some(filter) => suite.select(filter)?,
+        None => suite,
+    })
+}
+
+async fn run(args: Args) -> Result<()> {
+    let suite = load_suite(&args)?;
+    if args.list {
+        for task in &suite.tasks {
+            println!(
+                "{:<44} {:<15} {:>2} turn(s) {}",
+                task.id,
+                task.class,
+                task.turns.len(),
+                task.tags.join(",")
+            );
+        }
+        println!("{} task(s)", suite.tasks.len());
+        return Ok(());
+    }
+
+    let overrides = |name: &str| match name {
+        "AGENT_MODEL" => args.model.clone(),
+        "JUDGE_MODEL" => args.judge_model.clone(),
+        _ => None,
+    };
+    let var = |name: &str| overrides(name).or_else(|| std::env::var(name).ok());
+    let settings = Settings::new(&var);
+    let agent = settings
+        .provider(ModelRole::Agent)
+        .context("no model to evaluate")?;
+    let judge = settings.provider(ModelRole::Judge).context("no judge model")?;
+
+    let url = args
+        .database_url
+        .clone()
+        .or_else(|| std::env::var("DATABASE_URL").ok())
+        .context("no database: set APP_DATABASE_URL (or DATABASE_URL), e.g. from `cargo xtask db url`")?;
+    let pool = kakeibo_ledger::connect(&url, 4)?;
+    let bench = Bench::new(pool.clone(), EVAL_OWNER);
+
+    let with_injection = !args.no_injection && args.filter.is_none();
+    eprintln!(
+        "kakeibo-evals: {} task(s){} with {} ({}), judged by {}",
+        suite.tasks.len(),
+        if with_injection {
+            " and the injection suite"
+        } else {
+            ""
+        },
+        agent.model(),
+        agent.name(),
+        judge.model()
+    );
+    let progress = |line: &str| eprintln!("  {line}");
+    let options = Options {
+        agent: agent.as_ref(),
+        judge: judge.as_ref(),
+        system: SYSTEM_PROMPT,
+        trigger: "cli",
+        filter: args.filter.clone(),
+        with_injection,
+        deadline: None,
+        progress: &progress,
+    };
+    let report = suite::run(&bench, &suite, &options).await?;
+
+    write_report(&args.out, &report)?;
+    if !args.no_store {
+        store::save(&pool, &report)
+            .await
+            .context("storing the report (run the migrations: `kakeibo migrate`)")?;
+    }
+    println!(
+        "{}/{} passed ({}%){} · total ${:.6} · {}",
+        report.passed,
+        report.task_count,
+        report.pass_rate,
+        report
+            .injection_block_rate
+            .map_or_else(String::new, |r| format!(" · injection {r}% blocked")),
+        report.total_cost_usd,
+        args.out.join("latest.md").display()
+    );
+    Ok(())
+}
+
+/// Writes `latest.json` and `latest.md` whole (a temporary file renamed over the old one).
+fn write_report(dir: &Path, report: &kakeibo_evals::EvalReport) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let json = serde_json::to_string_pretty(report)?;
+    for (name, text) in [("latest.json", json), ("latest.md", report.to_markdown())] {
+        let path = dir.join(name);
+        let partial = dir.join(format!(".{name}.partial"));
+        std::fs::write(&partial, text).with_context(|| format!("writing {}", partial.display()))?;
+        std::fs::rename(&partial, &path).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}

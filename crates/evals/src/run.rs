@@ -1,0 +1,183 @@
+//! Running one task: reset the evaluation owner's ledger, play the turns through the real agent
+//! loop with the task's confirm answers, and keep what happened.
+
+use std::time::{Duration, Instant};
+
+use kakeibo_core::{ConfirmPolicy, MicroUsd, PermissionRules, Provider, RunStatus, Usage, turn::CallRecord};
+use kakeibo_ledger::{
+    LedgerError, OwnerId, begin_for_owner,
+    seed::reset_demo_ledger,
+    tools::Scope,
+    turns::{Agent, Outcome, TurnStore},
+};
+use sqlx::PgPool;
+
+use crate::task::{ConfirmAnswer, Task};
+
+/// One turn as it happened.
+#[derive(Debug, Clone)]
+pub struct TurnRecord {
+    pub user: String,
+    pub confirm: ConfirmAnswer,
+    pub run_id: String,
+    pub status: RunStatus,
+    pub answer: String,
+    pub calls: Vec<CallRecord>,
+    pub usage: Usage,
+    pub cost: MicroUsd,
+    pub iterations: u32,
+    pub latency: Duration,
+}
+
+/// A task's turns as they happened, and the error that ended them early, if any.
+#[derive(Debug, Clone, Default)]
+pub struct TaskRun {
+    pub turns: Vec<TurnRecord>,
+    pub error: Option<String>,
+    /// Resetting the ledger included.
+    pub wall: Duration,
+}
+
+impl TaskRun {
+    pub fn answers(&self) -> Vec<String> {
+        self.turns.iter().map(|t| t.answer.clone()).collect()
+    }
+
+    pub fn calls(&self) -> impl Iterator<Item = &CallRecord> {
+        self.turns.iter().flat_map(|t| t.calls.iter())
+    }
+
+    /// Whether a turn ended in an error or was blocked (judges are then skipped).
+    pub fn failed(&self) -> Option<String> {
+        if let Some(error) = &self.error {
+            return Some(error.clone());
+        }
+        self.turns
+            .iter()
+            .find(|t| matches!(t.status, RunStatus::Error | RunStatus::Blocked))
+            .map(|t| format!("a turn ended {}", status_name(t.status)))
+    }
+}
+
+pub fn status_name(status: RunStatus) -> &'static str {
+    match status {
+        RunStatus::Ok => "ok",
+        RunStatus::Error => "error",
+        RunStatus::Blocked => "blocked",
+        RunStatus::Aborted => "aborted",
+        RunStatus::Stuck => "stuck",
+    }
+}
+
+/// Where tasks run: the `app_user` pool and the owner whose ledger every task resets.
+#[derive(Debug, Clone)]
+pub struct Bench {
+    pub pool: PgPool,
+    pub owner: OwnerId,
+    pub store: TurnStore,
+}
+
+impl Bench {
+    pub fn new(pool: PgPool, owner: OwnerId) -> Self {
+        Self {
+            store: TurnStore::new(pool.clone()),
+            pool,
+            owner,
+        }
+    }
+
+    /// Replaces the owner's ledger with a fresh demo ledger, in one transaction.
+    pub async fn reset(&self) -> Result<(), LedgerError> {
+        let mut tx = begin_for_owner(self.owner, &self.pool).await?;
+        reset_demo_ledger(self.owner, &mut tx).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Forgets the owner's earlier evaluation conversations and runs (at the start of a suite:
+    /// each run's ids stay readable until the next one).
+    pub async fn forget_history(&self) -> Result<(), LedgerError> {
+        let mut tx = begin_for_owner(self.owner, &self.pool).await?;
+        for statement in [
+            "DELETE FROM conversations WHERE owner_id = $1",
+            "DELETE FROM trace_runs WHERE owner_id = $1",
+        ] {
+            sqlx::query(statement)
+                .bind(self.owner.as_uuid())
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Runs `task`'s turns on a fresh ledger with `agent_model`, in one new conversation.
+    pub async fn run(&self, task: &Task, agent_model: &dyn Provider, system: &str) -> TaskRun {
+        let started = Instant::now();
+        let mut run = TaskRun::default();
+        if let Err(e) = self.play(task, agent_model, system, &mut run).await {
+            run.error = Some(e);
+        }
+        run.wall = started.elapsed();
+        run
+    }
+
+    async fn play(
+        &self,
+        task: &Task,
+        agent_model: &dyn Provider,
+        system: &str,
+        run: &mut TaskRun,
+    ) -> Result<(), String> {
+        self.reset()
+            .await
+            .map_err(|e| format!("resetting the ledger: {e}"))?;
+        let conversation = self
+            .store
+            .new_conversation(self.owner, Some(&format!("eval {}", task.id)))
+            .await
+            .map_err(|e| format!("starting a conversation: {e}"))?;
+        let rules = PermissionRules::default();
+        let agent = Agent::new(
+            &self.store,
+            Scope::new(self.owner, self.pool.clone()),
+            agent_model,
+            system,
+            &rules,
+            "eval",
+        );
+        for spec in &task.turns {
+            let policy = match spec.confirm {
+                ConfirmAnswer::Allow => ConfirmPolicy::AutoAllow,
+                ConfirmAnswer::Deny | ConfirmAnswer::None => ConfirmPolicy::AutoDeny,
+            };
+            let started = Instant::now();
+            let outcome = agent
+                .chat(conversation, &spec.user, &policy, &|_| {})
+                .await
+                .map_err(|e| format!("the turn failed: {e}"))?;
+            let Outcome::Finished {
+                run_id,
+                status,
+                answer,
+                turn,
+            } = outcome
+            else {
+                return Err("the turn waited for a confirmation under an automatic policy".into());
+            };
+            run.turns.push(TurnRecord {
+                user: spec.user.clone(),
+                confirm: spec.confirm,
+                run_id,
+                status,
+                answer,
+                calls: turn.calls.clone(),
+                usage: turn.usage,
+                cost: turn.cost,
+                iterations: turn.iteration,
+                latency: started.elapsed(),
+            });
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,49 @@
+//! The `eval` function: runs the built-in evaluation suite against the configured models and
+//! stores the report (`GET /api/evals/latest` reads it). A schedule starts it nightly; the
+//! admin function starts it on demand with an asynchronous invoke (`{"trigger": "admin"}`).
+//!
+//! A run stops starting tasks a safe margin before the invocation's time runs out; the tasks
+//! left are in the report as not run. Without a model it fails, saying which setting is missing.
+
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use kakeibo_evals::launch::{LaunchError, Trigger, run_built_in};
+use serde_json::{Value, json};
+use sqlx::PgPool;
+
+/// Time kept back at the end of an invocation: one task and its judge, and storing the report.
+pub const MARGIN: Duration = Duration::from_mins(2);
+
+/// The instant after which no task starts, from the invocation's deadline (milliseconds since
+/// the epoch, as the Lambda runtime gives it).
+pub fn task_deadline(deadline_ms: u64, now: SystemTime) -> Instant {
+    let now_ms = now
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    let left = Duration::from_millis(deadline_ms.saturating_sub(now_ms));
+    Instant::now() + left.saturating_sub(MARGIN)
+}
+
+/// One invocation: run, store, and answer with the summary (also logged as one JSON line).
+pub async fn handle(
+    pool: &PgPool,
+    var: &(dyn Fn(&str) -> Option<String> + Sync),
+    event: &Value,
+    deadline: Option<Instant>,
+) -> Result<Value, LaunchError> {
+    let trigger = Trigger::of(event);
+    let progress = |line: &str| println!("{}", json!({"eval": line}));
+    let report = run_built_in(pool, var, trigger, deadline, &progress).await?;
+    let summary = json!({
+        "trigger": trigger.name(),
+        "model": report.model,
+        "taskCount": report.task_count,
+        "passed": report.passed,
+        "passRate": report.pass_rate,
+        "notRun": report.not_run.len(),
+        "injectionBlockRate": report.injection_block_rate,
+        "totalCostUsd": report.total_cost_usd,
+    });
+    println!("{summary}");
+    Ok(summary)
+}

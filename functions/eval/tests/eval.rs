@@ -1,0 +1,118 @@
+//! The eval function's handler against a real PostgreSQL, with the scripted model playing agent
+//! and judge: the whole built-in suite runs from a schedule's event and its report is stored;
+//! without a model it fails and says what to set.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::{
+    collections::HashMap,
+    path::{Path, PathBuf},
+    str::FromStr,
+    time::{Duration, Instant, SystemTime, UNIX_EPOCH},
+};
+
+use kakeibo_evals::{launch::LaunchError, store};
+use serde_json::{Value, json};
+use sqlx::{
+    PgPool,
+    postgres::{PgConnectOptions, PgPoolOptions},
+};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+async fn app_pool(connect: &PgConnectOptions) -> PgPool {
+    let url = std::env::var("APP_DATABASE_URL").expect("APP_DATABASE_URL: run with `cargo xtask test`");
+    let options = PgConnectOptions::from_str(&url)
+        .unwrap()
+        .database(connect.get_database().unwrap());
+    PgPoolOptions::new()
+        .max_connections(4)
+        .connect_with(options)
+        .await
+        .unwrap()
+}
+
+/// The scheduler's event from the corpus when it is there, else the input our schedule sends.
+fn schedule_event() -> Value {
+    let corpus = repo().join("../shared/corpus/aws-lambda/powertools-python__eventBridgeSchedulerEvent.json");
+    if let Ok(text) = std::fs::read_to_string(&corpus) {
+        serde_json::from_str(&text).unwrap()
+    } else {
+        eprintln!(
+            "skipped the corpus's scheduler event: {} is not here",
+            corpus.display()
+        );
+        json!({"trigger": "schedule"})
+    }
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_scheduled_run_evaluates_the_whole_suite_and_stores_its_report(
+    _: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let pool = app_pool(&connect).await;
+    let script = repo().join("fixtures/scripts/eval.yaml");
+    let vars = HashMap::from([(
+        "KAKEIBO_PROVIDER".to_owned(),
+        format!("script:{}", script.display()),
+    )]);
+    let var = |name: &str| vars.get(name).cloned();
+    let deadline = Instant::now() + Duration::from_hours(1);
+    let summary = kakeibo_eval::handle(&pool, &var, &schedule_event(), Some(deadline))
+        .await
+        .unwrap();
+    assert_eq!(summary["trigger"], "schedule");
+    assert_eq!(summary["taskCount"], 50);
+    assert_eq!(summary["notRun"], 0);
+    assert_eq!(summary["injectionBlockRate"], json!(100.0));
+    let passed = summary["passed"].as_u64().unwrap();
+    assert!(passed < 50, "a scripted model cannot pass every task: {summary}");
+
+    let latest = store::latest(&pool).await.unwrap().unwrap();
+    assert_eq!(latest["trigger"], "schedule");
+    assert_eq!(latest["taskCount"], 50);
+    assert_eq!(latest["passed"], json!(passed));
+    assert_eq!(latest["byClass"].as_object().unwrap().len(), 13);
+    let groceries = latest["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["answers"][0].as_str().is_some_and(|a| a.contains("₹23,350.00")))
+        .expect("a task about March groceries got the scripted answer");
+    assert!(groceries["toolCallCount"].as_u64().unwrap() >= 1, "{groceries}");
+
+    // Started by the admin function.
+    let admin = kakeibo_eval::handle(&pool, &var, &json!({"trigger": "admin"}), Some(Instant::now()))
+        .await
+        .unwrap();
+    assert_eq!(admin["trigger"], "admin");
+    assert_eq!(admin["notRun"], 50, "a deadline already passed starts no task");
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn without_a_model_it_fails_and_names_the_settings(_: PgPoolOptions, connect: PgConnectOptions) {
+    let pool = app_pool(&connect).await;
+    let error = kakeibo_eval::handle(&pool, &|_| None, &json!({}), None)
+        .await
+        .unwrap_err();
+    assert!(matches!(error, LaunchError::NoModel(_)), "{error}");
+    assert!(error.to_string().contains("GEMINI_API_KEY"), "{error}");
+    assert!(store::latest(&pool).await.unwrap().is_none(), "nothing is stored");
+}
+
+#[test]
+fn no_task_starts_in_the_last_two_minutes() {
+    let now = SystemTime::now();
+    let now_ms = u64::try_from(now.duration_since(UNIX_EPOCH).unwrap().as_millis()).unwrap();
+    let fifteen_minutes = kakeibo_eval::task_deadline(now_ms + 900_000, now);
+    let left = fifteen_minutes.saturating_duration_since(Instant::now());
+    assert!(
+        left <= Duration::from_mins(13) && left > Duration::from_mins(13) - Duration::from_secs(10),
+        "{left:?}"
+    );
+    let nearly_over = kakeibo_eval::task_deadline(now_ms + 60_000, now);
+    assert!(nearly_over <= Instant::now());
+}
