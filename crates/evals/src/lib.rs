@@ -21,6 +21,8 @@ pub mod run;
 pub mod store;
 pub mod suite;
 pub mod task;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 pub use report::EvalReport;
 pub use run::Bench;

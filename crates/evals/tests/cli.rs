@@ -4,16 +4,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::{
-    path::{Path, PathBuf},
-    process::{Command, Output},
-};
+use std::process::{Command, Output};
+
+use kakeibo_evals::testing::{app_url, repo_root as repo};
 
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 /// The binary, with no model settings from the calling environment.
 fn evals(args: &[&str]) -> Command {
@@ -41,13 +36,6 @@ fn text(out: &Output) -> String {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     )
-}
-
-/// `APP_DATABASE_URL` with the test's database instead of its own.
-fn app_url(connect: &PgConnectOptions) -> String {
-    let url = std::env::var("APP_DATABASE_URL").expect("APP_DATABASE_URL: run with `cargo xtask test`");
-    let (server, _) = url.rsplit_once('/').unwrap();
-    format!("{server}/{}", connect.get_database().unwrap())
 }
 
 #[test]

@@ -4,11 +4,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::{
-    path::{Path, PathBuf},
-    str::FromStr,
-};
-
 use kakeibo_core::{
     Block, Message, ModelRequest, Role,
     prompt::SYSTEM_PROMPT,
@@ -19,30 +14,11 @@ use kakeibo_evals::{
     checks::CheckOutcome,
     store, suite,
     task::{ConfirmAnswer, parse},
+    testing::{app_pool, repo_root as repo},
 };
 use kakeibo_ledger::EVAL_OWNER;
 use serde_json::{Value, json};
-use sqlx::{
-    PgPool,
-    postgres::{PgConnectOptions, PgPoolOptions},
-};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// A pool on the test's database as `app_user` (the credentials of `APP_DATABASE_URL`).
-async fn app_pool(connect: &PgConnectOptions) -> PgPool {
-    let url = std::env::var("APP_DATABASE_URL").expect("APP_DATABASE_URL: run with `cargo xtask test`");
-    let options = PgConnectOptions::from_str(&url)
-        .unwrap()
-        .database(connect.get_database().unwrap());
-    PgPoolOptions::new()
-        .max_connections(4)
-        .connect_with(options)
-        .await
-        .unwrap()
-}
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
 /// The number of text messages the person typed so far in `request` (the turn's index + 1), and
 /// how many model replies followed the last one.

@@ -6,33 +6,16 @@
 
 use std::{
     collections::HashMap,
-    path::{Path, PathBuf},
-    str::FromStr,
     time::{Duration, Instant, SystemTime, UNIX_EPOCH},
 };
 
-use kakeibo_evals::{launch::LaunchError, store};
-use serde_json::{Value, json};
-use sqlx::{
-    PgPool,
-    postgres::{PgConnectOptions, PgPoolOptions},
+use kakeibo_evals::{
+    launch::LaunchError,
+    store,
+    testing::{app_pool, repo_root as repo},
 };
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-async fn app_pool(connect: &PgConnectOptions) -> PgPool {
-    let url = std::env::var("APP_DATABASE_URL").expect("APP_DATABASE_URL: run with `cargo xtask test`");
-    let options = PgConnectOptions::from_str(&url)
-        .unwrap()
-        .database(connect.get_database().unwrap());
-    PgPoolOptions::new()
-        .max_connections(4)
-        .connect_with(options)
-        .await
-        .unwrap()
-}
+use serde_json::{Value, json};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
 /// The scheduler's event from the corpus when it is there, else the input our schedule sends.
 fn schedule_event() -> Value {
