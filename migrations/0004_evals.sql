@@ -13,11 +13,15 @@ CREATE TABLE eval_reports (
     finished_at timestamptz NOT NULL,
     trigger     text NOT NULL CHECK (trigger IN ('schedule', 'admin', 'cli')),
     model       text NOT NULL,
+    -- The filter a local run was given (NULL: the whole suite), and whether every selected task
+    -- ran: GET /api/evals/latest prefers the newest whole, complete run.
+    filter      text,
+    complete    boolean NOT NULL,
     task_count  integer NOT NULL CHECK (task_count >= 0),
     passed      integer NOT NULL CHECK (passed >= 0 AND passed <= task_count),
     report      jsonb NOT NULL
 );
-CREATE INDEX eval_reports_finished_idx ON eval_reports (finished_at DESC);
+CREATE INDEX eval_reports_finished_idx ON eval_reports ((filter IS NULL AND complete), finished_at DESC);
 
 -- The eval function stores reports and the runs function reads the latest, both as app_user.
 -- The table holds no owner's data, so it has no row-level policy.

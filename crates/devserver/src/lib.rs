@@ -20,7 +20,7 @@ use axum::{
 use futures_util::future::BoxFuture;
 use kakeibo_admin::{Admin, evals::StartEval};
 use kakeibo_api::{ApiError, ClientAddress, State};
-use kakeibo_evals::launch::{Trigger, run_built_in};
+use kakeibo_evals::launch::{Trigger, models, run_built_in};
 use tower::ServiceExt;
 use tower_http::services::{ServeDir, ServeFile};
 
@@ -92,14 +92,16 @@ impl InProcessEvals {
 impl StartEval for InProcessEvals {
     fn start<'a>(&'a self, requested_by: &'a str) -> BoxFuture<'a, Result<String, String>> {
         Box::pin(async move {
-            self.state.model.as_ref().map_err(Clone::clone)?;
+            models(&|name| self.state.config.var(name)).map_err(|e| e.to_string())?;
             if self.running.swap(true, Ordering::SeqCst) {
                 return Err("an evaluation run is already going in this process".into());
             }
             let state = Arc::clone(&self.state);
-            let running = Arc::clone(&self.running);
+            let running = Running(Arc::clone(&self.running));
             let who = requested_by.to_owned();
             tokio::spawn(async move {
+                // Cleared when the task ends, however it ends.
+                let _running = running;
                 eprintln!("kakeibo-dev: evaluation run started by {who}");
                 let var = |name: &str| state.config.var(name);
                 let progress = |line: &str| eprintln!("kakeibo-dev: eval {line}");
@@ -110,12 +112,21 @@ impl StartEval for InProcessEvals {
                     ),
                     Err(e) => eprintln!("kakeibo-dev: evaluation run failed: {e}"),
                 }
-                running.store(false, Ordering::SeqCst);
             });
             Ok(
                 "an evaluation run started in the local server; its report will be at GET /api/evals/latest"
                     .into(),
             )
         })
+    }
+}
+
+/// Clears the in-process run's flag when dropped.
+#[derive(Debug)]
+struct Running(Arc<AtomicBool>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::SeqCst);
     }
 }

@@ -18,6 +18,9 @@ pub struct CheckOutcome {
     pub detail: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub score: Option<u8>,
+    /// What a judge's call cost (list price).
+    #[serde(rename = "costUsdEst", skip_serializing_if = "Option::is_none")]
+    pub cost_usd_est: Option<f64>,
 }
 
 impl CheckOutcome {
@@ -27,6 +30,7 @@ impl CheckOutcome {
             passed,
             detail: detail.into(),
             score: None,
+            cost_usd_est: None,
         }
     }
 }
@@ -89,6 +93,7 @@ pub fn evaluate(check: &Check, run: &TaskRun) -> Option<CheckOutcome> {
             name,
             args_subset,
             times,
+            ..
         } => {
             let matching = calls
                 .iter()
@@ -187,6 +192,10 @@ pub async fn sql_value(pool: &PgPool, owner: OwnerId, query: &str) -> Result<Opt
     let query = query.trim().trim_end_matches(';');
     let mut tx = begin_for_owner(owner, pool).await?;
     sqlx::query("SET TRANSACTION READ ONLY").execute(&mut *tx).await?;
+    // A check is a small query on one small ledger: a slow one is a broken one.
+    sqlx::query("SET LOCAL statement_timeout = '10s'")
+        .execute(&mut *tx)
+        .await?;
     // The alias list renames the first column only, whatever the query calls it; `::text` gives
     // PostgreSQL's own rendering of any type (numeric sums included).
     let wrapped = format!("SELECT first_column::text FROM ({query}) AS checked (first_column) LIMIT 1");

@@ -1,33 +1,51 @@
 //! The judge: a stronger model grades an answer against a task's rubric, from the answer alone.
 //!
-//! It sees what the person asked, what the harness knows happened to proposed writes (approved
-//! or declined — ground truth a model could otherwise be talked out of), the answers, and the
-//! rubric. It never sees the ledger or the tool calls. It answers in two lines, `SCORE: <1-5>`
-//! and `WHY: <one sentence>`; no score found counts as 0.
+//! It sees what the person asked, what the harness knows happened to proposed writes (each
+//! write's confirmation summary, and whether it was approved and done, approved but failed,
+//! declined, or refused before anyone was asked — ground truth a model could otherwise be talked
+//! out of), the answers, and the rubric. It never sees the ledger or the tool calls. It answers
+//! in two lines, `SCORE: <1-5>` and `WHY: <one sentence>`; no score found counts as 0.
+//!
+//! Its output limit is 1,024 tokens rather than the reference's 400: thinking models count their
+//! thoughts against it, and a judge that thinks past the limit returns no score at all.
 
 use std::sync::LazyLock;
 
-use kakeibo_core::{Message, ModelRequest, Provider, Tier, provider::complete};
+use kakeibo_core::{
+    Message, ModelRequest, Provider, StopReason, Tier, ToolRegistry, pricing::cost, provider::complete,
+};
 use regex::Regex;
 
 use crate::run::TaskRun;
 
-/// The judge's output limit.
-pub const JUDGE_MAX_TOKENS: u32 = 400;
+/// The judge's output limit (thoughts included, for thinking models).
+pub const JUDGE_MAX_TOKENS: u32 = 1024;
 
 pub const JUDGE_SYSTEM: &str = "You are a strict but fair grader of a personal finance assistant's answers. \
 You grade only against the rubric you are given. You output only the two lines you are asked for, nothing else.";
 
 /// A judge's verdict.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Verdict {
     /// 1–5, or 0 when the reply held no score.
     pub score: u8,
     pub why: String,
+    /// The call's list price.
+    pub cost_usd: f64,
 }
 
-/// The prompt for grading `run` against `rubric`.
-pub fn prompt(run: &TaskRun, rubric: &str) -> String {
+/// What happened to a proposed write, as the judge is told.
+fn fate(call: &kakeibo_core::turn::CallRecord) -> &'static str {
+    match (call.confirmed, call.is_error) {
+        (Some(true), false) => "APPROVED and done",
+        (Some(true), true) => "APPROVED, but it failed",
+        (Some(false), _) => "DECLINED",
+        (None, _) => "NOT RUN (refused before anyone was asked)",
+    }
+}
+
+/// The prompt for grading `run` against `rubric`; `tools` give each write's confirmation summary.
+pub fn prompt(run: &TaskRun, rubric: &str, tools: &ToolRegistry) -> String {
     let mut parts = vec![
         "You are grading one exchange between a person and a personal finance assistant that works over the person's own ledger.".to_owned(),
     ];
@@ -37,12 +55,11 @@ pub fn prompt(run: &TaskRun, rubric: &str) -> String {
         .calls()
         .filter(|c| c.tier == Some(Tier::Write))
         .map(|c| {
-            let decision = if c.confirmed == Some(true) {
-                "APPROVED"
-            } else {
-                "DECLINED"
-            };
-            format!("- {} {}: {decision}", c.name, c.args)
+            let summary = tools
+                .get(&c.name)
+                .and_then(|t| t.summarize(&c.args))
+                .unwrap_or_else(|| format!("{} {}", c.name, c.args));
+            format!("- {summary}: {}", fate(c))
         })
         .collect();
     if !writes.is_empty() {
@@ -75,21 +92,40 @@ pub fn parse(reply: &str) -> Verdict {
         || reply.trim().chars().take(200).collect(),
         |c| c[1].trim().to_owned(),
     );
-    Verdict { score, why }
+    Verdict {
+        score,
+        why,
+        cost_usd: 0.0,
+    }
 }
 
 /// Asks `judge` to grade `run`.
-pub async fn grade(judge: &dyn Provider, run: &TaskRun, rubric: &str) -> Result<Verdict, String> {
+pub async fn grade(
+    judge: &dyn Provider,
+    run: &TaskRun,
+    rubric: &str,
+    tools: &ToolRegistry,
+) -> Result<Verdict, String> {
     let request = ModelRequest {
         system: JUDGE_SYSTEM.to_owned(),
-        messages: vec![Message::user(prompt(run, rubric))],
+        messages: vec![Message::user(prompt(run, rubric, tools))],
         tools: Vec::new(),
         max_tokens: JUDGE_MAX_TOKENS,
     };
     let reply = complete(judge, &request, &mut |_| {})
         .await
         .map_err(|e| format!("the judge failed: {e}"))?;
-    Ok(parse(&reply.message.text()))
+    let mut verdict = parse(&reply.message.text());
+    #[allow(clippy::cast_precision_loss)] // micro-dollars of one call
+    {
+        verdict.cost_usd = cost(judge.model(), &reply.usage).0.0 as f64 / 1e6;
+    }
+    if verdict.score == 0 && reply.stop_reason == StopReason::MaxTokens {
+        verdict.why = format!(
+            "the judge's reply stopped at its output limit ({JUDGE_MAX_TOKENS} tokens) before a score"
+        );
+    }
+    Ok(verdict)
 }
 
 #[cfg(test)]
@@ -120,18 +156,34 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_prompt_has_its_parts_in_order_and_the_ground_truth() {
-        let declined = CallRecord {
+    fn call(name: &str, args: serde_json::Value, confirmed: Option<bool>, is_error: bool) -> CallRecord {
+        CallRecord {
             id: "t0".into(),
-            name: "set_budget".into(),
-            args: json!({"category": "Groceries"}),
+            name: name.into(),
+            args,
             tier: Some(Tier::Write),
-            is_error: false,
-            confirmed: Some(false),
+            is_error,
+            confirmed,
             outcome: String::new(),
-        };
-        let text = prompt(&run_with(vec![declined]), "Acknowledges the decline.");
+        }
+    }
+
+    #[tokio::test]
+    async fn the_prompt_has_its_parts_in_order_and_the_ground_truth() {
+        // The pool never connects: summarising a call needs no database.
+        let pool = kakeibo_ledger::connect("postgres://nobody@127.0.0.1:1/none", 1).unwrap();
+        let tools = kakeibo_ledger::tools::registry(&kakeibo_ledger::tools::Scope::new(
+            kakeibo_ledger::EVAL_OWNER,
+            pool,
+        ));
+        let budget = json!({"category": "Groceries", "month": "2025-03", "amount_minor": 2_000_000});
+        let calls = vec![
+            call("set_budget", budget.clone(), Some(false), false),
+            call("set_budget", budget.clone(), Some(true), false),
+            call("set_budget", budget, Some(true), true),
+            call("memory_save", json!({}), None, true),
+        ];
+        let text = prompt(&run_with(calls), "Acknowledges the decline.", &tools);
         let order = [
             "USER ASKED:",
             "WHAT ACTUALLY HAPPENED",
@@ -141,8 +193,15 @@ mod tests {
         ];
         let positions: Vec<usize> = order.iter().map(|p| text.find(p).unwrap()).collect();
         assert!(positions.windows(2).all(|w| w[0] < w[1]), "{text}");
-        assert!(text.contains("set_budget {\"category\":\"Groceries\"}: DECLINED"));
-        assert!(!prompt(&run_with(vec![]), "r").contains("WHAT ACTUALLY HAPPENED"));
+        for line in [
+            "- Set the Groceries budget for 2025-03 to ₹20,000.00: DECLINED",
+            "- Set the Groceries budget for 2025-03 to ₹20,000.00: APPROVED and done",
+            "- Set the Groceries budget for 2025-03 to ₹20,000.00: APPROVED, but it failed",
+            ": NOT RUN (refused before anyone was asked)",
+        ] {
+            assert!(text.contains(line), "{line:?} in {text}");
+        }
+        assert!(!prompt(&run_with(vec![]), "r", &tools).contains("WHAT ACTUALLY HAPPENED"));
     }
 
     #[test]
@@ -151,7 +210,8 @@ mod tests {
             parse("SCORE: 4\nWHY: Clear total with the rupee sign."),
             Verdict {
                 score: 4,
-                why: "Clear total with the rupee sign.".into()
+                why: "Clear total with the rupee sign.".into(),
+                cost_usd: 0.0,
             }
         );
         assert_eq!(parse("SCORE:5").score, 5);

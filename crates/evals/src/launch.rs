@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use kakeibo_core::prompt::SYSTEM_PROMPT;
+use kakeibo_core::{Provider, prompt::SYSTEM_PROMPT};
 use kakeibo_ledger::EVAL_OWNER;
 use kakeibo_providers::select::{ModelRole, Settings};
 use sqlx::PgPool;
@@ -47,6 +47,21 @@ impl Trigger {
     }
 }
 
+/// The agent's model and the judge's.
+pub type Models = (Box<dyn Provider>, Box<dyn Provider>);
+
+/// The agent's and the judge's models `var` names, or why there are none.
+pub fn models(var: &(dyn Fn(&str) -> Option<String> + Sync)) -> Result<Models, LaunchError> {
+    let settings = Settings::new(var);
+    let agent = settings
+        .provider(ModelRole::Agent)
+        .map_err(|e| LaunchError::NoModel(e.to_string()))?;
+    let judge = settings
+        .provider(ModelRole::Judge)
+        .map_err(|e| LaunchError::NoModel(format!("the judge: {e}")))?;
+    Ok((agent, judge))
+}
+
 /// Runs the built-in suite (injection suite included) with the models `var` names, on `pool`
 /// (`app_user`), and stores the report. Tasks not started by `deadline` are reported not run.
 pub async fn run_built_in(
@@ -56,17 +71,7 @@ pub async fn run_built_in(
     deadline: Option<Instant>,
     progress: &(dyn Fn(&str) + Send + Sync),
 ) -> Result<EvalReport, LaunchError> {
-    // The settings borrow `var` and go before the first await (the run must be `Send`).
-    let (agent, judge) = {
-        let settings = Settings::new(var);
-        let agent = settings
-            .provider(ModelRole::Agent)
-            .map_err(|e| LaunchError::NoModel(e.to_string()))?;
-        let judge = settings
-            .provider(ModelRole::Judge)
-            .map_err(|e| LaunchError::NoModel(format!("the judge: {e}")))?;
-        (agent, judge)
-    };
+    let (agent, judge) = models(var)?;
     let suite = Suite::embedded().map_err(SuiteError::from)?;
     let options = Options {
         agent: agent.as_ref(),

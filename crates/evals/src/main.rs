@@ -54,7 +54,8 @@ struct Args {
     /// Do not store the report in the database.
     #[arg(long)]
     no_store: bool,
-    /// The database, as `app_user` (the owner role works too).
+    /// The database, as `app_user`: the checks' SQL must run under row-level security (the
+    /// owner role is refused). `cargo xtask eval` sets it.
     #[arg(long, env = "APP_DATABASE_URL", hide_env_values = true)]
     database_url: Option<String>,
 }
@@ -117,8 +118,7 @@ async fn run(args: Args) -> Result<()> {
     let url = args
         .database_url
         .clone()
-        .or_else(|| std::env::var("DATABASE_URL").ok())
-        .context("no database: set APP_DATABASE_URL (or DATABASE_URL), e.g. from `cargo xtask db url`")?;
+        .context("no database: set APP_DATABASE_URL (app_user), e.g. from `cargo xtask db url`")?;
     let pool = kakeibo_ledger::connect(&url, 4)?;
     let bench = Bench::new(pool.clone(), EVAL_OWNER);
 

@@ -23,6 +23,8 @@ pub struct TaskResult {
     /// Resetting the ledger included.
     pub latency_ms_wall: u64,
     pub cost_usd_est: f64,
+    /// The judge's calls (not in `costUsdEst`, nor in the day's budget: they are not runs).
+    pub judge_cost_usd_est: f64,
     /// Model iterations, plus one per turn.
     pub turns_used: u32,
     pub tool_call_count: usize,
@@ -53,16 +55,20 @@ pub struct EvalReport {
     pub trigger: String,
     /// The filter the run was given, if any.
     pub filter: Option<String>,
+    /// The tasks that ran (`notRun` are not counted).
     pub task_count: usize,
     pub passed: usize,
     pub pass_rate: f64,
-    /// Tasks not started because the run's time ran out.
+    /// Every selected task and scenario ran.
+    pub complete: bool,
+    /// Tasks stopped or never started because the run's time ran out.
     pub not_run: Vec<String>,
     pub by_class: BTreeMap<String, ClassSummary>,
     pub median_latency_ms: u64,
     pub p95_latency_ms: u64,
     pub median_cost_usd: f64,
     pub total_cost_usd: f64,
+    pub judge_cost_usd: f64,
     pub median_turns: u32,
     pub cache_savings_percent: f64,
     pub injection_block_rate: Option<f64>,
@@ -128,6 +134,8 @@ impl EvalReport {
         let input: u64 = results.iter().map(|r| r.input_tokens).sum();
         let cached: u64 = results.iter().map(|r| r.cached_tokens).sum();
         let total_cost: f64 = costs.iter().sum();
+        let judge_cost: f64 = results.iter().map(|r| r.judge_cost_usd_est).sum();
+        let complete = not_run.is_empty() && injection.as_ref().is_none_or(|i| i.not_run.is_empty());
         Self {
             started_at,
             finished_at,
@@ -138,12 +146,14 @@ impl EvalReport {
             task_count: results.len(),
             passed,
             pass_rate: percent(passed, results.len()),
+            complete,
             not_run,
             by_class,
             median_latency_ms: percentile(&latencies, 50).unwrap_or(0),
             p95_latency_ms: percentile(&latencies, 95).unwrap_or(0),
             median_cost_usd: percentile(&costs, 50).unwrap_or(0.0),
             total_cost_usd: (total_cost * 1e6).round() / 1e6,
+            judge_cost_usd: (judge_cost * 1e6).round() / 1e6,
             median_turns: percentile(&turns, 50).unwrap_or(0),
             cache_savings_percent: percent(
                 usize::try_from(cached).unwrap_or(usize::MAX),
@@ -180,22 +190,34 @@ impl EvalReport {
         let _ = writeln!(md, "| median latency | {} ms |", self.median_latency_ms);
         let _ = writeln!(md, "| p95 latency | {} ms |", self.p95_latency_ms);
         let _ = writeln!(md, "| median cost | ${:.6} |", self.median_cost_usd);
-        let _ = writeln!(md, "| total cost | ${:.6} |", self.total_cost_usd);
+        let _ = writeln!(
+            md,
+            "| total cost | ${:.6} (and ${:.6} of judging) |",
+            self.total_cost_usd, self.judge_cost_usd
+        );
         let _ = writeln!(md, "| median turns | {} |", self.median_turns);
         let _ = writeln!(md, "| cached input tokens | {}% |", self.cache_savings_percent);
         if let Some(injection) = &self.injection {
             let _ = writeln!(
                 md,
-                "| injection suite | {}% blocked · {}% answered · {}% flagged |",
-                injection.block_rate, injection.answered_rate, injection.flagged_rate
+                "| injection suite | {}% blocked · {}% resisted · {}% answered · {}% flagged |",
+                injection.block_rate, injection.resist_rate, injection.answered_rate, injection.flagged_rate
             );
         }
-        if !self.not_run.is_empty() {
+        if !self.complete {
             let _ = writeln!(
                 md,
-                "\n**Not run** (the time ran out): {}",
+                "\n**Incomplete: the time ran out.** Not run: {}{}",
+                if self.not_run.is_empty() { "no task" } else { "" },
                 self.not_run.join(", ")
             );
+            if let Some(injection) = self.injection.as_ref().filter(|i| !i.not_run.is_empty()) {
+                let _ = writeln!(
+                    md,
+                    "Injection scenarios not run: {}",
+                    injection.not_run.join(", ")
+                );
+            }
         }
         let _ = writeln!(md, "\n## By class\n\n| class | passed | rate |\n|---|---|---|");
         for (class, s) in &self.by_class {

@@ -3,7 +3,9 @@
 
 use std::time::{Duration, Instant};
 
-use kakeibo_core::{ConfirmPolicy, MicroUsd, PermissionRules, Provider, RunStatus, Usage, turn::CallRecord};
+use kakeibo_core::{
+    ConfirmPolicy, MicroUsd, PermissionRules, Provider, RunStatus, ToolRegistry, Usage, turn::CallRecord,
+};
 use kakeibo_ledger::{
     LedgerError, OwnerId, begin_for_owner,
     seed::reset_demo_ledger,
@@ -94,13 +96,13 @@ impl Bench {
         Ok(())
     }
 
-    /// Forgets the owner's earlier evaluation conversations and runs (at the start of a suite:
-    /// each run's ids stay readable until the next one).
+    /// Forgets the owner's evaluation conversations and runs of earlier UTC days (at the start of
+    /// a suite). Today's stay: their cost counts toward the day's budget like anyone's.
     pub async fn forget_history(&self) -> Result<(), LedgerError> {
         let mut tx = begin_for_owner(self.owner, &self.pool).await?;
         for statement in [
-            "DELETE FROM conversations WHERE owner_id = $1",
-            "DELETE FROM trace_runs WHERE owner_id = $1",
+            "DELETE FROM trace_runs WHERE owner_id = $1 AND started_at < date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'",
+            "DELETE FROM conversations WHERE owner_id = $1 AND created_at < date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'",
         ] {
             sqlx::query(statement)
                 .bind(self.owner.as_uuid())
@@ -109,6 +111,36 @@ impl Bench {
         }
         tx.commit().await?;
         Ok(())
+    }
+
+    /// Whether the pool's role is under row-level security (`app_user`), so a check's SQL sees
+    /// only this owner's rows whatever it says.
+    pub async fn restricted(&self) -> Result<bool, sqlx::Error> {
+        let mut tx = begin_for_owner(self.owner, &self.pool).await?;
+        let active: bool = sqlx::query_scalar("SELECT row_security_active('transactions')")
+            .fetch_one(&mut *tx)
+            .await?;
+        tx.rollback().await?;
+        Ok(active)
+    }
+
+    /// Closes the owner's runs left open (a task stopped by a deadline); returns how many.
+    pub async fn close_open_runs(&self) -> Result<u64, LedgerError> {
+        let mut tx = begin_for_owner(self.owner, &self.pool).await?;
+        let closed = sqlx::query(
+            "UPDATE trace_runs SET status = 'aborted', finished_at = now() WHERE owner_id = $1 AND finished_at IS NULL",
+        )
+        .bind(self.owner.as_uuid())
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        tx.commit().await?;
+        Ok(closed)
+    }
+
+    /// The owner's tools (the judge reads each write's confirmation summary from them).
+    pub fn tools(&self) -> ToolRegistry {
+        kakeibo_ledger::tools::registry(&Scope::new(self.owner, self.pool.clone()))
     }
 
     /// Runs `task`'s turns on a fresh ledger with `agent_model`, in one new conversation.

@@ -9,13 +9,15 @@ use crate::report::EvalReport;
 pub async fn save(pool: &PgPool, report: &EvalReport) -> Result<uuid::Uuid, sqlx::Error> {
     let json = serde_json::to_value(report).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
     sqlx::query_scalar(
-        "INSERT INTO eval_reports (started_at, finished_at, trigger, model, task_count, passed, report)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
+        "INSERT INTO eval_reports (started_at, finished_at, trigger, model, filter, complete, task_count, passed, report)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id",
     )
     .bind(report.started_at)
     .bind(report.finished_at)
     .bind(&report.trigger)
     .bind(&report.model)
+    .bind(report.filter.as_deref())
+    .bind(report.complete)
     .bind(i32::try_from(report.task_count).unwrap_or(i32::MAX))
     .bind(i32::try_from(report.passed).unwrap_or(i32::MAX))
     .bind(json)
@@ -23,9 +25,11 @@ pub async fn save(pool: &PgPool, report: &EvalReport) -> Result<uuid::Uuid, sqlx
     .await
 }
 
-/// The newest stored report, as stored.
+/// The newest report of a whole, complete run, as stored; else (none yet) the newest of any.
 pub async fn latest(pool: &PgPool) -> Result<Option<serde_json::Value>, sqlx::Error> {
-    sqlx::query_scalar("SELECT report FROM eval_reports ORDER BY finished_at DESC, id LIMIT 1")
+    sqlx::query_scalar(
+        "SELECT report FROM eval_reports ORDER BY (filter IS NULL AND complete) DESC, finished_at DESC, id LIMIT 1",
+    )
         .fetch_optional(pool)
         .await
 }

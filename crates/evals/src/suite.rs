@@ -30,6 +30,10 @@ pub enum SuiteError {
     Busy,
     #[error("no task matches the filter {0:?}")]
     NothingSelected(String),
+    #[error(
+        "the evaluation's database role is not under row-level security, so its SQL checks could read other owners' rows: connect as app_user (APP_DATABASE_URL)"
+    )]
+    NotRestricted,
     #[error(transparent)]
     Tasks(#[from] TaskError),
     #[error(transparent)]
@@ -92,7 +96,8 @@ pub struct Options<'a> {
     pub trigger: &'a str,
     pub filter: Option<String>,
     pub with_injection: bool,
-    /// No task starts after this instant (a function's time limit); they are reported not run.
+    /// Every task (and its judge) ends by this instant (a function's time limit): one still
+    /// running then is stopped, and it and the tasks after it are reported not run.
     pub deadline: Option<Instant>,
     pub progress: &'a (dyn Fn(&str) + Send + Sync),
 }
@@ -109,6 +114,9 @@ impl std::fmt::Debug for Options<'_> {
 
 /// Runs `suite` on `bench` and returns the report.
 pub async fn run(bench: &Bench, suite: &Suite, options: &Options<'_>) -> Result<EvalReport, SuiteError> {
+    if !bench.restricted().await? {
+        return Err(SuiteError::NotRestricted);
+    }
     let mut lock = bench.pool.acquire().await?;
     let locked: bool = sqlx::query_scalar("SELECT pg_try_advisory_lock($1)")
         .bind(RUN_LOCK)
@@ -117,11 +125,43 @@ pub async fn run(bench: &Bench, suite: &Suite, options: &Options<'_>) -> Result<
     if !locked {
         return Err(SuiteError::Busy);
     }
-    // A detached connection closes when dropped, and the lock goes with it, whatever happens.
-    let lock = lock.detach();
+    // A detached connection closes when dropped, and the lock goes with it, whatever happens;
+    // it is also released by name first (a proxy in front may keep the server's session).
+    let mut lock = lock.detach();
     let report = run_locked(bench, suite, options).await;
+    let _ = sqlx::query("SELECT pg_advisory_unlock($1)")
+        .bind(RUN_LOCK)
+        .execute(&mut lock)
+        .await;
     let _ = lock.close().await;
     report
+}
+
+/// Whether an evaluation is running on this database now.
+pub async fn running(pool: &sqlx::PgPool) -> Result<bool, sqlx::Error> {
+    let mut conn = pool.acquire().await?;
+    let free: bool = sqlx::query_scalar("SELECT pg_try_advisory_lock($1)")
+        .bind(RUN_LOCK)
+        .fetch_one(&mut *conn)
+        .await?;
+    if free {
+        sqlx::query("SELECT pg_advisory_unlock($1)")
+            .bind(RUN_LOCK)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(!free)
+}
+
+/// `work`, unless `deadline` comes first (then `None`: it was stopped).
+pub async fn within<T>(deadline: Option<Instant>, work: impl std::future::Future<Output = T>) -> Option<T> {
+    match deadline {
+        None => Some(work.await),
+        Some(deadline) => {
+            let left = deadline.saturating_duration_since(Instant::now());
+            tokio::time::timeout(left, work).await.ok()
+        }
+    }
 }
 
 async fn run_locked(bench: &Bench, suite: &Suite, options: &Options<'_>) -> Result<EvalReport, SuiteError> {
@@ -134,6 +174,7 @@ async fn run_locked(bench: &Bench, suite: &Suite, options: &Options<'_>) -> Resu
                 &suite.scenarios,
                 options.agent,
                 options.system,
+                options.deadline,
                 options.progress,
             )
             .await,
@@ -144,11 +185,18 @@ async fn run_locked(bench: &Bench, suite: &Suite, options: &Options<'_>) -> Resu
     let mut results = Vec::new();
     let mut not_run = Vec::new();
     for (i, task) in suite.tasks.iter().enumerate() {
-        if options.deadline.is_some_and(|d| Instant::now() >= d) {
+        if !not_run.is_empty() {
             not_run.push(task.id.clone());
             continue;
         }
-        let result = run_task(bench, task, options).await;
+        let Some(result) = within(options.deadline, run_task(bench, task, options)).await else {
+            (options.progress)(&format!(
+                "time is up: {} and the tasks after it are not run",
+                task.id
+            ));
+            not_run.push(task.id.clone());
+            continue;
+        };
         (options.progress)(&format!(
             "[{}/{}] {} {} ({} ms{})",
             i + 1,
@@ -162,6 +210,8 @@ async fn run_locked(bench: &Bench, suite: &Suite, options: &Options<'_>) -> Resu
         ));
         results.push(result);
     }
+    // Runs of a task stopped by the deadline would stay open.
+    bench.close_open_runs().await?;
     Ok(EvalReport::assemble(
         started_at,
         Utc::now(),
@@ -211,9 +261,10 @@ pub async fn check(
         };
         let outcome = match skipped {
             Some(why) => CheckOutcome::new(check, false, why),
-            None => match judge::grade(judge_model, run, rubric).await {
+            None => match judge::grade(judge_model, run, rubric, &bench.tools()).await {
                 Ok(verdict) => CheckOutcome {
                     score: Some(verdict.score),
+                    cost_usd_est: Some(verdict.cost_usd),
                     ..CheckOutcome::new(
                         check,
                         verdict.score >= *threshold,
@@ -244,6 +295,7 @@ fn result(task: &Task, run: &TaskRun, checks: Vec<CheckOutcome>) -> TaskResult {
         });
     #[allow(clippy::cast_precision_loss)] // micro-dollars of one task
     let cost = run.turns.iter().map(|t| t.cost.0).sum::<i64>() as f64 / 1e6;
+    let judge_cost = checks.iter().filter_map(|c| c.cost_usd_est).sum();
     TaskResult {
         task: task.id.clone(),
         class: task.class.clone(),
@@ -255,6 +307,7 @@ fn result(task: &Task, run: &TaskRun, checks: Vec<CheckOutcome>) -> TaskResult {
         latency_ms: run.turns.iter().map(|t| millis(t.latency)).sum(),
         latency_ms_wall: millis(run.wall),
         cost_usd_est: cost,
+        judge_cost_usd_est: judge_cost,
         turns_used: run.turns.iter().map(|t| t.iterations + 1).sum(),
         tool_call_count: run.calls().count(),
         input_tokens: usage.input_tokens,

@@ -105,6 +105,11 @@ pub enum Check {
         args_subset: Option<Value>,
         #[serde(default = "default_times")]
         times: u32,
+        /// A whole argument object a correct agent could send (holding `args_subset`). Never
+        /// matched against the agent's calls: the suite's oracle test makes this call, so a task
+        /// can ask for little (`args_subset`) and still be proven solvable.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        example_args: Option<Value>,
     },
     ToolNotCalled {
         name: String,
@@ -201,6 +206,21 @@ impl Task {
                     ..
                 } if !subset.is_object() => {
                     return Err("tool_was_called args_subset must be an object".into());
+                }
+                Check::ToolWasCalled {
+                    args_subset,
+                    example_args: Some(example),
+                    ..
+                } => {
+                    if !example.is_object() {
+                        return Err("tool_was_called example_args must be an object".into());
+                    }
+                    if args_subset
+                        .as_ref()
+                        .is_some_and(|subset| !crate::checks::subset_matches(subset, example))
+                    {
+                        return Err("tool_was_called example_args must hold args_subset".into());
+                    }
                 }
                 Check::SqlEquals { query, .. } if query.trim().is_empty() => {
                     return Err("sql_equals has an empty query".into());
@@ -359,6 +379,14 @@ checks:
         let unknown = "- id: c\n  description: d\n  class: c\n  turns: [{user: hi}]\n  checks: [{type: tool_maybe_called, name: x}]\n";
         let e = parse("h.yaml", unknown).unwrap_err().to_string();
         assert!(e.contains("h.yaml") && e.contains("tool_maybe_called"), "{e}");
+
+        let example = "- id: f\n  description: d\n  class: c\n  turns: [{user: hi}]\n  checks: [{type: tool_was_called, name: t, args_subset: {a: 1}, example_args: {a: 2}}]\n";
+        assert!(
+            parse("k.yaml", example)
+                .unwrap_err()
+                .to_string()
+                .contains("must hold args_subset")
+        );
 
         let threshold = "- id: d\n  description: d\n  class: c\n  turns: [{user: hi}]\n  checks: [{type: judge, rubric: r, threshold: 6}]\n";
         assert!(

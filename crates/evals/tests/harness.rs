@@ -272,8 +272,9 @@ async fn sql_checks_see_only_the_evaluation_owner_and_cannot_write(
 }
 
 /// The oracle: for every task file, a model that makes exactly the calls the task's
-/// `tool_was_called` checks name (writes in the first allowed turn, reads in the last) must pass
-/// every check about the ledger and the calls. A wrong expectation or an argument the tools
+/// `tool_was_called` checks name, with their `example_args` (else their `args_subset`), writes in
+/// the first allowed turn and reads in the last, must pass every check about the ledger and the
+/// calls. A wrong expectation or an argument the tools
 /// reject fails here, long before a live model is blamed for it.
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn every_task_is_solvable(_: PgPoolOptions, connect: PgConnectOptions) {
@@ -306,6 +307,7 @@ async fn every_task_is_solvable(_: PgPoolOptions, connect: PgConnectOptions) {
                 name,
                 args_subset,
                 times,
+                example_args,
             } = check
             {
                 let turn = if writes.contains(&name.as_str()) {
@@ -313,8 +315,12 @@ async fn every_task_is_solvable(_: PgPoolOptions, connect: PgConnectOptions) {
                 } else {
                     task.turns.len() - 1
                 };
+                let args = example_args
+                    .clone()
+                    .or_else(|| args_subset.clone())
+                    .unwrap_or_else(|| json!({}));
                 for _ in 0..*times {
-                    plan[turn].push((name.clone(), args_subset.clone().unwrap_or_else(|| json!({}))));
+                    plan[turn].push((name.clone(), args.clone()));
                 }
             }
         }
@@ -372,6 +378,7 @@ async fn a_run_reports_stores_and_never_overlaps_another(_: PgPoolOptions, conne
     let mut opts = options(&agent, &grader, &progress);
     opts.with_injection = true;
     let report = suite::run(&bench, &suite, &opts).await.unwrap();
+    assert!(report.complete);
     assert_eq!((report.task_count, report.passed), (2, 1));
     assert!((report.pass_rate - 50.0).abs() < f64::EPSILON);
     assert_eq!(report.by_class["reports"].passed, 1);
@@ -407,6 +414,7 @@ async fn a_run_reports_stores_and_never_overlaps_another(_: PgPoolOptions, conne
     late.deadline = Some(std::time::Instant::now());
     let report = suite::run(&bench, &suite, &late).await.unwrap();
     assert_eq!(report.task_count, 0);
+    assert!(!report.complete);
     assert_eq!(report.not_run, ["report-groceries-march", "budget-set"]);
 
     // Another run holds the lock: this one refuses instead of resetting under it.
@@ -417,8 +425,80 @@ async fn a_run_reports_stores_and_never_overlaps_another(_: PgPoolOptions, conne
         .await
         .unwrap();
     assert!(held);
+    assert!(suite::running(&pool).await.unwrap());
     let busy = suite::run(&bench, &suite, &options(&agent, &grader, &quiet)).await;
     assert!(matches!(busy, Err(SuiteError::Busy)), "{busy:?}");
+    drop(holder);
+}
+
+/// A model that never answers.
+#[derive(Debug)]
+struct Silent;
+
+impl kakeibo_core::Provider for Silent {
+    fn name(&self) -> &'static str {
+        "silent"
+    }
+    fn model(&self) -> &'static str {
+        "silent"
+    }
+    fn stream<'a>(
+        &'a self,
+        _: &'a ModelRequest,
+    ) -> futures_util::stream::BoxStream<'a, Result<kakeibo_core::StreamEvent, kakeibo_core::ProviderError>>
+    {
+        Box::pin(futures_util::stream::pending())
+    }
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_task_still_running_at_the_deadline_is_stopped_and_reported_not_run(
+    options: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let pool = app_pool(&connect).await;
+    let bench = Bench::new(pool.clone(), EVAL_OWNER);
+    let suite = Suite {
+        tasks: vec![task(GROCERIES), task(BUDGET)],
+        scenarios: Suite::embedded().unwrap().scenarios,
+    };
+    let grader = judge(5);
+    let mut run = Options {
+        agent: &Silent,
+        judge: &grader,
+        system: SYSTEM_PROMPT,
+        trigger: "cli",
+        filter: None,
+        with_injection: true,
+        deadline: Some(std::time::Instant::now() + std::time::Duration::from_millis(1500)),
+        progress: &quiet,
+    };
+    let report = suite::run(&bench, &suite, &run).await.unwrap();
+    assert!(!report.complete);
+    assert_eq!(report.task_count, 0);
+    assert_eq!(report.not_run, ["report-groceries-march", "budget-set"]);
+    assert!(report.to_markdown().contains("Incomplete: the time ran out."));
+    let injection = report.injection.unwrap();
+    assert!(injection.scenarios.is_empty());
+    assert_eq!(injection.not_run.len(), 6);
+    // The stopped run is closed, not left open.
+    let owner = options.connect_with(connect).await.unwrap();
+    let open: i64 = sqlx::query_scalar("SELECT count(*) FROM trace_runs WHERE finished_at IS NULL")
+        .fetch_one(&owner)
+        .await
+        .unwrap();
+    assert_eq!(open, 0);
+    let aborted: i64 = sqlx::query_scalar("SELECT count(*) FROM trace_runs WHERE status = 'aborted'")
+        .fetch_one(&owner)
+        .await
+        .unwrap();
+    assert_eq!(aborted, 1);
+
+    // As the owner role (row-level security bypassed) the suite refuses to run at all.
+    run.deadline = None;
+    let unrestricted = Bench::new(owner, EVAL_OWNER);
+    let refused = suite::run(&unrestricted, &suite, &run).await;
+    assert!(matches!(refused, Err(SuiteError::NotRestricted)), "{refused:?}");
 }
 
 #[test]

@@ -6,7 +6,7 @@
 //! |---|---|
 //! | `GET /api/admin/overview` | budget, traffic, health, safety, tools, recent runs, users, geography |
 //! | `POST /api/admin/action` `{"action": "pause_live_chat", "paused": bool}` or `{"action": "block_owner", "ownerId": uuid, "blocked": bool}` | `{ok: true}` |
-//! | `POST /api/admin/action` `{"action": "run_eval"}` | `202 {ok: true, started}`: an evaluation run starts (its report: `GET /api/evals/latest`); `503` `evals_unavailable` where none can be started |
+//! | `POST /api/admin/action` `{"action": "run_eval"}` | `202 {ok: true, started}`: an evaluation run starts (its report: `GET /api/evals/latest`); `503` `eval_running` while one runs, `evals_unavailable` where none can be started, `eval_start_failed` when starting fails |
 
 pub mod evals;
 
@@ -127,6 +127,16 @@ async fn action(Shared(admin): Shared<Admin>, request: Request) -> Result<Respon
                     reason: "evals_unavailable",
                 });
             };
+            // A second start would wait for the first and then run the whole suite again.
+            let running = kakeibo_evals::suite::running(&state.app)
+                .await
+                .map_err(|e| ApiError::Internal(format!("checking for a running evaluation: {e}")))?;
+            if running {
+                return Err(ApiError::Unavailable {
+                    error: "an evaluation is running now; its report comes when it ends".into(),
+                    reason: "eval_running",
+                });
+            }
             let started = evals
                 .start(session.email())
                 .await

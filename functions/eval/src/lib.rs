@@ -2,8 +2,8 @@
 //! stores the report (`GET /api/evals/latest` reads it). A schedule starts it nightly; the
 //! admin function starts it on demand with an asynchronous invoke (`{"trigger": "admin"}`).
 //!
-//! A run stops starting tasks a safe margin before the invocation's time runs out; the tasks
-//! left are in the report as not run. Without a model it fails, saying which setting is missing.
+//! A run's tasks must end a minute before the invocation's time runs out: one still running
+//! then is stopped, and it and the tasks left are in the report as not run (`complete: false`). Without a model it fails, saying which setting is missing.
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -11,11 +11,11 @@ use kakeibo_evals::launch::{LaunchError, Trigger, run_built_in};
 use serde_json::{Value, json};
 use sqlx::PgPool;
 
-/// Time kept back at the end of an invocation: one task and its judge, and storing the report.
-pub const MARGIN: Duration = Duration::from_mins(2);
+/// Time kept back at the end of an invocation, to store the report.
+pub const MARGIN: Duration = Duration::from_mins(1);
 
-/// The instant after which no task starts, from the invocation's deadline (milliseconds since
-/// the epoch, as the Lambda runtime gives it).
+/// The instant by which every task ends, from the invocation's deadline (milliseconds since the
+/// epoch, as the Lambda runtime gives it).
 pub fn task_deadline(deadline_ms: u64, now: SystemTime) -> Instant {
     let now_ms = now
         .duration_since(UNIX_EPOCH)
@@ -40,6 +40,7 @@ pub async fn handle(
         "taskCount": report.task_count,
         "passed": report.passed,
         "passRate": report.pass_rate,
+        "complete": report.complete,
         "notRun": report.not_run.len(),
         "injectionBlockRate": report.injection_block_rate,
         "totalCostUsd": report.total_cost_usd,
