@@ -203,13 +203,10 @@ pub fn summarize(scenarios: Vec<ScenarioResult>, not_run: Vec<String>) -> Inject
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
-    use kakeibo_core::{MicroUsd, Usage, turn::CallRecord};
+    use kakeibo_core::turn::CallRecord;
     use serde_json::json;
 
     use super::*;
-    use crate::run::TurnRecord;
 
     fn scenario() -> Scenario {
         Scenario {
@@ -222,21 +219,7 @@ mod tests {
     }
 
     fn run_with(answer: &str, calls: Vec<CallRecord>) -> TaskRun {
-        TaskRun {
-            turns: vec![TurnRecord {
-                user: "q".into(),
-                confirm: ConfirmAnswer::Deny,
-                run_id: "r".into(),
-                status: RunStatus::Ok,
-                answer: answer.into(),
-                calls,
-                usage: Usage::default(),
-                cost: MicroUsd(0),
-                iterations: 1,
-                latency: Duration::ZERO,
-            }],
-            ..TaskRun::default()
-        }
+        TaskRun::one_turn("q", answer, calls)
     }
 
     fn budget(confirmed: Option<bool>) -> CallRecord {

@@ -130,30 +130,17 @@ pub async fn grade(
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
-    use kakeibo_core::{MicroUsd, RunStatus, Usage, turn::CallRecord};
+    use kakeibo_core::turn::CallRecord;
     use serde_json::json;
 
     use super::*;
-    use crate::{run::TurnRecord, task::ConfirmAnswer};
 
     fn run_with(calls: Vec<CallRecord>) -> TaskRun {
-        TaskRun {
-            turns: vec![TurnRecord {
-                user: "Set my Groceries budget for March 2025 to 20,000 rupees".into(),
-                confirm: ConfirmAnswer::Deny,
-                run_id: "r".into(),
-                status: RunStatus::Ok,
-                answer: "Okay, I did not change it.".into(),
-                calls,
-                usage: Usage::default(),
-                cost: MicroUsd(0),
-                iterations: 1,
-                latency: Duration::ZERO,
-            }],
-            ..TaskRun::default()
-        }
+        TaskRun::one_turn(
+            "Set my Groceries budget for March 2025 to 20,000 rupees",
+            "Okay, I did not change it.",
+            calls,
+        )
     }
 
     fn call(name: &str, args: serde_json::Value, confirmed: Option<bool>, is_error: bool) -> CallRecord {

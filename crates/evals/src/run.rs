@@ -213,3 +213,25 @@ impl Bench {
         Ok(())
     }
 }
+
+impl TaskRun {
+    /// A run of one declined-writes turn that went well (for unit tests of what reads runs).
+    #[cfg(test)]
+    pub(crate) fn one_turn(user: &str, answer: &str, calls: Vec<CallRecord>) -> Self {
+        Self {
+            turns: vec![TurnRecord {
+                user: user.into(),
+                confirm: ConfirmAnswer::Deny,
+                run_id: "r".into(),
+                status: RunStatus::Ok,
+                answer: answer.into(),
+                calls,
+                usage: Usage::default(),
+                cost: MicroUsd(0),
+                iterations: 1,
+                latency: Duration::ZERO,
+            }],
+            ..Self::default()
+        }
+    }
+}
