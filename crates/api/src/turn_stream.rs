@@ -3,7 +3,7 @@
 
 use std::{future::Future, time::Instant};
 
-use kakeibo_core::{RunStatus, TurnEvent, pricing};
+use kakeibo_core::{TurnEvent, pricing};
 use kakeibo_ledger::turns::{ConfirmError, Outcome};
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -83,10 +83,6 @@ pub fn spend_metric(cost: kakeibo_core::MicroUsd, millis: i64) -> Value {
     })
 }
 
-fn status_name(status: RunStatus) -> Value {
-    serde_json::to_value(status).unwrap_or(Value::Null)
-}
-
 /// The last events of a leg of a turn: `confirm_request` per pending write and `turn_end`, or
 /// `error` when the leg failed (its state is kept: a failed confirm can be retried).
 pub fn send_outcome(
@@ -108,7 +104,7 @@ pub fn send_outcome(
                 &json!({
                     "run_id": run_id,
                     "conversation_id": conversation,
-                    "status": status_name(status),
+                    "status": status.as_str(),
                     "usage": {
                         "inputTokens": turn.usage.input_tokens,
                         "outputTokens": turn.usage.output_tokens,

@@ -57,6 +57,19 @@ pub enum RunStatus {
     Stuck,
 }
 
+impl RunStatus {
+    /// The name stored in `trace_runs.status` and shown in reports (its serde name).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::Error => "error",
+            Self::Blocked => "blocked",
+            Self::Aborted => "aborted",
+            Self::Stuck => "stuck",
+        }
+    }
+}
+
 /// One tool call of the run, as reported and as judged for being stuck.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CallRecord {
@@ -855,6 +868,19 @@ pub fn now_unix() -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn status_names_are_the_serde_names() {
+        for status in [
+            RunStatus::Ok,
+            RunStatus::Error,
+            RunStatus::Blocked,
+            RunStatus::Aborted,
+            RunStatus::Stuck,
+        ] {
+            assert_eq!(json!(status), json!(status.as_str()));
+        }
+    }
 
     #[test]
     fn long_results_keep_head_and_tail() {

@@ -12,9 +12,8 @@ use std::{
 use anyhow::{Context, Result};
 use clap::Parser;
 use kakeibo_core::prompt::SYSTEM_PROMPT;
-use kakeibo_evals::{Bench, Options, Suite, store, suite};
+use kakeibo_evals::{Bench, Options, Suite, launch, store, suite};
 use kakeibo_ledger::EVAL_OWNER;
-use kakeibo_providers::select::{ModelRole, Settings};
 
 /// Runs kakeibo's evaluation tasks through the real agent loop and reports how they did.
 ///
@@ -109,11 +108,7 @@ async fn run(args: Args) -> Result<()> {
         _ => None,
     };
     let var = |name: &str| overrides(name).or_else(|| std::env::var(name).ok());
-    let settings = Settings::new(&var);
-    let agent = settings
-        .provider(ModelRole::Agent)
-        .context("no model to evaluate")?;
-    let judge = settings.provider(ModelRole::Judge).context("no judge model")?;
+    let (agent, judge) = launch::models(&var)?;
 
     let url = args
         .database_url

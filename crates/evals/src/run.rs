@@ -57,17 +57,7 @@ impl TaskRun {
         self.turns
             .iter()
             .find(|t| matches!(t.status, RunStatus::Error | RunStatus::Blocked))
-            .map(|t| format!("a turn ended {}", status_name(t.status)))
-    }
-}
-
-pub fn status_name(status: RunStatus) -> &'static str {
-    match status {
-        RunStatus::Ok => "ok",
-        RunStatus::Error => "error",
-        RunStatus::Blocked => "blocked",
-        RunStatus::Aborted => "aborted",
-        RunStatus::Stuck => "stuck",
+            .map(|t| format!("a turn ended {}", t.status.as_str()))
     }
 }
 

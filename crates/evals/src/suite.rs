@@ -250,6 +250,7 @@ pub async fn check(
     }
     let deterministic_passed = outcomes.iter().all(|o| o.passed);
     let failed_turn = run.failed();
+    let tools = bench.tools();
     for check in &task.checks {
         let Check::Judge { rubric, threshold } = check else {
             continue;
@@ -261,7 +262,7 @@ pub async fn check(
         };
         let outcome = match skipped {
             Some(why) => CheckOutcome::new(check, false, why),
-            None => match judge::grade(judge_model, run, rubric, &bench.tools()).await {
+            None => match judge::grade(judge_model, run, rubric, &tools).await {
                 Ok(verdict) => CheckOutcome {
                     score: Some(verdict.score),
                     cost_usd_est: Some(verdict.cost_usd),

@@ -166,13 +166,7 @@ impl TurnStore {
     ) -> Result<(), LedgerError> {
         let run_id =
             Uuid::parse_str(&turn.run_id).map_err(|e| LedgerError::Invalid(format!("run id: {e}")))?;
-        let status = finished.map(|s| match s {
-            RunStatus::Ok => "ok",
-            RunStatus::Error => "error",
-            RunStatus::Blocked => "blocked",
-            RunStatus::Aborted => "aborted",
-            RunStatus::Stuck => "stuck",
-        });
+        let status = finished.map(RunStatus::as_str);
         let mut tx = begin_for_owner(owner, &self.pool).await?;
         sqlx::query(
             "UPDATE trace_runs SET input_tokens = $3, output_tokens = $4, cached_tokens = $5, cost_usd_est = $6::numeric,
