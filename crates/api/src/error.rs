@@ -32,6 +32,10 @@ pub enum ApiError {
     Conflict(String),
     #[error("{0}")]
     Gone(String),
+    /// The request is well formed but its content cannot be used (a statement the importer
+    /// cannot read): `422` with the sentence.
+    #[error("{0}")]
+    Unprocessable(String),
     #[error("the request body is larger than {limit} bytes")]
     TooLarge { limit: usize },
     #[error("{message}")]
@@ -60,6 +64,7 @@ impl ApiError {
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::Gone(_) => StatusCode::GONE,
+            Self::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Refused(_) | Self::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,

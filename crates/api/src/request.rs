@@ -91,6 +91,16 @@ pub async fn json_body<T: DeserializeOwned>(body: Body) -> Result<T, ApiError> {
         .map_err(|e| ApiError::BadRequest(format!("the JSON body is not valid: {e}")))
 }
 
+/// A JSON body of type `T` when there is one; an empty (or blank) body is `T::default()`.
+pub async fn optional_json_body<T: DeserializeOwned + Default>(body: Body) -> Result<T, ApiError> {
+    let bytes = read_body(body, JSON_LIMIT).await?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(T::default());
+    }
+    serde_json::from_slice(&bytes)
+        .map_err(|e| ApiError::BadRequest(format!("the JSON body is not valid: {e}")))
+}
+
 /// Refuses a state-changing request whose `Origin` (or, without one, `Host`) is not the site:
 /// the session cookie rides along on cross-site requests, so its writes must come from the site.
 pub fn check_origin(method: &Method, headers: &HeaderMap, site: &Site) -> Result<(), ApiError> {

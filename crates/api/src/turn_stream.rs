@@ -3,7 +3,7 @@
 
 use std::{future::Future, time::Instant};
 
-use kakeibo_core::{TurnEvent, pricing};
+use kakeibo_core::{TurnEvent, WriteDecision, pricing};
 use kakeibo_ledger::turns::{ConfirmError, Outcome};
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -31,12 +31,30 @@ pub fn forward(events: &Events) -> impl Fn(TurnEvent) + Send + Sync + '_ {
             name,
             is_error,
             summary,
+            decision,
         } => events.send(
             "tool_result",
-            &json!({"id": id, "name": name, "summary": summary, "isError": is_error}),
+            &tool_result(&id, &name, &summary, is_error, decision),
         ),
         TurnEvent::ConfirmRequest(_) => {}
     }
+}
+
+/// The data of a `tool_result` event: `{id, name, summary, isError}`, and `decision`
+/// (`allowed`, `declined`, `expired`) only for a write a person decided on a confirm — the key is
+/// absent otherwise, never `null`.
+pub fn tool_result(
+    id: &str,
+    name: &str,
+    summary: &str,
+    is_error: bool,
+    decision: Option<WriteDecision>,
+) -> Value {
+    let mut data = json!({"id": id, "name": name, "summary": summary, "isError": is_error});
+    if let Some(decision) = decision {
+        data["decision"] = json!(decision);
+    }
+    data
 }
 
 /// Runs a turn's `work` in a task of its own, and says so on the stream when that task dies
@@ -150,6 +168,31 @@ pub fn send_outcome(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_decided_writes_carry_a_decision() {
+        let read = tool_result("c1", "get_spend_report", "<tool_data>", false, None);
+        assert_eq!(
+            read,
+            json!({"id": "c1", "name": "get_spend_report", "summary": "<tool_data>", "isError": false})
+        );
+        let declined = tool_result(
+            "c2",
+            "set_budget",
+            "declined",
+            false,
+            Some(WriteDecision::Declined),
+        );
+        assert_eq!(declined["decision"], "declined");
+        assert_eq!(
+            tool_result("c3", "set_budget", "", false, Some(WriteDecision::Allowed))["decision"],
+            "allowed"
+        );
+        assert_eq!(
+            tool_result("c4", "set_budget", "", false, Some(WriteDecision::Expired))["decision"],
+            "expired"
+        );
+    }
 
     #[test]
     fn the_spend_metric_is_embedded_metric_format() {

@@ -289,8 +289,13 @@ async fn print_inner(args: PrintArgs) -> Result<u8> {
                 name,
                 is_error,
                 summary,
+                decision,
             } => {
-                json!({"type": "tool_result", "id": id, "name": name, "is_error": is_error, "summary": summary})
+                let mut line = json!({"type": "tool_result", "id": id, "name": name, "is_error": is_error, "summary": summary});
+                if let Some(decision) = decision {
+                    line["decision"] = json!(decision);
+                }
+                line
             }
             TurnEvent::ConfirmRequest(_) => return,
         };

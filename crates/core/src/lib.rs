@@ -27,4 +27,4 @@ pub use provider::{ModelRequest, ModelResponse, Provider, ProviderError, StreamE
 pub use registry::{CallError, DuplicateTool, ToolRegistry};
 pub use tool::{Declaration, Tier, Tool, ToolError, TypedTool, typed};
 pub use trace::{MemoryTracer, NoTrace, TraceEvent, TraceKind, Tracer};
-pub use turn::{Deps, Phase, RunStatus, Stop, Turn, TurnEvent, drive, step};
+pub use turn::{Deps, Phase, RunStatus, Stop, Turn, TurnEvent, WriteDecision, drive, step};

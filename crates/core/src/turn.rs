@@ -250,6 +250,29 @@ impl Turn {
     }
 }
 
+/// What became of a write that waited for a person (the `decision` of its `tool_result`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WriteDecision {
+    /// The person allowed it and it ran (its result may still be an error).
+    Allowed,
+    /// The person declined it (or sent no decision for it): it did not run.
+    Declined,
+    /// The confirmation expired before the person answered: it did not run.
+    Expired,
+}
+
+impl WriteDecision {
+    /// The serde name: `allowed`, `declined`, `expired`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Allowed => "allowed",
+            Self::Declined => "declined",
+            Self::Expired => "expired",
+        }
+    }
+}
+
 /// What a turn tells its caller as it goes (for streaming to a person).
 #[derive(Debug, Clone, PartialEq)]
 pub enum TurnEvent {
@@ -264,9 +287,19 @@ pub enum TurnEvent {
         id: String,
         name: String,
         is_error: bool,
+        /// The result, clipped to 200 characters ([`result_summary`]).
         summary: String,
+        /// For a write that waited for a person, what they decided; `None` for every call the
+        /// loop itself ran or answered (reads, and writes settled by a policy or a rule).
+        decision: Option<WriteDecision>,
     },
     ConfirmRequest(Vec<PendingWrite>),
+}
+
+/// The summary of a tool result that events and call records carry: the content, clipped to
+/// 200 characters.
+pub fn result_summary(content: &str) -> String {
+    clip(content, 200)
 }
 
 /// What a turn runs with.
@@ -551,7 +584,8 @@ async fn run_tools(mut turn: Turn, calls: Vec<ToolUse>, deps: &Deps<'_>) -> Turn
             id: call.id.clone(),
             name: call.name.clone(),
             is_error,
-            summary: clip(&content, 200),
+            summary: result_summary(&content),
+            decision: None,
         });
         turn.calls.push(CallRecord {
             id: call.id.clone(),
@@ -560,7 +594,7 @@ async fn run_tools(mut turn: Turn, calls: Vec<ToolUse>, deps: &Deps<'_>) -> Turn
             tier,
             is_error,
             confirmed,
-            outcome: clip(&content, 200),
+            outcome: result_summary(&content),
         });
         done.push(ToolResult {
             tool_use_id: call.id.clone(),

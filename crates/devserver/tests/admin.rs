@@ -68,6 +68,19 @@ async fn only_operators_see_the_admin_routes(_: PgPoolOptions, connect: PgConnec
         )
         .await;
         assert_eq!(action.status, StatusCode::NOT_FOUND, "{who}: {}", action.body);
+        let session = send(
+            &app,
+            Method::GET,
+            "/api/session",
+            None,
+            cookie.map(String::as_str),
+        )
+        .await;
+        assert_ne!(
+            session.json()["visitor"]["operator"],
+            json!(true),
+            "{who}: the nav shows no operator's room"
+        );
         assert_eq!(
             overview.body,
             send(
@@ -114,6 +127,13 @@ async fn the_operator_sees_the_panels_and_pauses_and_blocks(_: PgPoolOptions, co
     .session_cookie()
     .unwrap();
     let (visitor_cookie, _) = visitor(&app, "how much did I spend").await;
+    let session = send(&app, Method::GET, "/api/session", None, Some(&operator)).await;
+    assert_eq!(
+        session.json()["visitor"]["operator"],
+        json!(true),
+        "{}",
+        session.body
+    );
 
     let overview = send(&app, Method::GET, "/api/admin/overview", None, Some(&operator)).await;
     assert_eq!(overview.status, StatusCode::OK, "{}", overview.body);
@@ -130,6 +150,11 @@ async fn the_operator_sees_the_panels_and_pauses_and_blocks(_: PgPoolOptions, co
     ] {
         assert!(!o[panel].is_null(), "panel {panel}: {o}");
     }
+    assert_eq!(
+        o["evaluation"],
+        json!({"running": false, "latest": null}),
+        "no evaluation has run on this database"
+    );
     assert_eq!(o["budget"]["daily_cap_usd"], 0.667);
     assert_eq!(o["budget"]["last_30_days"].as_array().unwrap().len(), 30);
     assert_eq!(o["budget"]["state"], "ok");
@@ -341,7 +366,31 @@ async fn the_operator_starts_an_evaluation_and_everyone_reads_its_report(
     assert_eq!(report["complete"], true);
     assert_eq!(report["taskCount"], 50);
     assert_eq!(report["model"], "script");
+    assert_eq!(report["provider"], "script");
+    let first = &report["results"][0];
+    let task = kakeibo_evals::task::parse_all(kakeibo_evals::embedded::TASK_FILES.iter().copied())
+        .unwrap()
+        .into_iter()
+        .find(|t| first["task"] == t.id.as_str())
+        .unwrap();
+    assert!(!task.description.is_empty());
+    assert_eq!(first["description"], task.description.as_str());
     assert_eq!(report["injection"]["scenarios"].as_array().unwrap().len(), 6);
+    // The overview says the run is over and which one was the latest.
+    let overview = send(&app, Method::GET, "/api/admin/overview", None, Some(&operator)).await;
+    assert_eq!(overview.status, StatusCode::OK, "{}", overview.body);
+    let evaluation = &overview.json()["evaluation"];
+    assert_eq!(evaluation["running"], false, "{evaluation}");
+    assert_eq!(
+        evaluation["latest"],
+        json!({
+            "finishedAt": report["finishedAt"],
+            "model": "script",
+            "passed": report["passed"],
+            "taskCount": 50,
+            "complete": true,
+        })
+    );
     // The run touched nobody's ledger but the evaluation owner's.
     let touched: i64 = sqlx::query_scalar(
         "SELECT count(DISTINCT owner_id) FROM budgets WHERE owner_id <> '00000000-0000-4000-8000-0000000000e1'",

@@ -271,6 +271,39 @@ async fn ledgers_and_uploads(w: &World) {
     )
     .await;
     assert_eq!(deleted.status, StatusCode::NOT_FOUND, "{mode}: {}", deleted.body);
+    // Nor preview it on the page: the same 404 as an upload that never existed.
+    let theirs = send(
+        app,
+        Method::POST,
+        &format!("/api/uploads/{a_upload}/preview"),
+        None,
+        Some(b),
+    )
+    .await;
+    let nobodys = send(
+        app,
+        Method::POST,
+        &format!("/api/uploads/{}/preview", Uuid::new_v4()),
+        None,
+        Some(b),
+    )
+    .await;
+    assert_eq!(theirs.status, StatusCode::NOT_FOUND, "{mode}: {}", theirs.body);
+    assert_eq!(
+        (theirs.status, theirs.body),
+        (nobodys.status, nobodys.body),
+        "{mode}"
+    );
+    let own = send(
+        app,
+        Method::POST,
+        &format!("/api/uploads/{a_upload}/preview"),
+        None,
+        Some(a),
+    )
+    .await;
+    assert_eq!(own.status, StatusCode::OK, "{mode}: {}", own.body);
+    assert_eq!(own.json()["rows_to_add"], 1, "{mode}");
     let a_owner = owner_of(state, a);
     let tools = registry(&Scope::new(a_owner, state.app.clone()));
     let preview = tools

@@ -11,6 +11,8 @@ use crate::{checks::CheckOutcome, injection::InjectionSummary};
 #[serde(rename_all = "camelCase")]
 pub struct TaskResult {
     pub task: String,
+    /// The task's description from its file.
+    pub description: String,
     pub class: String,
     pub passed: bool,
     pub deterministic_passed: bool,
@@ -49,6 +51,8 @@ pub struct ClassSummary {
 pub struct EvalReport {
     pub started_at: DateTime<Utc>,
     pub finished_at: DateTime<Utc>,
+    /// The agent's provider (`gemini`, `anthropic`, `openai`, `script`, …).
+    pub provider: String,
     pub model: String,
     pub judge_model: String,
     /// `schedule`, `admin` or `cli`.
@@ -106,6 +110,7 @@ impl EvalReport {
     pub fn assemble(
         started_at: DateTime<Utc>,
         finished_at: DateTime<Utc>,
+        provider: String,
         model: String,
         judge_model: String,
         trigger: String,
@@ -139,6 +144,7 @@ impl EvalReport {
         Self {
             started_at,
             finished_at,
+            provider,
             model,
             judge_model,
             trigger,
@@ -175,11 +181,12 @@ impl EvalReport {
         );
         let _ = writeln!(
             md,
-            "**{}/{} passed ({}%)** · model `{}` · judge `{}` · started by {}{}\n",
+            "**{}/{} passed ({}%)** · model `{}` ({}) · judge `{}` · started by {}{}\n",
             self.passed,
             self.task_count,
             self.pass_rate,
             self.model,
+            self.provider,
             self.judge_model,
             self.trigger,
             self.filter

@@ -215,6 +215,7 @@ async fn run_locked(bench: &Bench, suite: &Suite, options: &Options<'_>) -> Resu
     Ok(EvalReport::assemble(
         started_at,
         Utc::now(),
+        options.agent.name().to_owned(),
         options.agent.model().to_owned(),
         options.judge.model().to_owned(),
         options.trigger.to_owned(),
@@ -299,6 +300,7 @@ fn result(task: &Task, run: &TaskRun, checks: Vec<CheckOutcome>) -> TaskResult {
     let judge_cost = checks.iter().filter_map(|c| c.cost_usd_est).sum();
     TaskResult {
         task: task.id.clone(),
+        description: task.description.clone(),
         class: task.class.clone(),
         passed,
         deterministic_passed,

@@ -14,6 +14,9 @@ pub struct ConversationSummary {
     pub title: Option<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// How many messages the conversation holds (`message_count`, so a conversation's own
+    /// `messages` list never shares its key).
+    #[serde(rename = "message_count")]
     pub messages: i64,
 }
 
@@ -73,7 +76,7 @@ pub async fn conversation(
 }
 
 /// The conversation a new message goes to: `requested` when the owner has it (`None` when not),
-/// else the latest, else a new one titled after the message.
+/// and without one a new conversation titled after the message (its first 80 characters).
 pub async fn conversation_for_message(
     owner: OwnerId,
     pool: &PgPool,
@@ -81,38 +84,21 @@ pub async fn conversation_for_message(
     first_message: &str,
 ) -> Result<Option<Uuid>, LedgerError> {
     let mut tx = begin_for_owner(owner, pool).await?;
-    let found: Option<Uuid> = match requested {
-        Some(id) => {
-            sqlx::query_scalar("SELECT id FROM conversations WHERE owner_id = $1 AND id = $2")
-                .bind(owner.as_uuid())
-                .bind(id)
-                .fetch_optional(&mut *tx)
-                .await?
-        }
-        None => {
-            sqlx::query_scalar(
-                "SELECT id FROM conversations WHERE owner_id = $1 ORDER BY updated_at DESC, id LIMIT 1",
-            )
+    let id: Option<Uuid> = if let Some(id) = requested {
+        sqlx::query_scalar("SELECT id FROM conversations WHERE owner_id = $1 AND id = $2")
             .bind(owner.as_uuid())
+            .bind(id)
             .fetch_optional(&mut *tx)
             .await?
-        }
-    };
-    let id = match (requested, found) {
-        (Some(_), None) => None,
-        (_, Some(id)) => Some(id),
-        (None, None) => {
-            let title: String = first_message.chars().take(80).collect();
-            Some(
-                sqlx::query_scalar(
-                    "INSERT INTO conversations (owner_id, title) VALUES ($1, $2) RETURNING id",
-                )
+    } else {
+        let title: String = first_message.chars().take(80).collect();
+        Some(
+            sqlx::query_scalar("INSERT INTO conversations (owner_id, title) VALUES ($1, $2) RETURNING id")
                 .bind(owner.as_uuid())
                 .bind(title)
                 .fetch_one(&mut *tx)
                 .await?,
-            )
-        }
+        )
     };
     tx.commit().await?;
     Ok(id)

@@ -1,7 +1,8 @@
-//! The dashboard of one owner: spend by category and by month, budgets, recurring payments and
-//! anomalies — the read tools' own figures, so the page and the agent never disagree.
+//! The dashboard of one owner: spend by category and by month, budgets, recurring payments,
+//! anomalies and the month's transactions — the read tools' own figures, so the page and the
+//! agent never disagree.
 
-use chrono::{Datelike, NaiveDate};
+use chrono::NaiveDate;
 use serde_json::{Value, json};
 use sqlx::PgPool;
 
@@ -9,28 +10,60 @@ use crate::{
     db::begin_for_owner,
     error::LedgerError,
     owner::OwnerId,
-    tools::{Scope, registry},
+    tools::{Month, Scope, registry},
 };
 
-/// How many months the by-month series covers, ending with the ledger's latest month.
+/// How many months the by-month series covers, ending with the chosen month.
 pub const DASHBOARD_MONTHS: u32 = 6;
+/// The most transactions of the month the dashboard lists (newest first).
+pub const DASHBOARD_TRANSACTIONS: i64 = 200;
 
-/// The dashboard for the latest month of the owner's ledger (`{"empty": true}` when the ledger
-/// has no transactions).
-pub async fn dashboard(owner: OwnerId, pool: &PgPool) -> Result<Value, LedgerError> {
+/// A month as the dashboard is asked for it: exactly `YYYY-MM`, a real month.
+pub fn parse_month(text: &str) -> Result<Month, LedgerError> {
+    let bytes = text.as_bytes();
+    let shaped = bytes.len() == 7
+        && bytes[4] == b'-'
+        && bytes
+            .iter()
+            .enumerate()
+            .all(|(i, b)| i == 4 || b.is_ascii_digit());
+    shaped.then(|| Month::parse(text)).flatten().ok_or_else(|| {
+        LedgerError::Invalid(format!(
+            "month must be a calendar month written YYYY-MM, such as 2025-03; {text:?} is not one"
+        ))
+    })
+}
+
+/// The dashboard of `month` (default: the latest month of the owner's ledger); `{"empty": true,
+/// "months": [], "transactions": []}` when the ledger has no transactions. A month without
+/// transactions has empty figures. A malformed `month` is [`LedgerError::Invalid`].
+pub async fn dashboard(owner: OwnerId, pool: &PgPool, month: Option<&str>) -> Result<Value, LedgerError> {
+    let asked = month.map(parse_month).transpose()?;
     let mut tx = begin_for_owner(owner, pool).await?;
     let latest: Option<NaiveDate> =
         sqlx::query_scalar("SELECT max(date) FROM transactions WHERE owner_id = $1")
             .bind(owner.as_uuid())
             .fetch_one(&mut *tx)
             .await?;
+    let months: Vec<String> = sqlx::query_scalar(
+        "SELECT DISTINCT to_char(date, 'YYYY-MM') FROM transactions WHERE owner_id = $1 ORDER BY 1",
+    )
+    .bind(owner.as_uuid())
+    .fetch_all(&mut *tx)
+    .await?;
     tx.commit().await?;
     let Some(latest) = latest else {
-        return Ok(json!({"empty": true}));
+        return Ok(json!({"empty": true, "months": [], "transactions": []}));
     };
-    let month = format!("{:04}-{:02}", latest.year(), latest.month());
-    let first = NaiveDate::from_ymd_opt(latest.year(), latest.month(), 1)
-        .and_then(|d| d.checked_sub_months(chrono::Months::new(DASHBOARD_MONTHS - 1)))
+    let chosen = match asked {
+        Some(month) => month,
+        None => Month::parse(&latest.format("%Y-%m").to_string())
+            .ok_or_else(|| LedgerError::Internal(format!("no month of {latest}")))?,
+    };
+    let month = chosen.label();
+    let first = chosen
+        .first_day
+        .checked_sub_months(chrono::Months::new(DASHBOARD_MONTHS - 1))
         .ok_or_else(|| LedgerError::Internal(format!("no month before {month}")))?;
     let tools = registry(&Scope::new(owner, pool.clone()));
     let call = |name: &'static str, input: Value| {
@@ -49,19 +82,73 @@ pub async fn dashboard(owner: OwnerId, pool: &PgPool) -> Result<Value, LedgerErr
     .await?;
     let by_month = call(
         "get_spend_report",
-        json!({"period": {"from": first.to_string(), "to": latest.to_string()}, "group_by": "month"}),
+        json!({"period": {"from": first.to_string(), "to": chosen.last_day().to_string()}, "group_by": "month"}),
     )
     .await?;
     let budgets = call("get_budget_status", json!({"month": month})).await?;
     let recurring = call("detect_recurring", json!({})).await?;
     let anomalies = call("flag_anomalies", json!({"month": month})).await?;
+    let found = call(
+        "search_transactions",
+        json!({"from": chosen.first_day.to_string(), "to": chosen.last_day().to_string(), "limit": DASHBOARD_TRANSACTIONS}),
+    )
+    .await?;
+    let transactions: Vec<Value> = found["transactions"]
+        .as_array()
+        .map(|rows| rows.iter().map(transaction_row).collect())
+        .unwrap_or_default();
     Ok(json!({
         "empty": false,
         "month": month,
+        "months": months,
         "spend_by_category": by_category,
         "spend_by_month": by_month,
         "budgets": budgets,
         "recurring": recurring,
         "anomalies": anomalies,
+        "transactions": transactions,
     }))
+}
+
+/// A row of `search_transactions` as the page lists it: the amount as one object.
+fn transaction_row(row: &Value) -> Value {
+    json!({
+        "id": row["id"],
+        "date": row["date"],
+        "description": row["description"],
+        "category": row["category"],
+        "amount": {
+            "amount_minor": row["amount_minor"],
+            "formatted": row["formatted"],
+            "currency": row["currency"],
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn months_are_exactly_yyyy_mm() {
+        assert_eq!(
+            parse_month("2025-03").map(Month::label).ok().as_deref(),
+            Some("2025-03")
+        );
+        for bad in [
+            "2025-3",
+            "2025-13",
+            "+202-03",
+            "2025/03",
+            "March",
+            "",
+            "2025-03-01",
+            "２０２５-03",
+        ] {
+            let Err(LedgerError::Invalid(why)) = parse_month(bad) else {
+                panic!("{bad:?} was taken for a month");
+            };
+            assert!(why.contains("YYYY-MM"), "{why}");
+        }
+    }
 }

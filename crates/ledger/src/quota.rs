@@ -146,6 +146,22 @@ pub async fn admit_new_visitor(
     Ok(counted.is_some())
 }
 
+/// Messages `owner` was admitted on the UTC day `day` (what the message quotas count; a day
+/// without any is 0). `owner_daily_messages` is the owner role's only.
+pub async fn messages_today(
+    owner: OwnerId,
+    pool: &OwnerRolePool,
+    day: NaiveDate,
+) -> Result<i32, LedgerError> {
+    let count: Option<i32> =
+        sqlx::query_scalar("SELECT count FROM owner_daily_messages WHERE owner_id = $1 AND day = $2")
+            .bind(owner.as_uuid())
+            .bind(day)
+            .fetch_optional(pool.get())
+            .await?;
+    Ok(count.unwrap_or(0))
+}
+
 /// Gives back a message [`consume`] admitted when the turn could not start after all.
 pub async fn refund(
     owner: OwnerId,

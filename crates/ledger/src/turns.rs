@@ -17,8 +17,10 @@ use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
 use kakeibo_core::{
     ConfirmPolicy, Deps, Message, PendingWrite, PermissionRules, Phase, Provider, RunStatus, ToolRegistry,
-    ToolResult, TraceEvent, TraceKind, Tracer, Turn, TurnEvent, context,
-    turn::{StateError, declined_result, drive, expired_result, tool_data},
+    ToolResult, TraceEvent, TraceKind, Tracer, Turn, TurnEvent, WriteDecision, context,
+    turn::{
+        DECLINED, EXPIRED, StateError, declined_result, drive, expired_result, result_summary, tool_data,
+    },
 };
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -421,6 +423,18 @@ impl TurnStore {
     }
 }
 
+/// What became of a pending write, read from its stored result (so a confirm retried after a
+/// crash reports what the first attempt did, whatever the retry's decisions say).
+fn decision_of(result: &ToolResult) -> WriteDecision {
+    if result.content == EXPIRED {
+        WriteDecision::Expired
+    } else if result.content == DECLINED {
+        WriteDecision::Declined
+    } else {
+        WriteDecision::Allowed
+    }
+}
+
 /// Runs one approved write inside the apply transaction, in a savepoint of its own so a failing
 /// write becomes an error result without spoiling the others.
 async fn apply_one(
@@ -800,6 +814,20 @@ impl Agent<'_> {
                         "confirmed": true, "error": result.is_error});
                     record(&tracer, &mut turn, TraceKind::ToolCall, call).await;
                 }
+            }
+            // The stream says what became of each write of the batch, in call order, before
+            // anything the continued turn says.
+            for (write, result) in pending
+                .iter()
+                .filter_map(|w| results.iter().find(|r| r.tool_use_id == w.id).map(|r| (w, r)))
+            {
+                on_event(TurnEvent::ToolResult {
+                    id: write.id.clone(),
+                    name: write.tool.clone(),
+                    is_error: result.is_error,
+                    summary: result_summary(&result.content),
+                    decision: Some(decision_of(result)),
+                });
             }
         }
         let turn = turn.resume(results)?;

@@ -8,7 +8,7 @@ mod common;
 use chrono::{Duration, Utc};
 use kakeibo_ledger::{
     OwnerId, OwnerRolePool,
-    quota::{QuotaKind, QuotaLimits, Refusal, consume},
+    quota::{QuotaKind, QuotaLimits, Refusal, consume, messages_today, refund},
 };
 use sqlx::PgPool;
 
@@ -144,4 +144,30 @@ async fn reasons_come_in_order_and_refusals_charge_nothing(pool: PgPool) {
         .unwrap();
     assert_eq!(message(fresh, "addr-9").await, Err(Refusal::Paused));
     assert_eq!(message(member, "addr-9").await, Err(Refusal::Paused));
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn messages_today_counts_what_the_gate_admitted(pool: PgPool) {
+    let gate = OwnerRolePool::new(pool.clone());
+    let now = Utc::now();
+    let today = now.date_naive();
+    let owner = common::new_user(&pool).await;
+    let other = common::new_user(&pool).await;
+    assert_eq!(messages_today(owner, &gate, today).await.unwrap(), 0);
+    for _ in 0..3 {
+        // The anonymous cap is 2: the third is refused and not counted.
+        let _ = consume(owner, &gate, None, QuotaKind::Message, &limits(), now)
+            .await
+            .unwrap();
+    }
+    consume(owner, &gate, None, QuotaKind::Resume, &limits(), now)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(messages_today(owner, &gate, today).await.unwrap(), 2);
+    assert_eq!(messages_today(other, &gate, today).await.unwrap(), 0);
+    let yesterday = today.pred_opt().unwrap();
+    assert_eq!(messages_today(owner, &gate, yesterday).await.unwrap(), 0);
+    refund(owner, &gate, None, now).await.unwrap();
+    assert_eq!(messages_today(owner, &gate, today).await.unwrap(), 1);
 }

@@ -174,6 +174,17 @@ async fn spend_reports_match_the_ground_truth(options: PgPoolOptions, connect: P
         entry.1 += 1;
     }
     assert_eq!(amounts_by_group(&by_month), expected);
+    let months: Vec<&str> = by_month["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["group"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        months,
+        ["2025-01", "2025-02", "2025-03", "2025-04", "2025-05", "2025-06"],
+        "months in calendar order, whatever they add up to"
+    );
 
     let with_income = call(
         &tools,

@@ -4,7 +4,7 @@
 //!
 //! | route | answer |
 //! |---|---|
-//! | `GET /api/admin/overview` | budget, traffic, health, safety, tools, recent runs, users, geography |
+//! | `GET /api/admin/overview` | budget, traffic, health, safety, tools, recent runs, users, geography, and `evaluation` `{running, latest: null \| {finishedAt, model, passed, taskCount, complete}}` |
 //! | `POST /api/admin/action` `{"action": "pause_live_chat", "paused": bool}` or `{"action": "block_owner", "ownerId": uuid, "blocked": bool}` | `{ok: true}` |
 //! | `POST /api/admin/action` `{"action": "run_eval"}` | `202 {ok: true, started}`: an evaluation run starts (its report: `GET /api/evals/latest`); `503` `eval_running` while one runs, `evals_unavailable` where none can be started, `eval_start_failed` when starting fails |
 
@@ -87,7 +87,33 @@ async fn overview(Shared(admin): Shared<Admin>, request: Request) -> Result<Resp
         state.config.quotas.global_daily_usd,
     )
     .await?;
-    Ok(Json(overview).into_response())
+    let mut body = serde_json::to_value(overview).map_err(ApiError::internal)?;
+    let evaluation = evaluation(&state).await?;
+    if let Some(panels) = body.as_object_mut() {
+        panels.insert("evaluation".into(), evaluation);
+    }
+    Ok(Json(body).into_response())
+}
+
+/// `{running, latest}`: whether an evaluation runs now, and the newest stored report's headline
+/// (`null` before the first) — `{finishedAt, model, passed, taskCount, complete}` as stored.
+async fn evaluation(state: &State) -> Result<serde_json::Value, ApiError> {
+    let running = kakeibo_evals::suite::running(&state.app)
+        .await
+        .map_err(|e| ApiError::Internal(format!("checking for a running evaluation: {e}")))?;
+    let latest = kakeibo_evals::store::latest(&state.app)
+        .await
+        .map_err(|e| ApiError::Internal(format!("reading the latest evaluation report: {e}")))?;
+    let latest = latest.map(|report| {
+        json!({
+            "finishedAt": report["finishedAt"],
+            "model": report["model"],
+            "passed": report["passed"],
+            "taskCount": report["taskCount"],
+            "complete": report["complete"],
+        })
+    });
+    Ok(json!({"running": running, "latest": latest}))
 }
 
 #[derive(Debug, Deserialize)]

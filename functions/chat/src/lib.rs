@@ -4,7 +4,8 @@
 //! | route | answer |
 //! |---|---|
 //! | `POST /api/chat` `{message, conversationId?}` | SSE: `token`, `tool_call`, `tool_result`, `confirm_request`, `turn_end`, `error` |
-//! | `GET /api/session` | the visitor (or `null`) and whether a model is configured |
+//! | `GET /api/session` | `{visitor, model, messages?}`: the visitor (or `null`), the model (or `null`), and with a visitor today's messages `{limit, used, left}` |
+//! | `POST /api/session` | the same, after starting an anonymous visit when there is none (`201` then, `200` when one existed) |
 //! | `POST /api/session/sign-up` `{email, password}` | the visitor, now with an account |
 //! | `POST /api/session/sign-in` `{email, password}` | the account's visitor; an anonymous visitor's rows move onto it |
 //! | `POST /api/session/sign-out` | the cookie cleared |
@@ -12,6 +13,7 @@
 //! | `POST /api/uploads?filename=NAME` (the raw file) | the stored statement's id, for the import tool |
 //! | `GET /api/uploads` | the visitor's uploaded statements (at most 20, 50 MiB in all) |
 //! | `DELETE /api/uploads/{id}` | one of them deleted |
+//! | `POST /api/uploads/{id}/preview` `{account?, currency?}` (or no body) | the importer's preview of it (the import tool's dry run, a stored plan); `404` not the visitor's, `422` a file the importer cannot read |
 
 use std::{sync::Arc, time::Instant};
 
@@ -25,7 +27,7 @@ use axum::{
 use chrono::Utc;
 use kakeibo_api::{
     ApiError, State,
-    request::{ClientAddress, client_address, json_body, read_body},
+    request::{ClientAddress, client_address, json_body, optional_json_body, read_body},
     sse,
     turn_stream::{forward, send_outcome, spawn_turn},
     visitor,
@@ -33,9 +35,12 @@ use kakeibo_api::{
 use kakeibo_auth::{Visitor, visitors};
 use kakeibo_core::ConfirmPolicy;
 use kakeibo_ledger::{
+    LedgerError,
+    admin::assert_admin,
     conversations::conversation_for_message,
     quota::{self, QuotaKind},
     seed::ensure_demo_ledger,
+    tools::{CurrencyCode, Scope, preview_upload as import_preview},
     uploads::{self, MAX_UPLOAD_BYTES, list_uploads as uploads_of, save_upload},
 };
 use serde::Deserialize;
@@ -49,13 +54,14 @@ pub const MAX_MESSAGE_CHARS: usize = 4000;
 pub fn routes(state: Arc<State>) -> Router {
     Router::new()
         .route("/api/chat", post(chat))
-        .route("/api/session", get(session))
+        .route("/api/session", get(session).post(start_session))
         .route("/api/session/sign-up", post(sign_up))
         .route("/api/session/sign-in", post(sign_in))
         .route("/api/session/sign-out", post(sign_out))
         .route("/api/account", delete(delete_account))
         .route("/api/uploads", post(upload).get(list_uploads))
         .route("/api/uploads/{id}", delete(delete_upload))
+        .route("/api/uploads/{id}/preview", post(preview_upload))
         .with_state(state)
 }
 
@@ -161,21 +167,62 @@ async fn chat(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Res
     Ok(resolved.respond(result))
 }
 
-fn visitor_json(visitor: &Visitor) -> serde_json::Value {
-    json!({"id": visitor.id, "email": visitor.email, "anonymous": visitor.is_anonymous, "blocked": visitor.blocked})
+/// The visitor as the page sees it. `operator` says whether the admin door opens for them (an
+/// operator account on `ADMIN_EMAILS`), so the nav can show the operator's room; it is not the
+/// boundary — every admin route checks again and answers `404`.
+fn visitor_json(state: &State, visitor: &Visitor) -> serde_json::Value {
+    let operator = !visitor.is_anonymous
+        && !visitor.blocked
+        && assert_admin(visitor.email.as_deref(), visitor.operator, &state.config.admins).is_some();
+    json!({"id": visitor.id, "email": visitor.email, "anonymous": visitor.is_anonymous,
+           "blocked": visitor.blocked, "operator": operator})
 }
 
-async fn session(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Response, ApiError> {
+/// The body of both session routes: `{visitor, model}`, and with a visitor `messages`.
+async fn session_json(state: &State, visitor: Option<&Visitor>) -> Result<serde_json::Value, ApiError> {
     let model = state
         .model
         .as_ref()
         .ok()
         .map(|m| json!({"provider": m.name(), "model": m.model()}));
-    let Some(resolved) = visitor::current(&state, request.headers()).await? else {
-        return Ok(Json(json!({"visitor": null, "model": model})).into_response());
+    let Some(visitor) = visitor else {
+        return Ok(json!({"visitor": null, "model": model}));
     };
-    let body = json!({"visitor": visitor_json(&resolved.visitor), "model": model});
-    Ok(resolved.respond(Ok(Json(body).into_response())))
+    let quotas = &state.config.quotas;
+    let limit = if visitor.is_anonymous {
+        quotas.anonymous_daily
+    } else {
+        quotas.signed_in_daily
+    };
+    let used = quota::messages_today(visitor.owner(), &state.owner_pool, Utc::now().date_naive()).await?;
+    Ok(json!({
+        "visitor": visitor_json(state, visitor),
+        "model": model,
+        "messages": {"limit": limit, "used": used, "left": (limit - used).max(0)},
+    }))
+}
+
+async fn session(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Response, ApiError> {
+    let Some(resolved) = visitor::current(&state, request.headers()).await? else {
+        return Ok(Json(session_json(&state, None).await?).into_response());
+    };
+    let body = session_json(&state, Some(&resolved.visitor)).await;
+    Ok(resolved.respond(body.map(|b| Json(b).into_response())))
+}
+
+/// Starts an anonymous visit when the request has none (as a first chat message would, counted
+/// per address), without sending a message: the page calls it before a first upload.
+async fn start_session(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Response, ApiError> {
+    let (parts, _) = request.into_parts();
+    let (resolved, status) = match visitor::current(&state, &parts.headers).await? {
+        Some(resolved) => (resolved, StatusCode::OK),
+        None => (
+            visitor::current_or_new(&state, &parts.headers, &address_key(&state, &parts)).await?,
+            StatusCode::CREATED,
+        ),
+    };
+    let body = session_json(&state, Some(&resolved.visitor)).await;
+    Ok(resolved.respond(body.map(|b| (status, Json(b)).into_response())))
 }
 
 #[derive(Debug, Deserialize)]
@@ -188,7 +235,7 @@ struct Credentials {
 /// The visitor after signing up or in, with a fresh session.
 fn signed_in(state: &State, visitor: &Visitor) -> Result<Response, ApiError> {
     let cookie = visitor::issue(state, visitor)?;
-    let mut response = Json(json!({"visitor": visitor_json(visitor)})).into_response();
+    let mut response = Json(json!({"visitor": visitor_json(state, visitor)})).into_response();
     let value = HeaderValue::from_str(&cookie).map_err(ApiError::internal)?;
     response.headers_mut().append(header::SET_COOKIE, value);
     Ok(response)
@@ -309,4 +356,47 @@ async fn delete_upload(
         return Err(ApiError::NotFound);
     }
     Ok(resolved.respond(Ok(Json(json!({"deleted": true})).into_response())))
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PreviewBody {
+    /// The asset account to import into (default "Checking").
+    #[serde(default)]
+    account: Option<String>,
+    /// The currency of amounts that name none (default INR).
+    #[serde(default)]
+    currency: Option<CurrencyCode>,
+}
+
+/// The importer's preview of one of the visitor's uploads, without the model: the import tool's
+/// dry run (a plan stored for the later commit through the model and the confirm card). Nothing
+/// enters the ledger.
+async fn preview_upload(
+    Shared(state): Shared<Arc<State>>,
+    axum::extract::Path(id): axum::extract::Path<String>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let (parts, body) = request.into_parts();
+    let resolved = visitor::require(&state, &parts.headers).await?;
+    let result = async {
+        let id = Uuid::parse_str(&id).map_err(|_| ApiError::NotFound)?;
+        let input: PreviewBody = optional_json_body(body).await?;
+        let owner = resolved.visitor.owner();
+        // The plan is made against the ledger the visitor's chat will see.
+        if !resolved.visitor.demo_cloned {
+            ensure_demo_ledger(owner, &state.app).await?;
+        }
+        let account = input.account.filter(|a| !a.trim().is_empty());
+        let scope = Scope::new(owner, state.app.clone());
+        let preview = match import_preview(&scope, id, account, input.currency).await {
+            Ok(Some(preview)) => preview,
+            Ok(None) => return Err(ApiError::NotFound),
+            Err(LedgerError::Invalid(why)) => return Err(ApiError::Unprocessable(why)),
+            Err(other) => return Err(other.into()),
+        };
+        Ok(Json(preview).into_response())
+    }
+    .await;
+    Ok(resolved.respond(result))
 }

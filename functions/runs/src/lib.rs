@@ -5,10 +5,11 @@
 //! |---|---|
 //! | `GET /api/runs?limit=N` | the visitor's runs, newest first |
 //! | `GET /api/runs/{id}` | one run with its trace events in `seq` order |
-//! | `GET /api/dashboard` | spend by category and month, budgets, recurring, anomalies |
+//! | `GET /api/dashboard?month=YYYY-MM` | spend by category and month, budgets, recurring, anomalies, the month's transactions and the months there are (default month: the latest) |
 //! | `GET /api/conversations` | the visitor's conversations |
 //! | `GET /api/conversations/{id}` | one conversation with its messages |
 //! | `GET /api/evals/latest` | the newest evaluation report (no visitor's data: anyone may read it) |
+//! | `GET /api/tools` | `{tools: [{name, tier, description}]}`: the agent's tools in registry order (anyone) |
 
 use std::sync::Arc;
 
@@ -32,6 +33,7 @@ pub fn routes(state: Arc<State>) -> Router {
         .route("/api/conversations", get(list_conversations))
         .route("/api/conversations/{id}", get(conversation))
         .route("/api/evals/latest", get(latest_evaluation))
+        .route("/api/tools", get(list_tools))
         .with_state(state)
 }
 
@@ -83,14 +85,35 @@ async fn run_detail(
     Ok(answer(&resolved, detail))
 }
 
-async fn dashboard(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Response, ApiError> {
+#[derive(Debug, Deserialize)]
+struct DashboardQuery {
+    month: Option<String>,
+}
+
+async fn dashboard(
+    Shared(state): Shared<Arc<State>>,
+    Query(query): Query<DashboardQuery>,
+    request: Request,
+) -> Result<Response, ApiError> {
     let resolved = visitor::require(&state, request.headers()).await?;
     let owner = resolved.visitor.owner();
-    if !resolved.visitor.demo_cloned {
-        ensure_demo_ledger(owner, &state.app).await?;
+    let result = async {
+        if let Some(month) = &query.month {
+            dashboard::parse_month(month)?;
+        }
+        if !resolved.visitor.demo_cloned {
+            ensure_demo_ledger(owner, &state.app).await?;
+        }
+        let value = dashboard::dashboard(owner, &state.app, query.month.as_deref()).await?;
+        Ok(Json(value).into_response())
     }
-    let value = dashboard::dashboard(owner, &state.app).await?;
-    Ok(answer(&resolved, value))
+    .await;
+    Ok(resolved.respond(result))
+}
+
+/// The agent's tools, from the real registry: no visitor's data, so no session needed.
+async fn list_tools(Shared(state): Shared<Arc<State>>) -> Response {
+    Json(serde_json::json!({"tools": kakeibo_ledger::tools::catalogue(&state.app)})).into_response()
 }
 
 async fn list_conversations(

@@ -136,6 +136,44 @@ pub async fn import_statement(
     Ok(preview)
 }
 
+/// The dry run of [`import_statement`] on an upload of `scope`'s owner, without the model (the
+/// page's preview): the same plan stored in `import_batches` and the same preview JSON as the
+/// tool's `dry_run: true`, nothing added to the ledger. `None` when the owner has no such upload;
+/// a statement the importer cannot read is [`LedgerError::Invalid`] with its sentence.
+pub async fn preview_upload(
+    scope: &Scope,
+    upload: Uuid,
+    account: Option<String>,
+    currency: Option<CurrencyCode>,
+) -> Result<Option<Value>, LedgerError> {
+    let owner = scope.owner;
+    let scope_inner = scope.clone();
+    crate::db::with_owner(owner, &scope.pool, move |conn| {
+        Box::pin(async move {
+            let exists: bool =
+                sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM uploads WHERE owner_id = $1 AND id = $2)")
+                    .bind(owner.as_uuid())
+                    .bind(upload)
+                    .fetch_one(&mut *conn)
+                    .await?;
+            if !exists {
+                return Ok(None);
+            }
+            let input = ImportInput {
+                upload_id: Some(upload),
+                path: None,
+                plan_id: None,
+                account,
+                currency,
+                mapping: None,
+                dry_run: true,
+            };
+            import_statement(&scope_inner, conn, input).await.map(Some)
+        })
+    })
+    .await
+}
+
 /// The bytes of an upload of this owner.
 async fn read_upload(
     owner: OwnerId,

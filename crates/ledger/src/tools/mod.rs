@@ -25,8 +25,8 @@ use sqlx::PgPool;
 pub use self::{
     anomalies::FlagAnomalies,
     common::{Amount, Category, ISO_DATE_PATTERN, MONTH_PATTERN, Month, merchant_key},
-    currency::ConvertCurrency,
-    import_tool::{ImportInput, ImportStatementCsv, import_statement, read_confined},
+    currency::{ConvertCurrency, CurrencyCode},
+    import_tool::{ImportInput, ImportStatementCsv, import_statement, preview_upload, read_confined},
     list_accounts::ListAccounts,
     recurring::DetectRecurring,
     reports::{GetBudgetStatus, GetSpendReport},
@@ -132,4 +132,27 @@ pub fn registry(scope: &Scope) -> ToolRegistry {
     ];
     // The names above are distinct; a duplicate would be a programming error caught by tests.
     ToolRegistry::new(tools).unwrap_or_else(|e| panic!("tool registry: {e}"))
+}
+
+/// One tool as a catalogue lists it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ToolInfo {
+    pub name: &'static str,
+    pub tier: kakeibo_core::Tier,
+    pub description: &'static str,
+}
+
+/// Every tool the agent has — name, tier, description — in registry order (by name). Nothing
+/// runs, so no owner is involved: the tools are built over a scope nobody owns.
+pub fn catalogue(pool: &PgPool) -> Vec<ToolInfo> {
+    let nobody = OwnerId::new(uuid::Uuid::nil());
+    registry(&Scope::new(nobody, pool.clone()))
+        .tools()
+        .iter()
+        .map(|t| ToolInfo {
+            name: t.name(),
+            tier: t.tier(),
+            description: t.description(),
+        })
+        .collect()
 }

@@ -148,12 +148,7 @@ impl TypedTool for GetSpendReport {
                     amount: Amount::new(amount, Currency::parse(&currency).unwrap_or(Currency::INR)),
                 })
                 .collect();
-            groups.sort_by(|a, b| {
-                b.amount
-                    .amount_minor
-                    .cmp(&a.amount.amount_minor)
-                    .then_with(|| a.group.cmp(&b.group))
-            });
+            sort_groups(&mut groups, group_by);
             let mut totals: BTreeMap<Currency, i64> = BTreeMap::new();
             for group in &groups {
                 *totals.entry(group.amount.currency).or_default() += group.amount.amount_minor.max(0);
@@ -180,6 +175,25 @@ impl TypedTool for GetSpendReport {
                 groups,
             })
         })
+    }
+}
+
+/// Months in calendar order (a series); categories largest first, then by name. Several
+/// currencies in one group keep a stable order too.
+fn sort_groups(groups: &mut [Group], group_by: GroupBy) {
+    match group_by {
+        GroupBy::Month => groups.sort_by(|a, b| {
+            a.group
+                .cmp(&b.group)
+                .then_with(|| a.amount.currency.cmp(&b.amount.currency))
+        }),
+        GroupBy::Category => groups.sort_by(|a, b| {
+            b.amount
+                .amount_minor
+                .cmp(&a.amount.amount_minor)
+                .then_with(|| a.group.cmp(&b.group))
+                .then_with(|| a.amount.currency.cmp(&b.amount.currency))
+        }),
     }
 }
 
@@ -306,6 +320,25 @@ fn percent(part: i64, whole: i64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn group(name: &str, minor: i64) -> Group {
+        Group {
+            group: name.into(),
+            transactions: 1,
+            amount: Amount::new(minor, Currency::INR),
+        }
+    }
+
+    #[test]
+    fn months_sort_in_calendar_order_and_categories_by_amount() {
+        let names = |groups: &[Group]| groups.iter().map(|g| g.group.clone()).collect::<Vec<_>>();
+        let mut months = vec![group("2025-03", 10), group("2024-12", 5), group("2025-01", 99)];
+        sort_groups(&mut months, GroupBy::Month);
+        assert_eq!(names(&months), ["2024-12", "2025-01", "2025-03"]);
+        let mut categories = vec![group("Dining", 10), group("Groceries", 99), group("Bills", 10)];
+        sort_groups(&mut categories, GroupBy::Category);
+        assert_eq!(names(&categories), ["Groceries", "Bills", "Dining"]);
+    }
 
     #[test]
     fn percent_rounds_to_one_decimal() {

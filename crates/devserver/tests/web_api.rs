@@ -1,0 +1,718 @@
+//! What the web app relies on, through the real routes on the demo ledger: the confirm stream's
+//! `tool_result` per decided write, the dashboard's months, the session's messages and starting a
+//! visit without a message, the import preview without the model, the tool catalogue, new
+//! conversations per message, and the scripted demo model quoting the ledger's own figures.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use axum::{
+    Router,
+    body::Body,
+    http::{Method, Request, StatusCode},
+};
+use kakeibo_api::State;
+use kakeibo_ledger::{OwnerId, tools::Scope};
+use serde_json::{Value, json};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use support::{Answer, Isolation, app, read, send, state, turn_end, visitor};
+use tower::ServiceExt;
+use uuid::Uuid;
+
+/// The owner behind a session cookie.
+fn owner_of(state: &State, cookie: &str) -> Uuid {
+    state
+        .sessions
+        .verify(cookie.trim_start_matches("kakeibo_session="))
+        .unwrap()
+        .sub
+}
+
+/// The text the turn streamed.
+fn said(answer: &Answer) -> String {
+    answer
+        .events()
+        .into_iter()
+        .filter(|(e, _)| e == "token")
+        .map(|(_, d)| d["delta"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn events_named(answer: &Answer, name: &str) -> Vec<Value> {
+    answer
+        .events()
+        .into_iter()
+        .filter(|(e, _)| e == name)
+        .map(|(_, d)| d)
+        .collect()
+}
+
+async fn chat(app: &Router, message: &str, cookie: &str) -> Answer {
+    let answer = send(
+        app,
+        Method::POST,
+        "/api/chat",
+        Some(json!({"message": message})),
+        Some(cookie),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    answer
+}
+
+/// Confirms every pending write of `chat`, the i-th allowed when `allowed[i]`.
+async fn confirm(app: &Router, chat: &Answer, allowed: &[bool], cookie: &str) -> Answer {
+    let requests = events_named(chat, "confirm_request");
+    assert_eq!(requests.len(), allowed.len(), "{}", chat.body);
+    let decisions: Vec<Value> = requests
+        .iter()
+        .zip(allowed)
+        .map(|(r, a)| json!({"id": r["id"], "allowed": a}))
+        .collect();
+    let body = json!({"suspendedTurnId": requests[0]["suspended_turn_id"], "decisions": decisions});
+    let answer = send(app, Method::POST, "/api/confirm", Some(body), Some(cookie)).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    answer
+}
+
+async fn upload(app: &Router, cookie: &str, filename: &str, bytes: &[u8]) -> Answer {
+    let request = Request::post(format!("/api/uploads?filename={filename}"))
+        .header("origin", support::SITE)
+        .header("cookie", cookie)
+        .header("content-type", "text/csv")
+        .body(Body::from(bytes.to_vec()))
+        .unwrap();
+    read(app.clone().oneshot(request).await.unwrap()).await
+}
+
+/// `POST /api/uploads/{id}/preview` with no body at all.
+async fn preview(app: &Router, cookie: &str, id: &str) -> Answer {
+    send(
+        app,
+        Method::POST,
+        &format!("/api/uploads/{id}/preview"),
+        None,
+        Some(cookie),
+    )
+    .await
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn the_confirm_stream_says_what_became_of_each_write(_: PgPoolOptions, connect: PgConnectOptions) {
+    let state = state(&connect, Isolation::Rls, &[]).await;
+    let app = app(&state);
+
+    // A read's tool_result has no decision at all.
+    let (cookie, spent) = visitor(&app, "how much did I spend").await;
+    let read_results = events_named(&spent, "tool_result");
+    assert_eq!(read_results.len(), 1, "{}", spent.body);
+    assert_eq!(read_results[0]["name"], "get_spend_report");
+    assert!(read_results[0].get("decision").is_none(), "{}", read_results[0]);
+    let owner = owner_of(&state, &cookie);
+
+    // Allowed: the write ran; its result (with the new budget's id) comes first.
+    let asked = chat(&app, "set a ₹20,000 monthly budget for groceries", &cookie).await;
+    let request = &events_named(&asked, "confirm_request")[0];
+    assert_eq!(request["tool"], "set_budget");
+    let allowed = confirm(&app, &asked, &[true], &cookie).await;
+    let events = allowed.events();
+    assert_eq!(events[0].0, "tool_result", "{}", allowed.body);
+    let result = &events[0].1;
+    let budget: Uuid = sqlx::query_scalar("SELECT id FROM budgets WHERE owner_id = $1")
+        .bind(owner)
+        .fetch_one(state.owner_pool.get())
+        .await
+        .unwrap();
+    assert_eq!(result["id"], request["id"]);
+    assert_eq!(result["name"], "set_budget");
+    assert_eq!(result["decision"], "allowed");
+    assert_eq!(result["isError"], false);
+    assert!(
+        result["summary"].as_str().unwrap().contains(&budget.to_string()),
+        "{result}"
+    );
+    assert_eq!(
+        events_named(&allowed, "tool_result").len(),
+        1,
+        "one per write of the batch"
+    );
+    assert_eq!(
+        said(&allowed),
+        "Done: Groceries is budgeted at ₹20,000.00 for 2025-06."
+    );
+    assert_eq!(turn_end(&allowed)["status"], "ok");
+
+    // Declined: nothing ran, and the scripted model says so instead of "Done".
+    let asked = chat(&app, "set a budget", &cookie).await;
+    let declined = confirm(&app, &asked, &[false], &cookie).await;
+    let events = declined.events();
+    assert_eq!(events[0].0, "tool_result", "{}", declined.body);
+    assert_eq!(events[0].1["decision"], "declined");
+    assert_eq!(
+        events[0].1["summary"],
+        kakeibo_core::turn::result_summary(kakeibo_core::turn::DECLINED)
+    );
+    assert_eq!(
+        said(&declined),
+        "Nothing was changed: you declined the Dining budget."
+    );
+    let budgets: i64 = sqlx::query_scalar("SELECT count(*) FROM budgets WHERE owner_id = $1")
+        .bind(owner)
+        .fetch_one(state.owner_pool.get())
+        .await
+        .unwrap();
+    assert_eq!(budgets, 1);
+
+    // A batch of two, the first allowed and the second declined: two results, in call order,
+    // before anything else; the answer quotes what became of each.
+    let asked = chat(&app, "set budgets for dining and transport", &cookie).await;
+    let requests = events_named(&asked, "confirm_request");
+    let mixed = confirm(&app, &asked, &[true, false], &cookie).await;
+    let events = mixed.events();
+    assert_eq!(
+        (events[0].0.as_str(), events[1].0.as_str()),
+        ("tool_result", "tool_result"),
+        "{}",
+        mixed.body
+    );
+    assert_eq!(events[0].1["id"], requests[0]["id"]);
+    assert_eq!(events[0].1["decision"], "allowed");
+    assert!(events[0].1["summary"].as_str().unwrap().contains("Dining"));
+    assert_eq!(events[1].1["id"], requests[1]["id"]);
+    assert_eq!(events[1].1["decision"], "declined");
+    assert_eq!(events_named(&mixed, "tool_result").len(), 2);
+    assert_eq!(
+        said(&mixed),
+        "Here is what happened for June 2025. Dining: ₹8,000.00; Transport: declined."
+    );
+
+    // Expired: the confirmation ran out before the answer; nothing ran.
+    let asked = chat(&app, "set a budget", &cookie).await;
+    sqlx::query("UPDATE suspended_turns SET expires_at = now() - interval '1 minute' WHERE owner_id = $1")
+        .bind(owner)
+        .execute(state.owner_pool.get())
+        .await
+        .unwrap();
+    let expired = confirm(&app, &asked, &[true], &cookie).await;
+    let events = expired.events();
+    assert_eq!(events[0].0, "tool_result", "{}", expired.body);
+    assert_eq!(events[0].1["decision"], "expired");
+    assert_eq!(
+        events[0].1["summary"],
+        kakeibo_core::turn::result_summary(kakeibo_core::turn::EXPIRED)
+    );
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn the_dashboard_goes_month_by_month(_: PgPoolOptions, connect: PgConnectOptions) {
+    let state = state(&connect, Isolation::Rls, &[]).await;
+    let app = app(&state);
+    let (cookie, _) = visitor(&app, "hello").await;
+    let months = ["2025-01", "2025-02", "2025-03", "2025-04", "2025-05", "2025-06"];
+    let group_names = |report: &Value| -> Vec<String> {
+        report["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g["group"].as_str().unwrap().to_owned())
+            .collect()
+    };
+
+    // The latest month by default; the series in calendar order; every month there is.
+    let latest = send(&app, Method::GET, "/api/dashboard", None, Some(&cookie)).await;
+    assert_eq!(latest.status, StatusCode::OK, "{}", latest.body);
+    let latest = latest.json();
+    assert_eq!(latest["month"], "2025-06");
+    assert_eq!(latest["months"], json!(months));
+    assert_eq!(group_names(&latest["spend_by_month"]), months);
+    let rows = latest["transactions"].as_array().unwrap();
+    assert_eq!(rows.len(), 57, "every June transaction (fewer than 200)");
+    assert!(
+        rows.iter()
+            .all(|r| r["date"].as_str().unwrap().starts_with("2025-06"))
+    );
+    let dates: Vec<&str> = rows.iter().map(|r| r["date"].as_str().unwrap()).collect();
+    assert!(dates.windows(2).all(|w| w[0] >= w[1]), "newest first: {dates:?}");
+    let first = &rows[0];
+    for key in ["id", "date", "description", "category"] {
+        assert!(first[key].is_string(), "{key}: {first}");
+    }
+    assert!(first["amount"]["amount_minor"].is_i64(), "{first}");
+    assert_eq!(first["amount"]["currency"], "INR");
+    assert!(first["amount"]["formatted"].as_str().unwrap().contains('₹'));
+
+    // Another month: its figures, and the six months ending with it.
+    let march = send(
+        &app,
+        Method::GET,
+        "/api/dashboard?month=2025-03",
+        None,
+        Some(&cookie),
+    )
+    .await;
+    assert_eq!(march.status, StatusCode::OK, "{}", march.body);
+    let march = march.json();
+    assert_eq!(march["month"], "2025-03");
+    assert_eq!(march["months"], json!(months));
+    assert_eq!(
+        march["spend_by_month"]["period"],
+        json!({"from": "2024-10-01", "to": "2025-03-31"})
+    );
+    assert_eq!(
+        group_names(&march["spend_by_month"]),
+        ["2025-01", "2025-02", "2025-03"]
+    );
+    let groceries = march["spend_by_category"]["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["group"] == "Groceries")
+        .unwrap();
+    assert_eq!(groceries["formatted"], "₹23,350.00");
+    let amounts: Vec<i64> = march["spend_by_category"]["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["amount_minor"].as_i64().unwrap())
+        .collect();
+    assert!(
+        amounts.windows(2).all(|w| w[0] >= w[1]),
+        "categories largest first"
+    );
+    assert_eq!(march["budgets"]["month"], "2025-03");
+    assert_eq!(march["anomalies"]["month"], "2025-03");
+    let rows = march["transactions"].as_array().unwrap();
+    assert_eq!(rows.len(), 59);
+    assert!(
+        rows.iter()
+            .all(|r| r["date"].as_str().unwrap().starts_with("2025-03"))
+    );
+
+    // A month without transactions is empty figures, not an error.
+    let empty = send(
+        &app,
+        Method::GET,
+        "/api/dashboard?month=2024-01",
+        None,
+        Some(&cookie),
+    )
+    .await;
+    assert_eq!(empty.status, StatusCode::OK, "{}", empty.body);
+    let empty = empty.json();
+    assert_eq!(empty["empty"], false);
+    assert_eq!(empty["month"], "2024-01");
+    assert_eq!(empty["transactions"], json!([]));
+    assert_eq!(empty["spend_by_category"]["groups"], json!([]));
+    assert_eq!(empty["months"], json!(months));
+
+    // A malformed month is a 400 that says what a month looks like.
+    for bad in ["2025-13", "march", "2025-3", "2025-03-01", ""] {
+        let answer = send(
+            &app,
+            Method::GET,
+            &format!("/api/dashboard?month={bad}"),
+            None,
+            Some(&cookie),
+        )
+        .await;
+        assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{bad}: {}", answer.body);
+        assert!(
+            answer.json()["error"].as_str().unwrap().contains("YYYY-MM"),
+            "{}",
+            answer.body
+        );
+    }
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_visit_starts_without_a_message_and_the_session_counts_messages(
+    _: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let state = state(&connect, Isolation::Rls, &[("IP_DAILY_MESSAGE_QUOTA", "3")]).await;
+    let app = app(&state);
+
+    // No visit: no visitor, no messages.
+    let nobody = send(&app, Method::GET, "/api/session", None, None).await;
+    assert_eq!(nobody.status, StatusCode::OK);
+    let nobody = nobody.json();
+    assert_eq!(nobody["visitor"], Value::Null);
+    assert_eq!(
+        nobody["model"],
+        json!({"provider": "script", "model": "scripted-demo"})
+    );
+    assert!(nobody.get("messages").is_none(), "{nobody}");
+
+    // POST starts one: 201, a cookie, the same body as GET.
+    let started = send(&app, Method::POST, "/api/session", None, None).await;
+    assert_eq!(started.status, StatusCode::CREATED, "{}", started.body);
+    let cookie = started.session_cookie().expect("a new visit gets a session");
+    let body = started.json();
+    assert_eq!(body["visitor"]["anonymous"], true);
+    assert_eq!(body["messages"], json!({"limit": 8, "used": 0, "left": 8}));
+    assert_eq!(body["model"]["model"], "scripted-demo");
+    let id = body["visitor"]["id"].clone();
+
+    // Again with the session: 200, the same visitor.
+    let again = send(&app, Method::POST, "/api/session", None, Some(&cookie)).await;
+    assert_eq!(again.status, StatusCode::OK, "{}", again.body);
+    assert_eq!(again.json()["visitor"]["id"], id);
+
+    // A statement can be uploaded now, before any message.
+    let uploaded = upload(
+        &app,
+        &cookie,
+        "tea.csv",
+        b"Date,Description,Amount\n2025-07-01,Tea,-40\n",
+    )
+    .await;
+    assert_eq!(uploaded.status, StatusCode::CREATED, "{}", uploaded.body);
+
+    // A message counts.
+    chat(&app, "hello", &cookie).await;
+    let session = send(&app, Method::GET, "/api/session", None, Some(&cookie)).await;
+    assert_eq!(session.status, StatusCode::OK);
+    let session = session.json();
+    assert_eq!(session["visitor"]["id"], id);
+    assert_eq!(session["messages"], json!({"limit": 8, "used": 1, "left": 7}));
+
+    // Signed in, the limit is the signed-in quota; the day's count stays.
+    let signed_up = send(
+        &app,
+        Method::POST,
+        "/api/session/sign-up",
+        Some(json!({"email": "web@example.com", "password": "a long enough password"})),
+        Some(&cookie),
+    )
+    .await;
+    assert_eq!(signed_up.status, StatusCode::OK, "{}", signed_up.body);
+    let account = signed_up.session_cookie().unwrap();
+    let session = send(&app, Method::GET, "/api/session", None, Some(&account))
+        .await
+        .json();
+    assert_eq!(session["messages"], json!({"limit": 25, "used": 1, "left": 24}));
+
+    // New visits are counted per address, as a first message's are (this one made 1 of 3).
+    let second = send(&app, Method::POST, "/api/session", None, None).await;
+    assert_eq!(second.status, StatusCode::CREATED, "{}", second.body);
+    let third = send(&app, Method::POST, "/api/session", None, None).await;
+    assert_eq!(third.status, StatusCode::CREATED, "{}", third.body);
+    let fourth = send(&app, Method::POST, "/api/session", None, None).await;
+    assert_eq!(fourth.status, StatusCode::SERVICE_UNAVAILABLE, "{}", fourth.body);
+    assert_eq!(fourth.json()["reason"], "ip_quota");
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn an_upload_is_previewed_without_the_model(_: PgPoolOptions, connect: PgConnectOptions) {
+    let state = state(&connect, Isolation::Rls, &[]).await;
+    let app = app(&state);
+    let cookie = send(&app, Method::POST, "/api/session", None, None)
+        .await
+        .session_cookie()
+        .unwrap();
+    let owner = owner_of(&state, &cookie);
+    let statement = b"Date,Description,Amount\n\
+        2025-07-01,WEB TEST CAFE,-250.00\n\
+        2025-07-02,WEB TEST BOOKS,-1200.50\n\
+        2025-07-03,WEB TEST SALARY,50000.00\n";
+    let count = || async {
+        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM transactions WHERE owner_id = $1")
+            .bind(owner)
+            .fetch_one(state.owner_pool.get())
+            .await
+            .unwrap()
+    };
+
+    // Without a session there is nothing to preview.
+    let first = upload(&app, &cookie, "july.csv", statement).await;
+    assert_eq!(first.status, StatusCode::CREATED, "{}", first.body);
+    let first_id = first.json()["id"].as_str().unwrap().to_owned();
+    let anonymous = send(
+        &app,
+        Method::POST,
+        &format!("/api/uploads/{first_id}/preview"),
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(anonymous.status, StatusCode::UNAUTHORIZED);
+
+    // The preview: the tool's dry run, a stored plan, nothing in the ledger yet.
+    let previewed = preview(&app, &cookie, &first_id).await;
+    assert_eq!(previewed.status, StatusCode::OK, "{}", previewed.body);
+    let plan = previewed.json();
+    assert_eq!(plan["dry_run"], true);
+    assert_eq!(plan["rows_to_add"], 3);
+    assert_eq!(plan["duplicates_skipped"], 0);
+    assert_eq!(plan["filename"], "july.csv");
+    let plan_id = plan["plan_id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        count().await,
+        352,
+        "the demo ledger, and nothing of the statement"
+    );
+    let stored: String =
+        sqlx::query_scalar("SELECT status::text FROM import_batches WHERE owner_id = $1 AND id = $2")
+            .bind(owner)
+            .bind(Uuid::parse_str(&plan_id).unwrap())
+            .fetch_one(state.owner_pool.get())
+            .await
+            .unwrap();
+    assert_eq!(stored, "planned");
+
+    // A body may name the account and the currency; a currency the importer does not know is 400.
+    let with_body = send(
+        &app,
+        Method::POST,
+        &format!("/api/uploads/{first_id}/preview"),
+        Some(json!({"account": "Checking", "currency": "INR"})),
+        Some(&cookie),
+    )
+    .await;
+    assert_eq!(with_body.status, StatusCode::OK, "{}", with_body.body);
+    assert_eq!(with_body.json()["rows_to_add"], 3);
+    let bad_currency = send(
+        &app,
+        Method::POST,
+        &format!("/api/uploads/{first_id}/preview"),
+        Some(json!({"currency": "XYZ"})),
+        Some(&cookie),
+    )
+    .await;
+    assert_eq!(
+        bad_currency.status,
+        StatusCode::BAD_REQUEST,
+        "{}",
+        bad_currency.body
+    );
+
+    // The commit goes through the model and the confirm card.
+    let asked = chat(
+        &app,
+        &format!("import the previewed statement, plan {plan_id}"),
+        &cookie,
+    )
+    .await;
+    let request = &events_named(&asked, "confirm_request")[0];
+    assert_eq!(request["tool"], "import_statement_csv");
+    assert_eq!(request["args"], json!({"dry_run": false, "plan_id": plan_id}));
+    let committed = confirm(&app, &asked, &[true], &cookie).await;
+    assert_eq!(committed.events()[0].1["decision"], "allowed");
+    assert_eq!(
+        said(&committed),
+        "Imported 3 transactions; 0 were already in the ledger."
+    );
+    assert_eq!(count().await, 355);
+
+    // The same bytes again: nothing to add, every row a duplicate.
+    let second = upload(&app, &cookie, "july-again.csv", statement).await;
+    assert_eq!(second.status, StatusCode::CREATED, "{}", second.body);
+    let again = preview(&app, &cookie, second.json()["id"].as_str().unwrap()).await;
+    assert_eq!(again.status, StatusCode::OK, "{}", again.body);
+    let again = again.json();
+    assert_eq!(again["rows_to_add"], 0);
+    assert_eq!(again["duplicates_skipped"], 3);
+    assert_eq!(count().await, 355);
+
+    // Another visitor's upload, an unknown id, or no id at all: 404, the same answer.
+    let (other, _) = visitor(&app, "hello").await;
+    let theirs = preview(&app, &other, &first_id).await;
+    assert_eq!(theirs.status, StatusCode::NOT_FOUND, "{}", theirs.body);
+    let unknown = preview(&app, &cookie, &Uuid::new_v4().to_string()).await;
+    assert_eq!((unknown.status, &unknown.body), (theirs.status, &theirs.body));
+    let not_an_id = preview(&app, &cookie, "statement").await;
+    assert_eq!(not_an_id.status, StatusCode::NOT_FOUND);
+
+    // A file the importer cannot read: 422 with its sentence.
+    let garbage = upload(&app, &cookie, "garbage.csv", b"\0\0\x01\x02binary\xff\xfe").await;
+    assert_eq!(garbage.status, StatusCode::CREATED, "{}", garbage.body);
+    let refused = preview(&app, &cookie, garbage.json()["id"].as_str().unwrap()).await;
+    assert_eq!(
+        refused.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        refused.body
+    );
+    let why = refused.json()["error"].as_str().unwrap().to_owned();
+    assert!(why.starts_with("garbage.csv: "), "{why}");
+    assert!(why.contains("binary"), "{why}");
+    assert_eq!(count().await, 355);
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn the_tool_catalogue_is_the_registry(_: PgPoolOptions, connect: PgConnectOptions) {
+    let state = state(&connect, Isolation::Rls, &[]).await;
+    let app = app(&state);
+    let answer = send(&app, Method::GET, "/api/tools", None, None).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    let tools = answer.json()["tools"].as_array().unwrap().clone();
+    assert_eq!(tools.len(), 12);
+    assert_eq!(tools.iter().filter(|t| t["tier"] == "write").count(), 5);
+    assert_eq!(tools.iter().filter(|t| t["tier"] == "read").count(), 7);
+    let registry = kakeibo_ledger::tools::registry(&Scope::new(OwnerId::new(Uuid::nil()), state.app.clone()));
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, registry.names(), "registry order");
+    for (tool, real) in tools.iter().zip(registry.tools()) {
+        assert_eq!(tool["description"], real.description());
+        assert_eq!(tool.as_object().unwrap().len(), 3, "{tool}");
+    }
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_message_without_a_conversation_starts_one(_: PgPoolOptions, connect: PgConnectOptions) {
+    let state = state(&connect, Isolation::Rls, &[]).await;
+    let app = app(&state);
+    let (cookie, first) = visitor(&app, "hello").await;
+    let a = turn_end(&first)["conversation_id"].clone();
+    let second = chat(&app, "hello again", &cookie).await;
+    let b = turn_end(&second)["conversation_id"].clone();
+    assert_ne!(a, b, "no conversationId: a new conversation");
+    let listed = send(&app, Method::GET, "/api/conversations", None, Some(&cookie))
+        .await
+        .json();
+    let mut titles: Vec<&str> = listed["conversations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["title"].as_str().unwrap())
+        .collect();
+    titles.sort_unstable();
+    assert_eq!(titles, ["hello", "hello again"]);
+
+    // Naming the first continues it.
+    let continued = send(
+        &app,
+        Method::POST,
+        "/api/chat",
+        Some(json!({"message": "and once more", "conversationId": a})),
+        Some(&cookie),
+    )
+    .await;
+    assert_eq!(continued.status, StatusCode::OK, "{}", continued.body);
+    assert_eq!(turn_end(&continued)["conversation_id"], a);
+    let thread = send(
+        &app,
+        Method::GET,
+        &format!("/api/conversations/{}", a.as_str().unwrap()),
+        None,
+        Some(&cookie),
+    )
+    .await;
+    // One `messages` key: the thread's messages, not a second key with their count beside it
+    // (a JSON object with a key twice means whatever the reader's parser decides).
+    assert_eq!(thread.body.matches("\"messages\":").count(), 1, "{}", thread.body);
+    let thread = thread.json();
+    assert_eq!(thread["messages"].as_array().unwrap().len(), 4, "{thread}");
+    assert_eq!(thread["message_count"], 4, "{thread}");
+    let listed = send(&app, Method::GET, "/api/conversations", None, Some(&cookie))
+        .await
+        .json();
+    assert_eq!(listed["conversations"].as_array().unwrap().len(), 2);
+    let listed_a = listed["conversations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == a)
+        .unwrap();
+    assert_eq!(listed_a["message_count"], 4, "{listed}");
+
+    // Another visitor's conversation is not found, and nothing is charged for it.
+    let (other, _) = visitor(&app, "hello").await;
+    let into = send(
+        &app,
+        Method::POST,
+        "/api/chat",
+        Some(json!({"message": "let me in", "conversationId": a})),
+        Some(&other),
+    )
+    .await;
+    assert_eq!(into.status, StatusCode::NOT_FOUND, "{}", into.body);
+}
+
+/// The scripted demo model through the real chat route on the demo ledger: every figure it says
+/// is one the tools give for that ledger.
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn the_demo_model_quotes_the_ledger(_: PgPoolOptions, connect: PgConnectOptions) {
+    let state = state(&connect, Isolation::Rls, &[]).await;
+    let app = app(&state);
+    let (cookie, groceries) = visitor(&app, "How much did I spend on groceries in March 2025?").await;
+    let owner = OwnerId::new(owner_of(&state, &cookie));
+    let tools = kakeibo_ledger::tools::registry(&Scope::new(owner, state.app.clone()));
+
+    let march = tools
+        .call(
+            "get_spend_report",
+            json!({"period": "2025-03", "group_by": "category"}),
+        )
+        .await
+        .unwrap();
+    let figure = march["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["group"] == "Groceries")
+        .unwrap()["formatted"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(figure, "₹23,350.00");
+    assert_eq!(
+        said(&groceries),
+        format!(
+            "In March 2025 you spent {figure} on Groceries, out of {} in all.",
+            march["total"]["formatted"].as_str().unwrap()
+        )
+    );
+
+    let recurring = tools.call("detect_recurring", json!({})).await.unwrap();
+    let answer = said(&chat(&app, "what subscriptions do I have?", &cookie).await);
+    let first = &recurring["merchants"][0];
+    assert!(
+        answer.starts_with(&format!("I found {} recurring payments", recurring["count"])),
+        "{answer}"
+    );
+    assert!(
+        answer.contains(&format!(
+            "{}: {}, {}.",
+            first["merchant"].as_str().unwrap(),
+            first["formatted"].as_str().unwrap(),
+            first["cadence"].as_str().unwrap()
+        )),
+        "{answer}"
+    );
+
+    let anomalies = tools
+        .call("flag_anomalies", json!({"month": "2025-04"}))
+        .await
+        .unwrap();
+    let answer = said(&chat(&app, "anything unusual?", &cookie).await);
+    let first = &anomalies["anomalies"][0];
+    assert!(
+        answer.starts_with(&format!(
+            "I flagged {} unusual transaction(s) in April 2025.",
+            anomalies["count"]
+        )),
+        "{answer}"
+    );
+    assert!(
+        answer.contains(first["description"].as_str().unwrap())
+            && answer.contains(first["formatted"].as_str().unwrap()),
+        "{answer}"
+    );
+    assert!(!answer.contains("(script:"), "{answer}");
+
+    let anything = said(&chat(&app, "tell me a joke", &cookie).await);
+    assert!(
+        anything.starts_with("This is kakeibo's scripted demo model"),
+        "{anything}"
+    );
+
+    // Runs say which script answered.
+    let models: Vec<String> = sqlx::query_scalar("SELECT DISTINCT model FROM trace_runs WHERE owner_id = $1")
+        .bind(owner.as_uuid())
+        .fetch_all(state.owner_pool.get())
+        .await
+        .unwrap();
+    assert_eq!(models, ["scripted-demo"]);
+}
