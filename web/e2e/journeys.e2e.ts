@@ -1,0 +1,438 @@
+// What a visitor, a signed-up user and the operator do on the site, on the scripted demo model,
+// each journey checked twice: what the person sees, and what the database holds.
+
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { OPERATOR } from './global-setup';
+import { DESKTOP, MOBILE, artifacts, pageErrors, ask, axe, closeDatabase, launch, overflow, screenshot, sql, visitor, visitorId, waitSettled } from './support';
+
+let browser: Browser;
+
+beforeAll(async () => {
+  browser = await launch();
+});
+
+afterEach(() => {
+  expect(pageErrors.splice(0), 'no page threw').toEqual([]);
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await closeDatabase();
+});
+
+async function budget(owner: string, category: string, month = '2025-06') {
+  return sql<{ amount_minor: string }>(
+    `SELECT b.amount_minor::text FROM budgets b JOIN accounts a ON a.id = b.account_id AND a.owner_id = b.owner_id
+     WHERE b.owner_id = $1 AND a.name = $2 AND b.month = $3`,
+    [owner, category, month],
+  );
+}
+
+async function signInAsOperator(page: Page) {
+  await page.goto('/sign-in');
+  await page.getByLabel('Email').fill(OPERATOR.email);
+  await page.getByLabel('Password').fill(OPERATOR.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL('**/admin');
+}
+
+describe('a visitor on /chat', () => {
+  it('asks a question and sees the streamed answer, with its tools and cost in the margin', async () => {
+    const { context, page } = await visitor(browser);
+    const loaded: { url: string; type: string }[] = [];
+    page.on('response', (r) => {
+      const type = r.request().resourceType();
+      if (type === 'script' || type === 'stylesheet') loaded.push({ url: r.url(), type });
+    });
+    await page.goto('/chat');
+    await page.getByRole('button', { name: /What did I spend on groceries in March 2025\?/ }).click();
+    await waitSettled(page);
+    const answer = page.locator('.exchange').first();
+    await expect.poll(() => answer.locator('.answer').innerText()).toContain('₹23,350.00');
+    await expect.poll(() => answer.locator('.entry .mono').first().innerText()).toBe('get_spend_report');
+    await expect.poll(() => answer.getByRole('link', { name: 'Read the trace →' }).count()).toBe(1);
+
+    const firstToken = await page.evaluate(() => performance.getEntriesByName('kakeibo:first-token')[0]?.startTime ?? null);
+    expect(firstToken, 'the first token was painted').not.toBeNull();
+    const dir = resolve(artifacts(), 'web-e2e');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(resolve(dir, 'chat-metrics.json'), JSON.stringify({ firstTokenMs: firstToken, loaded }, null, 2));
+
+    const owner = await visitorId(page);
+    const runs = await sql<{ status: string; model: string }>('SELECT status::text, model FROM trace_runs WHERE owner_id = $1', [owner]);
+    expect(runs).toEqual([{ status: 'ok', model: 'scripted-demo' }]);
+    const calls = await sql('SELECT 1 FROM trace_events WHERE owner_id = $1 AND type = \'tool_call\' AND payload->>\'name\' = \'get_spend_report\'', [owner]);
+    expect(calls).toHaveLength(1);
+    await context.close();
+  });
+
+  it('proposes a write, allows it, reads the resumed answer and finds the budget on the dashboard', async () => {
+    const { context, page } = await visitor(browser);
+    await page.goto('/chat');
+    await ask(page, 'Set a ₹20,000 monthly budget for Groceries.');
+    const slip = page.locator('.slip');
+    await expect.poll(() => slip.getByRole('heading').innerText()).toBe('This will change your ledger');
+    await expect.poll(() => slip.locator('.slip-summary').innerText()).toMatch(/Groceries/);
+    await slip.getByText('The exact arguments').click();
+    await expect.poll(() => slip.locator('.arg-table').innerText()).toContain('2000000 minor units');
+    const owner = await visitorId(page);
+    expect(await budget(owner!, 'Groceries'), 'nothing is written before the decision').toEqual([]);
+
+    await slip.getByRole('button', { name: 'Allow', exact: true }).click();
+    await waitSettled(page);
+    await expect.poll(() => slip.locator('.slip-verdict').innerText()).toBe('Allowed. The turn resumed.');
+    await expect.poll(() => page.locator('.exchange .answer').innerText()).toContain('₹20,000.00');
+    // The confirm stream says what the write returned: the margin entry shows it written.
+    await expect.poll(() => page.locator('.entry .entry-result').first().innerText()).toMatch(/^written/);
+    expect(await budget(owner!, 'Groceries')).toEqual([{ amount_minor: '2000000' }]);
+
+    await page.getByRole('link', { name: 'dashboard' }).click();
+    const budgets = page.locator('#budgets');
+    await expect.poll(() => budgets.locator('table').innerText(), { timeout: 15_000 }).toContain('Groceries');
+    await expect.poll(() => budgets.locator('table').innerText()).toContain('₹20,000.00');
+    await context.close();
+  });
+
+  it('declines a write, and nothing changes', async () => {
+    const { context, page } = await visitor(browser);
+    await page.goto('/chat');
+    await ask(page, 'Please set a dining budget.');
+    const slip = page.locator('.slip');
+    await slip.getByRole('button', { name: 'Decline', exact: true }).click();
+    await waitSettled(page);
+    await expect.poll(() => slip.locator('.slip-verdict').innerText()).toBe('Declined. Nothing was written.');
+    await expect.poll(() => page.locator('.exchange .answer').innerText()).toMatch(/Nothing was changed/);
+    const owner = await visitorId(page);
+    expect(await budget(owner!, 'Dining')).toEqual([]);
+    const confirms = await sql<{ allowed: boolean }>(
+      "SELECT (payload->>'allowed')::boolean AS allowed FROM trace_events WHERE owner_id = $1 AND type = 'confirm' AND payload ? 'expired'",
+      [owner],
+    );
+    expect(confirms).toEqual([{ allowed: false }]);
+    await context.close();
+  });
+
+  it('decides a batch of two writes, one allowed and one declined, sent together', async () => {
+    const { context, page } = await visitor(browser);
+    await page.goto('/chat');
+    const confirms: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().endsWith('/api/confirm')) confirms.push(r.postData() ?? '');
+    });
+    await ask(page, 'Set budgets for Dining and Transport for June 2025.');
+    const slip = page.locator('.slip');
+    await expect.poll(() => slip.getByRole('heading').innerText()).toBe('These 2 writes will change your ledger');
+    const send = slip.getByRole('button', { name: 'Send 2 decisions' });
+    expect(await send.isDisabled(), 'not before every write is decided').toBe(true);
+    const choices = slip.locator('.slip-choice');
+    await choices.nth(0).getByRole('button', { name: 'Allow' }).click();
+    expect(await send.isDisabled()).toBe(true);
+    await choices.nth(1).getByRole('button', { name: 'Decline' }).click();
+    await send.click();
+    await waitSettled(page);
+    await expect.poll(() => slip.locator('.slip-verdict').innerText()).toBe('1 of 2 allowed; the others were not written. The turn resumed.');
+    expect(confirms).toHaveLength(1);
+    const body = JSON.parse(confirms[0]!) as { decisions: { id: string; allowed: boolean }[] };
+    expect(body.decisions.map((d) => d.allowed)).toEqual([true, false]);
+    const owner = await visitorId(page);
+    expect(await budget(owner!, 'Dining')).toEqual([{ amount_minor: '800000' }]);
+    expect(await budget(owner!, 'Transport')).toEqual([]);
+    await context.close();
+  });
+
+  it('uploads the sample statement, previews, imports, sees the rows, and a second upload adds nothing', async () => {
+    const { context, page } = await visitor(browser);
+    await page.goto('/chat');
+    await page.getByRole('button', { name: 'Statement' }).click();
+    await page.getByRole('button', { name: 'Use the sample statement' }).click();
+    const preview = page.locator('.preview');
+    await expect.poll(() => preview.getByRole('heading').innerText(), { timeout: 20_000 }).toMatch(/^12 rows to add from/);
+    await expect.poll(() => preview.locator('.preview-figures').innerText()).toMatch(/duplicates skipped/i);
+    const owner = await visitorId(page);
+    const july = () => sql("SELECT 1 FROM transactions WHERE owner_id = $1 AND date >= '2025-07-01'", [owner]);
+    expect(await july(), 'a preview writes nothing').toHaveLength(0);
+
+    await preview.getByRole('button', { name: 'Import 12 rows' }).click();
+    await waitSettled(page);
+    const slip = page.locator('.slip');
+    await expect.poll(() => slip.locator('.label').first().innerText()).toBe('IMPORT_STATEMENT_CSV');
+    await slip.getByRole('button', { name: 'Allow', exact: true }).click();
+    await waitSettled(page);
+    await expect.poll(() => slip.locator('.slip-verdict').innerText()).toBe('Allowed. The turn resumed.');
+    await expect.poll(() => page.locator('.exchange .answer').last().innerText()).toMatch(/12/);
+    expect(await july()).toHaveLength(12);
+
+    await page.getByRole('link', { name: 'dashboard' }).click();
+    await expect.poll(() => page.locator('h1').innerText(), { timeout: 15_000 }).toBe('July 2025');
+    await expect.poll(() => page.locator('#entries table').innerText()).toContain('BIGBASKET ORDER 88123');
+
+    await page.getByRole('link', { name: 'chat' }).click();
+    await page.getByRole('button', { name: 'Statement' }).click();
+    await page.getByRole('button', { name: 'Use the sample statement' }).click();
+    await expect.poll(() => page.locator('.preview-nothing').innerText(), { timeout: 20_000 }).toBe(
+      'Nothing new: all 12 rows are already in your ledger.',
+    );
+    expect(await page.getByRole('button', { name: /^Import/ }).count()).toBe(0);
+    expect(await july()).toHaveLength(12);
+    await context.close();
+  });
+
+  it('finds an expired confirmation says nothing was changed', async () => {
+    const { context, page } = await visitor(browser);
+    await page.goto('/chat');
+    await ask(page, 'Set a ₹20,000 monthly budget for Groceries.');
+    const owner = await visitorId(page);
+    // The confirmation's time runs out (its TTL shortened to now), then the person answers.
+    await sql("UPDATE suspended_turns SET expires_at = now() - interval '1 second' WHERE owner_id = $1", [owner]);
+    await page.locator('.slip').getByRole('button', { name: 'Allow', exact: true }).click();
+    await waitSettled(page);
+    await expect.poll(() => page.locator('.slip-verdict').innerText()).toMatch(/^Expired: nothing was changed/);
+    expect(await budget(owner!, 'Groceries')).toEqual([]);
+    await context.close();
+  });
+
+  it('sees how many messages are left, then the sentence for the visitor quota', async () => {
+    const { context, page } = await visitor(browser);
+    await page.goto('/chat');
+    for (let i = 1; i <= 8; i++) {
+      await ask(page, `Hello number ${i}`);
+      if (i === 7) await expect.poll(() => page.locator('.composer-foot').innerText()).toContain('1 of 8 messages left today.');
+    }
+    await page.getByLabel('Ask about your ledger').fill('One more?');
+    await page.getByRole('button', { name: 'Ask', exact: true }).click();
+    await expect.poll(() => page.locator('.banner').innerText()).toContain('You have reached today’s message limit for this session.');
+    const owner = await visitorId(page);
+    const counted = await sql<{ count: number }>('SELECT count FROM owner_daily_messages WHERE owner_id = $1', [owner]);
+    expect(counted).toEqual([{ count: 8 }]);
+    await context.close();
+  });
+});
+
+describe('an account', () => {
+  it('signs up and keeps the ledger built anonymously', async () => {
+    const { context, page } = await visitor(browser);
+    await page.goto('/chat');
+    await ask(page, 'Set a ₹20,000 monthly budget for Groceries.');
+    await page.locator('.slip').getByRole('button', { name: 'Allow', exact: true }).click();
+    await waitSettled(page);
+    const anonymous = await visitorId(page);
+    await page.goto('/sign-up');
+    const email = `keeper-${Date.now()}@example.com`;
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill('a password of some length');
+    await page.getByRole('button', { name: 'Sign up' }).click();
+    await page.waitForURL('**/chat');
+    expect(await visitorId(page), 'the same visitor, now with an account').toBe(anonymous);
+    const users = await sql<{ email: string; is_anonymous: boolean }>('SELECT email, is_anonymous FROM users WHERE id = $1', [anonymous]);
+    expect(users).toEqual([{ email, is_anonymous: false }]);
+    expect(await budget(anonymous!, 'Groceries')).toEqual([{ amount_minor: '2000000' }]);
+    await page.goto('/dashboard?month=2025-06');
+    await expect.poll(() => page.locator('#budgets table').innerText(), { timeout: 15_000 }).toContain('₹20,000.00');
+    await context.close();
+  });
+
+  it('deletes everything in two steps and finds nothing left', async () => {
+    const { context, page } = await visitor(browser);
+    await page.goto('/chat');
+    await ask(page, 'What did I spend on groceries in March 2025?');
+    const owner = await visitorId(page);
+    expect((await sql('SELECT 1 FROM transactions WHERE owner_id = $1', [owner])).length).toBeGreaterThan(300);
+    await page.goto('/privacy');
+    await page.getByRole('button', { name: 'Delete everything now' }).click();
+    await page.getByRole('button', { name: 'Keep it' }).click();
+    expect(await sql('SELECT 1 FROM users WHERE id = $1', [owner]), 'keeping it keeps it').toHaveLength(1);
+    await page.getByRole('button', { name: 'Delete everything now' }).click();
+    await page.getByRole('button', { name: 'Delete it all' }).click();
+    await expect.poll(() => page.locator('.delete-box').innerText()).toMatch(/^DELETED/i);
+    for (const table of ['users', 'transactions', 'conversations', 'trace_runs', 'uploads', 'budgets']) {
+      const column = table === 'users' ? 'id' : 'owner_id';
+      expect(await sql(`SELECT 1 FROM ${table} WHERE ${column} = $1`, [owner]), table).toHaveLength(0);
+    }
+    await context.close();
+  });
+});
+
+describe('isolation between visitors', () => {
+  it('a second visitor cannot see the first one’s conversation, run or upload', async () => {
+    const first = await visitor(browser);
+    await first.page.goto('/chat');
+    await ask(first.page, 'What did I spend on groceries in March 2025?');
+    await first.page.waitForURL(/\/chat\/[0-9a-f-]{36}$/);
+    const conversation = first.page.url().split('/').pop()!;
+    const ownerA = await visitorId(first.page);
+    const [run] = await sql<{ id: string }>('SELECT id::text FROM trace_runs WHERE owner_id = $1', [ownerA]);
+    const upload = await first.page.evaluate(async () => {
+      const r = await fetch('/api/uploads?filename=mine.csv', { method: 'POST', headers: { 'content-type': 'text/csv' }, body: 'Date,Description,Amount\n2025-07-01,Coffee,-120.00\n' });
+      return ((await r.json()) as { id: string }).id;
+    });
+
+    const second = await visitor(browser);
+    await second.page.goto('/chat');
+    await ask(second.page, 'Hello');
+    await second.page.goto(`/runs/${run!.id}`);
+    await expect.poll(() => second.page.locator('h1').innerText()).toBe('Nothing is kept here.');
+    await second.page.goto(`/chat/${conversation}`);
+    await expect.poll(() => second.page.locator('h1').innerText()).toBe('Nothing is kept here.');
+    const seen = await second.page.evaluate(async (id) => {
+      const preview = await fetch(`/api/uploads/${id}/preview`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      const removed = await fetch(`/api/uploads/${id}`, { method: 'DELETE' });
+      const list = (await (await fetch('/api/uploads')).json()) as { uploads: { id: string }[] };
+      return { preview: preview.status, removed: removed.status, listed: list.uploads.some((u) => u.id === id) };
+    }, upload);
+    expect(seen).toEqual({ preview: 404, removed: 404, listed: false });
+    await second.page.goto('/runs');
+    await expect.poll(() => second.page.locator('table').innerText()).not.toContain(run!.id.slice(0, 8));
+    expect(await sql('SELECT 1 FROM uploads WHERE id = $1', [upload]), 'the upload is still there').toHaveLength(1);
+    await first.context.close();
+    await second.context.close();
+  });
+});
+
+describe('the operator', () => {
+  it('finds /admin is the 404 page for a visitor', async () => {
+    const { context, page } = await visitor(browser);
+    await page.goto('/chat');
+    await ask(page, 'Hello');
+    await page.goto('/admin');
+    await expect.poll(() => page.locator('h1').innerText()).toBe('Nothing is kept here.');
+    expect(await page.getByRole('link', { name: 'operator' }).count(), 'no operator link for a visitor').toBe(0);
+    await context.close();
+  });
+
+  it('pauses live chat (a visitor sees the paused sentence), then starts an evaluation whose report appears', async () => {
+    const operator = await visitor(browser);
+    await signInAsOperator(operator.page);
+    await expect.poll(() => operator.page.locator('h1').innerText()).toBe('Operator');
+    await operator.page.getByRole('button', { name: 'pause', exact: true }).click();
+    await expect.poll(() => operator.page.locator('.switch-bar').innerText()).toContain('paused');
+    const flags = await sql<{ value: boolean }>("SELECT value FROM operator_flags WHERE key = 'live_chat_paused'");
+    expect(flags).toEqual([{ value: true }]);
+
+    const guest = await visitor(browser);
+    await guest.page.goto('/chat');
+    await guest.page.getByLabel('Ask about your ledger').fill('Hello');
+    await guest.page.getByRole('button', { name: 'Ask', exact: true }).click();
+    await expect.poll(() => guest.page.locator('.banner').innerText()).toContain('kakeibo’s live chat is paused by the operator.');
+
+    await operator.page.getByRole('button', { name: 'unpause', exact: true }).click();
+    await expect.poll(() => operator.page.locator('.switch-bar').innerText()).toContain('running');
+
+    await operator.page.getByRole('button', { name: 'start an evaluation' }).click();
+    await expect
+      .poll(async () => (await sql('SELECT 1 FROM eval_reports')).length, { timeout: 300_000, interval: 2_000 })
+      .toBeGreaterThan(0);
+    await expect.poll(() => operator.page.locator('.eval-panel').innerText(), { timeout: 30_000 }).toMatch(/Latest report: \d+\/\d+ passed/);
+
+    await guest.page.goto('/evals');
+    await expect.poll(() => guest.page.locator('h1').innerText()).toMatch(/^Evals/);
+    await expect.poll(() => guest.page.locator('main').innerText()).toContain('SCRIPTED');
+    await guest.page.goto('/');
+    await expect.poll(() => guest.page.locator('.items').innerText()).toMatch(/Golden tasks passed, last run/);
+    await expect.poll(() => guest.page.locator('.items').innerText()).toContain('SCRIPTED');
+    await operator.context.close();
+    await guest.context.close();
+  });
+});
+
+describe('the chat journey by keyboard alone', () => {
+  it('asks, reaches the confirmation, allows it and reads the answer without a mouse', async () => {
+    const { context, page } = await visitor(browser);
+    await page.goto('/chat');
+    let reached = false;
+    for (let i = 0; i < 40 && !reached; i++) {
+      await page.keyboard.press('Tab');
+      reached = await page.evaluate(() => document.activeElement?.id === 'composer-input');
+    }
+    expect(reached, 'Tab reaches the composer').toBe(true);
+    await page.keyboard.type('Set a ₹20,000 monthly budget for Groceries.');
+    await page.keyboard.press('Enter');
+    await waitSettled(page);
+    // The waiting write takes the focus: Allow is the focused button.
+    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe('Allow');
+    const visible = await page.evaluate(() => {
+      const el = document.activeElement as HTMLElement;
+      return getComputedStyle(el).outlineStyle !== 'none' && getComputedStyle(el).outlineWidth !== '0px';
+    });
+    expect(visible, 'the focused button shows its focus').toBe(true);
+    await page.keyboard.press('Enter');
+    await waitSettled(page);
+    await expect.poll(() => page.locator('.slip-verdict').innerText()).toBe('Allowed. The turn resumed.');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('composer-input');
+    const owner = await visitorId(page);
+    expect(await budget(owner!, 'Groceries')).toEqual([{ amount_minor: '2000000' }]);
+    await context.close();
+  });
+});
+
+// Every route in both grounds, at desktop and phone sizes: a screenshot to look at, an axe-core
+// pass (no serious or critical finding), and nothing wider than the screen.
+describe('every route', () => {
+  const views = [
+    { name: 'desktop', viewport: DESKTOP },
+    { name: 'mobile', viewport: MOBILE },
+  ];
+
+  async function routes(page: Page): Promise<{ name: string; path: string; prepare?: () => Promise<void> }[]> {
+    const [run] = await sql<{ id: string }>('SELECT id::text FROM trace_runs WHERE owner_id = (SELECT id FROM users WHERE email = $1) ORDER BY started_at DESC LIMIT 1', [OPERATOR.email]);
+    return [
+      { name: 'landing', path: '/' },
+      { name: 'chat-opening', path: '/chat' },
+      {
+        name: 'chat-slip',
+        path: '/chat',
+        prepare: async () => {
+          await ask(page, 'Set budgets for Dining and Transport for June 2025.');
+          await page.locator('.slip').scrollIntoViewIfNeeded();
+        },
+      },
+      {
+        name: 'chat-answer',
+        path: '/chat',
+        prepare: async () => {
+          await ask(page, 'What did I spend on groceries in March 2025?');
+          await page.getByRole('button', { name: 'Statement' }).click();
+          await page.getByRole('button', { name: 'Use the sample statement' }).click();
+          await page.locator('.preview').waitFor();
+        },
+      },
+      { name: 'dashboard', path: '/dashboard?month=2025-04' },
+      { name: 'evals', path: '/evals' },
+      { name: 'runs', path: '/runs' },
+      { name: 'run', path: `/runs/${run?.id ?? 'none'}` },
+      { name: 'admin', path: '/admin' },
+      { name: 'privacy', path: '/privacy' },
+      { name: 'sign-in', path: '/sign-in' },
+      { name: 'sign-up', path: '/sign-up' },
+      { name: 'terms', path: '/terms' },
+      { name: 'not-found', path: '/no/such/page' },
+    ];
+  }
+
+  for (const view of views) {
+    it(`passes axe, fits the screen and is photographed at ${view.name} size`, async () => {
+      const { context, page } = await visitor(browser, view.viewport);
+      await signInAsOperator(page);
+      await page.goto('/chat');
+      await ask(page, 'What did I spend on groceries in March 2025?');
+      const findings: string[] = [];
+      for (const route of await routes(page)) {
+        await page.goto(route.path);
+        await page.waitForLoadState('networkidle');
+        await page.waitForFunction(() => !document.querySelector('[role="status"] .pulse'), undefined, { timeout: 15_000 }).catch(() => undefined);
+        if (route.prepare) await route.prepare();
+        await page.waitForTimeout(150);
+        await screenshot(page, `${route.name}-${view.name}`);
+        for (const v of await axe(page)) {
+          findings.push(`${route.name}: ${v.impact} ${v.id} (${v.help}) at ${v.nodes.map((n) => n.target.join(' ')).join('; ')}`);
+        }
+        const wide = await overflow(page);
+        if (wide) findings.push(`${route.name}: ${wide}`);
+      }
+      expect(findings).toEqual([]);
+      await context.close();
+    });
+  }
+});

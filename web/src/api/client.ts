@@ -1,0 +1,125 @@
+// The one module that speaks HTTP to the functions. Every call goes to the same origin under
+// /api/ with the session cookie; a refusal becomes an [`ApiError`] carrying the status, the
+// server's sentence and its reason code, so pages decide what to say from typed values.
+
+import type {
+  AdminOverview,
+  Conversation,
+  ConversationSummary,
+  Dashboard,
+  EvalReport,
+  ImportPreview,
+  RefusalBody,
+  RunDetail,
+  RunSummary,
+  Session,
+  ToolInfo,
+  Upload,
+} from './types';
+import type { Decision } from '../lib/confirm';
+
+export class ApiError extends Error {
+  override name = 'ApiError';
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly reason?: string,
+  ) {
+    super(message);
+  }
+}
+
+async function refusal(response: Response): Promise<ApiError> {
+  let body: RefusalBody = {};
+  try {
+    body = (await response.json()) as RefusalBody;
+  } catch {
+    // Not JSON (a proxy's page): the status says enough.
+  }
+  const sentence = typeof body.error === 'string' && body.error !== '' ? body.error : `HTTP ${response.status}`;
+  return new ApiError(response.status, sentence, typeof body.reason === 'string' ? body.reason : undefined);
+}
+
+async function request(path: string, init: RequestInit = {}): Promise<Response> {
+  let response: Response;
+  try {
+    response = await fetch(path, { credentials: 'same-origin', ...init });
+  } catch (e) {
+    if (e instanceof DOMException && e.name === 'AbortError') throw e;
+    throw new ApiError(0, 'The site could not be reached. Check the connection and try again.');
+  }
+  if (!response.ok) throw await refusal(response);
+  return response;
+}
+
+async function json<T>(path: string, init: RequestInit = {}): Promise<T> {
+  const response = await request(path, init);
+  return (await response.json()) as T;
+}
+
+function post(body: unknown, method = 'POST', signal?: AbortSignal): RequestInit {
+  return {
+    method,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    ...(signal ? { signal } : {}),
+  };
+}
+
+/** `null` instead of a `404`, for reads that may find nothing. */
+async function orNull<T>(promise: Promise<T>): Promise<T | null> {
+  try {
+    return await promise;
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 404) return null;
+    throw e;
+  }
+}
+
+/** `null` for no session (`401`): the page shows its signed-out state instead of an error. */
+async function orSignedOut<T>(promise: Promise<T>): Promise<T | null> {
+  try {
+    return await promise;
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 401) return null;
+    throw e;
+  }
+}
+
+export const api = {
+  session: () => json<Session>('/api/session'),
+  /** Starts an anonymous visit without a message (before an upload). */
+  startVisit: () => json<Session>('/api/session', post({})),
+  signUp: (email: string, password: string) => json<Session>('/api/session/sign-up', post({ email, password })),
+  signIn: (email: string, password: string) => json<Session>('/api/session/sign-in', post({ email, password })),
+  signOut: () => json<unknown>('/api/session/sign-out', post({})),
+  deleteAccount: () => json<{ deleted: boolean }>('/api/account', { method: 'DELETE' }),
+
+  /** The turn's event stream; a refusal (`503`, `409`, …) throws before any event. */
+  chat: async (message: string, conversationId: string | null, signal: AbortSignal) =>
+    request('/api/chat', post(conversationId ? { message, conversationId } : { message }, 'POST', signal)),
+  confirm: async (suspendedTurnId: string, decisions: Decision[], signal: AbortSignal) =>
+    request('/api/confirm', post({ suspendedTurnId, decisions }, 'POST', signal)),
+
+  upload: (file: File) =>
+    json<Upload>(`/api/uploads?filename=${encodeURIComponent(file.name)}`, {
+      method: 'POST',
+      headers: { 'content-type': file.type || 'text/csv' },
+      body: file,
+    }),
+  preview: (uploadId: string) => json<ImportPreview>(`/api/uploads/${encodeURIComponent(uploadId)}/preview`, post({})),
+  uploads: () => orSignedOut(json<{ uploads: Upload[] }>('/api/uploads')),
+  deleteUpload: (id: string) => json<unknown>(`/api/uploads/${encodeURIComponent(id)}`, { method: 'DELETE' }),
+
+  runs: () => orSignedOut(json<{ runs: RunSummary[] }>('/api/runs?limit=100')),
+  run: (id: string) => orNull(orSignedOut(json<RunDetail>(`/api/runs/${encodeURIComponent(id)}`))),
+  dashboard: (month: string | null) =>
+    orSignedOut(json<Dashboard>(month ? `/api/dashboard?month=${encodeURIComponent(month)}` : '/api/dashboard')),
+  conversations: () => orSignedOut(json<{ conversations: ConversationSummary[] }>('/api/conversations')),
+  conversation: (id: string) => orNull(orSignedOut(json<Conversation>(`/api/conversations/${encodeURIComponent(id)}`))),
+  latestEvaluation: () => orNull(json<EvalReport>('/api/evals/latest')),
+  tools: () => json<{ tools: ToolInfo[] }>('/api/tools'),
+
+  adminOverview: () => orNull(json<AdminOverview>('/api/admin/overview')),
+  adminAction: (action: Record<string, unknown>) => json<Record<string, unknown>>('/api/admin/action', post(action)),
+};

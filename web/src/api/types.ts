@@ -1,0 +1,385 @@
+// The HTTP contract of the functions (README "The functions"), as the page reads it. Amounts are
+// integer minor units with their currency; USD costs are list-price estimates in dollars.
+
+import type { Amount } from '../lib/money';
+
+export type Tier = 'read' | 'write';
+
+export interface Visitor {
+  id: string;
+  email: string | null;
+  anonymous: boolean;
+  blocked: boolean;
+  /** An operator account on the allowlist: the nav shows the operator's room. */
+  operator?: boolean;
+}
+
+export interface ModelInfo {
+  provider: string;
+  model: string;
+}
+
+export interface MessagesToday {
+  limit: number;
+  used: number;
+  left: number;
+}
+
+export interface Session {
+  visitor: Visitor | null;
+  model: ModelInfo | null;
+  messages?: MessagesToday;
+}
+
+/** A refusal before any event: `{error, reason?}` with the HTTP status. */
+export interface RefusalBody {
+  error?: string;
+  reason?: string;
+}
+
+// region: turn events (chat and confirm streams)
+
+export interface TokenEvent {
+  delta: string;
+}
+
+export interface ToolCallEvent {
+  id: string;
+  name: string;
+  args: Record<string, unknown>;
+  tier: Tier | null;
+}
+
+export interface ToolResultEvent {
+  id: string;
+  name: string;
+  summary: string;
+  isError: boolean;
+  /** Only for a write the person decided, on the confirm stream. */
+  decision?: 'allowed' | 'declined' | 'expired';
+}
+
+export interface ConfirmRequestEvent {
+  id: string;
+  tool: string;
+  args: Record<string, unknown>;
+  summary: string;
+  tier: 'write';
+  suspended_turn_id: string;
+}
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  cachedTokens: number;
+  thoughtTokens: number;
+}
+
+export interface TurnEndEvent {
+  run_id: string;
+  conversation_id: string;
+  status: string;
+  usage?: Usage;
+  /** Dollars as an exact decimal string with six places ("0.000412"): a list-price estimate. */
+  cost_usd_est?: string;
+  uncached_cost_usd_est?: string;
+  latency_ms?: number;
+  iterations?: number;
+  evictions?: number;
+  suspended_turn_id?: string;
+}
+
+export interface ErrorEvent {
+  message: string;
+}
+
+// endregion
+
+// region: uploads and the import preview
+
+export interface Upload {
+  id: string;
+  filename: string;
+  content_type: string | null;
+  size_bytes: number;
+  sha256: string;
+  created_at: string;
+}
+
+export interface RowError {
+  line: number;
+  column: string | null;
+  message: string;
+  raw: string;
+}
+
+export interface DuplicateRow {
+  line: number;
+  date: string;
+  description: string;
+  amount_minor: number;
+  reason: string;
+}
+
+export interface ImportPreview {
+  plan_id: string;
+  filename: string;
+  accounts: { name: string; currency: string; exists: boolean }[];
+  rows_to_add: number;
+  date_range: { from: string; to: string } | null;
+  money_in: Amount[];
+  money_out: Amount[];
+  by_category: { category: string; rows: number; amounts: Amount[] }[];
+  uncategorized: number;
+  duplicates_skipped: number;
+  duplicates: DuplicateRow[];
+  parse_errors: number;
+  errors: RowError[];
+  ignored_lines: number;
+  sample: { line: number; date: string; description: string; category: string; amount: Amount }[];
+}
+
+// endregion
+
+// region: the read side
+
+export interface RunSummary {
+  id: string;
+  conversation_id: string | null;
+  started_at: string;
+  finished_at: string | null;
+  channel: string;
+  provider: string;
+  model: string;
+  status: string;
+  iterations: number;
+  input_tokens: number;
+  output_tokens: number;
+  cached_tokens: number;
+  cost_usd_est: number;
+  latency_ms: number;
+}
+
+export interface RunEvent {
+  seq: number;
+  type: string;
+  payload: Record<string, unknown>;
+  latency_ms: number | null;
+  input_tokens: number | null;
+  output_tokens: number | null;
+  cached_tokens: number | null;
+  thought_summary: string | null;
+  created_at: string;
+}
+
+export interface RunDetail extends RunSummary {
+  events: RunEvent[];
+}
+
+export interface SpendGroup extends Amount {
+  group: string;
+  transactions: number;
+}
+
+export interface SpendReport {
+  period: { from: string; to: string };
+  group_by: 'category' | 'month';
+  total: Amount | null;
+  totals_by_currency: Amount[];
+  groups: SpendGroup[];
+}
+
+export interface CategoryStatus {
+  category: string;
+  budget: Amount | null;
+  actual: Amount;
+  remaining: Amount | null;
+  percent_used: number | null;
+  over_budget: boolean;
+}
+
+export interface RecurringMerchant extends Amount {
+  merchant: string;
+  category: string;
+  cadence: string;
+  occurrences: number;
+  median_gap_days: number;
+  last_seen: string;
+}
+
+export interface Anomaly extends Amount {
+  transaction_id: string;
+  date: string;
+  description: string;
+  category: string;
+  kind: 'outlier' | 'refund' | 'duplicate' | string;
+  detail: string;
+}
+
+export interface LedgerRow {
+  id: string;
+  date: string;
+  description: string;
+  category: string;
+  amount: Amount;
+}
+
+export interface Dashboard {
+  empty: boolean;
+  month?: string;
+  months?: string[];
+  spend_by_category?: SpendReport;
+  spend_by_month?: SpendReport;
+  budgets?: { month: string; categories: CategoryStatus[]; note?: string | null };
+  recurring?: { count: number; monthly_commitment: Amount[]; merchants: RecurringMerchant[] };
+  anomalies?: { month: string; count: number; anomalies: Anomaly[]; note?: string | null };
+  transactions?: LedgerRow[];
+}
+
+export interface ConversationSummary {
+  id: string;
+  title: string | null;
+  created_at: string;
+  updated_at: string;
+  message_count: number;
+}
+
+export type StoredBlock =
+  | { type: 'text'; text: string }
+  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
+  | { type: 'tool_result'; tool_use_id: string; name: string; content: string; is_error?: boolean }
+  | { type: 'thought_summary'; text: string };
+
+export interface StoredMessage {
+  role: 'user' | 'assistant';
+  content: StoredBlock[];
+}
+
+export interface Conversation extends ConversationSummary {
+  messages: StoredMessage[];
+}
+
+export interface ToolInfo {
+  name: string;
+  tier: Tier;
+  description: string;
+}
+
+// endregion
+
+// region: evaluations
+
+export interface CheckOutcome {
+  type: string;
+  passed: boolean;
+  detail: string;
+  score?: number | null;
+}
+
+export interface TaskResult {
+  task: string;
+  description?: string;
+  class: string;
+  passed: boolean;
+  judgeScore: number | null;
+  checks: CheckOutcome[];
+  answers: string[];
+  latencyMs: number;
+  costUsdEst: number;
+  turnsUsed: number;
+  error?: string;
+  runIds: string[];
+}
+
+export interface EvalReport {
+  startedAt: string;
+  finishedAt: string;
+  model: string;
+  judgeModel: string;
+  provider?: string;
+  trigger: string;
+  filter: string | null;
+  taskCount: number;
+  passed: number;
+  passRate: number;
+  complete: boolean;
+  notRun: string[];
+  byClass: Record<string, { total: number; passed: number; passRate: number }>;
+  medianLatencyMs: number;
+  p95LatencyMs: number;
+  medianCostUsd: number;
+  totalCostUsd: number;
+  judgeCostUsd?: number;
+  medianTurns: number;
+  cacheSavingsPercent: number;
+  injectionBlockRate: number | null;
+  injection?: { blockRate: number; resistRate: number; answeredRate: number; flaggedRate: number; notRun: string[] } | null;
+  results: TaskResult[];
+}
+
+// endregion
+
+// region: the operator
+
+export interface AdminOverview {
+  generated_at: string;
+  budget: {
+    today_usd: number;
+    month_to_date_usd: number;
+    projected_month_usd: number;
+    daily_cap_usd: number;
+    monthly_ceiling_usd: number;
+    state: 'ok' | 'tripped' | 'paused' | string;
+    paused: boolean;
+    last_30_days: { day: string; usd: number }[];
+  };
+  traffic: {
+    active_today: number;
+    active_7_days: number;
+    active_30_days: number;
+    anonymous: number;
+    signed_in: number;
+    conversion_pct: number;
+    returning: number;
+  };
+  health: {
+    runs: number;
+    by_status: Record<string, number>;
+    latency_p50_ms: number | null;
+    latency_p95_ms: number | null;
+    tool_error_pct: number;
+    iteration_limit_hits: number;
+  };
+  safety: {
+    writes_proposed: number;
+    writes_allowed: number;
+    writes_declined: number;
+    writes_expired: number;
+    writes_awaiting: number;
+    imports: number;
+    blocked_runs: { id: string; owner_id: string; started_at: string }[];
+  };
+  tools: { name: string; calls: number; error_pct: number; median_latency_ms: number | null }[];
+  recent_runs: (Omit<RunSummary, 'conversation_id' | 'finished_at' | 'provider' | 'iterations'> & {
+    owner_id: string;
+    email: string | null;
+    anonymous: boolean;
+  })[];
+  users: {
+    id: string;
+    email: string | null;
+    anonymous: boolean;
+    joined: string;
+    last_seen: string | null;
+    messages_today: number;
+    cost_to_date_usd: number;
+    blocked: boolean;
+  }[];
+  geo: { lat: number; lon: number; country: string | null; runs: number }[];
+  evaluation?: {
+    running: boolean;
+    latest: { finishedAt: string; model: string; passed: number; taskCount: number; complete: boolean } | null;
+  };
+}
+
+// endregion

@@ -1,0 +1,253 @@
+// One exchange as a page of the account book: the question as a heading on a heavy rule, the
+// answer as prose, the tools in the margin, and the confirmation slip across both columns.
+
+import { useEffect, useRef } from 'preact/hooks';
+import type { TurnEndEvent } from '../api/types';
+import { choose, chooseAll, ready, verdict, type Slip } from '../lib/confirm';
+import type { Exchange, ToolEntry } from '../lib/exchange';
+import { count, percentOf, seconds } from '../lib/format';
+import { argumentRows, gloss, resultLine } from '../lib/gloss';
+import { Mark } from './mark';
+import { Note, Prose } from './paper';
+
+interface Props {
+  exchange: Exchange;
+  first: boolean;
+  onSlipChange: (suspendedTurnId: string, slip: Slip) => void;
+  onSend: (suspendedTurnId: string, slip: Slip) => void;
+}
+
+export function ExchangeView({ exchange: x, first, onSlipChange, onSend }: Props) {
+  const pendingWrites = x.slips.filter((s) => s.status === 'pending').flatMap((s) => s.writes);
+  const held = x.status === 'waiting' && x.prose.trim() === '';
+  const showRail = x.tools.length > 0 || x.account !== null || x.status === 'running';
+  return (
+    <article class={`exchange${first ? ' first' : ''}`} aria-label={x.question}>
+      <h2 class="title question">
+        <span>{x.question}</span>
+      </h2>
+      <div class="spread exchange-spread">
+        <div class="answer" aria-live={x.status === 'running' ? 'polite' : undefined} aria-busy={x.status === 'running'}>
+          {x.prose ? <Prose text={x.prose} /> : null}
+          {x.status === 'running' && x.prose === '' ? (
+            <p class="muted">
+              <span class="pulse">Working…</span>
+            </p>
+          ) : null}
+          {held ? (
+            <p class="muted">
+              The turn stopped here: {pendingWrites.length === 1 ? 'a write is' : `${pendingWrites.length} writes are`} waiting
+              below. Nothing has been written. The rest of the answer arrives after your decision.
+            </p>
+          ) : null}
+          {x.notes.map((n, i) => (
+            <Note key={i} tone={n.tone} word={n.word}>
+              {n.text}
+            </Note>
+          ))}
+        </div>
+        {showRail ? (
+          <aside class="rail" aria-label="Entries and cost of this answer">
+            {x.tools.length > 0 ? <Entries tools={x.tools} running={x.status === 'running'} /> : null}
+            {x.tools.length === 0 && x.status === 'running' ? (
+              <p class="tiny faint">
+                <span class="pulse">no entries yet</span>
+              </p>
+            ) : null}
+            {x.account ? <TurnAccount end={x.account} /> : null}
+          </aside>
+        ) : null}
+      </div>
+      {x.slips.map((slip) => (
+        <SlipView key={`${slip.suspendedTurnId}-${slip.writes[0]?.id}`} slip={slip} onChange={(s) => onSlipChange(slip.suspendedTurnId, s)} onSend={(s) => onSend(slip.suspendedTurnId, s)} />
+      ))}
+    </article>
+  );
+}
+
+function Entries({ tools, running }: { tools: ToolEntry[]; running: boolean }) {
+  return (
+    <div>
+      <h3 class="rail-head">Entries</h3>
+      <ol class="entries">
+        {tools.map((t) => {
+          const argText = gloss(t.args);
+          const line = t.result ? resultLine(t.result.summary, t.result.isError) : null;
+          const awaiting = t.tier === 'write' && !t.result;
+          return (
+            <li key={t.id} class="entry">
+              <div class="entry-name">
+                <span class="mono">{t.name}</span>
+                {t.tier === 'write' ? <Mark tone="warn">write</Mark> : null}
+              </div>
+              {argText ? (
+                <div class={`entry-args${awaiting ? ' wrap' : ''}`} title={argText}>
+                  {argText}
+                </div>
+              ) : null}
+              {t.result?.decision === 'declined' ? <div class="entry-result">declined: not written</div> : null}
+              {t.result?.decision === 'expired' ? <div class="entry-result tone-warn">expired: not written</div> : null}
+              {t.result && !t.result.decision && line ? (
+                <div class={`entry-result${t.result.isError ? ' tone-danger' : ''}`}>{t.result.isError ? `failed: ${line}` : line}</div>
+              ) : null}
+              {t.result?.decision === 'allowed' ? <div class="entry-result">written{line ? ` · ${line}` : ''}</div> : null}
+              {awaiting && !running ? <div class="entry-result tone-warn">awaiting your decision</div> : null}
+              {!t.result && running && !awaiting ? (
+                <div class="entry-result">
+                  <span class="pulse">running</span>
+                </div>
+              ) : null}
+            </li>
+          );
+        })}
+      </ol>
+    </div>
+  );
+}
+
+function TurnAccount({ end }: { end: TurnEndEvent }) {
+  const usage = end.usage;
+  return (
+    <div class="turn-account">
+      <dl>
+        <div class="metaline">
+          <dt>elapsed</dt>
+          <dd class="num">{seconds(end.latency_ms)}</dd>
+        </div>
+        {usage ? (
+          <>
+            <div class="metaline">
+              <dt>in</dt>
+              <dd class="num">
+                {count(usage.inputTokens)} <span class="faint">{percentOf(usage.cachedTokens, usage.inputTokens)} cached</span>
+              </dd>
+            </div>
+            <div class="metaline">
+              <dt>out</dt>
+              <dd class="num">{count(usage.outputTokens)}</dd>
+            </div>
+          </>
+        ) : null}
+        {end.cost_usd_est !== undefined ? (
+          <div class="metaline">
+            <dt>cost</dt>
+            <dd class="num">${end.cost_usd_est}</dd>
+          </div>
+        ) : null}
+        {end.evictions ? (
+          <div class="metaline">
+            <dt>evictions</dt>
+            <dd class="num tone-warn">{end.evictions}</dd>
+          </div>
+        ) : null}
+      </dl>
+      <a class="tiny trace-link" href={`/runs/${end.run_id}`}>
+        Read the trace →
+      </a>
+    </div>
+  );
+}
+
+function SlipView({ slip, onChange, onSend }: { slip: Slip; onChange: (s: Slip) => void; onSend: (s: Slip) => void }) {
+  const batch = slip.writes.length > 1;
+  const first = useRef<HTMLButtonElement>(null);
+  const pending = slip.status === 'pending';
+  useEffect(() => {
+    // A write waiting for a person takes the keyboard's focus, so Allow is one key press away.
+    if (pending) first.current?.focus();
+  }, [pending]);
+  const decided = slip.writes.filter((w) => typeof slip.choices[w.id] === 'boolean').length;
+  const headingId = `slip-${slip.suspendedTurnId}-${slip.writes[0]?.id ?? ''}`;
+  const closing = verdict(slip);
+  return (
+    <section class="slip" aria-labelledby={headingId} data-status={slip.status}>
+      <div class="slip-head">
+        <h3 class="subhead" id={headingId}>
+          {batch ? `These ${slip.writes.length} writes will change your ledger` : 'This will change your ledger'}
+        </h3>
+        <span class="label muted">{batch ? `${slip.writes.length} writes` : slip.writes[0]?.tool}</span>
+      </div>
+      {slip.writes.map((w, i) => (
+        <div key={w.id} class={`slip-write${batch ? ' batch' : ''}`}>
+          {batch ? <div class="label muted slip-tool">{w.tool}</div> : null}
+          <p class="slip-summary">{w.summary}</p>
+          <details class="slip-args">
+            <summary class="small">The exact arguments</summary>
+            <dl class="arg-table">
+              {argumentRows(w.args).map((row) => (
+                <div key={row.key} class="arg-row">
+                  <dt class="label faint">{row.key}</dt>
+                  <dd class="num">
+                    {row.value}
+                    {row.raw ? <span class="tiny faint"> {row.raw}</span> : null}
+                  </dd>
+                </div>
+              ))}
+            </dl>
+          </details>
+          {batch && pending ? (
+            <div class="btn-row slip-choice" role="group" aria-label={`Decision on: ${w.summary}`}>
+              <button
+                type="button"
+                ref={i === 0 ? first : undefined}
+                class="btn compact btn-secondary"
+                aria-pressed={slip.choices[w.id] === true}
+                onClick={() => onChange(choose(slip, w.id, true))}
+              >
+                Allow
+              </button>
+              <button
+                type="button"
+                class="btn compact btn-secondary"
+                aria-pressed={slip.choices[w.id] === false}
+                onClick={() => onChange(choose(slip, w.id, false))}
+              >
+                Decline
+              </button>
+            </div>
+          ) : null}
+          {batch && !pending && slip.outcomes[w.id] ? (
+            <p class="small muted">
+              {slip.outcomes[w.id] === 'allowed' ? 'Allowed: written.' : slip.outcomes[w.id] === 'expired' ? 'Expired: not written.' : 'Declined: not written.'}
+            </p>
+          ) : null}
+        </div>
+      ))}
+      {pending ? (
+        <div class="slip-actions">
+          {batch ? (
+            <div class="btn-row">
+              <button type="button" class="btn compact btn-primary" disabled={!ready(slip)} onClick={() => onSend(slip)}>
+                Send {slip.writes.length} decisions
+              </button>
+              <button type="button" class="btn compact btn-secondary" onClick={() => onChange(chooseAll(slip, true))}>
+                Allow all
+              </button>
+              <button type="button" class="btn compact btn-secondary" onClick={() => onChange(chooseAll(slip, false))}>
+                Decline all
+              </button>
+              <span class="tiny faint" aria-live="polite">
+                {decided} of {slip.writes.length} decided
+              </span>
+            </div>
+          ) : (
+            <div class="btn-row">
+              <button type="button" ref={first} class="btn compact btn-primary" onClick={() => onSend(chooseAll(slip, true))}>
+                Allow
+              </button>
+              <button type="button" class="btn compact btn-secondary" onClick={() => onSend(chooseAll(slip, false))}>
+                Decline
+              </button>
+            </div>
+          )}
+          <p class="tiny faint slip-hint">The turn is paused until you decide.</p>
+        </div>
+      ) : null}
+      {closing ? (
+        <p class="small muted slip-verdict" role="status">
+          {closing}
+        </p>
+      ) : null}
+    </section>
+  );
+}

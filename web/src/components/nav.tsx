@@ -1,0 +1,45 @@
+import { useLocation } from 'preact-iso';
+import { useSession } from '../session';
+import { Logo } from './mark';
+
+const LINKS = [
+  { href: '/chat', label: 'chat' },
+  { href: '/dashboard', label: 'dashboard' },
+  { href: '/runs', label: 'traces' },
+  { href: '/evals', label: 'evals' },
+];
+
+/** One nav for both grounds: it has no colours of its own, it inherits the room it is in. */
+export function Nav() {
+  const { path } = useLocation();
+  const { session } = useSession();
+  const visitor = session?.visitor;
+  const links = [...LINKS];
+  if (visitor?.operator) links.push({ href: '/admin', label: 'operator' });
+  const signedIn = visitor && !visitor.anonymous;
+  links.push(signedIn ? { href: '/privacy', label: 'account' } : { href: '/sign-in', label: 'sign in' });
+  return (
+    <header class="nav">
+      <div class="nav-inner">
+        <a href="/" class="wordmark">
+          <Logo />
+          <span>kakeibo</span>
+          <span class="visually-hidden">, home</span>
+          <span class="kanji" aria-hidden="true">
+            家計簿
+          </span>
+        </a>
+        <nav aria-label="Main" class="nav-links">
+          {links.map((link) => {
+            const current = path === link.href || path.startsWith(`${link.href}/`);
+            return (
+              <a key={link.href} href={link.href} aria-current={current ? 'page' : undefined}>
+                <span>{link.label}</span>
+              </a>
+            );
+          })}
+        </nav>
+      </div>
+    </header>
+  );
+}

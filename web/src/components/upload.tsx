@@ -1,0 +1,275 @@
+// Bringing a statement: choose or drop a CSV, upload it, and read the importer's preview — rows
+// to add, duplicates skipped, rows it could not read with their line numbers — before anything is
+// written. Importing is a write like any other: it goes through the agent and its confirmation.
+
+import { useRef, useState } from 'preact/hooks';
+import { api } from '../api/client';
+import type { ImportPreview, Upload } from '../api/types';
+import { formatAmount } from '../lib/money';
+import { refusalSentence } from '../lib/refusals';
+import { Mark } from './mark';
+import { Note } from './paper';
+
+interface Props {
+  /** Asks the agent to import the previewed plan (the write is confirmed like any other). */
+  onImport: (message: string) => void;
+  onClose: () => void;
+  ensureVisit: () => Promise<void>;
+  busy: boolean;
+}
+
+type Stage =
+  | { kind: 'idle' }
+  | { kind: 'working'; what: string }
+  | { kind: 'previewed'; upload: Upload; preview: ImportPreview }
+  | { kind: 'failed'; text: string };
+
+export const SAMPLE_STATEMENT = '/sample-statement.csv';
+
+export function UploadPanel({ onImport, onClose, ensureVisit, busy }: Props) {
+  const [stage, setStage] = useState<Stage>({ kind: 'idle' });
+  const [dragging, setDragging] = useState(false);
+  const input = useRef<HTMLInputElement>(null);
+
+  async function take(file: File) {
+    if (file.size === 0) {
+      setStage({ kind: 'failed', text: `${file.name} is empty.` });
+      return;
+    }
+    if (file.size > 10 * 1024 * 1024) {
+      setStage({ kind: 'failed', text: `${file.name} is larger than 10 MiB, the most a statement may be.` });
+      return;
+    }
+    try {
+      setStage({ kind: 'working', what: `Uploading ${file.name}…` });
+      await ensureVisit();
+      const upload = await api.upload(file);
+      setStage({ kind: 'working', what: `Reading ${file.name}…` });
+      const preview = await api.preview(upload.id);
+      setStage({ kind: 'previewed', upload, preview });
+    } catch (e) {
+      setStage({ kind: 'failed', text: refusalSentence(e).text });
+    }
+  }
+
+  async function sample() {
+    try {
+      const response = await fetch(SAMPLE_STATEMENT);
+      if (!response.ok) throw new Error(`the sample statement could not be fetched (HTTP ${response.status})`);
+      const blob = await response.blob();
+      await take(new File([blob], 'sample-statement.csv', { type: 'text/csv' }));
+    } catch (e) {
+      setStage({ kind: 'failed', text: e instanceof Error ? e.message : String(e) });
+    }
+  }
+
+  async function discard(upload: Upload) {
+    try {
+      await api.deleteUpload(upload.id);
+    } catch {
+      // Already gone, or the session ended: nothing to keep either way.
+    }
+    setStage({ kind: 'idle' });
+  }
+
+  return (
+    <section class="upload" aria-labelledby="upload-title">
+      <div class="section-head">
+        <h2 class="section-title" id="upload-title">
+          Bring a statement
+        </h2>
+        <button type="button" class="link-button small" onClick={onClose}>
+          Close
+        </button>
+      </div>
+      <p class="section-note">
+        A bank statement as CSV, up to 10 MiB. You see what it would add before anything is written; importing asks for
+        your confirmation like every other write.
+      </p>
+      <div
+        class={`dropzone${dragging ? ' dragging' : ''}`}
+        onDragOver={(e) => {
+          e.preventDefault();
+          setDragging(true);
+        }}
+        onDragLeave={() => setDragging(false)}
+        onDrop={(e) => {
+          e.preventDefault();
+          setDragging(false);
+          const file = e.dataTransfer?.files?.[0];
+          if (file) void take(file);
+        }}
+      >
+        <label class="btn btn-secondary compact file-label">
+          Choose a CSV file
+          <input
+            ref={input}
+            class="visually-hidden"
+            type="file"
+            accept=".csv,text/csv,text/plain"
+            onChange={(e) => {
+              const file = (e.currentTarget as HTMLInputElement).files?.[0];
+              if (file) void take(file);
+              (e.currentTarget as HTMLInputElement).value = '';
+            }}
+          />
+        </label>
+        <span class="small muted">or drop one here, or</span>
+        <button type="button" class="btn btn-secondary compact" onClick={() => void sample()}>
+          Use the sample statement
+        </button>
+        <a class="small" href={SAMPLE_STATEMENT} download>
+          download it
+        </a>
+      </div>
+      {stage.kind === 'working' ? (
+        <p class="small muted" role="status">
+          <span class="pulse">{stage.what}</span>
+        </p>
+      ) : null}
+      {stage.kind === 'failed' ? (
+        <Note tone="danger" word="failed">
+          {stage.text}
+        </Note>
+      ) : null}
+      {stage.kind === 'previewed' ? (
+        <PreviewView
+          preview={stage.preview}
+          busy={busy}
+          onImport={() => {
+            const p = stage.preview;
+            onImport(`Import the statement ${p.filename} (plan ${p.plan_id}).`);
+            setStage({ kind: 'idle' });
+          }}
+          onDiscard={() => void discard(stage.upload)}
+        />
+      ) : null}
+    </section>
+  );
+}
+
+function PreviewView({ preview: p, busy, onImport, onDiscard }: { preview: ImportPreview; busy: boolean; onImport: () => void; onDiscard: () => void }) {
+  const nothingNew = p.rows_to_add === 0;
+  return (
+    <div class="preview" aria-label={`Preview of ${p.filename}`}>
+      <h3 class="subhead">
+        {nothingNew ? 'Nothing new' : `${p.rows_to_add} row${p.rows_to_add === 1 ? '' : 's'} to add`} from{' '}
+        <span class="mono small">{p.filename}</span>
+      </h3>
+      {nothingNew ? (
+        <p class="small muted preview-nothing" role="status">
+          {p.duplicates_skipped > 0
+            ? `Nothing new: all ${p.duplicates_skipped} row${p.duplicates_skipped === 1 ? ' is' : 's are'} already in your ledger.`
+            : 'Nothing new: the file holds no rows that could be read.'}
+        </p>
+      ) : null}
+      <dl class="preview-figures">
+        <div class="metaline">
+          <dt>rows to add</dt>
+          <dd class="num">{p.rows_to_add}</dd>
+        </div>
+        <div class="metaline">
+          <dt>duplicates skipped</dt>
+          <dd class="num">{p.duplicates_skipped}</dd>
+        </div>
+        <div class="metaline">
+          <dt>could not be read</dt>
+          <dd class={`num${p.parse_errors > 0 ? ' tone-danger' : ''}`}>{p.parse_errors}</dd>
+        </div>
+        {p.date_range ? (
+          <div class="metaline">
+            <dt>dates</dt>
+            <dd class="num">
+              {p.date_range.from} to {p.date_range.to}
+            </dd>
+          </div>
+        ) : null}
+        {p.rows_to_add > 0
+          ? p.money_in.map((m) => (
+              <div class="metaline" key={`in-${m.currency}`}>
+                <dt>money in</dt>
+                <dd class="num">{formatAmount(m)}</dd>
+              </div>
+            ))
+          : null}
+        {p.rows_to_add > 0
+          ? p.money_out.map((m) => (
+              <div class="metaline" key={`out-${m.currency}`}>
+                <dt>money out</dt>
+                <dd class="num">{formatAmount(m)}</dd>
+              </div>
+            ))
+          : null}
+        <div class="metaline">
+          <dt>into</dt>
+          <dd>{p.accounts.map((a) => `${a.name} (${a.currency}${a.exists ? '' : ', new'})`).join(', ') || 'no account'}</dd>
+        </div>
+      </dl>
+      {p.sample.length > 0 ? (
+        <table class="ledger-table preview-rows">
+          <caption class="label faint">
+            {p.sample.length < p.rows_to_add ? `The first ${p.sample.length} of ${p.rows_to_add} rows` : 'The rows'}
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">line</th>
+              <th scope="col">date</th>
+              <th scope="col">description</th>
+              <th scope="col">category</th>
+              <th scope="col" class="n">
+                amount
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {p.sample.map((r) => (
+              <tr key={r.line}>
+                <td class="num">{r.line}</td>
+                <td class="num">{r.date}</td>
+                <td>{r.description}</td>
+                <td class="muted">{r.category}</td>
+                <td class="num n">{formatAmount(r.amount)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+      {p.errors.length > 0 ? (
+        <div class="preview-errors">
+          <h4 class="label tone-danger">Rows that could not be read</h4>
+          <ul>
+            {p.errors.map((e) => (
+              <li key={`${e.line}-${e.column ?? ''}`} class="small">
+                <Mark tone="danger">line {e.line}</Mark> {e.column ? `${e.column}: ` : ''}
+                {e.message}
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
+      {p.duplicates.length > 0 ? (
+        <details class="preview-duplicates">
+          <summary class="small">Duplicates skipped ({p.duplicates_skipped})</summary>
+          <ul>
+            {p.duplicates.map((d) => (
+              <li key={d.line} class="small muted">
+                line {d.line}: {d.date} {d.description}: {d.reason}
+              </li>
+            ))}
+          </ul>
+        </details>
+      ) : null}
+      <div class="btn-row" style={{ marginTop: '16px' }}>
+        {nothingNew ? null : (
+          <button type="button" class="btn btn-primary compact" disabled={busy} onClick={onImport}>
+            Import {p.rows_to_add} row{p.rows_to_add === 1 ? '' : 's'}
+          </button>
+        )}
+        <button type="button" class="btn btn-secondary compact" onClick={onDiscard}>
+          {nothingNew ? 'Done' : 'Discard'}
+        </button>
+      </div>
+      {nothingNew ? null : <p class="tiny faint">Importing asks the agent, which stops for your confirmation before it writes.</p>}
+    </div>
+  );
+}

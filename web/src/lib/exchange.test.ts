@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { applyEvent, exchangesFromHistory, newExchange, settleSlip, updateSlip, type Exchange } from './exchange';
+import { chooseAll, send } from './confirm';
+
+const play = (x: Exchange, events: [string, unknown][]) => events.reduce((e, [event, data]) => applyEvent(e, { event, data }), x);
+
+describe('an exchange built from the stream', () => {
+  it('streams prose, posts tool calls in the margin and attaches their results', () => {
+    const x = play(newExchange('Groceries in March?'), [
+      ['tool_call', { id: 'c1', name: 'get_spend_report', args: { period: '2025-03' }, tier: 'read' }],
+      ['tool_result', { id: 'c1', name: 'get_spend_report', summary: '{"groups":[]}', isError: false }],
+      ['token', { delta: 'You spent ' }],
+      ['token', { delta: '₹23,350.00.' }],
+      ['turn_end', { run_id: 'r', conversation_id: 'c', status: 'ok', usage: { inputTokens: 10, outputTokens: 2, cachedTokens: 0, thoughtTokens: 0 } }],
+    ]);
+    expect(x.prose).toBe('You spent ₹23,350.00.');
+    expect(x.tools).toHaveLength(1);
+    expect(x.tools[0]?.result?.summary).toBe('{"groups":[]}');
+    expect(x.status).toBe('done');
+    expect(x.account?.run_id).toBe('r');
+  });
+
+  it('holds a batch of writes on one slip and settles it from the confirm stream', () => {
+    let x = play(newExchange('Budgets for dining and transport'), [
+      ['tool_call', { id: 'w1', name: 'set_budget', args: {}, tier: 'write' }],
+      ['tool_call', { id: 'w2', name: 'set_budget', args: {}, tier: 'write' }],
+      ['confirm_request', { id: 'w1', tool: 'set_budget', args: {}, summary: 'a', tier: 'write', suspended_turn_id: 's' }],
+      ['confirm_request', { id: 'w2', tool: 'set_budget', args: {}, summary: 'b', tier: 'write', suspended_turn_id: 's' }],
+      ['turn_end', { run_id: 'r', conversation_id: 'c', status: 'suspended', suspended_turn_id: 's' }],
+    ]);
+    expect(x.status).toBe('waiting');
+    expect(x.slips).toHaveLength(1);
+    expect(x.slips[0]?.writes).toHaveLength(2);
+    x = updateSlip(x, 's', (s) => send(chooseAll(s, true))!.slip);
+    x = play(x, [
+      ['tool_result', { id: 'w1', name: 'set_budget', summary: '{"id":"b1"}', isError: false, decision: 'allowed' }],
+      ['tool_result', { id: 'w2', name: 'set_budget', summary: 'The user declined', isError: false, decision: 'declined' }],
+      ['token', { delta: 'Done.' }],
+      ['turn_end', { run_id: 'r', conversation_id: 'c', status: 'ok' }],
+    ]);
+    x = settleSlip(x, 's');
+    expect(x.slips[0]?.status).toBe('done');
+    expect(x.slips[0]?.outcomes).toEqual({ w1: 'allowed', w2: 'declined' });
+    expect(x.tools.map((t) => t.result?.decision)).toEqual(['allowed', 'declined']);
+  });
+
+  it('gives a resumed turn that asks again a slip of its own', () => {
+    let x = play(newExchange('q'), [
+      ['confirm_request', { id: 'w1', tool: 'set_budget', args: {}, summary: 'a', tier: 'write', suspended_turn_id: 's' }],
+    ]);
+    x = updateSlip(x, 's', (s) => send(chooseAll(s, true))!.slip);
+    x = play(x, [['confirm_request', { id: 'w9', tool: 'memory_save', args: {}, summary: 'b', tier: 'write', suspended_turn_id: 's' }]]);
+    x = settleSlip(x, 's');
+    expect(x.slips.map((s) => [s.status, s.writes.map((w) => w.id)])).toEqual([
+      ['done', ['w1']],
+      ['pending', ['w9']],
+    ]);
+  });
+
+  it('shows an error event as a note, never as prose', () => {
+    const x = play(newExchange('q'), [['error', { message: 'the turn could not be completed' }]]);
+    expect(x.prose).toBe('');
+    expect(x.notes).toEqual([{ tone: 'danger', word: 'failed', text: 'the turn could not be completed' }]);
+    expect(x.status).toBe('failed');
+  });
+});
+
+describe('a stored conversation read back', () => {
+  it('makes one exchange per question with its calls, results and answer', () => {
+    const xs = exchangesFromHistory([
+      { role: 'user', content: [{ type: 'text', text: 'Set a budget' }, { type: 'text', text: '<user_memory>\n- x\n</user_memory>' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'Setting it.' }, { type: 'tool_use', id: 't1', name: 'set_budget', input: { amount_minor: 5 } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', name: 'set_budget', content: 'The user declined this call, so…' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'Nothing changed.' }] },
+      { role: 'user', content: [{ type: 'text', text: 'Thanks' }] },
+    ]);
+    expect(xs.map((x) => x.question)).toEqual(['Set a budget', 'Thanks']);
+    expect(xs[0]?.prose).toBe('Setting it.\n\nNothing changed.');
+    expect(xs[0]?.tools[0]?.result?.decision).toBe('declined');
+  });
+});

@@ -1,0 +1,179 @@
+// One question and everything the turn answered, built from the stream's events. Pure, so the
+// page's behaviour on every event can be tested without a browser.
+
+import type {
+  ConfirmRequestEvent,
+  ErrorEvent,
+  StoredMessage,
+  Tier,
+  TokenEvent,
+  ToolCallEvent,
+  ToolResultEvent,
+  TurnEndEvent,
+} from '../api/types';
+import { accepted, groupBySuspendedTurn, type Slip, type WriteOutcome } from './confirm';
+import type { SseEvent } from './sse';
+import type { Tone } from '../components/mark';
+
+export interface ToolEntry {
+  id: string;
+  name: string;
+  args: Record<string, unknown>;
+  tier: Tier | null;
+  result?: { summary: string; isError: boolean; decision?: WriteOutcome };
+}
+
+export interface ExchangeNote {
+  tone: Tone;
+  word: string;
+  text: string;
+}
+
+export type ExchangeStatus = 'running' | 'waiting' | 'done' | 'failed' | 'stopped';
+
+export interface Exchange {
+  key: string;
+  question: string;
+  prose: string;
+  tools: ToolEntry[];
+  slips: Slip[];
+  notes: ExchangeNote[];
+  account: TurnEndEvent | null;
+  status: ExchangeStatus;
+  /** Read back from a stored conversation: no live turn behind it. */
+  recorded?: boolean;
+}
+
+let counter = 0;
+
+export function newExchange(question: string): Exchange {
+  counter += 1;
+  return { key: `x${counter}-${Date.now()}`, question, prose: '', tools: [], slips: [], notes: [], account: null, status: 'running' };
+}
+
+/** What the stream said, applied to the exchange. Unknown events are ignored. */
+export function applyEvent(x: Exchange, event: SseEvent): Exchange {
+  switch (event.event) {
+    case 'token': {
+      const { delta } = event.data as TokenEvent;
+      return typeof delta === 'string' ? { ...x, prose: x.prose + delta } : x;
+    }
+    case 'tool_call': {
+      const call = event.data as ToolCallEvent;
+      if (x.tools.some((t) => t.id === call.id)) return x;
+      return { ...x, tools: [...x.tools, { id: call.id, name: call.name, args: call.args ?? {}, tier: call.tier ?? null }] };
+    }
+    case 'tool_result': {
+      const r = event.data as ToolResultEvent;
+      const result = { summary: r.summary ?? '', isError: Boolean(r.isError), ...(r.decision ? { decision: r.decision } : {}) };
+      const known = x.tools.some((t) => t.id === r.id);
+      const tools = known
+        ? x.tools.map((t) => (t.id === r.id ? { ...t, result } : t))
+        : [...x.tools, { id: r.id, name: r.name, args: {}, tier: r.decision ? ('write' as const) : null, result }];
+      return { ...x, tools };
+    }
+    case 'confirm_request': {
+      const c = event.data as ConfirmRequestEvent;
+      const write = { id: c.id, tool: c.tool, args: c.args ?? {}, summary: c.summary, suspendedTurnId: c.suspended_turn_id };
+      // Writes join the open slip of their suspended turn. A resumed turn that asks again keeps its
+      // id, but the earlier slip is settled by then: the new writes make a slip of their own.
+      const open = x.slips.findIndex((s) => s.suspendedTurnId === write.suspendedTurnId && s.status === 'pending');
+      const slip = x.slips[open];
+      if (slip === undefined) return { ...x, slips: [...x.slips, ...groupBySuspendedTurn([write])] };
+      if (slip.writes.some((w) => w.id === write.id)) return x;
+      return { ...x, slips: x.slips.map((s, i) => (i === open ? { ...s, writes: [...s.writes, write] } : s)) };
+    }
+    case 'turn_end': {
+      const end = event.data as TurnEndEvent;
+      if (end.status === 'suspended') return { ...x, status: 'waiting' };
+      const notes = [...x.notes];
+      const word = statusNote(end.status);
+      if (word) notes.push(word);
+      return { ...x, account: end, status: end.status === 'ok' ? 'done' : 'failed', notes };
+    }
+    case 'error': {
+      const { message } = event.data as ErrorEvent;
+      return { ...x, status: 'failed', notes: [...x.notes, { tone: 'danger', word: 'failed', text: message || 'The turn failed.' }] };
+    }
+    default:
+      return x;
+  }
+}
+
+function statusNote(status: string): ExchangeNote | null {
+  switch (status) {
+    case 'ok':
+      return null;
+    case 'blocked':
+      return { tone: 'warn', word: 'note', text: 'The model provider blocked this answer, so it stopped here.' };
+    case 'stuck':
+      return { tone: 'warn', word: 'note', text: 'The turn stopped because it was going round in circles.' };
+    case 'max_tokens':
+    case 'length':
+      return { tone: 'warn', word: 'note', text: 'The answer reached its length limit and was cut short.' };
+    case 'iteration_limit':
+      return { tone: 'warn', word: 'note', text: 'The turn reached its limit of model calls.' };
+    case 'aborted':
+      return { tone: 'warn', word: 'note', text: 'The turn was stopped before it finished.' };
+    default:
+      return { tone: 'danger', word: 'failed', text: `The turn ended with status "${status}".` };
+  }
+}
+
+/** After a confirm's stream: the slip states what the server said of each write. */
+export function settleSlip(x: Exchange, suspendedTurnId: string): Exchange {
+  const reported: Record<string, WriteOutcome> = {};
+  for (const t of x.tools) if (t.result?.decision) reported[t.id] = t.result.decision;
+  return {
+    ...x,
+    slips: x.slips.map((s) => (s.suspendedTurnId === suspendedTurnId && s.status === 'sending' ? accepted(s, reported) : s)),
+  };
+}
+
+export function updateSlip(x: Exchange, suspendedTurnId: string, change: (slip: Slip) => Slip): Exchange {
+  return { ...x, slips: x.slips.map((s) => (s.suspendedTurnId === suspendedTurnId ? change(s) : s)) };
+}
+
+const DECLINED_PREFIX = 'The user declined this call';
+const EXPIRED_PREFIX = 'The confirmation for this call expired';
+
+/** The text the person typed, without the memories the agent attaches to it. */
+function personText(message: StoredMessage): string {
+  const first = message.content.find((b) => b.type === 'text');
+  return first && first.type === 'text' ? first.text : '';
+}
+
+/** A stored conversation as exchanges to read back (no live turn behind them). */
+export function exchangesFromHistory(messages: StoredMessage[]): Exchange[] {
+  const out: Exchange[] = [];
+  let current: Exchange | null = null;
+  for (const message of messages) {
+    if (message.role === 'user') {
+      const results = message.content.filter((b) => b.type === 'tool_result');
+      if (results.length === 0) {
+        current = { ...newExchange(personText(message)), status: 'done', recorded: true };
+        out.push(current);
+        continue;
+      }
+      if (!current) continue;
+      for (const r of results) {
+        if (r.type !== 'tool_result') continue;
+        const decision: WriteOutcome | undefined = r.content.startsWith(DECLINED_PREFIX)
+          ? 'declined'
+          : r.content.startsWith(EXPIRED_PREFIX)
+            ? 'expired'
+            : undefined;
+        const entry = current.tools.find((t) => t.id === r.tool_use_id);
+        const result = { summary: r.content.slice(0, 200), isError: Boolean(r.is_error), ...(decision ? { decision } : {}) };
+        if (entry) entry.result = result;
+      }
+      continue;
+    }
+    if (!current) continue;
+    for (const block of message.content) {
+      if (block.type === 'text') current.prose += (current.prose && !current.prose.endsWith('\n') ? '\n\n' : '') + block.text;
+      if (block.type === 'tool_use') current.tools.push({ id: block.id, name: block.name, args: block.input ?? {}, tier: null });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,54 @@
+// What the page says when the server refuses: each reason its own sentence, so a person knows
+// what happened and what to do. The server's own sentence is the fallback for anything new.
+
+import { ApiError } from '../api/client';
+
+export interface Said {
+  /** The status word beside the sentence. */
+  word: 'paused' | 'failed' | 'note';
+  text: string;
+}
+
+const BY_REASON: Record<string, string> = {
+  owner_quota: 'You have reached today’s message limit for this session. Messages renew at midnight UTC.',
+  ip_quota: 'This network has reached today’s message limit. Messages renew at midnight UTC.',
+  daily_cap: 'kakeibo has reached its daily model budget. Live chat resumes tomorrow (midnight UTC).',
+  blocked: 'This session has been paused by the operator.',
+  paused: 'kakeibo’s live chat is paused by the operator. Your ledger, dashboard and traces still work.',
+  no_model:
+    'No model is configured on this server, so nothing can answer. Set a provider key (README, Configuration), or run the scripted demo with cargo xtask dev --demo.',
+};
+
+export function refusalSentence(e: unknown, anonymous = true): Said {
+  if (!(e instanceof ApiError)) return { word: 'failed', text: e instanceof Error ? e.message : String(e) };
+  if (e.status === 503) {
+    let text = (e.reason && BY_REASON[e.reason]) || e.message || 'Live chat is unavailable right now.';
+    if (e.reason === 'owner_quota' && anonymous) text += ' Signing up raises the limit.';
+    return { word: 'paused', text };
+  }
+  switch (e.status) {
+    case 0:
+      return { word: 'failed', text: e.message };
+    case 401:
+      return { word: 'failed', text: 'Your session has ended. Reload the page to start a new one.' };
+    case 403:
+      return { word: 'failed', text: 'This request did not come from kakeibo’s own page. Reload the page and try again.' };
+    case 404:
+      return { word: 'failed', text: 'That conversation is not yours, or it no longer exists. Start a new one.' };
+    case 409:
+      return { word: 'note', text: 'Another tab is answering this. Wait for it to finish, then try again.' };
+    case 410:
+      return { word: 'note', text: 'Expired: nothing was changed. That confirmation is no longer waiting. Ask again to start a fresh turn.' };
+    case 413:
+      return { word: 'failed', text: 'That is larger than the site accepts.' };
+    case 429:
+      return { word: 'failed', text: e.message };
+    default:
+      return { word: 'failed', text: e.message };
+  }
+}
+
+/** A refusal that keeps the turn as it is (the person may answer again later). */
+export function isRefusalToRetry(e: unknown): boolean {
+  return e instanceof ApiError && (e.status === 503 || e.status === 403 || e.status === 409 || e.status === 0 || e.status >= 500);
+}

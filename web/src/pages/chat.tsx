@@ -1,0 +1,399 @@
+// /chat: the agent as a page of the account book. Each question is a heading; the answer streams
+// in below it, the tools post in the margin as they run, and a write stops the turn at a slip
+// that the person answers. Tokens arrive over `fetch` with a stream reader (SSE from a POST).
+
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useRoute } from 'preact-iso';
+import { ApiError, api } from '../api/client';
+import type { ConversationSummary, TurnEndEvent } from '../api/types';
+import { ExchangeView } from '../components/exchange-view';
+import { Mark } from '../components/mark';
+import { Page } from '../components/page';
+import { UploadPanel } from '../components/upload';
+import { expired as expireSlip, refused, send, type Slip } from '../lib/confirm';
+import { applyEvent, exchangesFromHistory, newExchange, settleSlip, updateSlip, type Exchange } from '../lib/exchange';
+import { shortDate } from '../lib/format';
+import { refusalSentence, type Said } from '../lib/refusals';
+import { StreamCut, consumeTurn } from '../lib/sse';
+import { modelLabel, useSession } from '../session';
+import { NotFound } from './not-found';
+
+const SUGGESTIONS: { question: string; label: string; write?: boolean }[] = [
+  { question: 'What did I spend on groceries in March 2025?', label: 'spending' },
+  { question: 'What subscriptions am I paying for?', label: 'recurring' },
+  { question: 'Anything unusual in April 2025?', label: 'anomalies' },
+  { question: 'Set budgets for Dining and Transport for June 2025.', label: 'two budgets', write: true },
+  { question: 'Set a ₹20,000 monthly budget for Groceries.', label: 'budget', write: true },
+];
+
+/** Marks the first streamed token once it is on screen (navigation start → first answer painted). */
+function markFirstToken() {
+  if (performance.getEntriesByName('kakeibo:first-token').length > 0) return;
+  requestAnimationFrame(() =>
+    requestAnimationFrame(() => {
+      if (performance.getEntriesByName('kakeibo:first-token').length === 0) performance.mark('kakeibo:first-token');
+    }),
+  );
+}
+
+export function Chat() {
+  const { params } = useRoute();
+  const { session, refresh } = useSession();
+  const [exchanges, setExchanges] = useState<Exchange[]>([]);
+  const [conversationId, setConversationId] = useState<string | null>(params.id ?? null);
+  const [conversations, setConversations] = useState<ConversationSummary[] | null>(null);
+  const [loadingHistory, setLoadingHistory] = useState(Boolean(params.id));
+  const [missing, setMissing] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [banner, setBanner] = useState<Said | null>(null);
+  const [draft, setDraft] = useState('');
+  const [uploadOpen, setUploadOpen] = useState(false);
+  const abort = useRef<AbortController | null>(null);
+  const composer = useRef<HTMLInputElement>(null);
+  const end = useRef<HTMLDivElement>(null);
+
+  const visitor = session?.visitor ?? null;
+  const messages = session?.messages;
+
+  // A conversation named in the address is read back; an unknown one is the 404 sentence.
+  useEffect(() => {
+    if (!params.id) return;
+    let live = true;
+    setLoadingHistory(true);
+    api
+      .conversation(params.id)
+      .then((found) => {
+        if (!live) return;
+        if (!found) {
+          setMissing(true);
+          setConversationId(null);
+        } else {
+          setMissing(false);
+          setConversationId(found.id);
+          setExchanges(exchangesFromHistory(found.messages));
+        }
+      })
+      .catch((e) => live && setBanner(refusalSentence(e)))
+      .finally(() => live && setLoadingHistory(false));
+    return () => {
+      live = false;
+    };
+  }, [params.id]);
+
+  useEffect(() => {
+    if (!visitor) {
+      setConversations(null);
+      return;
+    }
+    api
+      .conversations()
+      .then((r) => setConversations(r?.conversations ?? []))
+      .catch(() => setConversations([]));
+  }, [visitor?.id, exchanges.length === 0]);
+
+  // Follow the answer down the page while the reader is near the end.
+  const follow = useCallback((smooth: boolean) => {
+    const el = end.current;
+    if (!el) return;
+    const distance = document.documentElement.scrollHeight - (window.scrollY + window.innerHeight);
+    if (distance > 220) return;
+    const reduce = window.matchMedia('(prefers-reduced-motion: reduce)').matches;
+    el.scrollIntoView({ block: 'end', behavior: smooth && !reduce ? 'smooth' : 'auto' });
+  }, []);
+
+  const update = useCallback((key: string, change: (x: Exchange) => Exchange) => {
+    setExchanges((xs) => xs.map((x) => (x.key === key ? change(x) : x)));
+  }, []);
+
+  /** Streams one leg of a turn into exchange `key`. */
+  async function stream(key: string, start: (signal: AbortSignal) => Promise<Response>): Promise<'complete' | 'refused' | 'stopped' | 'cut'> {
+    const controller = new AbortController();
+    abort.current = controller;
+    setBusy(true);
+    try {
+      const response = await start(controller.signal);
+      if (!response.body) throw new StreamCut('the answer arrived without a body');
+      await consumeTurn(response.body, (event) => {
+        update(key, (x) => applyEvent(x, event));
+        if (event.event === 'token') {
+          markFirstToken();
+          follow(false);
+        } else {
+          follow(true);
+        }
+        if (event.event === 'turn_end') {
+          const endEvent = event.data as TurnEndEvent;
+          if (endEvent.conversation_id) {
+            setConversationId(endEvent.conversation_id);
+            const path = `/chat/${endEvent.conversation_id}`;
+            if (window.location.pathname !== path) window.history.replaceState(window.history.state, '', path);
+          }
+        }
+      });
+      return 'complete';
+    } catch (e) {
+      if (e instanceof DOMException && e.name === 'AbortError') {
+        update(key, (x) => ({
+          ...x,
+          status: 'stopped',
+          notes: [...x.notes, { tone: 'warn', word: 'note', text: 'Stopped. What already ran is kept in the trace.' }],
+        }));
+        return 'stopped';
+      }
+      if (e instanceof StreamCut) {
+        update(key, (x) => ({
+          ...x,
+          status: 'failed',
+          notes: [...x.notes, { tone: 'danger', word: 'failed', text: `The answer was cut off: ${e.message}. What the server finished is kept; ask again to go on.` }],
+        }));
+        return 'cut';
+      }
+      throw e;
+    } finally {
+      abort.current = null;
+      setBusy(false);
+      void refresh();
+    }
+  }
+
+  async function ask(question: string) {
+    const text = question.trim();
+    if (!text || busy) return;
+    setBanner(null);
+    setDraft('');
+    setUploadOpen(false);
+    const x = newExchange(text);
+    setExchanges((xs) => [...xs, x]);
+    requestAnimationFrame(() => end.current?.scrollIntoView({ block: 'end' }));
+    try {
+      await stream(x.key, (signal) => api.chat(text, conversationId, signal));
+    } catch (e) {
+      // Refused before the turn started: the question was not answered, so it leaves the page.
+      setExchanges((xs) => xs.filter((other) => other.key !== x.key));
+      setDraft(text);
+      const said = refusalSentence(e, visitor?.anonymous ?? true);
+      setBanner(said);
+    } finally {
+      focusNext();
+    }
+  }
+
+  async function decide(key: string, suspendedTurnId: string, slip: Slip) {
+    if (busy) return;
+    const sending = send(slip);
+    if (!sending) {
+      update(key, (x) => updateSlip(x, suspendedTurnId, () => slip));
+      return;
+    }
+    update(key, (x) => ({ ...updateSlip(x, suspendedTurnId, () => sending.slip), status: 'running' }));
+    setBanner(null);
+    try {
+      // Once the stream started the server had the decisions: the slip says what it reported,
+      // even when the rest of the answer was cut off or stopped.
+      await stream(key, (signal) => api.confirm(suspendedTurnId, sending.decisions, signal));
+      update(key, (x) => settleSlip(x, suspendedTurnId));
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 410) {
+        update(key, (x) => ({
+          ...updateSlip(x, suspendedTurnId, expireSlip),
+          status: 'failed',
+          notes: [...x.notes, { tone: 'warn', word: 'note', text: refusalSentence(e).text }],
+        }));
+      } else {
+        const said = refusalSentence(e, visitor?.anonymous ?? true);
+        update(key, (x) => ({
+          ...updateSlip(x, suspendedTurnId, refused),
+          status: 'waiting',
+          notes: said.word === 'paused' ? x.notes : [...x.notes, { tone: said.word === 'note' ? 'warn' : 'danger', word: said.word, text: said.text }],
+        }));
+        if (said.word === 'paused') setBanner(said);
+      }
+    } finally {
+      focusNext();
+    }
+  }
+
+  /** After a leg of a turn: a write waiting for the person takes the focus, else the composer. */
+  function focusNext() {
+    requestAnimationFrame(() => {
+      const waitingButton = document.querySelector<HTMLButtonElement>('.slip[data-status="pending"] button');
+      if (waitingButton) waitingButton.focus();
+      else composer.current?.focus();
+    });
+  }
+
+  function newConversation() {
+    if (busy) return;
+    setExchanges([]);
+    setConversationId(null);
+    setMissing(false);
+    setBanner(null);
+    window.history.replaceState(window.history.state, '', '/chat');
+    composer.current?.focus();
+  }
+
+  async function ensureVisit() {
+    if (session?.visitor) return;
+    await api.startVisit();
+    await refresh();
+  }
+
+  // A conversation that is not the visitor's is the 404 page, exactly like one that never existed.
+  if (missing) return <NotFound />;
+  const waiting = exchanges.some((x) => x.status === 'waiting');
+  const outOfMessages = messages !== undefined && messages.left <= 0;
+
+  return (
+    <Page genre="paper" title="Chat" mainClass="chat-main">
+      {exchanges.length === 0 && !loadingHistory ? (
+        <Opening onAsk={(q) => void ask(q)} disabled={busy} conversations={conversations} model={modelLabel(session)} />
+      ) : null}
+      {loadingHistory ? (
+        <p class="muted small" role="status">
+          <span class="pulse">Reading the conversation…</span>
+        </p>
+      ) : null}
+      {exchanges.length > 0 ? (
+        <div class="chat-bar">
+          <span class="tiny faint">{conversationId ? 'This conversation continues with each question.' : 'A new conversation.'}</span>
+          <button type="button" class="link-button small" onClick={newConversation} disabled={busy}>
+            New conversation
+          </button>
+        </div>
+      ) : null}
+      {exchanges.map((x, i) => (
+        <ExchangeView
+          key={x.key}
+          exchange={x}
+          first={i === 0}
+          onSlipChange={(id, slip) => update(x.key, (e) => updateSlip(e, id, () => slip))}
+          onSend={(id, slip) => void decide(x.key, id, slip)}
+        />
+      ))}
+      {banner ? (
+        <div class="banner" role="alert">
+          <Mark tone={banner.word === 'failed' ? 'danger' : 'warn'}>{banner.word}</Mark>
+          <span>{banner.text}</span>
+        </div>
+      ) : null}
+      {uploadOpen ? (
+        <UploadPanel busy={busy || waiting} ensureVisit={ensureVisit} onClose={() => setUploadOpen(false)} onImport={(message) => void ask(message)} />
+      ) : null}
+      <div ref={end} class="chat-end" />
+      <form
+        class="composer"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void ask(draft);
+        }}
+      >
+        <label class="visually-hidden" for="composer-input">
+          Ask about your ledger
+        </label>
+        <div class="composer-line">
+          <input
+            id="composer-input"
+            ref={composer}
+            class="composer-input"
+            type="text"
+            autoComplete="off"
+            maxLength={4000}
+            placeholder="Ask about your ledger…"
+            value={draft}
+            disabled={busy}
+            onInput={(e) => setDraft((e.currentTarget as HTMLInputElement).value)}
+          />
+          {busy ? (
+            <button type="button" class="btn compact btn-secondary" onClick={() => abort.current?.abort()}>
+              Stop
+            </button>
+          ) : (
+            <button type="submit" class="btn compact btn-primary" disabled={draft.trim() === '' || waiting}>
+              Ask
+            </button>
+          )}
+          <button type="button" class="btn compact btn-secondary" aria-expanded={uploadOpen} onClick={() => setUploadOpen((o) => !o)} disabled={busy}>
+            Statement
+          </button>
+        </div>
+        <p class="composer-foot tiny">
+          {waiting ? <span class="tone-warn">A write is waiting for your decision above. </span> : null}
+          {messages ? (
+            <span class={messages.left <= 2 ? 'tone-warn' : 'faint'} aria-live="polite">
+              {outOfMessages
+                ? `No messages left today (${messages.limit} a day${visitor?.anonymous ? '; signing up raises it' : ''}). They renew at midnight UTC.`
+                : `${messages.left} of ${messages.limit} messages left today.`}
+            </span>
+          ) : (
+            <span class="faint">A visit starts with your first question: 8 messages a day, more once you sign up.</span>
+          )}{' '}
+          <span class="faint">Model: {modelLabel(session)}.</span>
+        </p>
+      </form>
+    </Page>
+  );
+}
+
+function Opening({
+  onAsk,
+  disabled,
+  conversations,
+  model,
+}: {
+  onAsk: (q: string) => void;
+  disabled: boolean;
+  conversations: ConversationSummary[] | null;
+  model: string;
+}) {
+  return (
+    <div class="opening">
+      <h1 class="ask-heading">Ask the ledger.</h1>
+      <p class="muted opening-lead">
+        Your ledger starts as 352 synthetic transactions of an Indian household, January to June 2025: generated, not
+        anyone's real spending. Every answer is worked out live from it, here by {model}, and each tool the agent calls
+        is posted in the margin with what it returned and cost.
+      </p>
+      <ul class="suggestions" aria-label="Questions to start with">
+        {SUGGESTIONS.map((s) => (
+          <li key={s.question}>
+            <button type="button" class="suggestion" disabled={disabled} onClick={() => onAsk(s.question)}>
+              <span class="suggestion-q">{s.question}</span>
+              <span class="suggestion-label">
+                <span class="label faint">{s.label}</span>
+                {s.write ? (
+                  <>
+                    {' '}
+                    <Mark tone="warn">write</Mark>
+                  </>
+                ) : null}
+              </span>
+            </button>
+          </li>
+        ))}
+      </ul>
+      <p class="small muted opening-note">
+        The questions marked write change the ledger: anything that does stops and asks you first. The gate is in the
+        loop, not in the prompt, so no text in a statement can make the agent write.
+      </p>
+      {conversations && conversations.length > 0 ? (
+        <section class="section" aria-labelledby="earlier-title">
+          <div class="section-head">
+            <h2 class="section-title" id="earlier-title">
+              Earlier conversations
+            </h2>
+          </div>
+          <ol class="rows conversation-list">
+            {conversations.slice(0, 10).map((c) => (
+              <li key={c.id} class="row conversation-row">
+                <a href={`/chat/${c.id}`}>{c.title || 'Untitled'}</a>
+                <span class="tiny faint num">
+                  {c.message_count} messages · {shortDate(c.updated_at)}
+                </span>
+              </li>
+            ))}
+          </ol>
+        </section>
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,421 @@
+// /dashboard: the ledger read rather than asked — spend by category and by month, budgets
+// against actuals, recurring commitments, anomalies and the month's entries, from GET
+// /api/dashboard. Every chart has the table it draws; amounts are formatted here from the minor
+// units the API returns.
+
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
+import { api } from '../api/client';
+import type { Dashboard, SpendGroup } from '../api/types';
+import { ChartCanvas } from '../components/chart';
+import { Mark } from '../components/mark';
+import { Page } from '../components/page';
+import { Empty, Failure, Figure, Loading, Section } from '../components/paper';
+import { INK, reducedMotion, targetLine, valueLabels, type ChartConfiguration } from '../lib/charts';
+import { monthName, monthsBetween } from '../lib/format';
+import { formatAmount, formatMinor } from '../lib/money';
+import { useSession } from '../session';
+
+export function DashboardPage() {
+  const { query } = useLocation();
+  const month = typeof query.month === 'string' && /^\d{4}-\d{2}$/.test(query.month) ? query.month : null;
+  const { session } = useSession();
+  const [data, setData] = useState<Dashboard | null | undefined>(undefined);
+  const [failed, setFailed] = useState<string | null>(null);
+  useEffect(() => {
+    let live = true;
+    setData(undefined);
+    api
+      .dashboard(month)
+      .then((d) => live && setData(d))
+      .catch((e) => live && setFailed(e instanceof Error ? e.message : String(e)));
+    return () => {
+      live = false;
+    };
+  }, [month, session?.visitor?.id]);
+
+  if (failed) {
+    return (
+      <Page genre="paper" title="Dashboard">
+        <h1 class="headline">Dashboard</h1>
+        <Failure message={failed} />
+      </Page>
+    );
+  }
+  if (data === null) return <SignedOut />;
+  return (
+    <Page genre="paper" title="Dashboard">
+      {data === undefined ? <Loading what="your ledger" /> : data.empty ? <EmptyLedger /> : <Filled data={data} />}
+    </Page>
+  );
+}
+
+function SignedOut() {
+  return (
+    <Page genre="paper" title="Dashboard">
+      <div class="signed-out">
+        <h1 class="signed-out-title">Your ledger, at a glance.</h1>
+        <p class="muted" style={{ marginTop: '12px' }}>
+          A ledger is made for you the first time you ask the agent something: a copy of a synthetic household's six months,
+          which you can then change and add statements to.
+        </p>
+        <a class="serif-link" href="/chat">
+          Ask about your ledger →
+        </a>
+      </div>
+    </Page>
+  );
+}
+
+function EmptyLedger() {
+  return (
+    <>
+      <h1 class="headline">Dashboard</h1>
+      <Empty title="Your ledger has no transactions." hint="Import a statement on the chat page to fill it." />
+    </>
+  );
+}
+
+function Filled({ data }: { data: Dashboard }) {
+  const month = data.month ?? '';
+  const months = data.months ?? [];
+  const at = months.indexOf(month);
+  const previous = at > 0 ? months[at - 1] : undefined;
+  const next = at >= 0 && at < months.length - 1 ? months[at + 1] : undefined;
+  const categories = (data.spend_by_category?.groups ?? []).filter((g) => g.amount_minor > 0);
+  const currency = data.spend_by_category?.total?.currency ?? categories[0]?.currency ?? 'INR';
+  const spent = data.spend_by_category?.total;
+  const largest = categories[0];
+  // What the recurring charges cost a month, as the ledger's own detect_recurring counts it (money
+  // out only: salary and interest recur too and are left out).
+  const charges = (data.recurring?.merchants ?? []).filter((m) => m.amount_minor < 0);
+  const commitment = data.recurring?.monthly_commitment.find((a) => a.currency === currency) ?? data.recurring?.monthly_commitment[0];
+  const flagged = data.anomalies?.count ?? 0;
+  return (
+    <>
+      <header class="page-head ruled dash-head">
+        <div>
+          <h1 class="dash-month">{monthName(month)}</h1>
+          <p class="small muted">
+            Your own ledger: the synthetic household you started with, January to June 2025, and whatever you changed or
+            imported since.
+          </p>
+        </div>
+        <nav aria-label="Month" class="month-nav small">
+          {previous ? <a href={`/dashboard?month=${previous}`}>← {monthName(previous, false)}</a> : <span class="faint">← earlier</span>}
+          {next ? <a href={`/dashboard?month=${next}`}>{monthName(next, false)} →</a> : <span class="faint">later →</span>}
+        </nav>
+      </header>
+
+      <div class="figures four">
+        <Figure value={spent ? formatAmount(spent) : 'mixed currencies'} label="Spent" />
+        <Figure value={largest ? formatAmount(largest) : formatMinor(0, currency)} label="Largest category" note={largest?.group ?? 'none'} />
+        <Figure
+          value={commitment ? formatAmount(commitment) : formatMinor(0, currency)}
+          label="Monthly commitments"
+          note={`${charges.length} recurring charge${charges.length === 1 ? '' : 's'}`}
+        />
+        <Figure value={String(flagged)} label="Flagged" tone={flagged > 0 ? 'warn' : undefined} note={flagged > 0 ? 'needs a look' : 'nothing unusual'} />
+      </div>
+
+      <Section title="Where it went" note="Expense categories only: income is money in, and would net against spending." id="where" first>
+        {categories.length === 0 ? <Empty title="No spending recorded this month." /> : <CategoryChart groups={categories} month={month} />}
+      </Section>
+
+      <Section title="By month" note="Spending of the six months up to this one, by month." id="by-month">
+        <MonthChart data={data} />
+      </Section>
+
+      <Section title="Against budget" note="The line marks the budget; a bar past it is an overrun, and the amount is printed beside it." id="budgets">
+        <BudgetChart data={data} />
+      </Section>
+
+      <Section title="Recurring" note="Merchants seen at a steady rhythm, with reference numbers stripped; amounts as the account sees them, money out negative. Salary and interest recur too, marked in." id="recurring">
+        {(data.recurring?.merchants ?? []).length === 0 ? (
+          <Empty title="Nothing recurring found yet." hint="A merchant needs three occurrences to count." />
+        ) : (
+          <div class="table-scroll" tabIndex={0} role="region" aria-label="Recurring merchants">
+            <table class="ledger-table">
+              <caption class="visually-hidden">Recurring merchants</caption>
+              <thead>
+                <tr>
+                  <th scope="col">merchant</th>
+                  <th scope="col">cadence</th>
+                  <th scope="col" class="n">
+                    seen
+                  </th>
+                  <th scope="col" class="n">
+                    average
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {(data.recurring?.merchants ?? []).map((m) => (
+                  <tr key={m.merchant}>
+                    <td>{m.merchant}</td>
+                    <td class="muted">{m.cadence}</td>
+                    <td class="num n">{m.occurrences}×</td>
+                    <td class="num n">
+                      {m.amount_minor > 0 ? <span class="label faint">in </span> : null}
+                      {formatMinor(m.amount_minor, m.currency)}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </Section>
+
+      <Section title="Worth a look" note="Three kinds, reported apart: a charge far above its category's usual, the same charge twice in a day, and money that came back." id="anomalies">
+        {(data.anomalies?.anomalies ?? []).length === 0 ? (
+          <Empty title="Nothing unusual this month." hint="April 2025 holds the planted ones." />
+        ) : (
+          <ol class="rows">
+            {(data.anomalies?.anomalies ?? []).map((a) => (
+              <li key={`${a.transaction_id}-${a.kind}`} class="row anomaly-row">
+                <span class="num small anomaly-date">{a.date.slice(5)}</span>
+                <span class="anomaly-desc">
+                  {a.description}
+                  <span class="tiny muted anomaly-detail">{a.detail}</span>
+                </span>
+                <span class="anomaly-kind">
+                  <Mark tone={a.kind === 'refund' ? 'ok' : 'warn'}>{a.kind}</Mark>
+                </span>
+                <span class="num anomaly-amount">{formatMinor(a.amount_minor, a.currency)}</span>
+              </li>
+            ))}
+          </ol>
+        )}
+      </Section>
+
+      <Section title="Entries" note={`The month's transactions, newest first, money out negative${(data.transactions?.length ?? 0) >= 200 ? ' (the first 200)' : ''}.`} id="entries">
+        {(data.transactions ?? []).length === 0 ? (
+          <Empty title="No transactions this month." />
+        ) : (
+          <div class="table-scroll" tabIndex={0} role="region" aria-label="Entries">
+            <table class="ledger-table entries-table">
+              <caption class="visually-hidden">Transactions of {monthName(month)}</caption>
+              <thead>
+                <tr>
+                  <th scope="col">date</th>
+                  <th scope="col">description</th>
+                  <th scope="col">category</th>
+                  <th scope="col" class="n">
+                    amount
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {(data.transactions ?? []).map((t) => (
+                  <tr key={t.id}>
+                    <td class="num">{t.date}</td>
+                    <td>{t.description}</td>
+                    <td class="muted">{t.category}</td>
+                    <td class="num n">{formatAmount(t.amount)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </Section>
+
+      <p class="tiny faint dash-foot">Every figure comes from the same ledger functions the agent's tools call, so the page and the agent never disagree.</p>
+    </>
+  );
+}
+
+function barOptions(max: number | undefined, format: (v: number) => string): ChartConfiguration<'bar'>['options'] {
+  return {
+    indexAxis: 'y',
+    layout: { padding: { right: 150 } },
+    responsive: true,
+    maintainAspectRatio: false,
+    animation: reducedMotion() ? false : { duration: 500, easing: 'easeOutQuad' },
+    plugins: { legend: { display: false }, tooltip: { callbacks: { label: (ctx) => format(Number(ctx.raw)) } } },
+    scales: {
+      x: { display: false, beginAtZero: true, ...(max !== undefined ? { max } : {}) },
+      y: { grid: { display: false }, border: { color: INK.ruleStrong }, ticks: { color: INK.text } },
+    },
+  };
+}
+
+function CategoryChart({ groups, month }: { groups: SpendGroup[]; month: string }) {
+  const config = useMemo<ChartConfiguration<'bar'>>(
+    () => ({
+      type: 'bar',
+      data: {
+        labels: groups.map((g) => g.group),
+        datasets: [
+          {
+            data: groups.map((g) => g.amount_minor),
+            backgroundColor: INK.bar,
+            hoverBackgroundColor: INK.barHover,
+            borderRadius: { topRight: 3, bottomRight: 3 },
+            borderSkipped: false,
+            barThickness: 14,
+          },
+        ],
+      },
+      options: barOptions(undefined, (v) => formatMinor(v, groups[0]?.currency ?? 'INR')),
+      plugins: [valueLabels((v, i) => `${formatMinor(v, groups[0]?.currency ?? 'INR')}  ${groups[i]?.transactions ?? 0}×`)],
+    }),
+    [groups],
+  );
+  return (
+    <>
+      <ChartCanvas config={config as ChartConfiguration} label={`Spending by category in ${monthName(month)}; the table below lists every amount.`} height={groups.length * 28 + 24} />
+      <SpendTable caption={`Spending by category, ${monthName(month)}`} first="category" groups={groups} />
+    </>
+  );
+}
+
+function MonthChart({ data }: { data: Dashboard }) {
+  const report = data.spend_by_month;
+  const months = report ? monthsBetween(report.period.from, report.period.to) : [];
+  const currency = report?.total?.currency ?? 'INR';
+  const byMonth = new Map((report?.groups ?? []).filter((g) => g.currency === currency).map((g) => [g.group, g]));
+  const rows: SpendGroup[] = months.map(
+    (m) => byMonth.get(m) ?? { group: m, transactions: 0, amount_minor: 0, currency },
+  );
+  const config = useMemo<ChartConfiguration<'bar'>>(
+    () => ({
+      type: 'bar',
+      data: {
+        labels: rows.map((r) => monthName(r.group)),
+        datasets: [
+          {
+            data: rows.map((r) => r.amount_minor),
+            backgroundColor: rows.map((r) => (r.group === data.month ? INK.barHover : INK.bar)),
+            borderRadius: { topLeft: 3, topRight: 3 },
+            borderSkipped: false,
+            maxBarThickness: 40,
+          },
+        ],
+      },
+      options: {
+        responsive: true,
+        maintainAspectRatio: false,
+        animation: reducedMotion() ? false : { duration: 500 },
+        layout: { padding: { top: 20 } },
+        plugins: { legend: { display: false }, tooltip: { callbacks: { label: (ctx) => formatMinor(Number(ctx.raw), currency) } } },
+        scales: {
+          x: { grid: { display: false }, border: { color: INK.ruleStrong }, ticks: { color: INK.text } },
+          y: { display: false, beginAtZero: true },
+        },
+      },
+      plugins: [valueLabels((v) => formatMinor(v, currency))],
+    }),
+    [report, data.month],
+  );
+  if (rows.length === 0) return <Empty title="No months to compare." />;
+  return (
+    <>
+      <ChartCanvas config={config as ChartConfiguration} label="Spending by month; the table below lists every amount." height={180} />
+      <SpendTable caption="Spending by month" first="month" groups={rows.map((r) => ({ ...r, group: monthName(r.group) }))} />
+    </>
+  );
+}
+
+function SpendTable({ caption, first, groups }: { caption: string; first: string; groups: SpendGroup[] }) {
+  return (
+    <details class="chart-table">
+      <summary class="small">As a table</summary>
+      <table class="ledger-table">
+        <caption class="visually-hidden">{caption}</caption>
+        <thead>
+          <tr>
+            <th scope="col">{first}</th>
+            <th scope="col" class="n">
+              transactions
+            </th>
+            <th scope="col" class="n">
+              amount
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {groups.map((g) => (
+            <tr key={g.group}>
+              <th scope="row" class="row-head">
+                {g.group}
+              </th>
+              <td class="num n">{g.transactions}</td>
+              <td class="num n">{formatAmount(g)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </details>
+  );
+}
+
+function BudgetChart({ data }: { data: Dashboard }) {
+  const rows = (data.budgets?.categories ?? []).filter((c) => c.budget !== null);
+  const config = useMemo<ChartConfiguration<'bar'>>(
+    () => ({
+      type: 'bar',
+      data: {
+        labels: rows.map((r) => r.category),
+        datasets: [
+          {
+            data: rows.map((r) => Math.min(r.percent_used ?? 0, 125)),
+            backgroundColor: rows.map((r) => (r.over_budget ? INK.danger : INK.bar)),
+            borderRadius: { topRight: 3, bottomRight: 3 },
+            borderSkipped: false,
+            barThickness: 16,
+          },
+        ],
+      },
+      options: barOptions(125, (v) => `${v.toFixed(0)}% of the budget`),
+      plugins: [targetLine(100, INK.ruleStrong), valueLabels((_, i) => `${rows[i]?.percent_used?.toFixed(0) ?? '0'}%${rows[i]?.over_budget ? ' over' : ''}`)],
+    }),
+    [data.budgets],
+  );
+  if (rows.length === 0) {
+    return <Empty title="No budgets set for this month." hint="Ask the agent to set one: it shows you what will change before it writes." />;
+  }
+  return (
+    <>
+      <ChartCanvas config={config as ChartConfiguration} label="Each budget's share used; the table below gives actual against budget." height={rows.length * 30 + 24} />
+      <table class="ledger-table budget-table">
+        <caption class="visually-hidden">Budgets of {monthName(data.month ?? '')}: actual against budget</caption>
+        <thead>
+          <tr>
+            <th scope="col">category</th>
+            <th scope="col" class="n">
+              actual
+            </th>
+            <th scope="col" class="n">
+              budget
+            </th>
+            <th scope="col" class="n">
+              used
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r) => (
+            <tr key={r.category}>
+              <th scope="row" class="row-head">
+                {r.category}
+              </th>
+              <td class="num n">{formatAmount(r.actual)}</td>
+              <td class="num n faint">{r.budget ? formatAmount(r.budget) : ''}</td>
+              <td class="num n">
+                {r.percent_used === null ? 'not set' : `${r.percent_used.toFixed(0)}%`}
+                {r.over_budget ? (
+                  <>
+                    {' '}
+                    <Mark tone="danger">over</Mark>
+                  </>
+                ) : null}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </>
+  );
+}

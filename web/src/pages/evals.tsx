@@ -1,0 +1,202 @@
+// /evals: the latest evaluation report, by class and task, with the model that produced it. A
+// report of the scripted model is labelled "scripted" everywhere on the page: it shows that the
+// harness works, never how good a model is.
+
+import { useEffect, useState } from 'preact/hooks';
+import { api } from '../api/client';
+import type { EvalReport } from '../api/types';
+import { Mark } from '../components/mark';
+import { Page } from '../components/page';
+import { Empty, Failure, Figure, Loading, MetaLine, Section } from '../components/paper';
+import { percent, seconds, shortDate } from '../lib/format';
+import { formatUsd } from '../lib/money';
+import { reportIsScripted } from './landing';
+
+export function Evals() {
+  const [report, setReport] = useState<EvalReport | null | undefined>(undefined);
+  const [failed, setFailed] = useState<string | null>(null);
+  useEffect(() => {
+    api
+      .latestEvaluation()
+      .then(setReport)
+      .catch((e) => setFailed(e instanceof Error ? e.message : String(e)));
+  }, []);
+  return (
+    <Page genre="paper" title="Evals">
+      {failed ? <Failure message={failed} /> : null}
+      {report === undefined && !failed ? <Loading what="the latest report" /> : null}
+      {report === null ? (
+        <>
+          <h1 class="headline">Evals</h1>
+          <div style={{ marginTop: '32px' }}>
+            <Empty
+              title="No evaluation report exists yet."
+              hint={
+                <>
+                  <span class="mono">cargo xtask eval</span> runs the suite locally; the operator can start a run from
+                  /admin, and the eval function runs nightly.
+                </>
+              }
+            />
+          </div>
+        </>
+      ) : null}
+      {report ? <Report report={report} /> : null}
+    </Page>
+  );
+}
+
+function Report({ report: r }: { report: EvalReport }) {
+  const scripted = reportIsScripted(r);
+  const classes = Object.entries(r.byClass).sort(([a], [b]) => a.localeCompare(b));
+  const failed = r.results.filter((t) => !t.passed);
+  return (
+    <>
+      <header class="spread page-head ruled">
+        <div>
+          <h1 class="headline">
+            Evals{' '}
+            {scripted ? (
+              <span class="headline-mark">
+                <Mark tone="warn">scripted</Mark>
+              </span>
+            ) : null}
+          </h1>
+          <p class="lead muted">
+            {r.taskCount} golden tasks across {classes.length} classes, run end to end against a fresh copy of the demo ledger.
+            Deterministic checks gate every verdict; the judge only refines.
+          </p>
+          {scripted ? (
+            <p class="small" style={{ marginTop: '12px' }}>
+              <Mark tone="warn">scripted</Mark> This run used the scripted demo model ({r.model}), which plays fixed rules
+              instead of a language model. Its pass rate says the harness and tools work; it is not a model's score.
+            </p>
+          ) : null}
+          {!r.complete ? (
+            <p class="small" style={{ marginTop: '12px' }}>
+              <Mark tone="warn">incomplete</Mark> {r.notRun.length} task{r.notRun.length === 1 ? '' : 's'} did not run before
+              the run's time ran out.
+            </p>
+          ) : null}
+        </div>
+        <aside class="rail" aria-labelledby="this-run">
+          <h2 class="rail-head" id="this-run">
+            This run
+          </h2>
+          <dl>
+            <MetaLine label="finished">{shortDate(r.finishedAt)}</MetaLine>
+            <MetaLine label="agent">{scripted ? `scripted: ${r.model}` : `${r.provider ? `${r.provider} ` : ''}${r.model}`}</MetaLine>
+            <MetaLine label="judge">{r.judgeModel}</MetaLine>
+            <MetaLine label="run cost">{formatUsd(r.totalCostUsd)}</MetaLine>
+            <MetaLine label="trigger">{r.trigger}</MetaLine>
+          </dl>
+        </aside>
+      </header>
+
+      <div class="figures six">
+        <Figure value={`${r.passed}/${r.taskCount}`} label="Passed" note={`${percent(r.passRate)}${scripted ? ' · scripted' : ''}`} tone={r.passed < r.taskCount ? 'danger' : undefined} />
+        <Figure value={seconds(r.medianLatencyMs)} label="Median latency" note={`p95 ${seconds(r.p95LatencyMs)}`} />
+        <Figure value={formatUsd(r.medianCostUsd)} label="Median cost" note="per task" />
+        <Figure value={String(r.medianTurns)} label="Median turns" note="model calls" />
+        <Figure value={percent(r.cacheSavingsPercent)} label="Cache savings" note="of prompt tokens" />
+        <Figure
+          value={r.injectionBlockRate === null ? 'not run' : percent(r.injectionBlockRate)}
+          label="Injection blocked"
+          note={r.injectionBlockRate === null ? 'not measured' : 'of attempts'}
+          tone={r.injectionBlockRate !== null && r.injectionBlockRate < 100 ? 'danger' : undefined}
+        />
+      </div>
+
+      <Section title="By class" note="What the suite covers, and where a regression would show first." first>
+        <ol class="rows">
+          {classes.map(([name, c]) => (
+            <li key={name} class="row class-row">
+              <span>{name.replace(/_/g, ' ')}</span>
+              <span>{c.passed < c.total ? <Mark tone="danger">{c.total - c.passed} failing</Mark> : null}</span>
+              <span class="num">
+                {c.passed}/{c.total}
+              </span>
+            </li>
+          ))}
+        </ol>
+      </Section>
+
+      <Section title="Every task" note="Latency is the agent's time only; costs are list-price estimates from the tokens each run reported.">
+        <div class="table-scroll task-table-wrap" tabIndex={0} role="region" aria-label="Every task">
+          <table class="ledger-table task-table">
+            <caption class="visually-hidden">Every task of the run</caption>
+            <thead>
+              <tr>
+                <th scope="col">task</th>
+                <th scope="col">class</th>
+                <th scope="col">result</th>
+                <th scope="col" class="n">
+                  judge
+                </th>
+                <th scope="col" class="n">
+                  latency
+                </th>
+                <th scope="col" class="n">
+                  cost
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {r.results.map((t) => (
+                <tr key={t.task}>
+                  <td class="mono tiny" title={t.description}>
+                    {t.task}
+                  </td>
+                  <td class="tiny muted">{t.class}</td>
+                  <td>{t.passed ? <span class="label faint">pass</span> : <Mark tone="danger">fail</Mark>}</td>
+                  <td class="num n">{t.judgeScore === null ? 'not scored' : `${t.judgeScore.toFixed(1)}/5`}</td>
+                  <td class="num n">{seconds(t.latencyMs)}</td>
+                  <td class="num n">{formatUsd(t.costUsdEst)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+        <ol class="rows task-list">
+          {r.results.map((t) => (
+            <li key={t.task} class="row task-item">
+              <span class="mono tiny task-id">{t.task}</span>
+              <span>{t.passed ? <span class="label faint">pass</span> : <Mark tone="danger">fail</Mark>}</span>
+              <span class="tiny muted task-meta">
+                {t.class} · {seconds(t.latencyMs)} · {formatUsd(t.costUsdEst)} · {t.judgeScore === null ? 'no judge' : `judge ${t.judgeScore.toFixed(1)}/5`}
+              </span>
+            </li>
+          ))}
+        </ol>
+      </Section>
+
+      {failed.length > 0 ? (
+        <Section title="What failed" note="Each failed task with the checks it did not pass.">
+          <ol class="rows">
+            {failed.map((t) => (
+              <li key={t.task} class="failed-task">
+                <p>
+                  <span class="mono small">{t.task}</span>
+                  {t.description ? <span class="small muted"> {t.description}</span> : null}
+                </p>
+                {t.error ? <p class="tiny tone-danger">error: {t.error}</p> : null}
+                {t.checks
+                  .filter((c) => !c.passed)
+                  .map((c, i) => (
+                    <p key={i} class="tiny tone-danger">
+                      {c.type}: {c.detail}
+                    </p>
+                  ))}
+              </li>
+            ))}
+          </ol>
+        </Section>
+      ) : null}
+
+      <p class="tiny faint dash-foot">
+        Costs are list-price estimates computed from the tokens each run reported. <span class="mono">cargo xtask eval</span>{' '}
+        reproduces the page; the report is read from <span class="mono">GET /api/evals/latest</span>.
+      </p>
+    </>
+  );
+}

@@ -1,0 +1,159 @@
+// /runs/:id: one turn's timeline — model calls, tool calls, confirmations, evictions, errors —
+// with tokens, cache hits, latency and cost. Another visitor's run is the 404 page, exactly like
+// a run that never existed.
+
+import { useEffect, useState } from 'preact/hooks';
+import { useRoute } from 'preact-iso';
+import { api } from '../api/client';
+import type { RunDetail, RunEvent } from '../api/types';
+import { Page } from '../components/page';
+import { Badge, Card, JsonBlock, Stat, StatusBadge } from '../components/terminal';
+import { count, dateTime, percentOf, seconds } from '../lib/format';
+import { formatUsd } from '../lib/money';
+import { isScripted } from '../session';
+import { NotFound } from './not-found';
+
+export function RunPage() {
+  const { params } = useRoute();
+  const id = params.id ?? '';
+  const [run, setRun] = useState<RunDetail | null | undefined>(undefined);
+  const [failed, setFailed] = useState<string | null>(null);
+  useEffect(() => {
+    api
+      .run(id)
+      .then(setRun)
+      .catch((e) => setFailed(e instanceof Error ? e.message : String(e)));
+  }, [id]);
+  if (run === null) return <NotFound />;
+  return (
+    <Page genre="terminal" title={run ? `Trace ${run.id.slice(0, 8)}` : 'Trace'}>
+      <p class="run-top">
+        <a href="/runs">← traces</a> <span class="mono t-muted">{id}</span> {run ? <StatusBadge status={run.status} /> : null}
+      </p>
+      {failed ? <p role="alert">failed: {failed}</p> : null}
+      {run === undefined && !failed ? <p class="t-muted">reading…</p> : null}
+      {run ? <Timeline run={run} /> : null}
+    </Page>
+  );
+}
+
+function Timeline({ run }: { run: RunDetail }) {
+  const scripted = isScripted(run.provider, run.model);
+  return (
+    <>
+      <h1 class="visually-hidden">Trace of the run started {dateTime(run.started_at)}</h1>
+      <Card>
+        <div class="stats six">
+          <Stat label="channel" value={run.channel} />
+          <Stat label="model" value={run.model} hint={scripted ? 'scripted demo, not a language model' : run.provider} />
+          <Stat label="input" value={count(run.input_tokens)} hint={`${percentOf(run.cached_tokens, run.input_tokens, 1)} cached`} />
+          <Stat label="output" value={count(run.output_tokens)} />
+          <Stat label="cost" value={formatUsd(run.cost_usd_est)} hint="list-price estimate" />
+          <Stat label="latency" value={seconds(run.latency_ms)} hint={dateTime(run.started_at)} />
+        </div>
+      </Card>
+      <ol class="timeline" aria-label="Events of the run, in order">
+        {run.events.map((e) => (
+          <li key={e.seq}>
+            <EventCard event={e} />
+          </li>
+        ))}
+      </ol>
+      {run.events.length === 0 ? <p class="t-muted">No events were recorded for this run.</p> : null}
+    </>
+  );
+}
+
+function str(v: unknown): string {
+  return typeof v === 'string' ? v : '';
+}
+
+function EventCard({ event: e }: { event: RunEvent }) {
+  const p = e.payload ?? {};
+  const seq = String(e.seq).padStart(2, '0');
+  const latency = e.latency_ms !== null ? <span class="event-latency num">{count(e.latency_ms)} ms</span> : null;
+  if (e.type === 'model_call') {
+    return (
+      <div class="card event-card">
+        <div class="event-head">
+          <span class="event-seq num">{seq}</span>
+          <Badge tone="accent">model call</Badge>
+          <span class="num tiny-t">
+            {count(e.input_tokens ?? 0)} in · {count(e.cached_tokens ?? 0)} cached · {count(e.output_tokens ?? 0)} out
+          </span>
+          {str(p.stopReason) ? <Badge>{str(p.stopReason)}</Badge> : null}
+          {p.replayed ? <Badge tone="warn">replayed</Badge> : null}
+          {p.cacheRef || p.cachedContent ? <Badge tone="accent">explicit cache</Badge> : null}
+          {latency}
+        </div>
+        {e.thought_summary ? <JsonBlock label="thought summary" value={e.thought_summary} /> : null}
+        <JsonBlock label="content" value={p.content ?? p} />
+      </div>
+    );
+  }
+  if (e.type === 'tool_call') {
+    const error = p.error === true;
+    const write = p.tier === 'write';
+    const confirmed = p.confirmed;
+    return (
+      <div class={`card event-card${error ? ' danger' : ''}`}>
+        <div class="event-head">
+          <span class="event-seq num">{seq}</span>
+          <Badge tone={error ? 'danger' : write ? 'warn' : 'neutral'}>tool · {str(p.name)}</Badge>
+          {write ? <Badge tone="warn">write</Badge> : null}
+          {confirmed === true ? <Badge tone="ok">confirmed</Badge> : null}
+          {confirmed === false ? <Badge>declined</Badge> : null}
+          {error ? <Badge tone="danger">error</Badge> : null}
+          {latency}
+        </div>
+        {error ? <p class="tool-error">{str(p.result).slice(0, 400)}</p> : null}
+        <JsonBlock label="args" value={p.args} />
+        <JsonBlock label="result" value={p.result} />
+      </div>
+    );
+  }
+  if (e.type === 'confirm') {
+    const allowed = p.allowed;
+    return (
+      <div class="card event-card warn">
+        <div class="event-head">
+          <span class="event-seq num">{seq}</span>
+          <Badge tone="warn">confirmation</Badge>
+          {allowed === true ? <Badge tone="ok">allowed</Badge> : null}
+          {allowed === false && p.expired !== true ? <Badge>declined</Badge> : null}
+          {p.expired === true ? <Badge tone="warn">expired</Badge> : null}
+          {allowed === null || allowed === undefined ? <Badge tone="warn">awaiting</Badge> : null}
+          {latency}
+        </div>
+        <p class="event-text">{str(p.summary)}</p>
+        <JsonBlock label="args" value={p.args} />
+      </div>
+    );
+  }
+  if (e.type === 'summary_eviction') {
+    return (
+      <div class="card event-card accent">
+        <div class="event-head">
+          <span class="event-seq num">{seq}</span>
+          <Badge tone="accent">context eviction</Badge>
+          <span class="tiny-t">
+            {count(Number(p.tokensBefore ?? 0))} → {count(Number(p.tokensAfter ?? 0))} tokens · {count(Number(p.evictedTurns ?? 0))} turns
+            summarised
+          </span>
+          {latency}
+        </div>
+        <JsonBlock label="summary" value={str(p.summary) || p} open />
+      </div>
+    );
+  }
+  return (
+    <div class="card event-card danger">
+      <div class="event-head">
+        <span class="event-seq num">{seq}</span>
+        <Badge tone="danger">{e.type}</Badge>
+        {latency}
+      </div>
+      <JsonBlock label="payload" value={p} open />
+    </div>
+  );
+}

@@ -1,0 +1,105 @@
+// /runs: the visitor's own traces, one row per turn (the machine room).
+
+import { useEffect, useState } from 'preact/hooks';
+import { api } from '../api/client';
+import type { RunSummary } from '../api/types';
+import { Page } from '../components/page';
+import { Card, EmptyState, Stat, StatusBadge } from '../components/terminal';
+import { count, percentOf, seconds, timeOfDay } from '../lib/format';
+import { formatUsd } from '../lib/money';
+import { isScripted } from '../session';
+
+export function median(values: number[]): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[mid] ?? null) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+}
+
+export function Runs() {
+  const [runs, setRuns] = useState<RunSummary[] | undefined>(undefined);
+  const [failed, setFailed] = useState<string | null>(null);
+  useEffect(() => {
+    api
+      .runs()
+      .then((r) => setRuns(r?.runs ?? []))
+      .catch((e) => setFailed(e instanceof Error ? e.message : String(e)));
+  }, []);
+  return (
+    <Page genre="terminal" title="Traces">
+      <h1 class="term-title">Traces</h1>
+      <p class="term-sub">One row per turn. Every model call and tool call is recorded as it happens; nothing is sampled.</p>
+      {failed ? <p class="t-empty-title" role="alert">failed: {failed}</p> : null}
+      {runs === undefined && !failed ? <p class="t-muted">reading…</p> : null}
+      {runs && runs.length === 0 ? <EmptyState title="No runs yet." hint="Ask something on the chat page." /> : null}
+      {runs && runs.length > 0 ? <RunsTable runs={runs} /> : null}
+    </Page>
+  );
+}
+
+function RunsTable({ runs }: { runs: RunSummary[] }) {
+  const input = runs.reduce((s, r) => s + r.input_tokens, 0);
+  const cached = runs.reduce((s, r) => s + r.cached_tokens, 0);
+  const cost = runs.reduce((s, r) => s + r.cost_usd_est, 0);
+  return (
+    <>
+      <Card>
+        <div class="stats four">
+          <Stat label="runs" value={count(runs.length)} />
+          <Stat label="cache savings" value={percentOf(cached, input)} hint={`${count(cached)} / ${count(input)} input tokens cached`} />
+          <Stat label="total cost" value={formatUsd(cost)} hint="list-price estimate" />
+          <Stat label="median latency" value={seconds(median(runs.map((r) => r.latency_ms)))} />
+        </div>
+      </Card>
+      <Card>
+        <div class="t-scroll" tabIndex={0} role="region" aria-label="Runs">
+          <table class="t-table">
+            <caption class="visually-hidden">Your runs, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">time</th>
+                <th scope="col">channel</th>
+                <th scope="col">model</th>
+                <th scope="col" class="n">
+                  in
+                </th>
+                <th scope="col" class="n">
+                  cached
+                </th>
+                <th scope="col" class="n">
+                  out
+                </th>
+                <th scope="col" class="n">
+                  cost
+                </th>
+                <th scope="col" class="n">
+                  latency
+                </th>
+                <th scope="col">status</th>
+              </tr>
+            </thead>
+            <tbody>
+              {runs.map((r) => (
+                <tr key={r.id}>
+                  <td>
+                    <a href={`/runs/${r.id}`}>{timeOfDay(r.started_at)}</a>
+                  </td>
+                  <td class="t-muted">{r.channel}</td>
+                  <td class="t-muted">{isScripted(r.provider, r.model) ? `${r.model} (scripted)` : r.model}</td>
+                  <td class="num n">{count(r.input_tokens)}</td>
+                  <td class={`num n ${r.cached_tokens > 0 ? 't-accent' : 't-zero'}`}>{percentOf(r.cached_tokens, r.input_tokens)}</td>
+                  <td class="num n">{count(r.output_tokens)}</td>
+                  <td class="num n">{formatUsd(r.cost_usd_est)}</td>
+                  <td class="num n">{seconds(r.latency_ms)}</td>
+                  <td>
+                    <StatusBadge status={r.status} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </Card>
+    </>
+  );
+}

@@ -1,0 +1,99 @@
+// /sign-in and /sign-up: an email and a password. Signing up keeps the ledger the visitor built
+// anonymously (the same visitor gets credentials); signing in brings an anonymous visitor's
+// conversations along. A failed sign-in never says which of the two was wrong.
+
+import { useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
+import { ApiError, api } from '../api/client';
+import { Mark } from '../components/mark';
+import { Page } from '../components/page';
+import { useSession } from '../session';
+
+export function SignIn() {
+  const { path, route } = useLocation();
+  const up = path === '/sign-up';
+  const { session, refresh } = useSession();
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const anonymous = session?.visitor?.anonymous ?? true;
+
+  async function submit(e: Event) {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const answer = up ? await api.signUp(email, password) : await api.signIn(email, password);
+      const next = await refresh();
+      const operator = next?.visitor?.operator ?? answer.visitor?.operator;
+      route(operator ? '/admin' : '/chat');
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 429) setError(err.message);
+      else if (up && err instanceof ApiError && err.status === 400) setError(err.message);
+      else if (up) setError(err instanceof ApiError ? err.message : 'The account could not be made. Try again.');
+      else setError('That email and password did not match.');
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <Page genre="paper" title={up ? 'Sign up' : 'Sign in'} mainClass="sign-in">
+      <h1 class="headline">{up ? 'Sign up' : 'Sign in'}</h1>
+      <p class="small muted" style={{ marginTop: '8px' }}>
+        {up
+          ? 'An account keeps your ledger past 24 hours and raises the daily messages from 8 to 25. The ledger you built so far stays yours.'
+          : 'To your account, or the operator’s. A visit you started without one comes with you.'}
+      </p>
+      <form class="sign-form" onSubmit={(e) => void submit(e)}>
+        <label class="label faint" for="email">
+          Email
+        </label>
+        <input
+          id="email"
+          class="writing-line"
+          type="email"
+          autoComplete={up ? 'email' : 'username'}
+          required
+          value={email}
+          onInput={(e) => setEmail((e.currentTarget as HTMLInputElement).value)}
+        />
+        <label class="label faint" for="password" style={{ marginTop: '24px' }}>
+          Password
+        </label>
+        <input
+          id="password"
+          class="writing-line"
+          type="password"
+          autoComplete={up ? 'new-password' : 'current-password'}
+          required
+          minLength={up ? 10 : undefined}
+          value={password}
+          onInput={(e) => setPassword((e.currentTarget as HTMLInputElement).value)}
+        />
+        {up ? <p class="tiny faint" style={{ marginTop: '6px' }}>At least 10 characters.</p> : null}
+        {error ? (
+          <p class="small" role="alert" style={{ marginTop: '16px' }}>
+            <Mark tone="danger">failed</Mark> {error}
+          </p>
+        ) : null}
+        <button type="submit" class="btn btn-primary" disabled={busy} style={{ marginTop: '28px' }}>
+          {busy ? (up ? 'Signing up…' : 'Signing in…') : up ? 'Sign up' : 'Sign in'}
+        </button>
+      </form>
+      <p class="small" style={{ marginTop: '24px' }}>
+        {up ? (
+          <>
+            Have an account? <a href="/sign-in">Sign in</a>.
+          </>
+        ) : (
+          <>
+            No account? <a href="/sign-up">Sign up</a>
+            {anonymous ? ' and keep the ledger you have built' : ''}.
+          </>
+        )}
+      </p>
+    </Page>
+  );
+}
