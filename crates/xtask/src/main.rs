@@ -7,6 +7,7 @@
 mod pg;
 mod process;
 mod venv;
+mod web;
 
 use std::process::ExitCode;
 
@@ -36,10 +37,19 @@ enum Command {
         #[command(subcommand)]
         action: DbAction,
     },
-    /// Start the database, apply migrations, run the whole test suite.
+    /// Start the database, apply migrations, run the whole test suite: every crate's tests, then
+    /// the web app's (type checks, Vitest, and the journeys in headless Chromium against the real
+    /// kakeibo-dev). npm packages and Debian's chromium are installed on first use.
     ///
-    /// Arguments after `--` go to `cargo test` (for example a test name filter).
+    /// Arguments after `--` go to `cargo test` (for example a test name filter); with a filter the
+    /// web suites are skipped unless `--web` is given.
     Test {
+        /// Run the web suites even with a test filter.
+        #[arg(long)]
+        web: bool,
+        /// Skip the web suites.
+        #[arg(long, conflicts_with = "web")]
+        no_web: bool,
         #[arg(last = true)]
         cargo_test_args: Vec<String>,
     },
@@ -48,10 +58,17 @@ enum Command {
     ///
     /// The model comes from the environment (KAKEIBO_PROVIDER, GEMINI_API_KEY, ANTHROPIC_API_KEY,
     /// OPENAI_BASE_URL); without one, chat answers 503 and says what to set.
+    ///
+    /// The web app is built into web/dist first when it is missing or older than web/src
+    /// (installing its npm packages the first time).
     Dev {
         /// Address to serve on.
         #[arg(long, default_value = "127.0.0.1:3000")]
         addr: String,
+        /// Run on the shipped scripted model (fixtures/scripts/demo.yaml), labelled "scripted
+        /// demo" in the pages and the traces: every page works without a key.
+        #[arg(long)]
+        demo: bool,
     },
     /// The real function binaries under `cargo lambda watch` (cargo-lambda from PyPI, installed
     /// into the suite's Python environment), each at http://127.0.0.1:9000/lambda-url/<function>/…
@@ -70,7 +87,8 @@ enum Command {
         args: Vec<String>,
     },
     /// Release builds of every function for Lambda (arm64, `provided.al2023`) with cargo-lambda
-    /// and zig from PyPI, each binary's size reported; `sam build` does the same per function.
+    /// and zig from PyPI, each binary's size reported, and the web app's build in web/dist (what
+    /// infra/README.md uploads to the site bucket).
     Package,
     /// `cargo fmt --check` and `cargo clippy -D warnings` over the workspace.
     Lint,
@@ -113,8 +131,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
     let db = Database::from_env()?;
     match cli.command {
         Command::Db { action } => db_action(&db, action),
-        Command::Test { cargo_test_args } => test(&db, &cargo_test_args),
-        Command::Dev { addr } => dev(&db, &addr),
+        Command::Test {
+            web,
+            no_web,
+            cargo_test_args,
+        } => {
+            let with_web = !no_web && (web || cargo_test_args.is_empty());
+            test(&db, &cargo_test_args, with_web)
+        }
+        Command::Dev { addr, demo } => dev(&db, &addr, demo),
         Command::Watch { port } => watch(&db, port),
         Command::Package => package(),
         Command::Reap => {
@@ -161,7 +186,7 @@ fn db_action(db: &Database, action: DbAction) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn test(db: &Database, cargo_test_args: &[String]) -> Result<ExitCode> {
+fn test(db: &Database, cargo_test_args: &[String], with_web: bool) -> Result<ExitCode> {
     let urls = db.up()?;
     process::step("applying migrations to the development database");
     kakeibo(&urls, &["migrate"])?;
@@ -178,14 +203,24 @@ fn test(db: &Database, cargo_test_args: &[String]) -> Result<ExitCode> {
         .env("KAKEIBO_TEST_PYTHON", &python)
         .env("AWS_EC2_METADATA_DISABLED", "true")
         .status()?;
-    Ok(if status.success() {
+    let web = if with_web {
+        web::suite(&urls)?
+    } else {
+        process::step("web suites skipped (a test filter was given; --web runs them)");
+        true
+    };
+    Ok(if status.success() && web {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
 }
 
-fn dev(db: &Database, addr: &str) -> Result<ExitCode> {
+/// The scripted model `--demo` runs on.
+const DEMO_SCRIPT: &str = "fixtures/scripts/demo.yaml";
+
+fn dev(db: &Database, addr: &str, demo: bool) -> Result<ExitCode> {
+    web::build(false)?;
     let urls = db.up()?;
     process::step("applying migrations");
     kakeibo(&urls, &["migrate"])?;
@@ -197,10 +232,13 @@ fn dev(db: &Database, addr: &str) -> Result<ExitCode> {
     println!("00000000-0000-4000-8000-000000000001; every visitor of the site gets a copy of it.");
     println!("  look around:   cargo xtask db psql");
     println!("  stop:          Ctrl+C here, then cargo xtask db down");
+    if demo {
+        println!("  model:         the scripted demo ({DEMO_SCRIPT}), labelled so in the pages and traces");
+    }
     process::step(&format!(
         "serving every function and web/dist on http://{addr} (kakeibo-dev)"
     ));
-    let status = process::cargo(&[
+    let mut command = process::cargo(&[
         "run",
         "--quiet",
         "--package",
@@ -210,8 +248,12 @@ fn dev(db: &Database, addr: &str) -> Result<ExitCode> {
         addr,
     ])
     .env("DATABASE_URL", &urls.owner)
-    .env("APP_DATABASE_URL", &urls.app)
-    .status()?;
+    .env("APP_DATABASE_URL", &urls.app);
+    if demo {
+        let script = process::workspace_root().join(DEMO_SCRIPT);
+        command = command.env("KAKEIBO_PROVIDER", format!("script:{}", script.display()));
+    }
+    let status = command.status()?;
     Ok(if status.success() {
         ExitCode::SUCCESS
     } else {
@@ -235,6 +277,7 @@ fn venv_path(python: &std::path::Path) -> Result<std::ffi::OsString> {
 }
 
 fn package() -> Result<ExitCode> {
+    web::build(true)?;
     let python = venv::ensure(&["crates/xtask/lambda-requirements.txt"])?;
     let path = venv_path(&python)?;
     process::step("the aarch64 standard library (rustup target add aarch64-unknown-linux-gnu)");
@@ -252,10 +295,7 @@ fn package() -> Result<ExitCode> {
     }
     process::cargo(&args).env("PATH", &path).status_ok()?;
     let elapsed = started.elapsed();
-    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(
-        || process::workspace_root().join("target"),
-        std::path::PathBuf::from,
-    );
+    let target = web::target_dir();
     println!("function   bootstrap size");
     for function in FUNCTIONS {
         let file = target.join("lambda").join(function).join("bootstrap");
@@ -267,6 +307,10 @@ fn package() -> Result<ExitCode> {
         println!("{function:<10} {mib:>6.1} MiB  {}", file.display());
     }
     println!("built in {:.0} s", elapsed.as_secs_f64());
+    println!(
+        "web app    {}  (upload: see infra/README.md, \"The web app\")",
+        web::dir().join("dist").display()
+    );
     Ok(ExitCode::SUCCESS)
 }
 

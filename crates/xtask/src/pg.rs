@@ -613,6 +613,26 @@ fn fnv1a(path: &Path) -> u64 {
         })
 }
 
+/// A database of its own for a suite that needs a whole server stack (the web journeys): dropped
+/// if it exists, created empty on the same server, and its (owner, app_user) URLs returned.
+pub fn fresh_database(urls: &Urls, name: &str) -> Result<(String, String)> {
+    let owner = psql(&urls.test_master)?;
+    owner
+        .args(["-tAc", &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")])
+        .output_ok()
+        .with_context(|| format!("dropping the database {name}"))?;
+    psql(&urls.test_master)?
+        .args(["-tAc", &format!("CREATE DATABASE {name}")])
+        .output_ok()
+        .with_context(|| format!("creating the database {name} (the owner role needs CREATEDB)"))?;
+    let on = |url: &str| -> Result<String> {
+        let mut url = url::Url::parse(url).context("a database URL is not a valid URL")?;
+        url.set_path(&format!("/{name}"));
+        Ok(url.to_string())
+    };
+    Ok((on(&urls.owner)?, on(&urls.app)?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,169 @@
+//! The web app in `web/`: its npm packages, its build, and its test suites (Vitest unit tests, then
+//! the end-to-end journeys in Debian's Chromium against the real `kakeibo-dev`).
+//!
+//! Everything is installed from the registries on first use: the npm packages with `npm ci` from
+//! the committed lockfile, and Chromium with `apt-get` when this runs as root.
+
+use std::{
+    fs,
+    path::{Path, PathBuf},
+    time::SystemTime,
+};
+
+use anyhow::{Context, Result, bail};
+
+use crate::{
+    pg,
+    process::{self, Cmd},
+};
+
+/// Where Debian puts Chromium; the journeys drive this binary.
+pub const CHROMIUM: &str = "/usr/bin/chromium";
+
+pub fn dir() -> PathBuf {
+    process::workspace_root().join("web")
+}
+
+fn npm() -> Cmd {
+    Cmd::new("npm").current_dir(&dir())
+}
+
+/// The newest modification time under `path` (a file, or a folder walked whole).
+fn newest(path: &Path) -> Option<SystemTime> {
+    let meta = fs::metadata(path).ok()?;
+    if meta.is_file() {
+        return meta.modified().ok();
+    }
+    fs::read_dir(path)
+        .ok()?
+        .filter_map(Result::ok)
+        .filter_map(|entry| newest(&entry.path()))
+        .max()
+}
+
+/// `npm ci` when the packages are missing or older than the lockfile.
+pub fn ensure_packages() -> Result<()> {
+    let web = dir();
+    let installed = newest(&web.join("node_modules").join(".package-lock.json"));
+    let wanted = newest(&web.join("package-lock.json"));
+    if installed.is_some() && installed >= wanted {
+        return Ok(());
+    }
+    if process::find_program("npm", &[]).is_none() {
+        bail!("npm is not installed: the web app needs Node.js 20.19 or later with npm (https://nodejs.org)");
+    }
+    process::step("installing the web app's npm packages (npm ci, from web/package-lock.json)");
+    npm().args(["ci", "--no-audit", "--no-fund"]).status_ok()
+}
+
+/// Builds `web/dist` when it is missing or older than the sources (or always, with `force`).
+pub fn build(force: bool) -> Result<()> {
+    ensure_packages()?;
+    let web = dir();
+    let built = newest(&web.join("dist").join("index.html"));
+    let sources = [
+        "src",
+        "public",
+        "index.html",
+        "package-lock.json",
+        "vite.config.ts",
+        "tsconfig.json",
+    ]
+    .iter()
+    .filter_map(|p| newest(&web.join(p)))
+    .max();
+    if !force && built.is_some() && built >= sources {
+        return Ok(());
+    }
+    process::step("building the web app (web/dist: tsc, then vite build)");
+    npm().args(["run", "build"]).status_ok()
+}
+
+/// Debian's Chromium: installed with apt-get as root when missing, else a sentence saying how.
+fn ensure_chromium() -> Result<()> {
+    if Path::new(CHROMIUM).is_file() {
+        return Ok(());
+    }
+    if !process::is_root() {
+        bail!(
+            "{CHROMIUM} is missing and this is not root, so it cannot be installed here; \
+             run `sudo apt-get install -y chromium` (Debian's package) and try again"
+        );
+    }
+    process::step("installing Debian's chromium for the browser tests (apt-get install -y chromium)");
+    let install = || {
+        Cmd::new("apt-get")
+            .args(["install", "-y", "--no-install-recommends", "chromium"])
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .status()
+    };
+    if !install()?.success() {
+        Cmd::new("apt-get")
+            .arg("update")
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .status_ok()?;
+        if !install()?.success() {
+            bail!("apt-get could not install chromium");
+        }
+    }
+    if !Path::new(CHROMIUM).is_file() {
+        bail!("apt-get installed chromium, but {CHROMIUM} is still missing");
+    }
+    Ok(())
+}
+
+/// The cargo target directory (`CARGO_TARGET_DIR`, or `target/` of the workspace).
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| process::workspace_root().join("target"), PathBuf::from)
+}
+
+/// The web suites: type checks, the unit tests, the build, and the journeys in Chromium against
+/// `kakeibo-dev` on a database of their own. Returns whether everything passed.
+pub fn suite(urls: &pg::Urls) -> Result<bool> {
+    ensure_packages()?;
+    process::step("web: type checks (tsc --noEmit, app and journeys)");
+    let typed = npm().args(["run", "typecheck"]).status()?.success();
+    process::step("web: unit tests (vitest)");
+    let unit = npm().args(["test"]).status()?.success();
+    build(true)?;
+    ensure_chromium()?;
+    process::step("web: the journeys' database (kakeibo_e2e), migrated");
+    let (owner, app) = pg::fresh_database(urls, "kakeibo_e2e")?;
+    process::step("web: building kakeibo-dev and kakeibo for the journeys");
+    process::cargo(&[
+        "build",
+        "--package",
+        "kakeibo-devserver",
+        "--package",
+        "kakeibo-cli",
+    ])
+    .status_ok()?;
+    let bin = target_dir().join("debug");
+    Cmd::new(bin.join("kakeibo"))
+        .arg("migrate")
+        .env("DATABASE_URL", &owner)
+        .output_ok()
+        .context("migrating the journeys' database")?;
+    process::step(&format!(
+        "web: the journeys in headless Chromium ({CHROMIUM}); screenshots in {}",
+        target_dir().join("web-screenshots").display()
+    ));
+    let journeys = npm()
+        .args(["run", "e2e"])
+        .env("KAKEIBO_E2E_DATABASE_URL", &owner)
+        .env("KAKEIBO_E2E_APP_DATABASE_URL", &app)
+        .env("KAKEIBO_DEV_BIN", bin.join("kakeibo-dev"))
+        .env("KAKEIBO_BIN", bin.join("kakeibo"))
+        .env("KAKEIBO_WEB_ARTIFACTS", target_dir())
+        .env("CHROMIUM_PATH", CHROMIUM)
+        .status()?
+        .success();
+    if !journeys {
+        eprintln!(
+            "web: the journeys failed; the server's log is in {}",
+            target_dir().join("web-e2e-server.log").display()
+        );
+    }
+    Ok(typed && unit && journeys)
+}
