@@ -1,11 +1,12 @@
 // What a visitor, a signed-up user and the operator do on the site, on the scripted demo model,
 // each journey checked twice: what the person sees, and what the database holds.
 
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { OPERATOR } from './global-setup';
+import { OPERATOR, REPO } from './global-setup';
 import { DESKTOP, MOBILE, artifacts, pageErrors, ask, axe, closeDatabase, launch, overflow, screenshot, sql, visitor, visitorId, waitSettled } from './support';
 
 let browser: Browser;
@@ -55,11 +56,29 @@ describe('a visitor on /chat', () => {
     await expect.poll(() => answer.locator('.entry .mono').first().innerText()).toBe('get_spend_report');
     await expect.poll(() => answer.getByRole('link', { name: 'Read the trace →' }).count()).toBe(1);
 
+    // Measured, not asserted: navigation start → the first streamed token on screen, and what
+    // /chat downloads (gzipped as a server would send it), written for the closing figures.
     const firstToken = await page.evaluate(() => performance.getEntriesByName('kakeibo:first-token')[0]?.startTime ?? null);
     expect(firstToken, 'the first token was painted').not.toBeNull();
+    const sizes = { js: 0, css: 0 };
+    for (const file of loaded) {
+      const path = new URL(file.url).pathname;
+      const bytes = readFileSync(resolve(REPO, 'web', 'dist', `.${path}`));
+      sizes[file.type === 'script' ? 'js' : 'css'] += gzipSync(bytes, { level: 9 }).length;
+    }
+    const metrics = {
+      firstTokenMs: Math.round(firstToken ?? 0),
+      gzippedJsBytes: sizes.js,
+      gzippedCssBytes: sizes.css,
+      files: loaded.map((f) => new URL(f.url).pathname),
+    };
     const dir = resolve(artifacts(), 'web-e2e');
     mkdirSync(dir, { recursive: true });
-    writeFileSync(resolve(dir, 'chat-metrics.json'), JSON.stringify({ firstTokenMs: firstToken, loaded }, null, 2));
+    writeFileSync(resolve(dir, 'chat-metrics.json'), JSON.stringify(metrics, null, 2));
+    console.log(
+      `/chat: first streamed token painted ${metrics.firstTokenMs} ms after navigation start (scripted model); ` +
+        `it loads ${(sizes.js / 1024).toFixed(1)} KiB of JavaScript and ${(sizes.css / 1024).toFixed(1)} KiB of CSS, gzipped`,
+    );
 
     const owner = await visitorId(page);
     const runs = await sql<{ status: string; model: string }>('SELECT status::text, model FROM trace_runs WHERE owner_id = $1', [owner]);
@@ -319,6 +338,19 @@ describe('the operator', () => {
 
     await operator.page.getByRole('button', { name: 'unpause', exact: true }).click();
     await expect.poll(() => operator.page.locator('.switch-bar').innerText()).toContain('running');
+
+    // Blocking one visitor stops that visitor only, with its own sentence; unblocking lets it back.
+    const guestId = await visitorId(guest.page);
+    await operator.page.reload();
+    await operator.page.getByRole('button', { name: `Block ${guestId}` }).click();
+    await expect.poll(async () => (await sql<{ blocked: boolean }>('SELECT blocked_at IS NOT NULL AS blocked FROM users WHERE id = $1', [guestId]))[0]?.blocked).toBe(true);
+    await guest.page.getByLabel('Ask about your ledger').fill('Hello again');
+    await guest.page.getByRole('button', { name: 'Ask', exact: true }).click();
+    await expect.poll(() => guest.page.locator('.banner').innerText()).toContain('This session has been paused by the operator.');
+    await operator.page.getByRole('button', { name: `Unblock ${guestId}` }).click();
+    await expect.poll(async () => (await sql<{ blocked: boolean }>('SELECT blocked_at IS NOT NULL AS blocked FROM users WHERE id = $1', [guestId]))[0]?.blocked).toBe(false);
+    await ask(guest.page, 'Hello once more');
+    await expect.poll(() => guest.page.locator('.exchange .answer').last().innerText()).toContain('scripted demo model');
 
     await operator.page.getByRole('button', { name: 'start an evaluation' }).click();
     await expect

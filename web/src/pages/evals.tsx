@@ -170,6 +170,39 @@ function Report({ report: r }: { report: EvalReport }) {
         </ol>
       </Section>
 
+      <Section title="Task by task" note="Each task's checks and the agent's answers, as the run recorded them.">
+        <ol class="rows">
+          {r.results.map((t) => (
+            <li key={t.task} class="task-detail">
+              <details>
+                <summary>
+                  <span class="mono small">{t.task}</span> {t.passed ? <span class="label faint">pass</span> : <Mark tone="danger">fail</Mark>}
+                  {t.description ? <span class="small muted"> {t.description}</span> : null}
+                </summary>
+                <ul class="task-checks">
+                  {t.checks.map((c, i) => (
+                    <li key={i} class={`tiny${c.passed ? '' : ' tone-danger'}`}>
+                      {c.passed ? 'passed' : 'failed'} · {c.type}
+                      {c.score !== undefined && c.score !== null ? ` (${c.score}/5)` : ''}: {c.detail}
+                    </li>
+                  ))}
+                </ul>
+                {t.answers.map((a, i) => (
+                  <blockquote key={i} class="task-answer small">
+                    {a}
+                  </blockquote>
+                ))}
+                {t.runIds.length > 0 ? (
+                  <p class="tiny faint">
+                    {t.runIds.length} run{t.runIds.length === 1 ? '' : 's'}, kept in the evaluation owner's traces (the operator's room)
+                  </p>
+                ) : null}
+              </details>
+            </li>
+          ))}
+        </ol>
+      </Section>
+
       {failed.length > 0 ? (
         <Section title="What failed" note="Each failed task with the checks it did not pass.">
           <ol class="rows">
