@@ -9,6 +9,7 @@ import { formatAmount } from '../lib/money';
 import { refusalSentence } from '../lib/refusals';
 import { Mark } from './mark';
 import { Note } from './paper';
+import { EntriesTable } from './table';
 
 interface Props {
   /** Asks the agent to import the previewed plan (the write is confirmed like any other). */
@@ -206,33 +207,11 @@ function PreviewView({ preview: p, busy, onImport, onDiscard }: { preview: Impor
         </div>
       </dl>
       {p.sample.length > 0 ? (
-        <table class="ledger-table preview-rows">
-          <caption class="label faint">
-            {p.sample.length < p.rows_to_add ? `The first ${p.sample.length} of ${p.rows_to_add} rows` : 'The rows'}
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">line</th>
-              <th scope="col">date</th>
-              <th scope="col">description</th>
-              <th scope="col">category</th>
-              <th scope="col" class="n">
-                amount
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {p.sample.map((r) => (
-              <tr key={r.line}>
-                <td class="num">{r.line}</td>
-                <td class="num">{r.date}</td>
-                <td>{r.description}</td>
-                <td class="muted">{r.category}</td>
-                <td class="num n">{formatAmount(r.amount)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <EntriesTable
+          visibleCaption
+          caption={p.sample.length < p.rows_to_add ? `The first ${p.sample.length} of ${p.rows_to_add} rows` : 'The rows'}
+          rows={p.sample.map((r) => ({ ...r, key: String(r.line) }))}
+        />
       ) : null}
       {p.errors.length > 0 ? (
         <div class="preview-errors">

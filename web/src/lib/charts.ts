@@ -113,3 +113,45 @@ export function valueLabels(format: (value: number, index: number) => string, co
     },
   };
 }
+
+/** A horizontal bar chart of one series: monochrome unless `colors` says otherwise, labelled at each bar's end. */
+export function horizontalBars(spec: {
+  labels: string[];
+  values: number[];
+  colors?: string[];
+  thickness: number;
+  max?: number;
+  tooltip: (value: number) => string;
+  label: (value: number, index: number) => string;
+  plugins?: Plugin<'bar'>[];
+}): ChartConfiguration<'bar'> {
+  return {
+    type: 'bar',
+    data: {
+      labels: spec.labels,
+      datasets: [
+        {
+          data: spec.values,
+          backgroundColor: spec.colors ?? INK.bar,
+          hoverBackgroundColor: spec.colors ?? INK.barHover,
+          borderRadius: { topRight: 3, bottomRight: 3 },
+          borderSkipped: false,
+          barThickness: spec.thickness,
+        },
+      ],
+    },
+    options: {
+      indexAxis: 'y',
+      layout: { padding: { right: 150 } },
+      responsive: true,
+      maintainAspectRatio: false,
+      animation: reducedMotion() ? false : { duration: 500, easing: 'easeOutQuad' },
+      plugins: { legend: { display: false }, tooltip: { callbacks: { label: (ctx) => spec.tooltip(Number(ctx.raw)) } } },
+      scales: {
+        x: { display: false, beginAtZero: true, ...(spec.max !== undefined ? { max: spec.max } : {}) },
+        y: { grid: { display: false }, border: { color: INK.ruleStrong }, ticks: { color: INK.text } },
+      },
+    },
+    plugins: [...(spec.plugins ?? []), valueLabels(spec.label)],
+  };
+}

@@ -8,6 +8,7 @@ import { api } from '../api/client';
 import type { AdminOverview } from '../api/types';
 import { ChartCanvas } from '../components/chart';
 import { Page } from '../components/page';
+import { RunsTable, THead } from '../components/table';
 import { Badge, Card, EmptyState, Stat, StatusBadge, type BadgeTone } from '../components/terminal';
 import { BubbleController, Chart } from 'chart.js';
 import { INK, capLine, reducedMotion, type ChartConfiguration } from '../lib/charts';
@@ -161,14 +162,7 @@ function BudgetPanel({ o }: { o: AdminOverview }) {
           <summary>30 days as a table</summary>
           <table class="t-table">
             <caption class="visually-hidden">Model spend per day, last 30 days</caption>
-            <thead>
-              <tr>
-                <th scope="col">day</th>
-                <th scope="col" class="n">
-                  spend
-                </th>
-              </tr>
-            </thead>
+            <THead columns={['day', { label: 'spend', numeric: true }]} />
             <tbody>
               {b.last_30_days.map((d) => (
                 <tr key={d.day}>
@@ -280,20 +274,7 @@ function ToolsPanel({ o }: { o: AdminOverview }) {
         <div class="t-scroll" tabIndex={0} role="region" aria-label="Tool calls">
           <table class="t-table">
             <caption class="visually-hidden">Tool calls in the last 30 days</caption>
-            <thead>
-              <tr>
-                <th scope="col">tool</th>
-                <th scope="col" class="n">
-                  calls
-                </th>
-                <th scope="col" class="n">
-                  errors
-                </th>
-                <th scope="col" class="n">
-                  median
-                </th>
-              </tr>
-            </thead>
+            <THead columns={['tool', { label: 'calls', numeric: true }, { label: 'errors', numeric: true }, { label: 'median', numeric: true }]} />
             <tbody>
               {o.tools.map((t) => (
                 <tr key={t.name}>
@@ -360,15 +341,7 @@ function MapPanel({ o }: { o: AdminOverview }) {
             <summary>Places as a table</summary>
             <table class="t-table">
               <caption class="visually-hidden">Turns by coarse location</caption>
-              <thead>
-                <tr>
-                  <th scope="col">country</th>
-                  <th scope="col">lat, lon</th>
-                  <th scope="col" class="n">
-                    turns
-                  </th>
-                </tr>
-              </thead>
+              <THead columns={['country', 'lat, lon', { label: 'turns', numeric: true }]} />
               <tbody>
                 {o.geo.map((g, i) => (
                   <tr key={i}>
@@ -394,53 +367,7 @@ function RecentRuns({ o }: { o: AdminOverview }) {
       {o.recent_runs.length === 0 ? (
         <p class="panel-note">No runs yet.</p>
       ) : (
-        <div class="t-scroll" tabIndex={0} role="region" aria-label="Recent runs">
-          <table class="t-table">
-            <caption class="visually-hidden">The latest runs of every visitor</caption>
-            <thead>
-              <tr>
-                <th scope="col">time</th>
-                <th scope="col">owner</th>
-                <th scope="col">channel</th>
-                <th scope="col">model</th>
-                <th scope="col" class="n">
-                  in
-                </th>
-                <th scope="col" class="n">
-                  out
-                </th>
-                <th scope="col" class="n">
-                  cost
-                </th>
-                <th scope="col" class="n">
-                  latency
-                </th>
-                <th scope="col">status</th>
-              </tr>
-            </thead>
-            <tbody>
-              {o.recent_runs.map((r) => (
-                <tr key={r.id}>
-                  <td>
-                    <a href={`/runs/${r.id}`}>{dateTime(r.started_at)}</a>
-                  </td>
-                  <td>
-                    {r.email ?? '(anonymous)'} {r.anonymous ? <Badge>anon</Badge> : null}
-                  </td>
-                  <td class="t-muted">{r.channel}</td>
-                  <td class="t-muted">{r.model}</td>
-                  <td class="num n">{count(r.input_tokens)}</td>
-                  <td class="num n">{count(r.output_tokens)}</td>
-                  <td class="num n">{formatUsd(r.cost_usd_est)}</td>
-                  <td class="num n">{seconds(r.latency_ms)}</td>
-                  <td>
-                    <StatusBadge status={r.status} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <RunsTable runs={o.recent_runs} caption="The latest runs of every visitor" owners />
       )}
     </Card>
   );
@@ -452,21 +379,7 @@ function UsersPanel({ o, working, onBlock }: { o: AdminOverview; working: string
       <div class="t-scroll" tabIndex={0} role="region" aria-label="Users">
         <table class="t-table">
           <caption class="visually-hidden">Visitors, most recently seen first</caption>
-          <thead>
-            <tr>
-              <th scope="col">visitor</th>
-              <th scope="col">joined</th>
-              <th scope="col">last seen</th>
-              <th scope="col" class="n">
-                today
-              </th>
-              <th scope="col" class="n">
-                cost to date
-              </th>
-              <th scope="col">status</th>
-              <th scope="col" aria-label="action" />
-            </tr>
-          </thead>
+          <THead columns={['visitor', 'joined', 'last seen', { label: 'today', numeric: true }, { label: 'cost to date', numeric: true }, 'status', { label: '', name: 'action' }]} />
           <tbody>
             {o.users.map((u) => (
               <tr key={u.id}>

@@ -10,8 +10,9 @@ import type { Dashboard, SpendGroup } from '../api/types';
 import { ChartCanvas } from '../components/chart';
 import { Mark } from '../components/mark';
 import { Page } from '../components/page';
+import { EntriesTable, THead } from '../components/table';
 import { Empty, Failure, Figure, Loading, Section } from '../components/paper';
-import { INK, reducedMotion, targetLine, valueLabels, type ChartConfiguration } from '../lib/charts';
+import { INK, horizontalBars, reducedMotion, targetLine, valueLabels, type ChartConfiguration } from '../lib/charts';
 import { monthName, monthsBetween } from '../lib/format';
 import { formatAmount, formatMinor } from '../lib/money';
 import { useSession } from '../session';
@@ -137,18 +138,7 @@ function Filled({ data }: { data: Dashboard }) {
           <div class="table-scroll" tabIndex={0} role="region" aria-label="Recurring merchants">
             <table class="ledger-table">
               <caption class="visually-hidden">Recurring merchants</caption>
-              <thead>
-                <tr>
-                  <th scope="col">merchant</th>
-                  <th scope="col">cadence</th>
-                  <th scope="col" class="n">
-                    seen
-                  </th>
-                  <th scope="col" class="n">
-                    average
-                  </th>
-                </tr>
-              </thead>
+              <THead columns={['merchant', 'cadence', { label: 'seen', numeric: true }, { label: 'average', numeric: true }]} />
               <tbody>
                 {(data.recurring?.merchants ?? []).map((m) => (
                   <tr key={m.merchant}>
@@ -193,31 +183,7 @@ function Filled({ data }: { data: Dashboard }) {
         {(data.transactions ?? []).length === 0 ? (
           <Empty title="No transactions this month." />
         ) : (
-          <div class="table-scroll" tabIndex={0} role="region" aria-label="Entries">
-            <table class="ledger-table entries-table">
-              <caption class="visually-hidden">Transactions of {monthName(month)}</caption>
-              <thead>
-                <tr>
-                  <th scope="col">date</th>
-                  <th scope="col">description</th>
-                  <th scope="col">category</th>
-                  <th scope="col" class="n">
-                    amount
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {(data.transactions ?? []).map((t) => (
-                  <tr key={t.id}>
-                    <td class="num">{t.date}</td>
-                    <td>{t.description}</td>
-                    <td class="muted">{t.category}</td>
-                    <td class="num n">{formatAmount(t.amount)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <EntriesTable caption={`Transactions of ${monthName(month)}`} rows={(data.transactions ?? []).map((t) => ({ ...t, key: t.id }))} />
         )}
       </Section>
 
@@ -226,41 +192,17 @@ function Filled({ data }: { data: Dashboard }) {
   );
 }
 
-function barOptions(max: number | undefined, format: (v: number) => string): ChartConfiguration<'bar'>['options'] {
-  return {
-    indexAxis: 'y',
-    layout: { padding: { right: 150 } },
-    responsive: true,
-    maintainAspectRatio: false,
-    animation: reducedMotion() ? false : { duration: 500, easing: 'easeOutQuad' },
-    plugins: { legend: { display: false }, tooltip: { callbacks: { label: (ctx) => format(Number(ctx.raw)) } } },
-    scales: {
-      x: { display: false, beginAtZero: true, ...(max !== undefined ? { max } : {}) },
-      y: { grid: { display: false }, border: { color: INK.ruleStrong }, ticks: { color: INK.text } },
-    },
-  };
-}
-
 function CategoryChart({ groups, month }: { groups: SpendGroup[]; month: string }) {
-  const config = useMemo<ChartConfiguration<'bar'>>(
-    () => ({
-      type: 'bar',
-      data: {
+  const currency = groups[0]?.currency ?? 'INR';
+  const config = useMemo(
+    () =>
+      horizontalBars({
         labels: groups.map((g) => g.group),
-        datasets: [
-          {
-            data: groups.map((g) => g.amount_minor),
-            backgroundColor: INK.bar,
-            hoverBackgroundColor: INK.barHover,
-            borderRadius: { topRight: 3, bottomRight: 3 },
-            borderSkipped: false,
-            barThickness: 14,
-          },
-        ],
-      },
-      options: barOptions(undefined, (v) => formatMinor(v, groups[0]?.currency ?? 'INR')),
-      plugins: [valueLabels((v, i) => `${formatMinor(v, groups[0]?.currency ?? 'INR')}  ${groups[i]?.transactions ?? 0}×`)],
-    }),
+        values: groups.map((g) => g.amount_minor),
+        thickness: 14,
+        tooltip: (v) => formatMinor(v, currency),
+        label: (v, i) => `${formatMinor(v, currency)}  ${groups[i]?.transactions ?? 0}×`,
+      }),
     [groups],
   );
   return (
@@ -324,17 +266,7 @@ function SpendTable({ caption, first, groups }: { caption: string; first: string
       <summary class="small">As a table</summary>
       <table class="ledger-table">
         <caption class="visually-hidden">{caption}</caption>
-        <thead>
-          <tr>
-            <th scope="col">{first}</th>
-            <th scope="col" class="n">
-              transactions
-            </th>
-            <th scope="col" class="n">
-              amount
-            </th>
-          </tr>
-        </thead>
+        <THead columns={[first, { label: 'transactions', numeric: true }, { label: 'amount', numeric: true }]} />
         <tbody>
           {groups.map((g) => (
             <tr key={g.group}>
@@ -353,24 +285,18 @@ function SpendTable({ caption, first, groups }: { caption: string; first: string
 
 function BudgetChart({ data }: { data: Dashboard }) {
   const rows = (data.budgets?.categories ?? []).filter((c) => c.budget !== null);
-  const config = useMemo<ChartConfiguration<'bar'>>(
-    () => ({
-      type: 'bar',
-      data: {
+  const config = useMemo(
+    () =>
+      horizontalBars({
         labels: rows.map((r) => r.category),
-        datasets: [
-          {
-            data: rows.map((r) => Math.min(r.percent_used ?? 0, 125)),
-            backgroundColor: rows.map((r) => (r.over_budget ? INK.danger : INK.bar)),
-            borderRadius: { topRight: 3, bottomRight: 3 },
-            borderSkipped: false,
-            barThickness: 16,
-          },
-        ],
-      },
-      options: barOptions(125, (v) => `${v.toFixed(0)}% of the budget`),
-      plugins: [targetLine(100, INK.ruleStrong), valueLabels((_, i) => `${rows[i]?.percent_used?.toFixed(0) ?? '0'}%${rows[i]?.over_budget ? ' over' : ''}`)],
-    }),
+        values: rows.map((r) => Math.min(r.percent_used ?? 0, 125)),
+        colors: rows.map((r) => (r.over_budget ? INK.danger : INK.bar)),
+        thickness: 16,
+        max: 125,
+        tooltip: (v) => `${v.toFixed(0)}% of the budget`,
+        label: (_, i) => `${rows[i]?.percent_used?.toFixed(0) ?? '0'}%${rows[i]?.over_budget ? ' over' : ''}`,
+        plugins: [targetLine(100, INK.ruleStrong)],
+      }),
     [data.budgets],
   );
   if (rows.length === 0) {
@@ -381,20 +307,7 @@ function BudgetChart({ data }: { data: Dashboard }) {
       <ChartCanvas config={config as ChartConfiguration} label="Each budget's share used; the table below gives actual against budget." height={rows.length * 30 + 24} />
       <table class="ledger-table budget-table">
         <caption class="visually-hidden">Budgets of {monthName(data.month ?? '')}: actual against budget</caption>
-        <thead>
-          <tr>
-            <th scope="col">category</th>
-            <th scope="col" class="n">
-              actual
-            </th>
-            <th scope="col" class="n">
-              budget
-            </th>
-            <th scope="col" class="n">
-              used
-            </th>
-          </tr>
-        </thead>
+        <THead columns={['category', { label: 'actual', numeric: true }, { label: 'budget', numeric: true }, { label: 'used', numeric: true }]} />
         <tbody>
           {rows.map((r) => (
             <tr key={r.category}>

@@ -7,6 +7,7 @@ import { api } from '../api/client';
 import type { EvalReport } from '../api/types';
 import { Mark } from '../components/mark';
 import { Page } from '../components/page';
+import { THead } from '../components/table';
 import { Empty, Failure, Figure, Loading, MetaLine, Section } from '../components/paper';
 import { percent, seconds, shortDate } from '../lib/format';
 import { formatUsd } from '../lib/money';
@@ -125,22 +126,7 @@ function Report({ report: r }: { report: EvalReport }) {
         <div class="table-scroll task-table-wrap" tabIndex={0} role="region" aria-label="Every task">
           <table class="ledger-table task-table">
             <caption class="visually-hidden">Every task of the run</caption>
-            <thead>
-              <tr>
-                <th scope="col">task</th>
-                <th scope="col">class</th>
-                <th scope="col">result</th>
-                <th scope="col" class="n">
-                  judge
-                </th>
-                <th scope="col" class="n">
-                  latency
-                </th>
-                <th scope="col" class="n">
-                  cost
-                </th>
-              </tr>
-            </thead>
+            <THead columns={['task', 'class', 'result', { label: 'judge', numeric: true }, { label: 'latency', numeric: true }, { label: 'cost', numeric: true }]} />
             <tbody>
               {r.results.map((t) => (
                 <tr key={t.task}>

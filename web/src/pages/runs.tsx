@@ -4,10 +4,10 @@ import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api/client';
 import type { RunSummary } from '../api/types';
 import { Page } from '../components/page';
-import { Card, EmptyState, Stat, StatusBadge } from '../components/terminal';
-import { count, percentOf, seconds, timeOfDay } from '../lib/format';
+import { RunsTable } from '../components/table';
+import { Card, EmptyState, Stat } from '../components/terminal';
+import { count, percentOf, seconds } from '../lib/format';
 import { formatUsd } from '../lib/money';
-import { isScripted } from '../session';
 
 export function median(values: number[]): number | null {
   if (values.length === 0) return null;
@@ -32,12 +32,12 @@ export function Runs() {
       {failed ? <p class="t-empty-title" role="alert">failed: {failed}</p> : null}
       {runs === undefined && !failed ? <p class="t-muted">reading…</p> : null}
       {runs && runs.length === 0 ? <EmptyState title="No runs yet." hint="Ask something on the chat page." /> : null}
-      {runs && runs.length > 0 ? <RunsTable runs={runs} /> : null}
+      {runs && runs.length > 0 ? <RunsSummary runs={runs} /> : null}
     </Page>
   );
 }
 
-function RunsTable({ runs }: { runs: RunSummary[] }) {
+function RunsSummary({ runs }: { runs: RunSummary[] }) {
   const input = runs.reduce((s, r) => s + r.input_tokens, 0);
   const cached = runs.reduce((s, r) => s + r.cached_tokens, 0);
   const cost = runs.reduce((s, r) => s + r.cost_usd_est, 0);
@@ -52,53 +52,7 @@ function RunsTable({ runs }: { runs: RunSummary[] }) {
         </div>
       </Card>
       <Card>
-        <div class="t-scroll" tabIndex={0} role="region" aria-label="Runs">
-          <table class="t-table">
-            <caption class="visually-hidden">Your runs, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">time</th>
-                <th scope="col">channel</th>
-                <th scope="col">model</th>
-                <th scope="col" class="n">
-                  in
-                </th>
-                <th scope="col" class="n">
-                  cached
-                </th>
-                <th scope="col" class="n">
-                  out
-                </th>
-                <th scope="col" class="n">
-                  cost
-                </th>
-                <th scope="col" class="n">
-                  latency
-                </th>
-                <th scope="col">status</th>
-              </tr>
-            </thead>
-            <tbody>
-              {runs.map((r) => (
-                <tr key={r.id}>
-                  <td>
-                    <a href={`/runs/${r.id}`}>{timeOfDay(r.started_at)}</a>
-                  </td>
-                  <td class="t-muted">{r.channel}</td>
-                  <td class="t-muted">{isScripted(r.provider, r.model) ? `${r.model} (scripted)` : r.model}</td>
-                  <td class="num n">{count(r.input_tokens)}</td>
-                  <td class={`num n ${r.cached_tokens > 0 ? 't-accent' : 't-zero'}`}>{percentOf(r.cached_tokens, r.input_tokens)}</td>
-                  <td class="num n">{count(r.output_tokens)}</td>
-                  <td class="num n">{formatUsd(r.cost_usd_est)}</td>
-                  <td class="num n">{seconds(r.latency_ms)}</td>
-                  <td>
-                    <StatusBadge status={r.status} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <RunsTable runs={runs} caption="Your runs, newest first" />
       </Card>
     </>
   );

@@ -1,0 +1,116 @@
+// Tables shared by several pages: the head row, the runs of the machine room, and a ledger's
+// entries on paper.
+
+import type { Amount } from '../lib/money';
+import { formatAmount, formatUsd } from '../lib/money';
+import { count, dateTime, percentOf, seconds, timeOfDay } from '../lib/format';
+import { isScripted } from '../session';
+import { Badge, StatusBadge } from './terminal';
+
+/** A column: its label, and whether it holds figures (right-aligned). */
+export type Column = string | { label: string; numeric?: boolean; name?: string };
+
+export function THead({ columns }: { columns: Column[] }) {
+  return (
+    <thead>
+      <tr>
+        {columns.map((c) => {
+          const col = typeof c === 'string' ? { label: c } : c;
+          return (
+            <th key={col.label || col.name} scope="col" class={col.numeric ? 'n' : undefined} aria-label={col.name}>
+              {col.label}
+            </th>
+          );
+        })}
+      </tr>
+    </thead>
+  );
+}
+
+export interface RunRow {
+  id: string;
+  started_at: string;
+  channel: string;
+  model: string;
+  provider?: string;
+  status: string;
+  input_tokens: number;
+  cached_tokens: number;
+  output_tokens: number;
+  cost_usd_est: number;
+  latency_ms: number;
+  email?: string | null;
+  anonymous?: boolean;
+}
+
+const n = (label: string): Column => ({ label, numeric: true });
+
+/** One row per turn; with `owners`, who ran it (the operator's view of every visitor). */
+export function RunsTable({ runs, caption, owners }: { runs: RunRow[]; caption: string; owners?: boolean }) {
+  const columns: Column[] = ['time', ...(owners ? ['owner'] : []), 'channel', 'model', n('in'), n('cached'), n('out'), n('cost'), n('latency'), 'status'];
+  return (
+    <div class="t-scroll" tabIndex={0} role="region" aria-label={caption}>
+      <table class="t-table">
+        <caption class="visually-hidden">{caption}</caption>
+        <THead columns={columns} />
+        <tbody>
+          {runs.map((r) => (
+            <tr key={r.id}>
+              <td>
+                <a href={`/runs/${r.id}`}>{owners ? dateTime(r.started_at) : timeOfDay(r.started_at)}</a>
+              </td>
+              {owners ? (
+                <td>
+                  {r.email ?? '(anonymous)'} {r.anonymous ? <Badge>anon</Badge> : null}
+                </td>
+              ) : null}
+              <td class="t-muted">{r.channel}</td>
+              <td class="t-muted">{isScripted(r.provider, r.model) ? `${r.model} (scripted)` : r.model}</td>
+              <td class="num n">{count(r.input_tokens)}</td>
+              <td class={`num n ${r.cached_tokens > 0 ? 't-accent' : 't-zero'}`}>{percentOf(r.cached_tokens, r.input_tokens)}</td>
+              <td class="num n">{count(r.output_tokens)}</td>
+              <td class="num n">{formatUsd(r.cost_usd_est)}</td>
+              <td class="num n">{seconds(r.latency_ms)}</td>
+              <td>
+                <StatusBadge status={r.status} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+export interface EntryRow {
+  key: string;
+  line?: number;
+  date: string;
+  description: string;
+  category: string;
+  amount: Amount;
+}
+
+/** A ledger's entries: date, description, category, amount (and the file's line, for a preview). */
+export function EntriesTable({ rows, caption, visibleCaption }: { rows: EntryRow[]; caption: string; visibleCaption?: boolean }) {
+  const lines = rows.some((r) => r.line !== undefined);
+  return (
+    <div class="table-scroll" tabIndex={0} role="region" aria-label={caption}>
+      <table class="ledger-table">
+        <caption class={visibleCaption ? 'label faint' : 'visually-hidden'}>{caption}</caption>
+        <THead columns={[...(lines ? ['line'] : []), 'date', 'description', 'category', n('amount')]} />
+        <tbody>
+          {rows.map((r) => (
+            <tr key={r.key}>
+              {lines ? <td class="num">{r.line}</td> : null}
+              <td class="num">{r.date}</td>
+              <td>{r.description}</td>
+              <td class="muted">{r.category}</td>
+              <td class="num n">{formatAmount(r.amount)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
