@@ -182,6 +182,60 @@ async fn the_operator_sees_the_panels_and_pauses_and_blocks(_: PgPoolOptions, co
         .collect();
     assert_eq!(tools, ["get_spend_report"], "only completed calls count");
 
+    // The operator reads any visitor's trace; the visitor who made it reads it at their own route,
+    // and nobody else reads it at either.
+    let visitors_run = o["recent_runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["email"].is_null())
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let read = send(
+        &app,
+        Method::GET,
+        &format!("/api/admin/runs/{visitors_run}"),
+        None,
+        Some(&operator),
+    )
+    .await;
+    assert_eq!(read.status, StatusCode::OK, "{}", read.body);
+    assert_eq!(read.json()["id"], visitors_run.as_str());
+    assert!(
+        !read.json()["events"].as_array().unwrap().is_empty(),
+        "{}",
+        read.body
+    );
+    let own = send(
+        &app,
+        Method::GET,
+        &format!("/api/runs/{visitors_run}"),
+        None,
+        Some(&visitor_cookie),
+    )
+    .await;
+    assert_eq!(own.json()["events"], read.json()["events"], "the same trace");
+    let theirs = send(
+        &app,
+        Method::GET,
+        &format!("/api/admin/runs/{visitors_run}"),
+        None,
+        Some(&visitor_cookie),
+    )
+    .await;
+    assert_eq!(theirs.status, StatusCode::NOT_FOUND, "{}", theirs.body);
+    let unknown = send(
+        &app,
+        Method::GET,
+        &format!("/api/admin/runs/{}", uuid::Uuid::new_v4()),
+        None,
+        Some(&operator),
+    )
+    .await;
+    assert_eq!(unknown.status, StatusCode::NOT_FOUND);
+
     // Pause: every visitor's chat is refused with `paused`; unpause lets it through.
     let pause = send(
         &app,

@@ -309,6 +309,23 @@ async fn budget_panel(
     Ok(budget)
 }
 
+/// Any visitor's run with its events, for the operator's trace page: the run's owner is looked
+/// up, then the run is read through the same owner-scoped query the visitor's own page uses.
+pub async fn run_detail(
+    _: &AdminSession,
+    pool: &OwnerRolePool,
+    run: Uuid,
+) -> Result<Option<crate::runs::RunDetail>, LedgerError> {
+    let owner: Option<Uuid> = sqlx::query_scalar("SELECT owner_id FROM trace_runs WHERE id = $1")
+        .bind(run)
+        .fetch_optional(pool.get())
+        .await?;
+    match owner {
+        Some(owner) => crate::runs::run_detail(OwnerId::new(owner), pool.get(), run).await,
+        None => Ok(None),
+    }
+}
+
 /// Whether `owner` exists (the action's target), for a clear 404 on a typo.
 pub async fn visitor_exists(
     _: &AdminSession,

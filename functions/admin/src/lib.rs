@@ -6,6 +6,7 @@
 //! |---|---|
 //! | `GET /api/admin/overview` | budget, traffic, health, safety, tools, recent runs, users, geography, and `evaluation` `{running, latest: null \| {finishedAt, model, passed, taskCount, complete}}` |
 //! | `POST /api/admin/action` `{"action": "pause_live_chat", "paused": bool}` or `{"action": "block_owner", "ownerId": uuid, "blocked": bool}` | `{ok: true}` |
+//! | `GET /api/admin/runs/{id}` | any visitor's run with its trace events (the operator's trace page) |
 //! | `POST /api/admin/action` `{"action": "run_eval"}` | `202 {ok: true, started}`: an evaluation run starts (its report: `GET /api/evals/latest`); `503` `eval_running` while one runs, `evals_unavailable` where none can be started, `eval_start_failed` when starting fails |
 
 pub mod evals;
@@ -45,6 +46,7 @@ pub fn routes(admin: Admin) -> Router {
     Router::new()
         .route("/api/admin/overview", get(overview))
         .route("/api/admin/action", post(action))
+        .route("/api/admin/runs/{id}", get(run_detail))
         .with_state(admin)
 }
 
@@ -114,6 +116,20 @@ async fn evaluation(state: &State) -> Result<serde_json::Value, ApiError> {
         })
     });
     Ok(json!({"running": running, "latest": latest}))
+}
+
+async fn run_detail(
+    Shared(admin): Shared<Admin>,
+    axum::extract::Path(run): axum::extract::Path<String>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let state = admin.state;
+    let session = operator(&state, request.headers()).await?;
+    let run = Uuid::parse_str(&run).map_err(|_| ApiError::NotFound)?;
+    let detail = admin::run_detail(&session, &state.owner_pool, run)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    Ok(Json(detail).into_response())
 }
 
 #[derive(Debug, Deserialize)]
