@@ -100,9 +100,15 @@ describe('a visitor on /chat', () => {
     const owner = await visitorId(page);
     expect(await budget(owner!, 'Groceries'), 'nothing is written before the decision').toEqual([]);
 
-    await slip.getByRole('button', { name: 'Allow', exact: true }).click();
+    const confirms: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().endsWith('/api/confirm')) confirms.push(r.postData() ?? '');
+    });
+    // A double click sends the decision once.
+    await slip.getByRole('button', { name: 'Allow', exact: true }).dblclick();
     await waitSettled(page);
     await expect.poll(() => slip.locator('.slip-verdict').innerText()).toBe('Allowed. The turn resumed.');
+    expect(confirms, 'one POST /api/confirm').toHaveLength(1);
     await expect.poll(() => page.locator('.exchange .answer').innerText()).toContain('₹20,000.00');
     // The confirm stream says what the write returned: the margin entry shows it written.
     await expect.poll(() => page.locator('.entry .entry-result').first().innerText()).toMatch(/^written/);
@@ -303,7 +309,8 @@ describe('isolation between visitors', () => {
     }, upload);
     expect(seen).toEqual({ preview: 404, removed: 404, listed: false });
     await second.page.goto('/runs');
-    await expect.poll(() => second.page.locator('table').innerText()).not.toContain(run!.id.slice(0, 8));
+    await expect.poll(() => second.page.locator('table a').count()).toBe(1);
+    expect(await second.page.locator(`a[href="/runs/${run!.id}"]`).count(), 'the first visitor’s run is not listed').toBe(0);
     expect(await sql('SELECT 1 FROM uploads WHERE id = $1', [upload]), 'the upload is still there').toHaveLength(1);
     await first.context.close();
     await second.context.close();
@@ -351,6 +358,13 @@ describe('the operator', () => {
     await expect.poll(async () => (await sql<{ blocked: boolean }>('SELECT blocked_at IS NOT NULL AS blocked FROM users WHERE id = $1', [guestId]))[0]?.blocked).toBe(false);
     await ask(guest.page, 'Hello once more');
     await expect.poll(() => guest.page.locator('.exchange .answer').last().innerText()).toContain('scripted demo model');
+
+    // The operator reads that visitor's trace from the recent runs; the visitor's own route would not show it to anyone else.
+    const [guestRun] = await sql<{ id: string }>('SELECT id::text FROM trace_runs WHERE owner_id = $1 ORDER BY started_at DESC LIMIT 1', [guestId]);
+    await operator.page.goto(`/runs/${guestRun!.id}`);
+    await expect.poll(() => operator.page.locator('.run-top').innerText()).toContain(guestRun!.id);
+    await expect.poll(() => operator.page.locator('.timeline').innerText()).toContain('model call');
+    await operator.page.goto('/admin');
 
     await operator.page.getByRole('button', { name: 'start an evaluation' }).click();
     await expect
@@ -409,6 +423,7 @@ describe('every route', () => {
 
   async function routes(page: Page): Promise<{ name: string; path: string; prepare?: () => Promise<void> }[]> {
     const [run] = await sql<{ id: string }>('SELECT id::text FROM trace_runs WHERE owner_id = (SELECT id FROM users WHERE email = $1) ORDER BY started_at DESC LIMIT 1', [OPERATOR.email]);
+    if (!run) throw new Error('the operator has no run to photograph');
     return [
       { name: 'landing', path: '/' },
       { name: 'chat-opening', path: '/chat' },
@@ -433,7 +448,7 @@ describe('every route', () => {
       { name: 'dashboard', path: '/dashboard?month=2025-04' },
       { name: 'evals', path: '/evals' },
       { name: 'runs', path: '/runs' },
-      { name: 'run', path: `/runs/${run?.id ?? 'none'}` },
+      { name: 'run', path: `/runs/${run.id}` },
       { name: 'admin', path: '/admin' },
       { name: 'privacy', path: '/privacy' },
       { name: 'sign-in', path: '/sign-in' },
@@ -453,7 +468,8 @@ describe('every route', () => {
       for (const route of await routes(page)) {
         await page.goto(route.path);
         await page.waitForLoadState('networkidle');
-        await page.waitForFunction(() => !document.querySelector('[role="status"] .pulse'), undefined, { timeout: 15_000 }).catch(() => undefined);
+        // Every page settles: nothing still "Reading…" when it is photographed and checked.
+        await page.waitForFunction(() => !document.querySelector('[role="status"] .pulse'), undefined, { timeout: 15_000 });
         if (route.prepare) await route.prepare();
         await page.waitForTimeout(150);
         await screenshot(page, `${route.name}-${view.name}`);

@@ -90,8 +90,8 @@ export const api = {
   session: () => json<Session>('/api/session'),
   /** Starts an anonymous visit without a message (before an upload). */
   startVisit: () => json<Session>('/api/session', post({})),
-  signUp: (email: string, password: string) => json<Session>('/api/session/sign-up', post({ email, password })),
-  signIn: (email: string, password: string) => json<Session>('/api/session/sign-in', post({ email, password })),
+  signUp: (email: string, password: string) => json<Pick<Session, 'visitor'>>('/api/session/sign-up', post({ email, password })),
+  signIn: (email: string, password: string) => json<Pick<Session, 'visitor'>>('/api/session/sign-in', post({ email, password })),
   signOut: () => json<unknown>('/api/session/sign-out', post({})),
   deleteAccount: () => json<{ deleted: boolean }>('/api/account', { method: 'DELETE' }),
 
@@ -121,5 +121,7 @@ export const api = {
   tools: () => json<{ tools: ToolInfo[] }>('/api/tools'),
 
   adminOverview: () => orNull(json<AdminOverview>('/api/admin/overview')),
+  /** Any visitor's run, for the operator; `null` for everyone else (the route is 404 to them). */
+  adminRun: (id: string) => orNull(json<RunDetail>(`/api/admin/runs/${encodeURIComponent(id)}`)),
   adminAction: (action: Record<string, unknown>) => json<Record<string, unknown>>('/api/admin/action', post(action)),
 };

@@ -85,7 +85,6 @@ export interface TurnEndEvent {
   uncached_cost_usd_est?: string;
   latency_ms?: number;
   iterations?: number;
-  evictions?: number;
   suspended_turn_id?: string;
 }
 
@@ -359,7 +358,7 @@ export interface AdminOverview {
     imports: number;
     blocked_runs: { id: string; owner_id: string; started_at: string }[];
   };
-  tools: { name: string; calls: number; error_pct: number; median_latency_ms: number | null }[];
+  tools: { name: string | null; calls: number; error_pct: number; median_latency_ms: number | null }[];
   recent_runs: (Omit<RunSummary, 'conversation_id' | 'finished_at' | 'provider' | 'iterations'> & {
     owner_id: string;
     email: string | null;

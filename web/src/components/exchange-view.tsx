@@ -13,13 +13,14 @@ import { Note, Prose } from './paper';
 interface Props {
   exchange: Exchange;
   first: boolean;
-  onSlipChange: (suspendedTurnId: string, slip: Slip) => void;
-  onSend: (suspendedTurnId: string, slip: Slip) => void;
+  onSlipChange: (slip: Slip) => void;
+  onSend: (slip: Slip) => void;
 }
 
 export function ExchangeView({ exchange: x, first, onSlipChange, onSend }: Props) {
   const pendingWrites = x.slips.filter((s) => s.status === 'pending').flatMap((s) => s.writes);
   const held = x.status === 'waiting' && x.prose.trim() === '';
+  const wroteBefore = x.tools.some((t) => t.result?.decision === 'allowed');
   const showRail = x.tools.length > 0 || x.account !== null || x.status === 'running';
   return (
     <article class={`exchange${first ? ' first' : ''}`} aria-label={x.question}>
@@ -27,7 +28,7 @@ export function ExchangeView({ exchange: x, first, onSlipChange, onSend }: Props
         <span>{x.question}</span>
       </h2>
       <div class="spread exchange-spread">
-        <div class="answer" aria-live={x.status === 'running' ? 'polite' : undefined} aria-busy={x.status === 'running'}>
+        <div class="answer" aria-live="polite" aria-busy={x.status === 'running'}>
           {x.prose ? <Prose text={x.prose} /> : null}
           {x.status === 'running' && x.prose === '' ? (
             <p class="muted">
@@ -37,7 +38,8 @@ export function ExchangeView({ exchange: x, first, onSlipChange, onSend }: Props
           {held ? (
             <p class="muted">
               The turn stopped here: {pendingWrites.length === 1 ? 'a write is' : `${pendingWrites.length} writes are`} waiting
-              below. Nothing has been written. The rest of the answer arrives after your decision.
+              below. {wroteBefore ? 'Nothing more has been written.' : 'Nothing has been written.'} The rest of the answer
+              arrives after your decision.
             </p>
           ) : null}
           {x.notes.map((n, i) => (
@@ -59,7 +61,7 @@ export function ExchangeView({ exchange: x, first, onSlipChange, onSend }: Props
         ) : null}
       </div>
       {x.slips.map((slip) => (
-        <SlipView key={`${slip.suspendedTurnId}-${slip.writes[0]?.id}`} slip={slip} onChange={(s) => onSlipChange(slip.suspendedTurnId, s)} onSend={(s) => onSend(slip.suspendedTurnId, s)} />
+        <SlipView key={slip.key} slip={slip} runId={x.runId} onChange={onSlipChange} onSend={onSend} />
       ))}
     </article>
   );
@@ -91,6 +93,7 @@ function Entries({ tools, running }: { tools: ToolEntry[]; running: boolean }) {
                 <div class={`entry-result${t.result.isError ? ' tone-danger' : ''}`}>{t.result.isError ? `failed: ${line}` : line}</div>
               ) : null}
               {t.result?.decision === 'allowed' ? <div class="entry-result">written{line ? ` · ${line}` : ''}</div> : null}
+              {t.result?.decision === 'failed' ? <div class="entry-result tone-danger">failed, nothing written{line ? `: ${line}` : ''}</div> : null}
               {awaiting && !running ? <div class="entry-result tone-warn">awaiting your decision</div> : null}
               {!t.result && running && !awaiting ? (
                 <div class="entry-result">
@@ -134,12 +137,6 @@ function TurnAccount({ end }: { end: TurnEndEvent }) {
             <dd class="num">${end.cost_usd_est}</dd>
           </div>
         ) : null}
-        {end.evictions ? (
-          <div class="metaline">
-            <dt>evictions</dt>
-            <dd class="num tone-warn">{end.evictions}</dd>
-          </div>
-        ) : null}
       </dl>
       <a class="tiny trace-link" href={`/runs/${end.run_id}`}>
         Read the trace →
@@ -148,7 +145,15 @@ function TurnAccount({ end }: { end: TurnEndEvent }) {
   );
 }
 
-function SlipView({ slip, onChange, onSend }: { slip: Slip; onChange: (s: Slip) => void; onSend: (s: Slip) => void }) {
+const OUTCOME_WORDS = {
+  allowed: 'Allowed: written.',
+  failed: 'Allowed, but it failed when it ran: nothing was written.',
+  declined: 'Declined: not written.',
+  expired: 'Expired: not written.',
+  unknown: 'Sent; the answer stopped before the server said what it did.',
+} as const;
+
+function SlipView({ slip, runId, onChange, onSend }: { slip: Slip; runId: string | null; onChange: (s: Slip) => void; onSend: (s: Slip) => void }) {
   const batch = slip.writes.length > 1;
   const first = useRef<HTMLButtonElement>(null);
   const pending = slip.status === 'pending';
@@ -207,9 +212,7 @@ function SlipView({ slip, onChange, onSend }: { slip: Slip; onChange: (s: Slip) 
             </div>
           ) : null}
           {batch && !pending && slip.outcomes[w.id] ? (
-            <p class="small muted">
-              {slip.outcomes[w.id] === 'allowed' ? 'Allowed: written.' : slip.outcomes[w.id] === 'expired' ? 'Expired: not written.' : 'Declined: not written.'}
-            </p>
+            <p class={`small ${slip.outcomes[w.id] === 'failed' ? 'tone-danger' : 'muted'}`}>{OUTCOME_WORDS[slip.outcomes[w.id] ?? 'unknown']}</p>
           ) : null}
         </div>
       ))}
@@ -246,6 +249,12 @@ function SlipView({ slip, onChange, onSend }: { slip: Slip; onChange: (s: Slip) 
       {closing ? (
         <p class="small muted slip-verdict" role="status">
           {closing}
+          {slip.writes.some((w) => slip.outcomes[w.id] === 'unknown') && runId ? (
+            <>
+              {' '}
+              <a href={`/runs/${runId}`}>Read the trace →</a>
+            </>
+          ) : null}
         </p>
       ) : null}
     </section>

@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
 import { Nav } from './nav';
 
 /** Sets the document title: "Chat · kakeibo". */
@@ -23,14 +24,17 @@ interface PageProps {
  */
 export function Page({ genre, title, narrow, mainClass, children }: PageProps) {
   useTitle(title);
+  const { url } = useLocation();
   const main = useRef<HTMLElement>(null);
+  // On a new page or address, focus goes to the page itself — unless it is already somewhere in
+  // the page (a composer, a card), which an address the page changes itself must not take away.
   useEffect(() => {
     if (document.activeElement && document.activeElement !== document.body) {
       const inNav = document.activeElement.closest('.nav');
       if (!inNav) return;
     }
     main.current?.focus({ preventScroll: true });
-  }, [title]);
+  }, [title, url]);
   const base = genre === 'paper' ? 'paper-main' : 'term-main';
   return (
     <div class="genre" data-genre={genre}>

@@ -3,7 +3,7 @@
 // written. Importing is a write like any other: it goes through the agent and its confirmation.
 
 import { useRef, useState } from 'preact/hooks';
-import { api } from '../api/client';
+import { ApiError, api } from '../api/client';
 import type { ImportPreview, Upload } from '../api/types';
 import { formatAmount } from '../lib/money';
 import { refusalSentence } from '../lib/refusals';
@@ -49,7 +49,10 @@ export function UploadPanel({ onImport, onClose, ensureVisit, busy }: Props) {
       const preview = await api.preview(upload.id);
       setStage({ kind: 'previewed', upload, preview });
     } catch (e) {
-      setStage({ kind: 'failed', text: refusalSentence(e).text });
+      // The upload routes' own sentences say what is wrong with the file or the room left
+      // (409: twenty statements or 50 MiB kept already; 413; 422: a file the importer cannot read).
+      const own = e instanceof ApiError && [400, 409, 413, 422].includes(e.status);
+      setStage({ kind: 'failed', text: own ? (e as ApiError).message : refusalSentence(e).text });
     }
   }
 

@@ -99,6 +99,13 @@ describe('deciding a slip', () => {
     expect(verdict(done)).toBe('1 of 2 allowed; the others were not written. The turn resumed.');
   });
 
+  it('calls a write the server said nothing of unknown, never what the person chose', () => {
+    const sending = send(chooseAll(batch(), true))!.slip;
+    const partial = accepted(sending, { a: 'allowed' });
+    expect(partial.outcomes).toEqual({ a: 'allowed', b: 'unknown' });
+    expect(verdict(partial)).toMatch(/stopped before the server said/);
+  });
+
   it('says expired when the server found the confirmation expired', () => {
     const sending = send(chooseAll(batch(), true))!.slip;
     const late = accepted(sending, { a: 'expired', b: 'expired' });

@@ -14,8 +14,12 @@ export interface PendingWrite {
   suspendedTurnId: string;
 }
 
-/** What became of one write, as the resumed stream's `tool_result` says. */
-export type WriteOutcome = 'allowed' | 'declined' | 'expired';
+/**
+ * What became of one write, as the resumed stream's `tool_result` says: allowed and written,
+ * allowed but failed when it ran, declined, expired — or unknown, when the answer stopped before
+ * the server said (the page never guesses it from the person's choice).
+ */
+export type WriteOutcome = 'allowed' | 'failed' | 'declined' | 'expired' | 'unknown';
 
 /**
  * `pending`: waiting for the person; `sending`: the decisions are on their way; `done`: the server
@@ -24,6 +28,8 @@ export type WriteOutcome = 'allowed' | 'declined' | 'expired';
 export type SlipStatus = 'pending' | 'sending' | 'done' | 'expired';
 
 export interface Slip {
+  /** This slip, apart from any other: a resumed turn that asks again keeps its suspended id. */
+  key: string;
   suspendedTurnId: string;
   writes: PendingWrite[];
   /** The person's choice for each write id, before sending. */
@@ -38,18 +44,21 @@ export interface Decision {
   allowed: boolean;
 }
 
+let slips = 0;
+
 /** Writes grouped into slips by suspended turn, in first-seen order; a write seen twice counts once. */
 export function groupBySuspendedTurn(writes: PendingWrite[]): Slip[] {
-  const slips: Slip[] = [];
+  const out: Slip[] = [];
   for (const write of writes) {
-    let slip = slips.find((s) => s.suspendedTurnId === write.suspendedTurnId);
+    let slip = out.find((s) => s.suspendedTurnId === write.suspendedTurnId);
     if (slip === undefined) {
-      slip = { suspendedTurnId: write.suspendedTurnId, writes: [], choices: {}, status: 'pending', outcomes: {} };
-      slips.push(slip);
+      slips += 1;
+      slip = { key: `slip-${slips}`, suspendedTurnId: write.suspendedTurnId, writes: [], choices: {}, status: 'pending', outcomes: {} };
+      out.push(slip);
     }
     if (!slip.writes.some((w) => w.id === write.id)) slip.writes.push(write);
   }
-  return slips;
+  return out;
 }
 
 /** The person chose for one write; ignored once the slip is no longer pending. */
@@ -83,11 +92,14 @@ export function send(slip: Slip): { slip: Slip; decisions: Decision[] } | null {
   return { slip: { ...slip, status: 'sending' }, decisions: decisionsFor(slip) };
 }
 
-/** The server took the decisions; `reported` is what the resumed stream said of each write. */
+/**
+ * The server took the decisions; `reported` is what the resumed stream said of each write. A
+ * write it said nothing of is `unknown`: never inferred from what the person chose.
+ */
 export function accepted(slip: Slip, reported: Record<string, WriteOutcome>): Slip {
   const outcomes: Record<string, WriteOutcome> = {};
   for (const w of slip.writes) {
-    outcomes[w.id] = reported[w.id] ?? (slip.choices[w.id] === true ? 'allowed' : 'declined');
+    outcomes[w.id] = reported[w.id] ?? 'unknown';
   }
   const allExpired = slip.writes.every((w) => outcomes[w.id] === 'expired');
   return { ...slip, status: allExpired ? 'expired' : 'done', outcomes };
@@ -116,10 +128,18 @@ export function verdict(slip: Slip): string | null {
       return 'Expired: nothing was changed. This confirmation expired before it was answered. Ask again to start a fresh turn.';
     case 'done': {
       const values = slip.writes.map((w) => slip.outcomes[w.id]);
-      if (values.every((v) => v === 'allowed')) return 'Allowed. The turn resumed.';
-      if (values.every((v) => v !== 'allowed')) return 'Declined. Nothing was written.';
-      const allowed = values.filter((v) => v === 'allowed').length;
-      return `${allowed} of ${values.length} allowed; the others were not written. The turn resumed.`;
+      const n = (o: WriteOutcome) => values.filter((v) => v === o).length;
+      if (n('unknown') > 0) {
+        return 'Your decision was sent, but the answer stopped before the server said what each write did. The trace of this turn has it.';
+      }
+      if (n('failed') > 0) {
+        const failed = n('failed');
+        const written = n('allowed') > 0 ? `; ${n('allowed')} written` : '';
+        return `${failed === 1 ? 'One write' : `${failed} writes`} failed when ${failed === 1 ? 'it' : 'they'} ran and changed nothing (see the margin)${written}. The turn resumed.`;
+      }
+      if (n('allowed') === values.length) return 'Allowed. The turn resumed.';
+      if (n('allowed') === 0) return n('expired') > 0 ? 'Expired or declined: nothing was written.' : 'Declined. Nothing was written.';
+      return `${n('allowed')} of ${values.length} allowed; the others were not written. The turn resumed.`;
     }
   }
 }

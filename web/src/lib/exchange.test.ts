@@ -31,30 +31,60 @@ describe('an exchange built from the stream', () => {
     expect(x.status).toBe('waiting');
     expect(x.slips).toHaveLength(1);
     expect(x.slips[0]?.writes).toHaveLength(2);
-    x = updateSlip(x, 's', (s) => send(chooseAll(s, true))!.slip);
+    const key = x.slips[0]!.key;
+    x = updateSlip(x, key, (s) => send(chooseAll(s, true))!.slip);
     x = play(x, [
       ['tool_result', { id: 'w1', name: 'set_budget', summary: '{"id":"b1"}', isError: false, decision: 'allowed' }],
       ['tool_result', { id: 'w2', name: 'set_budget', summary: 'The user declined', isError: false, decision: 'declined' }],
       ['token', { delta: 'Done.' }],
       ['turn_end', { run_id: 'r', conversation_id: 'c', status: 'ok' }],
     ]);
-    x = settleSlip(x, 's');
+    x = settleSlip(x, key, 'complete');
     expect(x.slips[0]?.status).toBe('done');
     expect(x.slips[0]?.outcomes).toEqual({ w1: 'allowed', w2: 'declined' });
     expect(x.tools.map((t) => t.result?.decision)).toEqual(['allowed', 'declined']);
   });
 
-  it('gives a resumed turn that asks again a slip of its own', () => {
+  it('gives a resumed turn that asks again a slip of its own, decided apart from the first', () => {
     let x = play(newExchange('q'), [
       ['confirm_request', { id: 'w1', tool: 'set_budget', args: {}, summary: 'a', tier: 'write', suspended_turn_id: 's' }],
     ]);
-    x = updateSlip(x, 's', (s) => send(chooseAll(s, true))!.slip);
-    x = play(x, [['confirm_request', { id: 'w9', tool: 'memory_save', args: {}, summary: 'b', tier: 'write', suspended_turn_id: 's' }]]);
-    x = settleSlip(x, 's');
-    expect(x.slips.map((s) => [s.status, s.writes.map((w) => w.id)])).toEqual([
-      ['done', ['w1']],
-      ['pending', ['w9']],
+    const first = x.slips[0]!.key;
+    x = updateSlip(x, first, (s) => send(chooseAll(s, true))!.slip);
+    x = play(x, [
+      ['tool_result', { id: 'w1', name: 'set_budget', summary: '{}', isError: false, decision: 'allowed' }],
+      ['confirm_request', { id: 'w9', tool: 'memory_save', args: {}, summary: 'b', tier: 'write', suspended_turn_id: 's' }],
+      ['turn_end', { run_id: 'r', conversation_id: 'c', status: 'suspended', suspended_turn_id: 's' }],
     ]);
+    x = settleSlip(x, first, 'complete');
+    const second = x.slips[1]!.key;
+    expect(second).not.toBe(first);
+    // Declining the second card leaves the first as the server settled it.
+    x = updateSlip(x, second, (s) => send(chooseAll(s, false))!.slip);
+    x = play(x, [['tool_result', { id: 'w9', name: 'memory_save', summary: 'declined', isError: false, decision: 'declined' }]]);
+    x = settleSlip(x, second, 'complete');
+    expect(x.slips.map((s) => [s.status, s.writes.map((w) => w.id), s.outcomes])).toEqual([
+      ['done', ['w1'], { w1: 'allowed' }],
+      ['done', ['w9'], { w9: 'declined' }],
+    ]);
+  });
+
+  it('never states an outcome the server did not report', () => {
+    const base = play(newExchange('q'), [
+      ['confirm_request', { id: 'w1', tool: 'set_budget', args: {}, summary: 'a', tier: 'write', suspended_turn_id: 's' }],
+    ]);
+    const key = base.slips[0]!.key;
+    const sent = updateSlip(base, key, (s) => send(chooseAll(s, true))!.slip);
+    // The leg failed before the server said anything of the write: the card comes back.
+    const failed = settleSlip(play(sent, [['error', { message: 'try again' }]]), key, 'error');
+    expect(failed.slips[0]?.status).toBe('pending');
+    // The stream broke off before the write's result: unknown, not "allowed".
+    const cut = settleSlip(sent, key, 'cut');
+    expect(cut.slips[0]?.outcomes).toEqual({ w1: 'unknown' });
+    // An allowed write whose tool failed is a failure, not a write.
+    const broke = settleSlip(play(sent, [['tool_result', { id: 'w1', name: 'set_budget', summary: 'no such category', isError: true, decision: 'allowed' }]]), key, 'complete');
+    expect(broke.slips[0]?.outcomes).toEqual({ w1: 'failed' });
+    expect(broke.tools[0]?.result?.decision).toBe('failed');
   });
 
   it('shows an error event as a note, never as prose', () => {

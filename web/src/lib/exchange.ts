@@ -11,7 +11,8 @@ import type {
   ToolResultEvent,
   TurnEndEvent,
 } from '../api/types';
-import { accepted, groupBySuspendedTurn, type Slip, type WriteOutcome } from './confirm';
+import { accepted, groupBySuspendedTurn, refused, type Slip, type WriteOutcome } from './confirm';
+import type { LegOutcome } from './leg';
 import type { SseEvent } from './sse';
 import type { Tone } from '../components/mark';
 
@@ -39,6 +40,8 @@ export interface Exchange {
   slips: Slip[];
   notes: ExchangeNote[];
   account: TurnEndEvent | null;
+  /** The run this exchange's turn is, once the stream named it (for "Read the trace"). */
+  runId: string | null;
   status: ExchangeStatus;
   /** Read back from a stored conversation: no live turn behind it. */
   recorded?: boolean;
@@ -48,7 +51,7 @@ let counter = 0;
 
 export function newExchange(question: string): Exchange {
   counter += 1;
-  return { key: `x${counter}-${Date.now()}`, question, prose: '', tools: [], slips: [], notes: [], account: null, status: 'running' };
+  return { key: `x${counter}-${Date.now()}`, question, prose: '', tools: [], slips: [], notes: [], account: null, runId: null, status: 'running' };
 }
 
 /** What the stream said, applied to the exchange. Unknown events are ignored. */
@@ -65,7 +68,9 @@ export function applyEvent(x: Exchange, event: SseEvent): Exchange {
     }
     case 'tool_result': {
       const r = event.data as ToolResultEvent;
-      const result = { summary: r.summary ?? '', isError: Boolean(r.isError), ...(r.decision ? { decision: r.decision } : {}) };
+      // An allowed write whose tool failed changed nothing: it is "failed", never "written".
+      const decision: WriteOutcome | undefined = r.decision === 'allowed' && r.isError ? 'failed' : r.decision;
+      const result = { summary: r.summary ?? '', isError: Boolean(r.isError), ...(decision ? { decision } : {}) };
       const known = x.tools.some((t) => t.id === r.id);
       const tools = known
         ? x.tools.map((t) => (t.id === r.id ? { ...t, result } : t))
@@ -85,11 +90,11 @@ export function applyEvent(x: Exchange, event: SseEvent): Exchange {
     }
     case 'turn_end': {
       const end = event.data as TurnEndEvent;
-      if (end.status === 'suspended') return { ...x, status: 'waiting' };
+      if (end.status === 'suspended') return { ...x, runId: end.run_id ?? x.runId, status: 'waiting' };
       const notes = [...x.notes];
       const word = statusNote(end.status);
       if (word) notes.push(word);
-      return { ...x, account: end, status: end.status === 'ok' ? 'done' : 'failed', notes };
+      return { ...x, account: end, runId: end.run_id ?? x.runId, status: end.status === 'ok' ? 'done' : 'failed', notes };
     }
     case 'error': {
       const { message } = event.data as ErrorEvent;
@@ -120,18 +125,26 @@ function statusNote(status: string): ExchangeNote | null {
   }
 }
 
-/** After a confirm's stream: the slip states what the server said of each write. */
-export function settleSlip(x: Exchange, suspendedTurnId: string): Exchange {
+/**
+ * After a confirm's stream: the slip states what the server said of each write. When the leg
+ * failed before the server said anything of them, the choices come back to the person (a failed
+ * leg keeps its state and may be answered again); otherwise a write it said nothing of is unknown.
+ */
+export function settleSlip(x: Exchange, slipKey: string, leg: LegOutcome): Exchange {
   const reported: Record<string, WriteOutcome> = {};
   for (const t of x.tools) if (t.result?.decision) reported[t.id] = t.result.decision;
   return {
     ...x,
-    slips: x.slips.map((s) => (s.suspendedTurnId === suspendedTurnId && s.status === 'sending' ? accepted(s, reported) : s)),
+    slips: x.slips.map((s) => {
+      if (s.key !== slipKey || s.status !== 'sending') return s;
+      const heard = s.writes.some((w) => reported[w.id] !== undefined);
+      return leg === 'error' && !heard ? refused(s) : accepted(s, reported);
+    }),
   };
 }
 
-export function updateSlip(x: Exchange, suspendedTurnId: string, change: (slip: Slip) => Slip): Exchange {
-  return { ...x, slips: x.slips.map((s) => (s.suspendedTurnId === suspendedTurnId ? change(s) : s)) };
+export function updateSlip(x: Exchange, slipKey: string, change: (slip: Slip) => Slip): Exchange {
+  return { ...x, slips: x.slips.map((s) => (s.key === slipKey ? change(s) : s)) };
 }
 
 const DECLINED_PREFIX = 'The user declined this call';

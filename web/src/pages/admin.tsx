@@ -45,22 +45,28 @@ export function AdminPage() {
   const latestAt = overview?.evaluation?.latest?.finishedAt ?? null;
   const [awaiting, setAwaiting] = useState<{ since: string | null; until: number } | null>(null);
   useEffect(() => {
-    if (awaiting && !running && (latestAt !== awaiting.since || Date.now() > awaiting.until)) setAwaiting(null);
+    if (awaiting && !running && latestAt !== awaiting.since) setAwaiting(null);
   }, [awaiting, running, latestAt]);
   useEffect(() => {
     if (!running && !awaiting) return;
-    const timer = window.setInterval(() => void load(), 3000);
+    const timer = window.setInterval(() => {
+      if (awaiting && Date.now() > awaiting.until) setAwaiting(null);
+      void load();
+    }, 3000);
     return () => window.clearInterval(timer);
   }, [running, awaiting, load]);
 
-  async function act(key: string, action: Record<string, unknown>, done?: (answer: Record<string, unknown>) => string) {
+  /** Sends an action, then reads the panels again; whether the server took it. */
+  async function act(key: string, action: Record<string, unknown>, done?: (answer: Record<string, unknown>) => string): Promise<boolean> {
     setWorking(key);
     setSaid(null);
     try {
       const answer = await api.adminAction(action);
       if (done) setSaid(done(answer));
+      return true;
     } catch (e) {
       setSaid(refusalSentence(e).text);
+      return false;
     } finally {
       await load();
       setWorking(null);
@@ -104,9 +110,10 @@ export function AdminPage() {
             o={overview}
             working={working}
             awaiting={awaiting !== null}
-            onStart={() => {
-              setAwaiting({ since: latestAt, until: Date.now() + 20 * 60_000 });
-              void act('eval', { action: 'run_eval' }, (a) => String(a.started ?? 'An evaluation run started.'));
+            onStart={async () => {
+              const since = latestAt;
+              const started = await act('eval', { action: 'run_eval' }, (a) => String(a.started ?? 'An evaluation run started.'));
+              if (started) setAwaiting({ since, until: Date.now() + 20 * 60_000 });
             }}
           />
           <div class="admin-grid">
@@ -277,8 +284,8 @@ function ToolsPanel({ o }: { o: AdminOverview }) {
             <THead columns={['tool', { label: 'calls', numeric: true }, { label: 'errors', numeric: true }, { label: 'median', numeric: true }]} />
             <tbody>
               {o.tools.map((t) => (
-                <tr key={t.name}>
-                  <td>{t.name}</td>
+                <tr key={t.name ?? '(unnamed)'}>
+                  <td>{t.name ?? '(unnamed)'}</td>
                   <td class="num n">{count(t.calls)}</td>
                   <td class={`num n ${t.error_pct > 0 ? 'tone-t-danger' : 't-zero'}`}>{percent(t.error_pct)}</td>
                   <td class="num n">{t.median_latency_ms === null ? 'n/a' : `${count(t.median_latency_ms)} ms`}</td>

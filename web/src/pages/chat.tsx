@@ -3,7 +3,7 @@
 // that the person answers. Tokens arrive over `fetch` with a stream reader (SSE from a POST).
 
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { useRoute } from 'preact-iso';
+import { useLocation, useRoute } from 'preact-iso';
 import { ApiError, api } from '../api/client';
 import type { ConversationSummary, TurnEndEvent } from '../api/types';
 import { ExchangeView } from '../components/exchange-view';
@@ -14,7 +14,7 @@ import { expired as expireSlip, refused, send, type Slip } from '../lib/confirm'
 import { applyEvent, exchangesFromHistory, newExchange, settleSlip, updateSlip, type Exchange } from '../lib/exchange';
 import { shortDate } from '../lib/format';
 import { refusalSentence, type Said } from '../lib/refusals';
-import { StreamCut, consumeTurn } from '../lib/sse';
+import { runLeg, type LegOutcome } from '../lib/leg';
 import { modelLabel, useSession } from '../session';
 import { NotFound } from './not-found';
 
@@ -38,6 +38,7 @@ function markFirstToken() {
 
 export function Chat() {
   const { params } = useRoute();
+  const { route } = useLocation();
   const { session, refresh } = useSession();
   const [exchanges, setExchanges] = useState<Exchange[]>([]);
   const [conversationId, setConversationId] = useState<string | null>(params.id ?? null);
@@ -51,25 +52,44 @@ export function Chat() {
   const abort = useRef<AbortController | null>(null);
   const composer = useRef<HTMLInputElement>(null);
   const end = useRef<HTMLDivElement>(null);
+  // The conversation on the page, as async work sees it (state read in a closure may be stale).
+  const current = useRef<string | null>(params.id ?? null);
 
   const visitor = session?.visitor ?? null;
   const messages = session?.messages;
 
-  // A conversation named in the address is read back; an unknown one is the 404 sentence.
+  // Leaving the page stops reading the stream in flight, so its events land nowhere.
+  useEffect(() => () => abort.current?.abort(), []);
+
+  // A conversation named in the address is read back (unless it is the one on the page, whose
+  // address this page set itself); an unknown one is the 404 page. No id: a new conversation.
   useEffect(() => {
-    if (!params.id) return;
+    const id = params.id ?? null;
+    if (id === null) {
+      if (missing || current.current !== null) {
+        setMissing(false);
+        setExchanges([]);
+        setConversationId(null);
+        current.current = null;
+      }
+      setLoadingHistory(false);
+      return;
+    }
+    if (id === current.current && exchanges.length > 0) return;
     let live = true;
     setLoadingHistory(true);
     api
-      .conversation(params.id)
+      .conversation(id)
       .then((found) => {
         if (!live) return;
         if (!found) {
           setMissing(true);
           setConversationId(null);
+          current.current = null;
         } else {
           setMissing(false);
           setConversationId(found.id);
+          current.current = found.id;
           setExchanges(exchangesFromHistory(found.messages));
         }
       })
@@ -105,15 +125,20 @@ export function Chat() {
     setExchanges((xs) => xs.map((x) => (x.key === key ? change(x) : x)));
   }, []);
 
-  /** Streams one leg of a turn into exchange `key`. */
-  async function stream(key: string, start: (signal: AbortSignal) => Promise<Response>): Promise<'complete' | 'refused' | 'stopped' | 'cut'> {
+  const note = (key: string, tone: 'warn' | 'danger', word: string, text: string) =>
+    update(key, (x) => ({ ...x, notes: [...x.notes, { tone, word, text }] }));
+
+  /**
+   * Streams one leg of a turn into exchange `key`. Throws only for a refusal before any event;
+   * once the answer has begun, a stop or a break is an outcome and a note, never a refusal.
+   */
+  async function stream(key: string, start: (signal: AbortSignal) => Promise<Response>): Promise<LegOutcome> {
     const controller = new AbortController();
     abort.current = controller;
     setBusy(true);
     try {
-      const response = await start(controller.signal);
-      if (!response.body) throw new StreamCut('the answer arrived without a body');
-      await consumeTurn(response.body, (event) => {
+      const { outcome, detail } = await runLeg(start, controller.signal, (event) => {
+        if (controller.signal.aborted) return;
         update(key, (x) => applyEvent(x, event));
         if (event.event === 'token') {
           markFirstToken();
@@ -123,34 +148,28 @@ export function Chat() {
         }
         if (event.event === 'turn_end') {
           const endEvent = event.data as TurnEndEvent;
-          if (endEvent.conversation_id) {
+          if (endEvent.conversation_id && current.current !== endEvent.conversation_id) {
+            current.current = endEvent.conversation_id;
             setConversationId(endEvent.conversation_id);
-            const path = `/chat/${endEvent.conversation_id}`;
-            if (window.location.pathname !== path) window.history.replaceState(window.history.state, '', path);
+            route(`/chat/${endEvent.conversation_id}`, true);
           }
         }
       });
-      return 'complete';
-    } catch (e) {
-      if (e instanceof DOMException && e.name === 'AbortError') {
-        update(key, (x) => ({
-          ...x,
-          status: 'stopped',
-          notes: [...x.notes, { tone: 'warn', word: 'note', text: 'Stopped. What already ran is kept in the trace.' }],
-        }));
-        return 'stopped';
+      if (outcome === 'stopped') {
+        update(key, (x) => ({ ...x, status: 'stopped' }));
+        note(
+          key,
+          'warn',
+          'note',
+          'Stopped reading. The server finishes this turn anyway, and its trace keeps what it did; if it asks to write, nothing is written without you: that request expires unanswered.',
+        );
+      } else if (outcome === 'cut') {
+        update(key, (x) => ({ ...x, status: 'failed' }));
+        note(key, 'danger', 'failed', `The answer was cut off: ${detail ?? 'the stream broke'}. What the server finished is kept in the trace; ask again to go on.`);
       }
-      if (e instanceof StreamCut) {
-        update(key, (x) => ({
-          ...x,
-          status: 'failed',
-          notes: [...x.notes, { tone: 'danger', word: 'failed', text: `The answer was cut off: ${e.message}. What the server finished is kept; ask again to go on.` }],
-        }));
-        return 'cut';
-      }
-      throw e;
+      return outcome;
     } finally {
-      abort.current = null;
+      if (abort.current === controller) abort.current = null;
       setBusy(false);
       void refresh();
     }
@@ -166,43 +185,50 @@ export function Chat() {
     setExchanges((xs) => [...xs, x]);
     requestAnimationFrame(() => end.current?.scrollIntoView({ block: 'end' }));
     try {
-      await stream(x.key, (signal) => api.chat(text, conversationId, signal));
+      await stream(x.key, (signal) => api.chat(text, current.current, signal));
     } catch (e) {
+      if (e instanceof DOMException && e.name === 'AbortError') return;
       // Refused before the turn started: the question was not answered, so it leaves the page.
       setExchanges((xs) => xs.filter((other) => other.key !== x.key));
       setDraft(text);
-      const said = refusalSentence(e, visitor?.anonymous ?? true);
-      setBanner(said);
+      setBanner(refusalSentence(e, visitor?.anonymous ?? true));
     } finally {
       focusNext();
     }
   }
 
-  async function decide(key: string, suspendedTurnId: string, slip: Slip) {
+  async function decide(key: string, slip: Slip) {
     if (busy) return;
     const sending = send(slip);
     if (!sending) {
-      update(key, (x) => updateSlip(x, suspendedTurnId, () => slip));
+      update(key, (x) => updateSlip(x, slip.key, () => slip));
       return;
     }
-    update(key, (x) => ({ ...updateSlip(x, suspendedTurnId, () => sending.slip), status: 'running' }));
+    update(key, (x) => ({ ...updateSlip(x, slip.key, () => sending.slip), status: 'running' }));
     setBanner(null);
     try {
-      // Once the stream started the server had the decisions: the slip says what it reported,
-      // even when the rest of the answer was cut off or stopped.
-      await stream(key, (signal) => api.confirm(suspendedTurnId, sending.decisions, signal));
-      update(key, (x) => settleSlip(x, suspendedTurnId));
+      // Once the stream began the server had the decisions: the card says what it reported.
+      const outcome = await stream(key, (signal) => api.confirm(slip.suspendedTurnId, sending.decisions, signal));
+      update(key, (x) => {
+        const settled = settleSlip(x, slip.key, outcome);
+        const back = settled.slips.find((s) => s.key === slip.key)?.status === 'pending';
+        return back ? { ...settled, status: 'waiting' } : settled;
+      });
     } catch (e) {
+      if (e instanceof DOMException && e.name === 'AbortError') {
+        update(key, (x) => ({ ...updateSlip(x, slip.key, refused), status: 'waiting' }));
+        return;
+      }
       if (e instanceof ApiError && e.status === 410) {
         update(key, (x) => ({
-          ...updateSlip(x, suspendedTurnId, expireSlip),
+          ...updateSlip(x, slip.key, expireSlip),
           status: 'failed',
           notes: [...x.notes, { tone: 'warn', word: 'note', text: refusalSentence(e).text }],
         }));
       } else {
         const said = refusalSentence(e, visitor?.anonymous ?? true);
         update(key, (x) => ({
-          ...updateSlip(x, suspendedTurnId, refused),
+          ...updateSlip(x, slip.key, refused),
           status: 'waiting',
           notes: said.word === 'paused' ? x.notes : [...x.notes, { tone: said.word === 'note' ? 'warn' : 'danger', word: said.word, text: said.text }],
         }));
@@ -226,9 +252,10 @@ export function Chat() {
     if (busy) return;
     setExchanges([]);
     setConversationId(null);
+    current.current = null;
     setMissing(false);
     setBanner(null);
-    window.history.replaceState(window.history.state, '', '/chat');
+    route('/chat', true);
     composer.current?.focus();
   }
 
@@ -253,10 +280,17 @@ export function Chat() {
           <span class="pulse">Reading the conversation…</span>
         </p>
       ) : null}
+      {exchanges.length > 0 ? <h1 class="visually-hidden">Chat</h1> : null}
       {exchanges.length > 0 ? (
         <div class="chat-bar">
           <span class="tiny faint">{conversationId ? 'This conversation continues with each question.' : 'A new conversation.'}</span>
-          <button type="button" class="link-button small" onClick={newConversation} disabled={busy}>
+          <button
+            type="button"
+            class="link-button small"
+            onClick={newConversation}
+            disabled={busy || waiting}
+            title={waiting ? 'Decide the write that is waiting first (Decline leaves the ledger as it is).' : undefined}
+          >
             New conversation
           </button>
         </div>
@@ -266,8 +300,8 @@ export function Chat() {
           key={x.key}
           exchange={x}
           first={i === 0}
-          onSlipChange={(id, slip) => update(x.key, (e) => updateSlip(e, id, () => slip))}
-          onSend={(id, slip) => void decide(x.key, id, slip)}
+          onSlipChange={(slip) => update(x.key, (e) => updateSlip(e, slip.key, () => slip))}
+          onSend={(slip) => void decide(x.key, slip)}
         />
       ))}
       {banner ? (
@@ -300,7 +334,8 @@ export function Chat() {
             maxLength={4000}
             placeholder="Ask about your ledger…"
             value={draft}
-            disabled={busy}
+            readOnly={busy}
+            aria-busy={busy}
             onInput={(e) => setDraft((e.currentTarget as HTMLInputElement).value)}
           />
           {busy ? (

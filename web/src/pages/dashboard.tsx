@@ -5,7 +5,7 @@
 
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { api } from '../api/client';
+import { ApiError, api } from '../api/client';
 import type { Dashboard, SpendGroup } from '../api/types';
 import { ChartCanvas } from '../components/chart';
 import { Mark } from '../components/mark';
@@ -15,6 +15,7 @@ import { Empty, Failure, Figure, Loading, Section } from '../components/paper';
 import { INK, horizontalBars, reducedMotion, targetLine, valueLabels, type ChartConfiguration } from '../lib/charts';
 import { monthName, monthsBetween } from '../lib/format';
 import { formatAmount, formatMinor } from '../lib/money';
+import { refusalSentence } from '../lib/refusals';
 import { useSession } from '../session';
 
 export function DashboardPage() {
@@ -26,10 +27,15 @@ export function DashboardPage() {
   useEffect(() => {
     let live = true;
     setData(undefined);
+    setFailed(null);
     api
       .dashboard(month)
       .then((d) => live && setData(d))
-      .catch((e) => live && setFailed(e instanceof Error ? e.message : String(e)));
+      .catch((e) => {
+        if (!live) return;
+        if (e instanceof ApiError && e.status === 400) setFailed(`There is no month ${month ?? ''} to show: months are written YYYY-MM, from 01 to 12.`);
+        else setFailed(refusalSentence(e).text);
+      });
     return () => {
       live = false;
     };
@@ -40,13 +46,25 @@ export function DashboardPage() {
       <Page genre="paper" title="Dashboard">
         <h1 class="headline">Dashboard</h1>
         <Failure message={failed} />
+        <p class="small">
+          <a href="/dashboard">Show the latest month</a>
+        </p>
       </Page>
     );
   }
   if (data === null) return <SignedOut />;
   return (
     <Page genre="paper" title="Dashboard">
-      {data === undefined ? <Loading what="your ledger" /> : data.empty ? <EmptyLedger /> : <Filled data={data} />}
+      {data === undefined ? (
+        <>
+          <h1 class="visually-hidden">Dashboard</h1>
+          <Loading what="your ledger" />
+        </>
+      ) : data.empty ? (
+        <EmptyLedger />
+      ) : (
+        <Filled data={data} />
+      )}
     </Page>
   );
 }
@@ -83,9 +101,16 @@ function Filled({ data }: { data: Dashboard }) {
   const at = months.indexOf(month);
   const previous = at > 0 ? months[at - 1] : undefined;
   const next = at >= 0 && at < months.length - 1 ? months[at + 1] : undefined;
-  const categories = (data.spend_by_category?.groups ?? []).filter((g) => g.amount_minor > 0);
-  const currency = data.spend_by_category?.total?.currency ?? categories[0]?.currency ?? 'INR';
-  const spent = data.spend_by_category?.total;
+  // Amounts of different currencies are never added or drawn on one scale: the chart and the
+  // figures are in the month's main currency, and spending in any other is listed beside them.
+  const report = data.spend_by_category;
+  const totals = report?.totals_by_currency ?? [];
+  const currency = report?.total?.currency ?? [...totals].sort((a, b) => b.amount_minor - a.amount_minor)[0]?.currency ?? 'INR';
+  const spending = (report?.groups ?? []).filter((g) => g.amount_minor > 0);
+  const categories = spending.filter((g) => g.currency === currency);
+  const elsewhere = spending.filter((g) => g.currency !== currency);
+  const spent = totals.find((t) => t.currency === currency) ?? report?.total ?? null;
+  const otherTotals = totals.filter((t) => t.currency !== currency && t.amount_minor !== 0);
   const largest = categories[0];
   // What the recurring charges cost a month, as the ledger's own detect_recurring counts it (money
   // out only: salary and interest recur too and are left out).
@@ -109,7 +134,11 @@ function Filled({ data }: { data: Dashboard }) {
       </header>
 
       <div class="figures four">
-        <Figure value={spent ? formatAmount(spent) : 'mixed currencies'} label="Spent" />
+        <Figure
+          value={spent ? formatAmount(spent) : formatMinor(0, currency)}
+          label="Spent"
+          note={otherTotals.length > 0 ? `and ${otherTotals.map(formatAmount).join(', ')}` : undefined}
+        />
         <Figure value={largest ? formatAmount(largest) : formatMinor(0, currency)} label="Largest category" note={largest?.group ?? 'none'} />
         <Figure
           value={commitment ? formatAmount(commitment) : formatMinor(0, currency)}
@@ -121,13 +150,14 @@ function Filled({ data }: { data: Dashboard }) {
 
       <Section title="Where it went" note="Expense categories only: income is money in, and would net against spending." id="where" first>
         {categories.length === 0 ? <Empty title="No spending recorded this month." /> : <CategoryChart groups={categories} month={month} />}
+        {elsewhere.length > 0 ? <SpendTable caption="In other currencies" first="category" groups={elsewhere} open /> : null}
       </Section>
 
       <Section title="By month" note="Spending of the six months up to this one, by month." id="by-month">
         <MonthChart data={data} />
       </Section>
 
-      <Section title="Against budget" note="The line marks the budget; a bar past it is an overrun, and the amount is printed beside it." id="budgets">
+      <Section title="Against budget" note="The line marks the budget; a bar past it is an overrun. The share used is printed beside each bar, the amounts in the table under it." id="budgets">
         <BudgetChart data={data} />
       </Section>
 
@@ -216,8 +246,10 @@ function CategoryChart({ groups, month }: { groups: SpendGroup[]; month: string 
 function MonthChart({ data }: { data: Dashboard }) {
   const report = data.spend_by_month;
   const months = report ? monthsBetween(report.period.from, report.period.to) : [];
-  const currency = report?.total?.currency ?? 'INR';
+  const totals = report?.totals_by_currency ?? [];
+  const currency = report?.total?.currency ?? [...totals].sort((a, b) => b.amount_minor - a.amount_minor)[0]?.currency ?? 'INR';
   const byMonth = new Map((report?.groups ?? []).filter((g) => g.currency === currency).map((g) => [g.group, g]));
+  const elsewhere = (report?.groups ?? []).filter((g) => g.currency !== currency && g.amount_minor !== 0);
   const rows: SpendGroup[] = months.map(
     (m) => byMonth.get(m) ?? { group: m, transactions: 0, amount_minor: 0, currency },
   );
@@ -256,20 +288,23 @@ function MonthChart({ data }: { data: Dashboard }) {
     <>
       <ChartCanvas config={config as ChartConfiguration} label="Spending by month; the table below lists every amount." height={180} />
       <SpendTable caption="Spending by month" first="month" groups={rows.map((r) => ({ ...r, group: monthName(r.group) }))} />
+      {elsewhere.length > 0 ? (
+        <SpendTable caption="In other currencies" first="month" groups={elsewhere.map((r) => ({ ...r, group: monthName(r.group) }))} open />
+      ) : null}
     </>
   );
 }
 
-function SpendTable({ caption, first, groups }: { caption: string; first: string; groups: SpendGroup[] }) {
+function SpendTable({ caption, first, groups, open }: { caption: string; first: string; groups: SpendGroup[]; open?: boolean }) {
   return (
-    <details class="chart-table">
-      <summary class="small">As a table</summary>
+    <details class="chart-table" open={open}>
+      <summary class="small">{open ? caption : 'As a table'}</summary>
       <table class="ledger-table">
         <caption class="visually-hidden">{caption}</caption>
         <THead columns={[first, { label: 'transactions', numeric: true }, { label: 'amount', numeric: true }]} />
         <tbody>
           {groups.map((g) => (
-            <tr key={g.group}>
+            <tr key={`${g.group}-${g.currency}`}>
               <th scope="row" class="row-head">
                 {g.group}
               </th>
@@ -310,7 +345,7 @@ function BudgetChart({ data }: { data: Dashboard }) {
         <THead columns={['category', { label: 'actual', numeric: true }, { label: 'budget', numeric: true }, { label: 'used', numeric: true }]} />
         <tbody>
           {rows.map((r) => (
-            <tr key={r.category}>
+            <tr key={`${r.category}-${r.actual.currency}`}>
               <th scope="row" class="row-head">
                 {r.category}
               </th>

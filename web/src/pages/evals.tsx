@@ -24,6 +24,7 @@ export function Evals() {
   }, []);
   return (
     <Page genre="paper" title="Evals">
+      {report === undefined ? <h1 class="visually-hidden">Evals</h1> : null}
       {failed ? <Failure message={failed} /> : null}
       {report === undefined && !failed ? <Loading what="the latest report" /> : null}
       {report === null ? (

@@ -12,6 +12,7 @@ export function Privacy() {
   const { session, refresh } = useSession();
   const visitor = session?.visitor;
   const [signingOut, setSigningOut] = useState(false);
+  const [signOutFailed, setSignOutFailed] = useState<string | null>(null);
   return (
     <Page genre="paper" title="Privacy" narrow>
       <header class="page-head">
@@ -29,8 +30,11 @@ export function Privacy() {
               disabled={signingOut}
               onClick={async () => {
                 setSigningOut(true);
+                setSignOutFailed(null);
                 try {
                   await api.signOut();
+                } catch (e) {
+                  setSignOutFailed(e instanceof Error ? e.message : String(e));
                 } finally {
                   await refresh();
                   setSigningOut(false);
@@ -40,6 +44,11 @@ export function Privacy() {
               {signingOut ? 'Signing out…' : 'Sign out'}
             </button>{' '}
             (every session of the account ends, on every device).
+          </p>
+        ) : null}
+        {signOutFailed ? (
+          <p class="small" role="alert">
+            <Mark tone="danger">failed</Mark> Signing out did not go through ({signOutFailed}). You are still signed in; try again.
           </p>
         ) : null}
       </header>

@@ -10,26 +10,31 @@ import { Page } from '../components/page';
 import { Badge, Card, JsonBlock, Stat, StatusBadge } from '../components/terminal';
 import { count, dateTime, percentOf, seconds } from '../lib/format';
 import { formatUsd } from '../lib/money';
-import { isScripted } from '../session';
+import { isScripted, useSession } from '../session';
 import { NotFound } from './not-found';
 
 export function RunPage() {
   const { params } = useRoute();
+  const { session } = useSession();
+  const operator = session?.visitor?.operator === true;
   const id = params.id ?? '';
   const [run, setRun] = useState<RunDetail | null | undefined>(undefined);
   const [failed, setFailed] = useState<string | null>(null);
   useEffect(() => {
+    // The visitor's own run; for the operator, any visitor's (through the admin door).
     api
       .run(id)
+      .then(async (own) => (own === null && operator ? api.adminRun(id) : own))
       .then(setRun)
       .catch((e) => setFailed(e instanceof Error ? e.message : String(e)));
-  }, [id]);
+  }, [id, operator]);
   if (run === null) return <NotFound />;
   return (
     <Page genre="terminal" title={run ? `Trace ${run.id.slice(0, 8)}` : 'Trace'}>
       <p class="run-top">
         <a href="/runs">← traces</a> <span class="mono t-muted">{id}</span> {run ? <StatusBadge status={run.status} /> : null}
       </p>
+      {run === undefined ? <h1 class="visually-hidden">Trace</h1> : null}
       {failed ? <p role="alert">failed: {failed}</p> : null}
       {run === undefined && !failed ? <p class="t-muted">reading…</p> : null}
       {run ? <Timeline run={run} /> : null}

@@ -7,6 +7,7 @@ import { useLocation } from 'preact-iso';
 import { ApiError, api } from '../api/client';
 import { Mark } from '../components/mark';
 import { Page } from '../components/page';
+import { refusalSentence } from '../lib/refusals';
 import { useSession } from '../session';
 
 export function SignIn() {
@@ -29,10 +30,11 @@ export function SignIn() {
       const operator = next?.visitor?.operator ?? answer.visitor?.operator;
       route(operator ? '/admin' : '/chat');
     } catch (err) {
-      if (err instanceof ApiError && err.status === 429) setError(err.message);
-      else if (up && err instanceof ApiError && err.status === 400) setError(err.message);
-      else if (up) setError(err instanceof ApiError ? err.message : 'The account could not be made. Try again.');
-      else setError('That email and password did not match.');
+      // Only a refused pair of credentials gets the vague sentence (it must not tell which email
+      // has an account); a limit, a bad field, or the site being down says what it is.
+      if (!up && err instanceof ApiError && err.status === 401) setError('That email and password did not match.');
+      else if (err instanceof ApiError && [400, 409, 429].includes(err.status)) setError(err.message);
+      else setError(refusalSentence(err).text);
     } finally {
       setBusy(false);
     }
