@@ -9,7 +9,7 @@ import type { AdminOverview } from '../api/types';
 import { ChartCanvas } from '../components/chart';
 import { Page } from '../components/page';
 import { RunsTable, THead } from '../components/table';
-import { Badge, Card, EmptyState, Stat, StatusBadge, type BadgeTone } from '../components/terminal';
+import { Badge, Card, EmptyState, Stat, type BadgeTone } from '../components/terminal';
 import { BubbleController, Chart } from 'chart.js';
 import { INK, capLine, reducedMotion, type ChartConfiguration } from '../lib/charts';
 import { count, dateTime, percent, seconds, shortDate } from '../lib/format';

@@ -280,7 +280,7 @@ export function Chat() {
           <span class="pulse">Reading the conversation…</span>
         </p>
       ) : null}
-      {exchanges.length > 0 ? <h1 class="visually-hidden">Chat</h1> : null}
+      {exchanges.length > 0 || loadingHistory ? <h1 class="visually-hidden">Chat</h1> : null}
       {exchanges.length > 0 ? (
         <div class="chat-bar">
           <span class="tiny faint">{conversationId ? 'This conversation continues with each question.' : 'A new conversation.'}</span>
