@@ -118,6 +118,13 @@ pub fn target_dir() -> PathBuf {
         .map_or_else(|| process::workspace_root().join("target"), PathBuf::from)
 }
 
+/// Where the journeys leave what a person looks at afterwards (screenshots, the server's log,
+/// the /chat figures): the checkout's own `target/`, whatever `CARGO_TARGET_DIR` says, so they are
+/// found beside the code they show.
+fn artifacts_dir() -> PathBuf {
+    process::workspace_root().join("target")
+}
+
 /// The web suites: type checks, the unit tests, the build, and the journeys in Chromium against
 /// `kakeibo-dev` on a database of their own. Returns whether everything passed.
 pub fn suite(urls: &pg::Urls) -> Result<bool> {
@@ -147,7 +154,7 @@ pub fn suite(urls: &pg::Urls) -> Result<bool> {
         .context("migrating the journeys' database")?;
     process::step(&format!(
         "web: the journeys in headless Chromium ({CHROMIUM}); screenshots in {}",
-        target_dir().join("web-screenshots").display()
+        artifacts_dir().join("web-screenshots").display()
     ));
     let journeys = npm()
         .args(["run", "e2e"])
@@ -155,14 +162,14 @@ pub fn suite(urls: &pg::Urls) -> Result<bool> {
         .env("KAKEIBO_E2E_APP_DATABASE_URL", &app)
         .env("KAKEIBO_DEV_BIN", bin.join("kakeibo-dev"))
         .env("KAKEIBO_BIN", bin.join("kakeibo"))
-        .env("KAKEIBO_WEB_ARTIFACTS", target_dir())
+        .env("KAKEIBO_WEB_ARTIFACTS", artifacts_dir())
         .env("CHROMIUM_PATH", CHROMIUM)
         .status()?
         .success();
     if !journeys {
         eprintln!(
             "web: the journeys failed; the server's log is in {}",
-            target_dir().join("web-e2e-server.log").display()
+            artifacts_dir().join("web-e2e-server.log").display()
         );
     }
     Ok(typed && unit && journeys)

@@ -47,8 +47,3 @@ export function refusalSentence(e: unknown, anonymous = true): Said {
       return { word: 'failed', text: e.message };
   }
 }
-
-/** A refusal that keeps the turn as it is (the person may answer again later). */
-export function isRefusalToRetry(e: unknown): boolean {
-  return e instanceof ApiError && (e.status === 503 || e.status === 403 || e.status === 409 || e.status === 0 || e.status >= 500);
-}
