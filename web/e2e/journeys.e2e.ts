@@ -85,6 +85,17 @@ describe('a visitor on /chat', () => {
     expect(runs).toEqual([{ status: 'ok', model: 'scripted-demo' }]);
     const calls = await sql('SELECT 1 FROM trace_events WHERE owner_id = $1 AND type = \'tool_call\' AND payload->>\'name\' = \'get_spend_report\'', [owner]);
     expect(calls).toHaveLength(1);
+
+    // The conversation has its own address; /chat again is a new conversation, not more of this one.
+    await expect.poll(() => new URL(page.url()).pathname).toMatch(/^\/chat\/[0-9a-f-]{36}$/);
+    const first = new URL(page.url()).pathname;
+    await page.goto('/chat');
+    await ask(page, 'How much did I spend?');
+    await waitSettled(page);
+    await expect.poll(() => new URL(page.url()).pathname).toMatch(/^\/chat\/[0-9a-f-]{36}$/);
+    expect(new URL(page.url()).pathname).not.toBe(first);
+    const conversations = await sql('SELECT id FROM conversations WHERE owner_id = $1', [owner]);
+    expect(conversations).toHaveLength(2);
     await context.close();
   });
 

@@ -104,15 +104,17 @@ pub async fn run(args: ImportArgs) -> Result<()> {
         print_preview(&preview);
     }
     if args.dry_run || plan.rows.is_empty() {
-        if !args.json && !plan.rows.is_empty() {
+        if !args.json && plan.rows.is_empty() {
+            eprintln!("nothing to import: every row is already in the ledger or could not be read");
+        } else if !args.json {
             eprintln!("dry run: nothing was added (plan {plan_id})");
         }
         return Ok(());
     }
     if !args.yes
         && !confirm(&format!(
-            "Import {} rows into {}? [y/N] ",
-            plan.rows.len(),
+            "Import {} into {}? [y/N] ",
+            count(plan.rows.len() as u64, "row", "rows"),
             account_names(&preview)
         ))?
     {
@@ -143,8 +145,8 @@ pub async fn run(args: ImportArgs) -> Result<()> {
         crate::outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         crate::outln!(
-            "imported {} rows ({} uncategorised){}",
-            report.imported,
+            "imported {} ({} uncategorised){}",
+            count(report.imported as u64, "row", "rows"),
             report.uncategorized,
             if report.skipped_duplicates > 0 {
                 format!(", {} already present", report.skipped_duplicates)
@@ -201,14 +203,55 @@ fn formatted(amounts: &Value) -> String {
         .unwrap_or_default()
 }
 
+/// "1 row", "3 rows".
+fn count(n: u64, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
+/// The preview's counts in words, leaving out the ones that are zero (beyond the first).
+fn counts_line(p: &Value) -> String {
+    let n = |key: &str| p[key].as_u64().unwrap_or(0);
+    let mut line = match n("rows_to_add") {
+        0 => "nothing new to add".to_owned(),
+        rows => format!("{} to add into {}", count(rows, "row", "rows"), account_names(p)),
+    };
+    let also = [
+        (
+            n("duplicates_skipped"),
+            "already in the ledger",
+            "already in the ledger",
+        ),
+        (n("parse_errors"), "unreadable", "unreadable"),
+        (
+            n("ignored_lines"),
+            "line that moves no money or is not a transaction",
+            "lines that move no money or are not transactions",
+        ),
+    ];
+    for (k, one, many) in also {
+        if k > 0 {
+            line.push_str(", ");
+            line.push_str(&count(k, one, many));
+        }
+    }
+    line
+}
+
 fn print_preview(p: &Value) {
     let f = &p["format"];
+    let header = match f["header_line"].as_u64() {
+        Some(line) if line > 0 => format!("header on line {line}"),
+        _ => "no header row (columns inferred from the cells)".to_owned(),
+    };
     crate::outln!(
-        "{} — {} encoding, delimiter {}, header on line {}",
+        "{} — {} encoding, delimiter {}, {header}",
         text(&p["filename"]),
         text(&f["encoding"]),
         text(&f["delimiter"]),
-        text(&f["header_line"])
     );
     let columns: Vec<String> = f["columns"]
         .as_object()
@@ -221,22 +264,20 @@ fn print_preview(p: &Value) {
         text(&f["decimal_mark"])
     );
     crate::outln!();
-    crate::outln!(
-        "{} rows to add into {}, {} already in the ledger, {} unreadable, {} that move no money or are not transactions",
-        text(&p["rows_to_add"]),
-        account_names(p),
-        text(&p["duplicates_skipped"]),
-        text(&p["parse_errors"]),
-        text(&p["ignored_lines"]),
-    );
+    crate::outln!("{}", counts_line(p));
     if let (Some(from), Some(to)) = (p["date_range"]["from"].as_str(), p["date_range"]["to"].as_str()) {
         crate::outln!("from {from} to {to}");
     }
-    crate::outln!(
-        "money in: {}   money out: {}",
-        formatted(&p["money_in"]),
-        formatted(&p["money_out"])
-    );
+    let money: Vec<String> = [("money in", &p["money_in"]), ("money out", &p["money_out"])]
+        .into_iter()
+        .filter_map(|(label, amounts)| {
+            let shown = formatted(amounts);
+            (!shown.is_empty()).then(|| format!("{label}: {shown}"))
+        })
+        .collect();
+    if !money.is_empty() {
+        crate::outln!("{}", money.join("   "));
+    }
     crate::outln!();
     let rows: Vec<Vec<String>> = p["by_category"]
         .as_array()
@@ -246,7 +287,9 @@ fn print_preview(p: &Value) {
                 .collect()
         })
         .unwrap_or_default();
-    table::print(&["category", ">rows", ">amount"], &rows);
+    if !rows.is_empty() {
+        table::print(&["category", ">rows", ">amount"], &rows);
+    }
     if let Some(errors) = p["errors"].as_array().filter(|e| !e.is_empty()) {
         crate::outln!();
         crate::outln!("rows that could not be read (skipped):");

@@ -37,7 +37,10 @@ use kakeibo_ledger::{DEV_OWNER, LedgerError, OwnerId, STATIC_RATES, seed, with_o
         Exit status of -p: 0 answered; 2 stopped short (iteration cap, stuck, length limit, blocked by the provider);\n\
         1 an error (no model configured included); 130 stopped by Ctrl+C. Writes are declined unless --allow-writes.\n\
         The model comes from the environment: GEMINI_API_KEY, ANTHROPIC_API_KEY, OPENAI_BASE_URL (+ OPENAI_API_KEY),\n\
-        or KAKEIBO_PROVIDER=script:PATH; `kakeibo providers check` says what is selected."
+        or KAKEIBO_PROVIDER=script:PATH; `kakeibo providers check` says what is selected.\n\n\
+        The database: every command but `providers` and `seed --out` needs one. DATABASE_URL (or --database-url)\n\
+        names it; when unset, kakeibo uses the embedded cluster of the checkout it runs in (the one\n\
+        `cargo xtask db up` or `cargo xtask dev` starts), and says how to start it when it is not running."
 )]
 struct Cli {
     /// Ask one question, print the answer and exit (one-shot mode).
@@ -97,7 +100,7 @@ enum Command {
 
 #[derive(Debug, Args)]
 pub(crate) struct DbArgs {
-    /// PostgreSQL URL of the owner role.
+    /// PostgreSQL URL of the owner role [default: the checkout's embedded cluster when it runs].
     #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
     database_url: Option<String>,
 }
@@ -165,13 +168,20 @@ async fn main() -> ExitCode {
     }
 }
 
+/// The owner role's pool: `--database-url`/`DATABASE_URL` when given, else the embedded cluster
+/// of the checkout this runs in (found from the working directory, then from the program's own
+/// folder), else an error saying how to start one.
 pub(crate) fn pool(args: &DbArgs) -> Result<sqlx::PgPool> {
-    let Some(url) = args.database_url.as_deref().filter(|u| !u.trim().is_empty()) else {
-        bail!(
-            "DATABASE_URL is not set: run `cargo xtask db up` and use the URL it prints, or pass --database-url"
-        );
+    let url = if let Some(url) = args.database_url.as_deref().filter(|u| !u.trim().is_empty()) {
+        url.to_owned()
+    } else {
+        let found = kakeibo_localdb::discover(&kakeibo_localdb::default_starts());
+        let Some(url) = found.owner_url() else {
+            bail!("{found}");
+        };
+        url
     };
-    Ok(kakeibo_ledger::connect(url, 2)?)
+    Ok(kakeibo_ledger::connect(&url, 2)?)
 }
 
 async fn reap(args: &DbArgs) -> Result<()> {

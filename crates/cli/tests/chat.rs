@@ -106,11 +106,21 @@ async fn the_repl_streams_asks_before_writes_and_lists_tools(pool: PgPool) {
     assert!(stdout.contains("bye — conversation"), "{stdout}");
     assert_eq!(budgets(&pool).await, 1);
 
-    // EOF at the question declines.
+    // EOF at the question declines, and the call's line says it did not run.
     sqlx::query("DELETE FROM budgets").execute(&pool).await.unwrap();
     let out = kakeibo(&pool, Some("demo"), &["chat"], "set a budget\n");
     assert!(out.status.success());
     assert_eq!(budgets(&pool).await, 0);
+    let shown = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(shown.contains("✗ declined: not run"), "{shown}");
+    assert!(
+        shown.contains("Nothing was changed: you declined the Dining budget."),
+        "{shown}"
+    );
 
     // The conversation is kept and can be continued.
     let runs: i64 = sqlx::query_scalar("SELECT count(*) FROM trace_runs WHERE channel = 'cli'")
@@ -293,4 +303,39 @@ async fn a_line_typed_ahead_of_the_question_is_not_lost_and_stops_are_said(pool:
     let short = kakeibo(&pool, Some("stops"), &["-p", "cut me off"], "");
     assert_eq!(short.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&short.stderr).contains("cut off"));
+}
+
+/// Without `--conversation` each `-p` is a conversation of its own; with it, the named one goes on.
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn each_one_shot_starts_a_conversation_unless_one_is_named(pool: PgPool) {
+    kakeibo_ledger::seed::ensure_demo_ledger(DEV_OWNER, &pool)
+        .await
+        .unwrap();
+    let ask = |extra: &[&str]| {
+        let mut args = vec!["-p", "how much did I spend", "--output-format", "json"];
+        args.extend_from_slice(extra);
+        let out = kakeibo(&pool, Some("demo"), &args, "");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+        result["conversation_id"].as_str().unwrap().to_owned()
+    };
+    let first = ask(&[]);
+    let second = ask(&[]);
+    assert_ne!(
+        first, second,
+        "a second question without --conversation starts a new one"
+    );
+    let continued = ask(&["--conversation", &first]);
+    assert_eq!(continued, first);
+    let runs: i64 = sqlx::query_scalar("SELECT count(*) FROM trace_runs WHERE conversation_id = $1::uuid")
+        .bind(&first)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(runs, 2, "both questions are in the named conversation");
 }

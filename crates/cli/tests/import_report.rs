@@ -70,12 +70,37 @@ async fn import_previews_asks_and_imports_once(pool: PgPool) {
     assert_eq!(count().await, 3);
 
     let again = kakeibo(&["import", file, "--yes"], &url, "");
-    assert!(text(&again).contains("0 rows to add"), "{}", text(&again));
+    let shown_again = text(&again);
+    assert!(
+        shown_again.contains("nothing new to add, 3 already in the ledger"),
+        "{shown_again}"
+    );
+    assert!(
+        !shown_again.contains("money in:") && !shown_again.contains("money out:"),
+        "{shown_again}"
+    );
+    assert!(shown_again.contains("nothing to import"), "{shown_again}");
     assert_eq!(count().await, 3);
 
     let json = kakeibo(&["import", file, "--dry-run", "--json"], &url, "");
     let preview: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(preview["duplicates_skipped"], 3);
+
+    // Plurals, and a file with no header row said so (not "line 0").
+    let one = dir.path().join("one.csv");
+    std::fs::write(&one, "2025-02-03,TEA STALL,-20.00\n2025-02-04,BOOK SHOP,-350.00\n2025-02-05,TEA STALL,-20.00\n2025-02-06,BUS PASS,-150.00\n").unwrap();
+    let headerless = kakeibo(&["import", one.to_str().unwrap(), "--dry-run"], &url, "");
+    let shown = text(&headerless);
+    assert!(shown.contains("no header row"), "{shown}");
+    assert!(!shown.contains("line 0"), "{shown}");
+    assert!(shown.contains("4 rows to add into Checking"), "{shown}");
+    let single = dir.path().join("single.csv");
+    std::fs::write(&single, "Date;Description;Amount\n16.01.2025;BAKERY;-80,00\n").unwrap();
+    let single = kakeibo(&["import", single.to_str().unwrap(), "--yes"], &url, "");
+    let shown = text(&single);
+    assert!(shown.contains("1 row to add into Checking"), "{shown}");
+    assert!(shown.contains("imported 1 row (1 uncategorised)"), "{shown}");
+    assert_eq!(count().await, 4);
 
     let missing = kakeibo(&["import", "/nonexistent.csv"], &url, "");
     assert_eq!(missing.status.code(), Some(1));

@@ -52,13 +52,41 @@ fn seed_needs_a_target_and_migrate_needs_a_database() {
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("--out"), "{}", stderr(&output));
 
-    let output = kakeibo(&["migrate"], None);
+    // Without DATABASE_URL the command looks for the embedded cluster of the checkout it runs in,
+    // and says how to start it when there is none. (The README's tested blocks cover finding a
+    // running one: `cargo xtask test` runs them with nothing exported.)
+    let checkout = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(checkout.path().join("crates/xtask")).unwrap();
+    std::fs::write(checkout.path().join("Cargo.toml"), "[workspace]\n").unwrap();
+    std::fs::write(checkout.path().join("crates/xtask/Cargo.toml"), "[package]\n").unwrap();
+    let in_checkout = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_kakeibo"))
+            .args(args)
+            .env_remove("DATABASE_URL")
+            .current_dir(checkout.path())
+            .output()
+            .unwrap()
+    };
+    let output = in_checkout(&["migrate"]);
     assert_eq!(output.status.code(), Some(1));
     assert!(
-        stderr(&output).contains("DATABASE_URL is not set"),
+        stderr(&output).contains("has no embedded cluster yet")
+            && stderr(&output).contains("`cargo xtask db up`"),
         "{}",
         stderr(&output)
     );
+    std::fs::create_dir_all(checkout.path().join(".pgdata/data")).unwrap();
+    std::fs::write(checkout.path().join(".pgdata/data/PG_VERSION"), "17\n").unwrap();
+    let output = in_checkout(&["report", "spend"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("is not running: start it with `cargo xtask db up`"),
+        "{}",
+        stderr(&output)
+    );
+    let help = in_checkout(&["--help"]);
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains("embedded cluster of the checkout"), "{help}");
 
     let output = kakeibo(&["seed", "--reset"], None);
     assert_eq!(

@@ -51,10 +51,43 @@ async fn main() -> Result<()> {
         .with_context(|| format!("listening on {}", args.addr))?;
     eprintln!("kakeibo-dev: serving http://{}", args.addr);
     axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
+        .with_graceful_shutdown(stopped())
         .await
         .context("serving")?;
     Ok(())
+}
+
+/// Resolves when the server should stop: Ctrl+C (SIGINT), SIGTERM, or — when started by
+/// `cargo xtask dev`, which sets `KAKEIBO_DEV_PARENT_PID` — that process being gone, so a killed
+/// xtask never leaves an orphan holding the port.
+async fn stopped() {
+    let parent: Option<u32> = std::env::var("KAKEIBO_DEV_PARENT_PID")
+        .ok()
+        .and_then(|pid| pid.trim().parse().ok());
+    let orphaned = async move {
+        let Some(parent) = parent else {
+            return std::future::pending::<&str>().await;
+        };
+        loop {
+            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+            if std::os::unix::process::parent_id() != parent {
+                return "its parent (cargo xtask dev) is gone";
+            }
+        }
+    };
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+                "SIGTERM"
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    let why = tokio::select! {
+        _ = tokio::signal::ctrl_c() => "SIGINT",
+        why = terminate => why,
+        why = orphaned => why,
+    };
+    eprintln!("kakeibo-dev: stopping ({why})");
 }

@@ -54,7 +54,8 @@ struct Args {
     #[arg(long)]
     no_store: bool,
     /// The database, as `app_user`: the checks' SQL must run under row-level security (the
-    /// owner role is refused). `cargo xtask eval` sets it.
+    /// owner role is refused). `cargo xtask eval` sets it; unset, the running embedded cluster of
+    /// the checkout this runs in.
     #[arg(long, env = "APP_DATABASE_URL", hide_env_values = true)]
     database_url: Option<String>,
 }
@@ -110,10 +111,14 @@ async fn run(args: Args) -> Result<()> {
     let var = |name: &str| overrides(name).or_else(|| std::env::var(name).ok());
     let (agent, judge) = launch::models(&var)?;
 
-    let url = args
-        .database_url
-        .clone()
-        .context("no database: set APP_DATABASE_URL (app_user), e.g. from `cargo xtask db url`")?;
+    let url = if let Some(url) = args.database_url.clone() {
+        url
+    } else {
+        let found = kakeibo_localdb::discover(&kakeibo_localdb::default_starts());
+        found
+            .app_url()
+            .with_context(|| format!("no database: {found} (or set APP_DATABASE_URL, the app_user role)"))?
+    };
     let pool = kakeibo_ledger::connect(&url, 4)?;
     let bench = Bench::new(pool.clone(), EVAL_OWNER);
 

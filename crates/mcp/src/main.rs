@@ -1,5 +1,5 @@
-//! `kakeibo-mcp`: the ledger's tools over MCP on stdio. Only JSON-RPC goes to stdout; every
-//! message of ours goes to stderr.
+//! `kakeibo-mcp`: the ledger's tools over MCP on stdio. Only JSON-RPC goes to stdout (and
+//! `--help`); every other message of ours goes to stderr.
 
 use std::{path::PathBuf, process::ExitCode};
 
@@ -10,7 +10,9 @@ use rmcp::ServiceExt;
 const HELP: &str = "kakeibo-mcp: the kakeibo ledger's tools for MCP clients, over stdio.
 
 Settings (environment):
-  APP_DATABASE_URL or DATABASE_URL   the ledger's database (APP_DATABASE_URL, row-level security, first)
+  APP_DATABASE_URL or DATABASE_URL   the ledger's database (APP_DATABASE_URL, row-level security, first);
+                                     unset: the embedded cluster of the kakeibo checkout this runs in
+                                     (or that holds this binary), when `cargo xtask db up` has started it
   KAKEIBO_OWNER                      whose ledger (a user id; default the development owner)
   ALLOW_WRITES=1                     also list the five write tools (off: the server is read-only)
   KAKEIBO_IMPORT_DIR                 where import_statement_csv may read files by path (default: none)
@@ -20,7 +22,7 @@ It makes no model calls. Configure it in a client as the command `kakeibo-mcp` w
 #[tokio::main]
 async fn main() -> ExitCode {
     if std::env::args().skip(1).any(|a| a == "--help" || a == "-h") {
-        eprintln!("{HELP}");
+        println!("{HELP}");
         return ExitCode::SUCCESS;
     }
     match run().await {
@@ -34,9 +36,14 @@ async fn main() -> ExitCode {
 
 async fn run() -> Result<(), String> {
     let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-    let url = var("APP_DATABASE_URL")
-        .or_else(|| var("DATABASE_URL"))
-        .ok_or("set APP_DATABASE_URL (or DATABASE_URL) to the ledger's database; --help says more")?;
+    let url = if let Some(url) = var("APP_DATABASE_URL").or_else(|| var("DATABASE_URL")) {
+        url
+    } else {
+        let found = kakeibo_localdb::discover(&kakeibo_localdb::default_starts());
+        found.app_url().ok_or_else(|| {
+            format!("{found} (or set APP_DATABASE_URL to the ledger's database; --help says more)")
+        })?
+    };
     let owner = match var("KAKEIBO_OWNER") {
         Some(text) => OwnerId::new(
             text.trim()

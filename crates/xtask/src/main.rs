@@ -1,20 +1,23 @@
 //! `cargo xtask`: the developer's front door.
 //!
 //! Runs PostgreSQL (an embedded cluster under `.pgdata/` unless `DATABASE_URL` names a server),
-//! the whole test suite, and the local stack. It depends on no crate of the product: it drives
-//! `cargo`, `initdb`, `pg_ctl` and `psql` as processes.
+//! the whole test suite, and the local stack. It depends on no crate of the product but
+//! `kakeibo-localdb` (the cluster's names, std only): it drives `cargo`, `initdb`, `pg_ctl` and
+//! `psql` as processes.
 
 mod pg;
 mod process;
+mod readme;
+mod serve;
 mod venv;
 mod web;
 
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 use clap::{Parser, Subcommand};
 
-use crate::pg::Database;
+use crate::{pg::Database, process::Cmd};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -92,6 +95,9 @@ enum Command {
     Package,
     /// `cargo fmt --check` and `cargo clippy -D warnings` over the workspace.
     Lint,
+    /// Run the README's `sh tested` blocks as written (the `sh tested dev` ones while
+    /// `cargo xtask dev --demo` serves), the last step of `cargo xtask test`.
+    Readme,
     /// Benchmarks, each printed beside a baseline measured in the same run (BENCH_ROWS sets the
     /// statement size of the import benchmark).
     Bench,
@@ -117,6 +123,7 @@ enum DbAction {
 }
 
 fn main() -> ExitCode {
+    process::start_clock();
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,
@@ -151,7 +158,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Eval { args } => {
             let urls = db.up()?;
             kakeibo(&urls, &["migrate"])?;
-            let mut cargo_args = vec!["run", "--quiet", "--package", "kakeibo-evals", "--"];
+            let mut cargo_args = vec!["run", "--package", "kakeibo-evals", "--"];
             cargo_args.extend(args.iter().map(String::as_str));
             process::cargo(&cargo_args)
                 .env("DATABASE_URL", &urls.owner)
@@ -160,6 +167,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Lint => lint(),
+        Command::Readme => {
+            let urls = db.up()?;
+            kakeibo(&urls, &["migrate"])?;
+            Ok(if readme::run(&db, &urls)? {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
         Command::Bench => bench(&db),
     }
 }
@@ -209,56 +225,101 @@ fn test(db: &Database, cargo_test_args: &[String], with_web: bool) -> Result<Exi
         process::step("web suites skipped (a test filter was given; --web runs them)");
         true
     };
-    Ok(if status.success() && web {
+    let readme = if cargo_test_args.is_empty() {
+        readme::run(db, &urls)?
+    } else {
+        process::step("the README's commands skipped (a test filter was given)");
+        true
+    };
+    process::step(&format!(
+        "the suite: crates' tests {}, web suites {}, README commands {}",
+        verdict(status.success()),
+        if with_web { verdict(web) } else { "skipped" },
+        if cargo_test_args.is_empty() {
+            verdict(readme)
+        } else {
+            "skipped"
+        },
+    ));
+    Ok(if status.success() && web && readme {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
 }
 
+fn verdict(passed: bool) -> &'static str {
+    if passed { "passed" } else { "FAILED" }
+}
+
 /// The scripted model `--demo` runs on.
 const DEMO_SCRIPT: &str = "fixtures/scripts/demo.yaml";
 
 fn dev(db: &Database, addr: &str, demo: bool) -> Result<ExitCode> {
+    let socket = serve::socket_addr(addr)?;
+    let url = format!("http://{addr}");
+    process::step(&format!(
+        "cargo xtask dev: the web app, the database, a build, then the site on {url}"
+    ));
+    if serve::answers(socket) {
+        bail!(
+            "something already answers on {url} (another `cargo xtask dev`?): stop it, or pick \
+             another address with `cargo xtask dev --addr 127.0.0.1:3001`"
+        );
+    }
     web::build(false)?;
     let urls = db.up()?;
+    let bins = build_binaries(&["kakeibo-cli", "kakeibo-devserver"])?;
+    let built_kakeibo = |args: &[&str]| {
+        Cmd::new(bins.join("kakeibo"))
+            .args(args)
+            .env("DATABASE_URL", &urls.owner)
+            .status_ok()
+    };
     process::step("applying migrations");
-    kakeibo(&urls, &["migrate"])?;
+    built_kakeibo(&["migrate"])?;
     process::step("loading the demo ledger for the development owner");
-    kakeibo(&urls, &["seed", "--db"])?;
+    built_kakeibo(&["seed", "--db"])?;
     urls.print_summary();
     println!();
     println!("The database holds the demo ledger (352 transactions) of the development owner");
     println!("00000000-0000-4000-8000-000000000001; every visitor of the site gets a copy of it.");
-    println!("  look around:   cargo xtask db psql");
-    println!("  stop:          Ctrl+C here, then cargo xtask db down");
+    println!("  look around:   cargo xtask db psql, or kakeibo report spend --period 2025-03");
+    println!("  stop:          Ctrl+C here (the database keeps running: cargo xtask db down)");
+    if std::env::var_os("SITE_URL").is_none() {
+        println!("  SITE_URL:      {url} (it follows --addr; writes from another origin get 403)");
+    }
     if demo {
         println!("  model:         the scripted demo ({DEMO_SCRIPT}), labelled so in the pages and traces");
     }
     process::step(&format!(
-        "serving every function and web/dist on http://{addr} (kakeibo-dev)"
+        "starting kakeibo-dev on {addr}; the URL follows once it answers"
     ));
-    let mut command = process::cargo(&[
-        "run",
-        "--quiet",
-        "--package",
-        "kakeibo-devserver",
-        "--",
-        "--addr",
-        addr,
-    ])
-    .env("DATABASE_URL", &urls.owner)
-    .env("APP_DATABASE_URL", &urls.app);
+    let mut command = Cmd::new(bins.join("kakeibo-dev"))
+        .args(["--addr", addr])
+        .current_dir(&process::workspace_root())
+        .env("DATABASE_URL", &urls.owner)
+        .env("APP_DATABASE_URL", &urls.app);
     if demo {
         let script = process::workspace_root().join(DEMO_SCRIPT);
         command = command.env("KAKEIBO_PROVIDER", format!("script:{}", script.display()));
     }
-    let status = command.status()?;
-    Ok(if status.success() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    serve::serve(command, socket, &url)
+}
+
+/// Builds the packages' binaries with cargo's own progress on the terminal, and returns the
+/// folder they are in.
+fn build_binaries(packages: &[&str]) -> Result<std::path::PathBuf> {
+    process::step(&format!(
+        "building {} (cargo's progress below; the first build takes a few minutes)",
+        packages.join(", ")
+    ));
+    let mut args = vec!["build"];
+    for package in packages {
+        args.extend(["--package", package]);
+    }
+    process::cargo(&args).status_ok()?;
+    Ok(web::target_dir().join("debug"))
 }
 
 /// The Lambda binaries, as `infra/template.yaml` names them.
@@ -373,9 +434,10 @@ fn bench(db: &Database) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Runs the `kakeibo` command (built on demand) as the owner role of the development database.
+/// Runs the `kakeibo` command (built on demand, with cargo's progress showing) as the owner role
+/// of the development database.
 fn kakeibo(urls: &pg::Urls, args: &[&str]) -> Result<()> {
-    let mut cargo_args = vec!["run", "--quiet", "--package", "kakeibo-cli", "--"];
+    let mut cargo_args = vec!["run", "--package", "kakeibo-cli", "--"];
     cargo_args.extend_from_slice(args);
     process::cargo(&cargo_args)
         .env("DATABASE_URL", &urls.owner)

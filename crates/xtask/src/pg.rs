@@ -21,13 +21,9 @@ use anyhow::{Context, Result, bail};
 
 use crate::process::{self, Cmd};
 
-const DEFAULT_PORT: u16 = 5433;
-const OWNER_ROLE: &str = "kakeibo";
-const OWNER_PASSWORD: &str = "kakeibo";
-const APP_ROLE: &str = "app_user";
-const APP_PASSWORD: &str = "app_user";
-const DEV_DATABASE: &str = "kakeibo";
-const TEST_DATABASE: &str = "kakeibo_test";
+use kakeibo_localdb::{
+    APP_PASSWORD, APP_ROLE, DEFAULT_PORT, DEV_DATABASE, OWNER_PASSWORD, OWNER_ROLE, TEST_DATABASE,
+};
 
 /// Connection URLs for the roles and databases the tasks need.
 #[derive(Debug)]
@@ -161,9 +157,7 @@ impl Embedded {
     }
 
     fn urls(&self) -> Urls {
-        let at = |role: &str, password: &str, db: &str| {
-            format!("postgres://{role}:{password}@127.0.0.1:{}/{db}", self.port)
-        };
+        let at = |role: &str, password: &str, db: &str| kakeibo_localdb::url(role, password, self.port, db);
         Urls {
             owner: at(OWNER_ROLE, OWNER_PASSWORD, DEV_DATABASE),
             app: at(APP_ROLE, APP_PASSWORD, DEV_DATABASE),
@@ -568,8 +562,7 @@ fn clear_stale_pid(data: &Path) -> Result<()> {
         .lines()
         .next()
         .and_then(|line| line.trim().parse::<u32>().ok())
-        .and_then(|pid| fs::read_to_string(format!("/proc/{pid}/comm")).ok())
-        .is_some_and(|comm| matches!(comm.trim(), "postgres" | "postmaster"));
+        .is_some_and(kakeibo_localdb::pid_is_postgres);
     if !alive {
         process::step(&format!(
             "removing the stale {} left by a server that is gone",
@@ -580,15 +573,9 @@ fn clear_stale_pid(data: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The port recorded in `postmaster.pid` (its fourth line).
+/// The port recorded in `postmaster.pid` (its fourth line) of a live server.
 fn running_port(data: &Path) -> Option<u16> {
-    fs::read_to_string(data.join("postmaster.pid"))
-        .ok()?
-        .lines()
-        .nth(3)?
-        .trim()
-        .parse()
-        .ok()
+    kakeibo_localdb::running_port(data, kakeibo_localdb::pid_is_postgres)
 }
 
 fn tail(path: &Path, lines: usize) -> String {
@@ -655,7 +642,7 @@ mod tests {
     }
 
     #[test]
-    fn stale_pid_files_are_removed_and_live_ones_kept() {
+    fn stale_pid_files_are_removed() {
         let dir = tempfile_dir();
         let pid_file = dir.join("postmaster.pid");
         // PID 1 is never a PostgreSQL server here; a number past pid_max names no process.
@@ -664,9 +651,6 @@ mod tests {
             clear_stale_pid(&dir).unwrap();
             assert!(!pid_file.exists(), "pid {stale} should count as stale");
         }
-        assert_eq!(running_port(&dir), None);
-        fs::write(&pid_file, "1\n/data\n1700000000\n5444\n").unwrap();
-        assert_eq!(running_port(&dir), Some(5444));
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -3,14 +3,25 @@
 use std::{
     ffi::OsStr,
     path::{Path, PathBuf},
-    process::{Command, ExitStatus, Stdio},
+    process::{Child, Command, ExitStatus, Stdio},
+    sync::OnceLock,
+    time::Instant,
 };
 
 use anyhow::{Context, Result, bail};
 
-/// Announces a step of a long task on stderr.
+/// When this xtask started, for the elapsed time on each step.
+static STARTED: OnceLock<Instant> = OnceLock::new();
+
+/// Starts the clock the steps report against (the first call wins).
+pub fn start_clock() {
+    STARTED.get_or_init(Instant::now);
+}
+
+/// Announces a step of a long task on stderr, with the time since xtask started.
 pub fn step(message: &str) {
-    eprintln!("==> {message}");
+    let elapsed = STARTED.get_or_init(Instant::now).elapsed().as_secs_f64();
+    eprintln!("==> [{elapsed:>6.1}s] {message}");
 }
 
 /// A command to run, remembered with a printable form for error messages.
@@ -66,6 +77,23 @@ impl Cmd {
     pub fn status(mut self) -> Result<ExitStatus> {
         self.inner
             .status()
+            .with_context(|| format!("could not start `{}`", self.shown))
+    }
+
+    pub fn stdout(mut self, to: Stdio) -> Self {
+        self.inner.stdout(to);
+        self
+    }
+
+    pub fn stderr(mut self, to: Stdio) -> Self {
+        self.inner.stderr(to);
+        self
+    }
+
+    /// Starts it (stdio inherited unless redirected), without waiting.
+    pub fn spawn(mut self) -> Result<Child> {
+        self.inner
+            .spawn()
             .with_context(|| format!("could not start `{}`", self.shown))
     }
 

@@ -114,14 +114,17 @@ fn ensure_chromium() -> Result<()> {
 
 /// The cargo target directory (`CARGO_TARGET_DIR`, or `target/` of the workspace).
 pub fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map_or_else(|| process::workspace_root().join("target"), PathBuf::from)
+    // cargo runs from the workspace root (`process::cargo`), so a relative one is from there.
+    std::env::var_os("CARGO_TARGET_DIR").map_or_else(
+        || process::workspace_root().join("target"),
+        |dir| process::workspace_root().join(dir),
+    )
 }
 
 /// Where the journeys leave what a person looks at afterwards (screenshots, the server's log,
 /// the /chat figures): the checkout's own `target/`, whatever `CARGO_TARGET_DIR` says, so they are
 /// found beside the code they show.
-fn artifacts_dir() -> PathBuf {
+pub fn artifacts_dir() -> PathBuf {
     process::workspace_root().join("target")
 }
 

@@ -303,7 +303,7 @@ pub struct Mapping {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Layout {
     pub delimiter: u8,
-    /// 1-based line of the header row.
+    /// 1-based line of the header row; 0 when the file has none (columns inferred from cells).
     pub header_line: usize,
     pub headers: Vec<String>,
     pub columns: Columns,
