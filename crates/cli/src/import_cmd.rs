@@ -48,6 +48,12 @@ pub struct ImportArgs {
     /// The description column, by header name or number.
     #[arg(long, value_name = "COLUMN")]
     description_column: Option<String>,
+    /// The money-out column of a statement with two amount columns, by header name or number.
+    #[arg(long, value_name = "COLUMN", conflicts_with = "amount_column")]
+    debit_column: Option<String>,
+    /// The money-in column of a statement with two amount columns, by header name or number.
+    #[arg(long, value_name = "COLUMN", conflicts_with = "amount_column")]
+    credit_column: Option<String>,
     /// Whose ledger (default: the development owner).
     #[arg(long, value_name = "UUID", default_value_t = kakeibo_ledger::DEV_OWNER.as_uuid())]
     owner: uuid::Uuid,
@@ -76,12 +82,22 @@ pub async fn run(args: ImportArgs) -> Result<()> {
             date: args.date_column.clone(),
             amount: args.amount_column.clone(),
             description: args.description_column.clone(),
+            debit: args.debit_column.clone(),
+            credit: args.credit_column.clone(),
             invert: args.invert,
             ..Mapping::default()
         },
         currency: args.currency.as_deref().map(Currency::parse).transpose()?,
     };
-    let parsed = import::parse(&bytes, &options).with_context(|| filename.clone())?;
+    let parsed = match import::parse(&bytes, &options) {
+        Ok(parsed) => parsed,
+        Err(import::ImportError::NoHeader) => bail!(
+            "{filename}: no header row with a date column and an amount (or debit/credit) column was found \
+             in the first lines; name them with --date-column and --amount-column (or --debit-column and \
+             --credit-column), by header or 1-based number"
+        ),
+        Err(err) => return Err(anyhow::Error::new(err).context(filename.clone())),
+    };
     let sha256 = import::file_sha256(&bytes);
 
     let pool = pool(&args.database)?;

@@ -259,7 +259,8 @@ async fn ensure_user(owner: OwnerId, conn: &mut sqlx::PgConnection) -> Result<()
         Ok(())
     } else {
         Err(LedgerError::Seed(format!(
-            "no user {owner}: create the visitor first"
+            "no user {owner}: --owner takes the id of an existing user (a visitor exists from their first \
+             message on the site); without it the development owner's ledger is used"
         )))
     }
 }

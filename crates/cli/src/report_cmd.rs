@@ -54,7 +54,7 @@ pub async fn run(args: ReportArgs) -> Result<()> {
     let pool = pool(&args.database)?;
     let owner = OwnerId::new(args.owner);
     let period = match &args.period {
-        Some(p) => p.clone(),
+        Some(p) => checked_period(p)?,
         None => latest_month(&pool, owner).await?,
     };
     let month = || -> Result<String> {
@@ -221,6 +221,49 @@ fn print(report: Report, out: &Value) {
                 })
                 .collect();
             table::print(&["account", "type", ">postings", ">balance"], &rows);
+        }
+    }
+}
+
+/// `--period` as given, or an error saying what it takes: `YYYY-MM`, or `YYYY-MM-DD..YYYY-MM-DD`.
+fn checked_period(period: &str) -> Result<String> {
+    let period = period.trim();
+    let month = |text: &str| {
+        chrono::NaiveDate::parse_from_str(&format!("{text}-01"), "%Y-%m-%d").is_ok() && text.len() == 7
+    };
+    let day = |text: &str| chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").is_ok() && text.len() == 10;
+    let valid = match period.split_once("..") {
+        Some((from, to)) => day(from) && day(to) && from <= to,
+        None => month(period),
+    };
+    if !valid {
+        bail!(
+            "--period {period:?}: give a month as YYYY-MM (2025-03) or days as YYYY-MM-DD..YYYY-MM-DD \
+             (2025-01-01..2025-06-30, the first not after the second)"
+        );
+    }
+    Ok(period.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::checked_period;
+
+    #[test]
+    fn periods_are_months_or_day_ranges() {
+        for good in ["2025-03", "2025-01-01..2025-06-30", " 2025-12 "] {
+            assert!(checked_period(good).is_ok(), "{good}");
+        }
+        for bad in [
+            "2025-13",
+            "junk",
+            "2025-3",
+            "2025-06-30..2025-01-01",
+            "2025-02-30..2025-03-01",
+            "2025-01..2025-02",
+        ] {
+            let err = checked_period(bad).unwrap_err().to_string();
+            assert!(err.contains("YYYY-MM"), "{bad}: {err}");
         }
     }
 }

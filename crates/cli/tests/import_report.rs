@@ -160,8 +160,15 @@ async fn reports_print_tables_and_json(pool: PgPool) {
         anomalies.contains("duplicate") && anomalies.contains("CROMA STORE 552901"),
         "{anomalies}"
     );
-    let budget = kakeibo(&["report", "budget", "--period", "2025-01..2025-02"], &url, "");
+    let budget = kakeibo(
+        &["report", "budget", "--period", "2025-01-01..2025-02-28"],
+        &url,
+        "",
+    );
     assert!(text(&budget).contains("for one month"), "{}", text(&budget));
+    let typo = kakeibo(&["report", "spend", "--period", "2025-13"], &url, "");
+    assert_eq!(typo.status.code(), Some(1));
+    assert!(text(&typo).contains("give a month as YYYY-MM"), "{}", text(&typo));
     for report in ["recurring", "accounts"] {
         let out = kakeibo(&["report", report], &url, "");
         assert!(out.status.success(), "{report}: {}", text(&out));

@@ -41,7 +41,7 @@ pub enum ImportError {
     Encoding(String),
     #[error(
         "no header row with a date column and an amount (or debit/credit) column was found in the first lines; \
-         name the columns with a mapping"
+         name the date and amount (or debit and credit) columns in the mapping, by header or 1-based number"
     )]
     NoHeader,
     #[error("{0}")]
