@@ -9,6 +9,27 @@ use tower::ServiceExt;
 
 use crate::request::ClientAddress;
 
+/// What `--help` prints for a function binary.
+pub fn help_text(function: &str, answers: &str) -> String {
+    format!(
+        "{function}: the kakeibo `{function}` function, for AWS Lambda ({answers}).\n\n\
+         It runs under the Lambda runtime, which starts it with AWS_LAMBDA_RUNTIME_API set. Locally,\n\
+         `cargo xtask watch` runs this binary under `cargo lambda watch`, and `cargo xtask dev` serves\n\
+         the same handlers without Lambda. Settings come from the environment and, when SECRETS_ARN is\n\
+         set, from Secrets Manager: README.md, \"Configuration\", lists them."
+    )
+}
+
+/// `--help` or `-h` among the arguments: prints [`help_text`] to stdout and returns true, for the
+/// binary to exit 0 before it reads any setting.
+pub fn help_requested(function: &str, answers: &str) -> bool {
+    let asked = std::env::args().skip(1).any(|a| a == "--help" || a == "-h");
+    if asked {
+        println!("{}", help_text(function, answers));
+    }
+    asked
+}
+
 /// The address API Gateway or the Function URL saw the request come from.
 pub fn source_address(request: &lambda_http::Request) -> Option<String> {
     match request.request_context_ref()? {

@@ -4,6 +4,9 @@ use std::sync::Arc;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
+    if kakeibo_api::lambda::help_requested("admin", "the operator's overview and actions") {
+        return Ok(());
+    }
     let state = Arc::new(kakeibo_api::State::new(kakeibo_api::Config::load().await?)?);
     let evals = kakeibo_admin::evals::from_settings(&|name| state.config.var(name))
         .await

@@ -2,6 +2,9 @@
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
+    if kakeibo_api::lambda::help_requested("chat", "POST /api/chat, the session, the account and uploads") {
+        return Ok(());
+    }
     let state = kakeibo_api::State::new(kakeibo_api::Config::load().await?)?;
     kakeibo_api::lambda::run_streaming(kakeibo_chat::router(std::sync::Arc::new(state))).await
 }

@@ -7,6 +7,12 @@ use lambda_runtime::{LambdaEvent, service_fn};
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
+    if kakeibo_api::lambda::help_requested(
+        "eval",
+        "the evaluation suite, on a schedule or when an operator starts it",
+    ) {
+        return Ok(());
+    }
     let state = Arc::new(kakeibo_api::State::new(kakeibo_api::Config::load().await?)?);
     lambda_runtime::run(service_fn(move |event: LambdaEvent<serde_json::Value>| {
         let state = Arc::clone(&state);

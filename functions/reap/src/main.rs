@@ -4,6 +4,9 @@ use lambda_runtime::{LambdaEvent, service_fn};
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
+    if kakeibo_api::lambda::help_requested("reap", "the nightly housekeeping, on a schedule") {
+        return Ok(());
+    }
     let state = kakeibo_api::State::new(kakeibo_api::Config::load().await?)?;
     let pool = state.owner_pool.clone();
     lambda_runtime::run(service_fn(move |event: LambdaEvent<serde_json::Value>| {

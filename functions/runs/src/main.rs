@@ -2,6 +2,12 @@
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
+    if kakeibo_api::lambda::help_requested(
+        "runs",
+        "the traces, the dashboard, conversations, the evaluation report, the tools",
+    ) {
+        return Ok(());
+    }
     let state = kakeibo_api::State::new(kakeibo_api::Config::load().await?)?;
     kakeibo_api::lambda::run(kakeibo_runs::router(std::sync::Arc::new(state))).await
 }
