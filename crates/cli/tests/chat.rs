@@ -8,17 +8,11 @@ use std::{
     process::{Command, Output, Stdio},
 };
 
+mod common;
+
 use kakeibo_ledger::DEV_OWNER;
 use serde_json::Value;
 use sqlx::PgPool;
-
-/// The owner-role URL of the per-test database.
-fn database_url(pool: &PgPool) -> String {
-    let url = std::env::var("DATABASE_URL").unwrap();
-    let (base, _) = url.split_once('?').unwrap_or((&url, ""));
-    let (server, _) = base.rsplit_once('/').unwrap();
-    format!("{server}/{}", pool.connect_options().get_database().unwrap())
-}
 
 fn script(name: &str) -> String {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -31,25 +25,12 @@ fn script(name: &str) -> String {
 
 /// `kakeibo ARGS` with the scripted model `script` (or none), `stdin` piped in.
 fn kakeibo(pool: &PgPool, script_name: Option<&str>, args: &[&str], stdin: &str) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_kakeibo"));
+    let mut command = common::kakeibo_command(pool);
     command
         .args(args)
-        .env("DATABASE_URL", database_url(pool))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    for var in [
-        "KAKEIBO_PROVIDER",
-        "GEMINI_API_KEY",
-        "ANTHROPIC_API_KEY",
-        "OPENAI_BASE_URL",
-        "OPENAI_API_KEY",
-        "GEMINI_AUTH",
-        "REPLAY",
-        "RECORD",
-    ] {
-        command.env_remove(var);
-    }
     if let Some(name) = script_name {
         command.env("KAKEIBO_PROVIDER", script(name));
     }
@@ -236,7 +217,7 @@ async fn ctrl_c_stops_the_turn_in_flight_with_130_and_the_run_aborted(pool: PgPo
     let held = std::thread::spawn(move || silent.accept().map(|(stream, _)| stream));
     let child = Command::new(env!("CARGO_BIN_EXE_kakeibo"))
         .args(["-p", "how much did I spend", "--output-format", "json"])
-        .env("DATABASE_URL", database_url(&pool))
+        .env("DATABASE_URL", common::database_url(&pool))
         .env("KAKEIBO_PROVIDER", "openai")
         .env("OPENAI_BASE_URL", &base)
         .env("AGENT_MODEL", "silent-model")

@@ -8,8 +8,10 @@
 
 use std::{
     path::{Path, PathBuf},
-    process::{Command, Output, Stdio},
+    process::{Output, Stdio},
 };
+
+mod common;
 
 use kakeibo_core::Tier;
 use kakeibo_ledger::DEV_OWNER;
@@ -35,31 +37,13 @@ fn scripts_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/scripts")
 }
 
-fn database_url(pool: &PgPool) -> String {
-    let url = std::env::var("DATABASE_URL").unwrap();
-    let (base, _) = url.split_once('?').unwrap_or((&url, ""));
-    let (server, _) = base.rsplit_once('/').unwrap();
-    format!("{server}/{}", pool.connect_options().get_database().unwrap())
-}
-
 fn kakeibo(pool: &PgPool, script: &Path, args: &[&str]) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_kakeibo"));
+    let mut command = common::kakeibo_command(pool);
     command
         .args(args)
-        .env("DATABASE_URL", database_url(pool))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    for var in [
-        "GEMINI_API_KEY",
-        "ANTHROPIC_API_KEY",
-        "OPENAI_BASE_URL",
-        "OPENAI_API_KEY",
-        "REPLAY",
-        "RECORD",
-    ] {
-        command.env_remove(var);
-    }
     command.env("KAKEIBO_PROVIDER", format!("script:{}", script.display()));
     command.output().unwrap()
 }
