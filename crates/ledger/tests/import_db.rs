@@ -335,7 +335,7 @@ async fn rules_categorise_and_currencies_get_their_own_accounts(
         .unwrap();
     assert_eq!(dining["rows"], 1);
 
-    let wise = "Date,Amount,Currency,Description\n24-08-2020,-12.50,EUR,Bakery\n25-08-2020,-3.00,EUR,Coffee\n26-08-2020,100.00,USD,Refund\n";
+    let wise = "Date,Amount,Currency,Description\n24-08-2020,-12.50,EUR,Bakery\n25-08-2020,-3.00,EUR,Coffee\n26-08-2020,100.00,USD,Refund\n27-08-2020,-4.00,USD,Bus\n";
     let (preview, committed) = l.import("wise.csv", wise).await;
     let accounts: Vec<(&str, &str)> = preview["accounts"]
         .as_array()
@@ -344,7 +344,7 @@ async fn rules_categorise_and_currencies_get_their_own_accounts(
         .map(|a| (a["name"].as_str().unwrap(), a["currency"].as_str().unwrap()))
         .collect();
     assert_eq!(accounts, [("Checking (EUR)", "EUR"), ("Checking (USD)", "USD")]);
-    assert_eq!(committed["imported"], 3);
+    assert_eq!(committed["imported"], 4);
 
     let report = l
         .tools
@@ -369,12 +369,111 @@ async fn rules_categorise_and_currencies_get_their_own_accounts(
             )
         })
         .collect();
-    assert_eq!(totals, [("EUR", 1550), ("USD", 0)], "a refund is not spending");
-    let usd = report["groups"]
+    assert_eq!(totals, [("EUR", 1550), ("USD", 400)]);
+    // Money in with no category is income, listed only when asked for and never in a total.
+    let with_income = l
+        .tools
+        .call(
+            "get_spend_report",
+            json!({"period": {"from": "2020-08-01", "to": "2020-08-31"}, "include_income": true}),
+        )
+        .await
+        .unwrap();
+    let income: Vec<(&str, &str, i64)> = with_income["groups"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|g| g["currency"] == "USD")
+        .filter(|g| g["kind"] == "income")
+        .map(|g| {
+            (
+                g["group"].as_str().unwrap(),
+                g["currency"].as_str().unwrap(),
+                g["amount_minor"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(income, [("Uncategorized income", "USD", -10_000)]);
+    assert_eq!(with_income["totals_by_currency"], report["totals_by_currency"]);
+}
+
+/// Money in with no category (a salary no rule knows) is income: it used to be booked on
+/// Uncategorized as a negative expense and netted into spending ("Uncategorized −₹650.00, total
+/// spending ₹0.00"). Spending is the money out; the total is the sum of the groups it lists.
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn money_in_with_no_category_is_income_never_netted_into_spending(
+    options: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let ledger = ledger(options, connect).await;
+    let statement = "Date,Narration,Withdrawal Amt.,Deposit Amt.,Closing Balance\n\
+        01/04/2025,ZXQ TRADERS 1,50.00,,950.00\n\
+        02/04/2025,ZXQ TRANSFER IN,,1000.00,1950.00\n\
+        13/04/2025,ZXQ TRADERS 2,250.00,,1700.00\n";
+    let (preview, committed) = ledger.import("april.csv", statement).await;
+    assert_eq!(committed["imported"], 3, "{preview}");
+    let amounts = |report: &Value| -> Vec<(String, String, i64)> {
+        report["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| {
+                (
+                    g["group"].as_str().unwrap().to_owned(),
+                    g["kind"].as_str().unwrap().to_owned(),
+                    g["amount_minor"].as_i64().unwrap(),
+                )
+            })
+            .collect()
+    };
+
+    let spending = ledger
+        .tools
+        .call("get_spend_report", json!({"period": "2025-04"}))
+        .await
         .unwrap();
-    assert_eq!(usd["amount_minor"], -10_000);
+    assert_eq!(
+        amounts(&spending),
+        [("Uncategorized".to_owned(), "spending".to_owned(), 30_000)],
+        "{spending}"
+    );
+    assert_eq!(spending["total"]["amount_minor"], 30_000, "{spending}");
+    assert_eq!(spending["groups"][0]["transactions"], 2);
+
+    let with_income = ledger
+        .tools
+        .call(
+            "get_spend_report",
+            json!({"period": "2025-04", "include_income": true}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        amounts(&with_income),
+        [
+            ("Uncategorized".to_owned(), "spending".to_owned(), 30_000),
+            ("Uncategorized income".to_owned(), "income".to_owned(), -100_000),
+        ],
+        "{with_income}"
+    );
+    assert_eq!(
+        with_income["total"], spending["total"],
+        "income never counts toward the total"
+    );
+
+    let by_month = ledger
+        .tools
+        .call(
+            "get_spend_report",
+            json!({"period": {"from": "2025-04-01", "to": "2025-04-30"}, "group_by": "month", "include_income": true}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        amounts(&by_month),
+        [
+            ("2025-04".to_owned(), "spending".to_owned(), 30_000),
+            ("2025-04".to_owned(), "income".to_owned(), -100_000),
+        ],
+        "a month's spending and income are separate groups: {by_month}"
+    );
 }

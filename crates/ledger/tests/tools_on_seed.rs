@@ -200,6 +200,35 @@ async fn spend_reports_match_the_ground_truth(options: PgPoolOptions, connect: P
         .sum();
     assert_eq!(amounts_by_group(&with_income)["Salary"].0, salary);
     assert_eq!(with_income["total"], march["total"]);
+
+    // Every total is the sum of the groups it claims to sum: the spending groups, refunds
+    // included, income never.
+    for month in ["2025-01", "2025-02", "2025-03", "2025-04", "2025-05", "2025-06"] {
+        let report = call(
+            &tools,
+            "get_spend_report",
+            json!({"period": month, "include_income": true}),
+        )
+        .await;
+        let groups = report["groups"].as_array().unwrap();
+        let spending: i64 = groups
+            .iter()
+            .filter(|g| g["kind"] == "spending")
+            .map(|g| g["amount_minor"].as_i64().unwrap())
+            .sum();
+        assert_eq!(
+            report["total"]["amount_minor"].as_i64(),
+            Some(spending),
+            "{month}: {report}"
+        );
+        assert!(
+            groups
+                .iter()
+                .filter(|g| g["kind"] == "income")
+                .all(|g| g["amount_minor"].as_i64().unwrap() < 0),
+            "{month}: income is money in: {report}"
+        );
+    }
 }
 
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]

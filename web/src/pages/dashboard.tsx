@@ -148,7 +148,7 @@ function Filled({ data }: { data: Dashboard }) {
         <Figure value={String(flagged)} label="Flagged" tone={flagged > 0 ? 'warn' : undefined} note={flagged > 0 ? 'needs a look' : 'nothing unusual'} />
       </div>
 
-      <Section title="Where it went" note="Expense categories only: income is money in, and would net against spending." id="where" first>
+      <Section title="Where it went" note="Money out by category, refunds taken off. Money in — income, and money in with no category — is never netted into it." id="where" first>
         {categories.length === 0 ? <Empty title="No spending recorded this month." /> : <CategoryChart groups={categories} month={month} />}
         {elsewhere.length > 0 ? <SpendTable caption="In other currencies" first="category" groups={elsewhere} open /> : null}
       </Section>

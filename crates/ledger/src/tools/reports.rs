@@ -58,7 +58,7 @@ pub struct SpendReportInput {
     /// Group the totals by category (default) or by month.
     #[serde(default)]
     pub group_by: GroupBy,
-    /// Also list income categories (as negative amounts); they never count toward the total.
+    /// Also list income (as negative amounts, `kind` "income"); it never counts toward the total.
     #[serde(default)]
     pub include_income: bool,
 }
@@ -67,9 +67,11 @@ pub struct SpendReportInput {
 pub struct SpendReport {
     pub period: PeriodOut,
     pub group_by: &'static str,
-    /// Total spending (the positive groups), when the period has one currency.
+    /// Total spending — the sum of the `spending` groups, refunds included — when the period has
+    /// one currency. Income is never netted into it.
     pub total: Option<Amount>,
-    /// Total spending per currency; currencies are never added together.
+    /// Total spending per currency (each the sum of that currency's `spending` groups);
+    /// currencies are never added together.
     pub totals_by_currency: Vec<Amount>,
     pub groups: Vec<Group>,
 }
@@ -83,6 +85,9 @@ pub struct PeriodOut {
 #[derive(Debug, Serialize)]
 pub struct Group {
     pub group: String,
+    /// `spending` (expense categories; money out on no category) or `income` (income categories;
+    /// money in on no category, as the group "Uncategorized income").
+    pub kind: &'static str,
     pub transactions: i64,
     #[serde(flatten)]
     pub amount: Amount,
@@ -97,7 +102,9 @@ impl TypedTool for GetSpendReport {
     const NAME: &'static str = "get_spend_report";
     const DESCRIPTION: &'static str = "Total spending for a month or a date range, grouped by category or by \
         month. Use it for \"how much did I spend on X\", \"where did my money go in March\", or month-by-month \
-        trends. Spending is positive, refunds negative; set include_income to see income categories too.";
+        trends. Spending is positive, refunds negative; money in that has no category is income, never \
+        negative spending. Set include_income to list income too (negative amounts, kind \"income\"); it never \
+        counts toward the total.";
     const TIER: Tier = Tier::Read;
 
     fn check(&self, input: &SpendReportInput) -> Vec<String> {
@@ -115,25 +122,35 @@ impl TypedTool for GetSpendReport {
                 .ok_or_else(|| ToolError::InvalidInput(vec!["period: not a month or a date range".into()]))?;
             let owner = self.0.owner;
             let (group_by, include_income) = (input.group_by, input.include_income);
-            let rows: Vec<(String, String, i64, i64)> = self
+            let rows: Vec<(String, String, String, i64, i64)> = self
                 .0
                 .run(|conn| {
                     Box::pin(async move {
+                        // Money in on Uncategorized (an expense account) is income: booked as a
+                        // negative expense it would net against spending.
                         Ok(sqlx::query_as(
-                            "SELECT CASE WHEN $4 THEN to_char(t.date, 'YYYY-MM') ELSE a.name END AS grp,
-                                    p.currency::text, count(DISTINCT t.id), sum(p.amount_minor)::bigint
+                            "SELECT CASE WHEN $4 THEN to_char(t.date, 'YYYY-MM')
+                                         WHEN k.kind = 'income' AND a.type = 'expense' THEN a.name || ' income'
+                                         ELSE a.name END AS grp,
+                                    k.kind, p.currency::text, count(DISTINCT t.id), sum(p.amount_minor)::bigint
                              FROM postings p
                              JOIN accounts a ON a.id = p.account_id AND a.owner_id = p.owner_id
                              JOIN transactions t ON t.id = p.transaction_id AND t.owner_id = p.owner_id
+                             CROSS JOIN LATERAL (SELECT CASE
+                                 WHEN a.type = 'income' THEN 'income'
+                                 WHEN a.name = $6 AND p.amount_minor < 0 THEN 'income'
+                                 ELSE 'spending' END AS kind) k
                              WHERE p.owner_id = $1 AND t.date BETWEEN $2 AND $3
-                               AND (a.type = 'expense' OR ($5 AND a.type = 'income'))
-                             GROUP BY 1, 2",
+                               AND a.type IN ('expense', 'income')
+                               AND (k.kind = 'spending' OR $5)
+                             GROUP BY 1, 2, 3",
                         )
                         .bind(owner.as_uuid())
                         .bind(from)
                         .bind(to)
                         .bind(group_by == GroupBy::Month)
                         .bind(include_income)
+                        .bind(crate::UNCATEGORIZED)
                         .fetch_all(conn)
                         .await?)
                     })
@@ -142,16 +159,17 @@ impl TypedTool for GetSpendReport {
 
             let mut groups: Vec<Group> = rows
                 .into_iter()
-                .map(|(group, currency, transactions, amount)| Group {
+                .map(|(group, kind, currency, transactions, amount)| Group {
                     group,
+                    kind: if kind == "income" { "income" } else { "spending" },
                     transactions,
                     amount: Amount::new(amount, Currency::parse(&currency).unwrap_or(Currency::INR)),
                 })
                 .collect();
             sort_groups(&mut groups, group_by);
             let mut totals: BTreeMap<Currency, i64> = BTreeMap::new();
-            for group in &groups {
-                *totals.entry(group.amount.currency).or_default() += group.amount.amount_minor.max(0);
+            for group in groups.iter().filter(|g| g.kind == "spending") {
+                *totals.entry(group.amount.currency).or_default() += group.amount.amount_minor;
             }
             let totals_by_currency: Vec<Amount> =
                 totals.into_iter().map(|(c, a)| Amount::new(a, c)).collect();
@@ -178,19 +196,20 @@ impl TypedTool for GetSpendReport {
     }
 }
 
-/// Months in calendar order (a series); categories largest first, then by name. Several
-/// currencies in one group keep a stable order too.
+/// Spending before income; months in calendar order (a series); categories largest first, then
+/// by name. Several currencies in one group keep a stable order too.
 fn sort_groups(groups: &mut [Group], group_by: GroupBy) {
     match group_by {
         GroupBy::Month => groups.sort_by(|a, b| {
-            a.group
-                .cmp(&b.group)
+            (a.kind != "spending")
+                .cmp(&(b.kind != "spending"))
+                .then_with(|| a.group.cmp(&b.group))
                 .then_with(|| a.amount.currency.cmp(&b.amount.currency))
         }),
         GroupBy::Category => groups.sort_by(|a, b| {
-            b.amount
-                .amount_minor
-                .cmp(&a.amount.amount_minor)
+            (a.kind != "spending")
+                .cmp(&(b.kind != "spending"))
+                .then_with(|| b.amount.amount_minor.cmp(&a.amount.amount_minor))
                 .then_with(|| a.group.cmp(&b.group))
                 .then_with(|| a.amount.currency.cmp(&b.amount.currency))
         }),
@@ -324,6 +343,7 @@ mod tests {
     fn group(name: &str, minor: i64) -> Group {
         Group {
             group: name.into(),
+            kind: if minor < 0 { "income" } else { "spending" },
             transactions: 1,
             amount: Amount::new(minor, Currency::INR),
         }
@@ -338,6 +358,10 @@ mod tests {
         let mut categories = vec![group("Dining", 10), group("Groceries", 99), group("Bills", 10)];
         sort_groups(&mut categories, GroupBy::Category);
         assert_eq!(names(&categories), ["Groceries", "Bills", "Dining"]);
+        // Income after spending, whatever the amounts.
+        let mut mixed = vec![group("Salary", -500), group("2025-02", 3), group("2025-01", 7)];
+        sort_groups(&mut mixed, GroupBy::Month);
+        assert_eq!(names(&mixed), ["2025-01", "2025-02", "Salary"]);
     }
 
     #[test]
