@@ -187,6 +187,7 @@ describe('a visitor on /chat', () => {
     const preview = page.locator('.preview');
     await expect.poll(() => preview.getByRole('heading').innerText(), { timeout: 20_000 }).toMatch(/^12 rows to add from/);
     await expect.poll(() => preview.locator('.preview-figures').innerText()).toMatch(/duplicates skipped/i);
+    await expect.poll(() => preview.locator('.preview-figures').innerText()).toMatch(/balance check\s+11 of 11 balance changes match the Balance column/i);
     const owner = await visitorId(page);
     const july = () => sql("SELECT 1 FROM transactions WHERE owner_id = $1 AND date >= '2025-07-01'", [owner]);
     expect(await july(), 'a preview writes nothing').toHaveLength(0);

@@ -1,6 +1,7 @@
 //! `kakeibo import FILE`: preview a statement, then commit exactly that preview.
 
 use std::{
+    fmt::Write as _,
     io::{BufRead, IsTerminal, Write},
     path::PathBuf,
 };
@@ -257,6 +258,40 @@ fn counts_line(p: &Value) -> String {
     line
 }
 
+/// "reconciled against the balance column (Balance): 10 of 10 balance changes, newest first".
+fn reconciliation_line(r: &Value) -> Option<String> {
+    let checked = r["checked"].as_u64()?;
+    let reconciled = r["reconciled"].as_u64().unwrap_or(0);
+    let mut line = format!(
+        "reconciled against the balance column ({}): {reconciled} of {}, rows {}",
+        text(&r["column"]),
+        count(checked, "balance change", "balance changes"),
+        if r["order"] == "newest_first" {
+            "newest first"
+        } else {
+            "oldest first"
+        },
+    );
+    if r["balance_kind"] == "owed" {
+        line.push_str("; the balance counts what is owed");
+    }
+    if r["signs_from_balance"] == true {
+        line.push_str("; the amounts have no sign, so each takes its balance change's");
+    }
+    if reconciled < checked {
+        if checked - reconciled == 1 {
+            line.push_str("; the row that does not is listed below and not imported");
+        } else {
+            let _ = write!(
+                line,
+                "; the {} rows that do not are listed below and not imported",
+                checked - reconciled
+            );
+        }
+    }
+    Some(line)
+}
+
 fn print_preview(p: &Value) {
     let f = &p["format"];
     let header = match f["header_line"].as_u64() {
@@ -279,6 +314,9 @@ fn print_preview(p: &Value) {
         text(&f["date_order_reason"]),
         text(&f["decimal_mark"])
     );
+    if let Some(line) = reconciliation_line(&f["reconciliation"]) {
+        crate::outln!("{line}");
+    }
     crate::outln!();
     crate::outln!("{}", counts_line(p));
     if let (Some(from), Some(to)) = (p["date_range"]["from"].as_str(), p["date_range"]["to"].as_str()) {

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use kakeibo_ledger::import::{ImportError, ParseOptions, parse};
+use kakeibo_ledger::import::{BalancePosition, ImportError, ParseOptions, TimeOrder, parse};
 
 fn corpus() -> Option<PathBuf> {
     let dir = std::env::var_os("KAKEIBO_CORPUS").map_or_else(
@@ -62,12 +62,13 @@ fn corpus_statements_parse() {
                 clean += 1;
                 rows += parsed.rows.len();
                 eprintln!(
-                    "ok    {name}: {} rows ({}, {}, delimiter {}, {:?})",
+                    "ok    {name}: {} rows ({}, {}, delimiter {}, {:?}, {:?})",
                     parsed.rows.len(),
                     parsed.format.encoding,
                     parsed.format.date_order_reason,
                     parsed.format.delimiter,
-                    parsed.format.columns
+                    parsed.format.columns,
+                    parsed.format.reconciliation
                 );
             }
             Ok(parsed) => {
@@ -140,6 +141,23 @@ const EXPECTED_FAILURES: &[(&str, &str)] = &[
     (
         "ofxstatement-plugins/dutch__icscards.txt",
         "a fixed-width text rendering of a PDF statement, not CSV",
+    ),
+    // Rows the balance column contradicts are refused, not booked (figures read from the files):
+    (
+        "hledger/csv__apps__ynab4-rtl.csv",
+        "two accounts in one file, and a running balance of 0.000 after a 4.750 outflow",
+    ),
+    (
+        "ofxstatement-plugins/lloyds-uk__sample-statement.csv",
+        "line 6: 6,039.58 − 5.97 is 6,033.61, but the balance says 6,029.49",
+    ),
+    (
+        "ofxstatement-plugins/revolut__2022-january.csv",
+        "a sample whose balances skip: 420.74 − 38.71 is not 223.53, 723.53 − 21.58 is not 425.68",
+    ),
+    (
+        "ofxstatement-plugins/wise__sample-statement.csv",
+        "rows in neither order of time, and a gap: 776.27 + 125.00 is not 145.00",
     ),
 ];
 
@@ -270,4 +288,57 @@ fn dates_and_amounts_agree_with_other_tools_ledgers() {
         (dates_total, amounts_total, both_total),
         (expected_total, expected_total, expected_total)
     );
+}
+
+/// The header-less ASN export has two columns of money: the balance before each row (column 9)
+/// and the amount (column 11). The balance used to be taken as the amount (11 of 11 rows wrong,
+/// and in INR); the column that reconciles as the other's running balance is the balance now, and
+/// the currency column names EUR. Figures read from the file.
+#[test]
+fn the_headerless_asn_export_books_its_amounts_not_its_balances() {
+    let Some(root) = corpus() else { return };
+    let path =
+        root.join("ofxstatement-plugins/dutch__transactie-historie_NL00ASNB9999999999_20220717204133.csv");
+    let parsed = parse(&std::fs::read(path).unwrap(), &ParseOptions::default()).unwrap();
+    assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
+    assert_eq!(parsed.rows.len(), 11);
+    let first: Vec<(String, i64, String)> = parsed.rows[..4]
+        .iter()
+        .map(|r| (r.date.to_string(), r.amount_minor, r.currency.to_string()))
+        .collect();
+    let eur = |date: &str, minor: i64| (date.to_owned(), minor, "EUR".to_owned());
+    assert_eq!(
+        first,
+        [
+            eur("2022-06-17", 22_377),
+            eur("2022-06-17", -20_000),
+            eur("2022-06-25", -220),
+            eur("2022-06-27", 50_315)
+        ]
+    );
+    let reconciliation = parsed.format.reconciliation.expect("reconciled");
+    assert_eq!((reconciliation.checked, reconciliation.reconciled), (10, 10));
+    assert_eq!(reconciliation.position, BalancePosition::Before);
+    assert_eq!(reconciliation.column, "column 9");
+}
+
+/// A row the balance contradicts is refused, with the figures, and the others are read.
+#[test]
+fn the_lloyds_sample_row_its_balance_contradicts_is_refused() {
+    let Some(root) = corpus() else { return };
+    let path = root.join("ofxstatement-plugins/lloyds-uk__sample-statement.csv");
+    let parsed = parse(&std::fs::read(path).unwrap(), &ParseOptions::default()).unwrap();
+    assert_eq!(parsed.errors.len(), 1, "{:?}", parsed.errors);
+    assert_eq!(parsed.errors[0].line, 6);
+    assert!(
+        parsed.errors[0]
+            .message
+            .contains("the balance moved by −10.09 but the amount is −5.97"),
+        "{}",
+        parsed.errors[0].message
+    );
+    assert_eq!(parsed.rows.len(), 11);
+    let reconciliation = parsed.format.reconciliation.unwrap();
+    assert_eq!((reconciliation.checked, reconciliation.reconciled), (11, 10));
+    assert_eq!(reconciliation.order, TimeOrder::NewestFirst);
 }

@@ -120,9 +120,21 @@ export interface DuplicateRow {
   reason: string;
 }
 
+/** How a statement's amounts agreed with its running-balance column. */
+export interface Reconciliation {
+  column: string;
+  order: 'oldest_first' | 'newest_first';
+  position: 'after' | 'before';
+  balance_kind: 'held' | 'owed';
+  checked: number;
+  reconciled: number;
+  signs_from_balance: boolean;
+}
+
 export interface ImportPreview {
   plan_id: string;
   filename: string;
+  format?: { reconciliation?: Reconciliation | null };
   accounts: { name: string; currency: string; exists: boolean }[];
   rows_to_add: number;
   date_range: { from: string; to: string } | null;

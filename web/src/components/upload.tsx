@@ -4,7 +4,7 @@
 
 import { useRef, useState } from 'preact/hooks';
 import { ApiError, api } from '../api/client';
-import type { ImportPreview, Upload } from '../api/types';
+import type { ImportPreview, Reconciliation, Upload } from '../api/types';
 import { formatAmount } from '../lib/money';
 import { refusalSentence } from '../lib/refusals';
 import { Mark } from './mark';
@@ -152,6 +152,14 @@ export function UploadPanel({ onImport, onClose, ensureVisit, busy }: Props) {
   );
 }
 
+/** "10 of 10 balance changes match the Balance column", and what does not is not imported. */
+function reconciledText(r: Reconciliation): string {
+  const changes = `${r.checked} balance change${r.checked === 1 ? '' : 's'}`;
+  const off = r.checked - r.reconciled;
+  const rest = off === 0 ? '' : off === 1 ? '; the row that does not is listed below and not imported' : `; the ${off} rows that do not are listed below and not imported`;
+  return `${r.reconciled} of ${changes} match the ${r.column} column${rest}`;
+}
+
 function PreviewView({ preview: p, busy, onImport, onDiscard }: { preview: ImportPreview; busy: boolean; onImport: () => void; onDiscard: () => void }) {
   const nothingNew = p.rows_to_add === 0;
   return (
@@ -204,6 +212,14 @@ function PreviewView({ preview: p, busy, onImport, onDiscard }: { preview: Impor
               </div>
             ))
           : null}
+        {p.format?.reconciliation ? (
+          <div class="metaline">
+            <dt>balance check</dt>
+            <dd class={p.format.reconciliation.reconciled < p.format.reconciliation.checked ? 'tone-danger' : undefined}>
+              {reconciledText(p.format.reconciliation)}
+            </dd>
+          </div>
+        ) : null}
         <div class="metaline">
           <dt>into</dt>
           <dd>{p.accounts.map((a) => `${a.name} (${a.currency}${a.exists ? '' : ', new'})`).join(', ') || 'no account'}</dd>

@@ -279,6 +279,9 @@ pub struct Columns {
     pub currency: Option<usize>,
     pub reference: Option<usize>,
     pub category: Option<usize>,
+    /// The running balance after each row, which the amounts are reconciled against.
+    #[serde(default)]
+    pub balance: Option<usize>,
 }
 
 /// Column choices that override what the headers suggest: header names (case-insensitive) or
@@ -294,6 +297,9 @@ pub struct Mapping {
     pub credit: Option<String>,
     pub currency: Option<String>,
     pub category: Option<String>,
+    /// The running-balance column, which every row's amount is reconciled against.
+    #[serde(default)]
+    pub balance: Option<String>,
     /// The statement shows spending as positive amounts (most card statements): flip every sign.
     #[serde(default)]
     pub invert: bool,
@@ -337,6 +343,7 @@ impl Layout {
             ("currency", c.currency),
             ("reference", c.reference),
             ("category", c.category),
+            ("balance", c.balance),
         ] {
             if let Some(i) = column {
                 out.insert(key, name(i));
@@ -492,20 +499,33 @@ fn infer(text: &str, mapping: &Mapping) -> Option<Layout> {
         let Some(date) = (0..width).find(|c| share(*c, &is_date) >= 0.8) else {
             continue;
         };
-        let Some(amount) = (0..width)
-            .filter(|c| *c != date)
-            .find(|c| share(*c, &is_amount) >= 0.6)
-        else {
+        let amounts: Vec<usize> = (0..width)
+            .filter(|c| *c != date && share(*c, &is_amount) >= 0.6)
+            .collect();
+        let Some(&first_amount) = amounts.first() else {
             continue;
         };
+        // Two columns of money: the one that is the running balance of the other is the balance
+        // (a header-less export may put the balance first).
+        let (amount, balance) =
+            balance_pair(&rows, date, &amounts).map_or((first_amount, None), |(a, b)| (a, Some(b)));
         let letters = |column: usize| -> usize {
             rows.iter()
                 .filter_map(|r| r.get(column))
                 .map(|c| c.chars().filter(|ch| ch.is_alphabetic()).count())
                 .sum()
         };
+        // A column of currency codes ("EUR" on every row) names each row's currency.
+        let currency = (0..width).find(|c| {
+            *c != date
+                && share(*c, &|cell: &str| {
+                    cell.len() == 3 && KNOWN_CODES.contains(&cell.to_lowercase().as_str())
+                }) >= 0.99
+        });
         let mut description: Vec<usize> = (0..width)
-            .filter(|c| *c != date && *c != amount && letters(*c) > 0)
+            .filter(|c| {
+                *c != date && *c != amount && Some(*c) != balance && Some(*c) != currency && letters(*c) > 0
+            })
             .collect();
         description.sort_by_key(|c| std::cmp::Reverse(letters(*c)));
         let columns = Columns {
@@ -515,9 +535,10 @@ fn infer(text: &str, mapping: &Mapping) -> Option<Layout> {
             debit: None,
             credit: None,
             direction: None,
-            currency: None,
+            currency,
             reference: None,
             category: None,
+            balance,
         };
         return Some(Layout {
             delimiter,
@@ -527,6 +548,58 @@ fn infer(text: &str, mapping: &Mapping) -> Option<Layout> {
         });
     }
     None
+}
+
+/// Among the columns of money of a header-less file, the (amount, balance) pair under which every
+/// row reconciles (at least three rows checked), if one does.
+fn balance_pair(rows: &[Vec<String>], date: usize, amounts: &[usize]) -> Option<(usize, usize)> {
+    use super::{amount, date as dates, reconcile};
+    let cells = |c: usize| rows.iter().filter_map(move |r| r.get(c)).map(String::as_str);
+    let mark = amount::decide_decimal_mark(amounts.iter().flat_map(|c| cells(*c)));
+    let money = |r: &Vec<String>, c: usize| {
+        r.get(c)
+            .and_then(|cell| {
+                amount::parse_amount(cell, mark, crate::money::Currency::INR)
+                    .ok()
+                    .flatten()
+            })
+            .map(|a| a.minor)
+    };
+    let day = |r: &Vec<String>| {
+        let cell = r.get(date)?;
+        dates::parse_date(cell, dates::DateOrder::DayFirst)
+            .or_else(|_| dates::parse_date(cell, dates::DateOrder::MonthFirst))
+            .ok()
+    };
+    let mut best: Option<((usize, usize), usize)> = None;
+    for &a in amounts {
+        for &b in amounts.iter().filter(|b| **b != a) {
+            let mut links = Vec::new();
+            let mut broken = false;
+            for (line, row) in rows.iter().enumerate() {
+                match (money(row, a), money(row, b)) {
+                    (Some(amount_minor), balance) if amount_minor != 0 => {
+                        links.push(reconcile::Link {
+                            line: line + 1,
+                            amount_minor,
+                            balance_minor: balance,
+                            broken_before: std::mem::take(&mut broken),
+                            date: day(row),
+                        });
+                    }
+                    _ => broken = true,
+                }
+            }
+            let Some(verdict) = reconcile::reconcile("", &links) else {
+                continue;
+            };
+            let r = &verdict.reconciliation;
+            if r.checked >= 3 && r.reconciled == r.checked && best.is_none_or(|(_, n)| r.reconciled > n) {
+                best = Some(((a, b), r.reconciled));
+            }
+        }
+    }
+    best.map(|(pair, _)| pair)
 }
 
 /// Maps a candidate header row; `None` unless it has a date and an amount (or debit/credit).
@@ -577,6 +650,7 @@ fn map_columns(cells: &[String], mapping: &Mapping) -> Option<Columns> {
         currency: pick(&mapping.currency, Role::Currency),
         reference: first(Role::Reference),
         category: pick(&mapping.category, Role::Category),
+        balance: pick(&mapping.balance, Role::Balance),
     })
 }
 

@@ -13,6 +13,7 @@ mod date;
 mod decode;
 mod layout;
 mod plan;
+mod reconcile;
 
 use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
@@ -25,6 +26,7 @@ pub use self::{
     plan::{
         CommitReport, DuplicateRow, Plan, PlannedRow, account_for, commit, neutralise_formula, plan, preview,
     },
+    reconcile::{BalanceKind, BalancePosition, Reconciliation, TimeOrder},
 };
 use crate::money::Currency;
 
@@ -81,6 +83,9 @@ pub struct Format {
     pub date_order: DateOrder,
     pub date_order_reason: String,
     pub decimal_mark: DecimalMark,
+    /// How the amounts agreed with the running-balance column, when the statement has one.
+    #[serde(default)]
+    pub reconciliation: Option<Reconciliation>,
 }
 
 /// A parsed statement.
@@ -133,17 +138,10 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
     let mark = decide_decimal_mark(amount_cells.iter().copied());
     let (order, order_reason) =
         decide_order(data.iter().map(|(_, c)| cell(c, Some(columns.date)))).map_err(ImportError::Dates)?;
-    let header_currency = [columns.amount, columns.debit, columns.credit]
-        .into_iter()
-        .flatten()
-        .filter_map(|i| layout.headers.get(i))
-        .find_map(|h| {
-            layout::normalise(h)
-                .rsplit_once(' ')
-                .filter(|(_, code)| layout::KNOWN_CODES.contains(code))
-                .and_then(|(_, code)| Currency::parse(code).ok())
-        });
-    let default_currency = options.currency.or(header_currency).unwrap_or(Currency::INR);
+    let default_currency = options
+        .currency
+        .or(header_currency(&layout))
+        .unwrap_or(Currency::INR);
     let raw_lines: Vec<&str> = decoded.text.lines().collect();
 
     let mut parsed = Parsed {
@@ -162,31 +160,14 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
             date_order: order,
             date_order_reason: order_reason,
             decimal_mark: mark,
+            reconciliation: None,
         },
         rows: Vec::new(),
         errors: Vec::new(),
         skipped: Vec::new(),
         ignored_lines: 0,
     };
-    let used: Vec<usize> = [
-        Some(columns.date),
-        columns.amount,
-        columns.debit,
-        columns.credit,
-        columns.direction,
-        columns.currency,
-        columns.category,
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    // Where a row's description comes from: its description columns, then any other column.
-    let mut describing = columns.description.clone();
-    for i in 0..layout.headers.len() {
-        if !used.contains(&i) && !describing.contains(&i) {
-            describing.push(i);
-        }
-    }
+    let describing = describing_columns(&layout);
     let direction_is_sign_flag = columns
         .direction
         .and_then(|i| layout.headers.get(i))
@@ -200,6 +181,9 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
         invert: options.mapping.invert,
         direction_is_sign_flag,
     };
+    // The chain the balance column is checked along: one link per row read, in file order.
+    let mut links: Vec<reconcile::Link> = Vec::new();
+    let mut broken = false;
     for (line, cells) in &data {
         let fail = |column: Option<usize>, message: String| RowError {
             line: *line,
@@ -228,15 +212,137 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
             continue;
         }
         match read_row(cells, &context) {
-            Ok(Some(row)) => parsed.rows.push(ParsedRow { line: *line, ..row }),
+            Ok(Some(row)) => {
+                if columns.balance.is_some() {
+                    links.push(link(cells, &context, &row, *line, std::mem::take(&mut broken)));
+                }
+                parsed.rows.push(ParsedRow { line: *line, ..row });
+            }
             Ok(None) => parsed.skipped.push(fail(
                 [columns.amount, columns.debit].into_iter().flatten().next(),
                 "moves no money (zero or no amount)".to_owned(),
             )),
-            Err((column, message)) => parsed.errors.push(fail(column, message)),
+            Err((column, message)) => {
+                broken = true;
+                parsed.errors.push(fail(column, message));
+            }
         }
     }
+    if let Some(balance_column) = columns.balance {
+        let header = layout
+            .headers
+            .get(balance_column)
+            .cloned()
+            .unwrap_or_else(|| format!("column {}", balance_column + 1));
+        apply_reconciliation(&mut parsed, &links, &header, context.invert, &raw_lines);
+    }
     Ok(parsed)
+}
+
+/// Checks the rows against the balance column: rows that do not reconcile leave the rows for the
+/// errors (never booked), and signs taken from the balance are applied (`invert` on top).
+fn apply_reconciliation(
+    parsed: &mut Parsed,
+    links: &[reconcile::Link],
+    header: &str,
+    invert: bool,
+    raw_lines: &[&str],
+) {
+    let Some(verdict) = reconcile::reconcile(header, links) else {
+        return;
+    };
+    for (row, amount) in parsed.rows.iter_mut().zip(&verdict.amounts) {
+        row.amount_minor = if invert { -amount } else { *amount };
+    }
+    let refused: std::collections::BTreeMap<usize, &str> = verdict
+        .refused
+        .iter()
+        .map(|r| (links[r.index].line, r.message.as_str()))
+        .collect();
+    let rows = std::mem::take(&mut parsed.rows);
+    for row in rows {
+        match refused.get(&row.line) {
+            Some(message) => parsed.errors.push(RowError {
+                line: row.line,
+                column: Some(header.to_owned()),
+                message: (*message).to_owned(),
+                raw: raw_lines
+                    .get(row.line.saturating_sub(1))
+                    .map(|l| l.chars().take(RAW_CLIP).collect())
+                    .unwrap_or_default(),
+            }),
+            None => parsed.rows.push(row),
+        }
+    }
+    parsed.errors.sort_by_key(|e| e.line);
+    parsed.format.reconciliation = Some(verdict.reconciliation);
+}
+
+/// A row as the balance chain sees it: its amount as the file has it (before `invert`), and the
+/// balance cell beside it when that reads as money of the row's currency.
+fn link(
+    cells: &[String],
+    context: &RowContext<'_>,
+    row: &ParsedRow,
+    line: usize,
+    broken_before: bool,
+) -> reconcile::Link {
+    let balance = parse_amount(cell(cells, context.columns.balance), context.mark, row.currency)
+        .ok()
+        .flatten()
+        .filter(|b| b.currency.is_none_or(|c| c == row.currency))
+        .map(|b| b.minor);
+    reconcile::Link {
+        line,
+        amount_minor: if context.invert {
+            -row.amount_minor
+        } else {
+            row.amount_minor
+        },
+        balance_minor: balance,
+        broken_before,
+        date: Some(row.date),
+    }
+}
+
+/// A currency code an amount header ends with ("Amount (EUR)").
+fn header_currency(layout: &Layout) -> Option<Currency> {
+    let columns = &layout.columns;
+    [columns.amount, columns.debit, columns.credit]
+        .into_iter()
+        .flatten()
+        .filter_map(|i| layout.headers.get(i))
+        .find_map(|h| {
+            layout::normalise(h)
+                .rsplit_once(' ')
+                .filter(|(_, code)| layout::KNOWN_CODES.contains(code))
+                .and_then(|(_, code)| Currency::parse(code).ok())
+        })
+}
+
+/// Where a row's description comes from: its description columns, then any column no role uses.
+fn describing_columns(layout: &Layout) -> Vec<usize> {
+    let columns = &layout.columns;
+    let used: Vec<usize> = [
+        Some(columns.date),
+        columns.amount,
+        columns.debit,
+        columns.credit,
+        columns.direction,
+        columns.currency,
+        columns.category,
+        columns.balance,
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let mut describing = columns.description.clone();
+    for i in 0..layout.headers.len() {
+        if !used.contains(&i) && !describing.contains(&i) {
+            describing.push(i);
+        }
+    }
+    describing
 }
 
 fn cell(cells: &[String], i: Option<usize>) -> &str {
@@ -380,5 +486,70 @@ mod tests {
             refuse(b"date,amount\n13/02/2025,1\n02/13/2025,2\n"),
             ImportError::Dates(_)
         ));
+    }
+
+    /// Any order of the columns, any delimiter, either order of time: the same rows, all
+    /// reconciled against the balance.
+    #[test]
+    fn a_statement_with_a_balance_reads_the_same_however_it_is_laid_out() {
+        let rows = [
+            ("2025-03-01", "OPENING SHOP", "-120.50", "879.50"),
+            ("2025-03-02", "SALARY", "2500.00", "3379.50"),
+            ("2025-03-05", "RENT", "-1200.00", "2179.50"),
+            ("2025-03-09", "COFFEE", "-4.25", "2175.25"),
+            ("2025-03-12", "REFUND", "20.00", "2195.25"),
+        ];
+        let header = ["Date", "Description", "Amount", "Balance"];
+        let mut orders: Vec<Vec<usize>> = Vec::new();
+        for a in 0..4 {
+            for b in 0..4 {
+                for c in 0..4 {
+                    if a != b && a != c && b != c {
+                        let d = (0..4).find(|x| ![a, b, c].contains(x)).unwrap();
+                        orders.push(vec![a, b, c, d]);
+                    }
+                }
+            }
+        }
+        assert_eq!(orders.len(), 24);
+        let expected: Vec<(String, String, i64)> = rows
+            .iter()
+            .map(|r| {
+                let minor: i64 = r.2.replace('.', "").parse().unwrap();
+                (r.0.to_owned(), r.1.to_owned(), minor)
+            })
+            .collect();
+        for order in &orders {
+            for delimiter in [",", ";", "\t"] {
+                for newest_first in [false, true] {
+                    let line = |cells: [&str; 4]| {
+                        order
+                            .iter()
+                            .map(|i| cells[*i])
+                            .collect::<Vec<_>>()
+                            .join(delimiter)
+                    };
+                    let mut lines = vec![line(header)];
+                    let mut body: Vec<String> = rows.iter().map(|r| line([r.0, r.1, r.2, r.3])).collect();
+                    if newest_first {
+                        body.reverse();
+                    }
+                    lines.extend(body);
+                    let parsed = parse_text(&(lines.join("\n") + "\n"));
+                    let mut got: Vec<(String, String, i64)> = parsed
+                        .rows
+                        .iter()
+                        .map(|r| (r.date.to_string(), r.description.clone(), r.amount_minor))
+                        .collect();
+                    got.sort();
+                    let mut want = expected.clone();
+                    want.sort();
+                    assert_eq!(got, want, "{order:?} {delimiter:?} newest first {newest_first}");
+                    let r = parsed.format.reconciliation.as_ref().unwrap();
+                    assert_eq!((r.checked, r.reconciled), (4, 4), "{order:?} {delimiter:?}");
+                    assert!(parsed.errors.is_empty());
+                }
+            }
+        }
     }
 }
