@@ -55,11 +55,22 @@ pub struct ImportArgs {
     /// The money-in column of a statement with two amount columns, by header name or number.
     #[arg(long, value_name = "COLUMN", conflicts_with = "amount_column")]
     credit_column: Option<String>,
+    /// How the file writes numeric dates, when every date could be read either way (4/6/2025:
+    /// day-first is 4 June, month-first is April 6).
+    #[arg(long, value_enum, value_name = "ORDER")]
+    date_order: Option<DateOrderArg>,
     /// Whose ledger (default: the development owner).
     #[arg(long, value_name = "UUID", default_value_t = kakeibo_ledger::DEV_OWNER.as_uuid())]
     owner: uuid::Uuid,
     #[command(flatten)]
     database: DbArgs,
+}
+
+/// `--date-order`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum DateOrderArg {
+    DayFirst,
+    MonthFirst,
 }
 
 pub async fn run(args: ImportArgs) -> Result<()> {
@@ -85,6 +96,10 @@ pub async fn run(args: ImportArgs) -> Result<()> {
             description: args.description_column.clone(),
             debit: args.debit_column.clone(),
             credit: args.credit_column.clone(),
+            date_order: args.date_order.map(|o| match o {
+                DateOrderArg::DayFirst => import::DateOrder::DayFirst,
+                DateOrderArg::MonthFirst => import::DateOrder::MonthFirst,
+            }),
             invert: args.invert,
             ..Mapping::default()
         },
@@ -314,6 +329,22 @@ fn print_preview(p: &Value) {
         text(&f["date_order_reason"]),
         text(&f["decimal_mark"])
     );
+    if f["date_order_assumed"] == true {
+        crate::outln!(
+            "CHECK THE DATES: every date in the file could be read day-first or month-first, and no date in it \
+             decides; they were read {}. If that is wrong, import again with --date-order {}.",
+            if f["date_order"] == "month_first" {
+                "month-first"
+            } else {
+                "day-first"
+            },
+            if f["date_order"] == "month_first" {
+                "day-first"
+            } else {
+                "month-first"
+            },
+        );
+    }
     if let Some(line) = reconciliation_line(&f["reconciliation"]) {
         crate::outln!("{line}");
     }

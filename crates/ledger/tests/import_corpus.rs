@@ -342,3 +342,80 @@ fn the_lloyds_sample_row_its_balance_contradicts_is_refused() {
     assert_eq!((reconciliation.checked, reconciliation.reconciled), (11, 10));
     assert_eq!(reconciliation.order, TimeOrder::NewestFirst);
 }
+
+/// (line, date, amount in minor units, currency) of each row read from a corpus statement.
+fn rows_of(root: &Path, file: &str, options: &ParseOptions) -> Vec<(usize, String, i64, String)> {
+    let parsed = parse(&std::fs::read(root.join(file)).unwrap(), options).unwrap();
+    assert!(parsed.errors.is_empty(), "{file}: {:?}", parsed.errors);
+    parsed
+        .rows
+        .iter()
+        .map(|r| (r.line, r.date.to_string(), r.amount_minor, r.currency.to_string()))
+        .collect()
+}
+
+/// Direction from the file. John Lewis: purchases written as positive pounds and a payment as
+/// `"+ £1,234.56",CR` in an unnamed column — they used to get the same sign, with --invert too.
+/// Mint: an unsigned amount and a `Transaction Type` of debit or credit (2 of 3 signs were wrong).
+/// Figures read from the files.
+#[test]
+fn card_and_mint_exports_take_their_direction_from_the_file() {
+    let Some(root) = corpus() else { return };
+    let john_lewis = rows_of(
+        &root,
+        "ofxstatement-plugins/johnlewis-uk__sample-statement.csv",
+        &ParseOptions::default(),
+    );
+    let gbp = |line: usize, date: &str, minor: i64| (line, date.to_owned(), minor, "GBP".to_owned());
+    for expected in [
+        gbp(2, "2020-03-28", -9_999),
+        gbp(3, "2020-03-30", -99),
+        gbp(7, "2020-04-21", 123_456),
+        gbp(8, "2020-04-21", -1_717),
+    ] {
+        assert!(john_lewis.contains(&expected), "{expected:?} in {john_lewis:?}");
+    }
+    // --invert is applied on top of the file's direction, never instead of it.
+    let inverted = rows_of(
+        &root,
+        "ofxstatement-plugins/johnlewis-uk__sample-statement.csv",
+        &ParseOptions {
+            mapping: kakeibo_ledger::import::Mapping {
+                invert: true,
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+    );
+    assert!(inverted.contains(&gbp(7, "2020-04-21", -123_456)), "{inverted:?}");
+    assert!(inverted.contains(&gbp(2, "2020-03-28", 9_999)), "{inverted:?}");
+
+    let mint = rows_of(&root, "beancount-import/mint__mint.csv", &ParseOptions::default());
+    let signs: Vec<(usize, i64)> = mint.iter().take(3).map(|r| (r.0, r.2)).collect();
+    assert_eq!(signs, [(2, -245), (3, 6_688), (4, -6_688)], "{mint:?}");
+}
+
+/// A US PayPal export whose every date reads either way (`6/4/2016`): it used to become
+/// 2016-04-06, "assumed". The USD on its rows says month first, the preview flags the dates as
+/// assumed, and the mapping's date order overrides.
+#[test]
+fn ambiguous_dates_follow_the_currency_are_flagged_and_can_be_forced() {
+    let Some(root) = corpus() else { return };
+    let bytes = std::fs::read(root.join("ledger-autosync/paypal.csv")).unwrap();
+    let parsed = parse(&bytes, &ParseOptions::default()).unwrap();
+    assert_eq!(parsed.rows[0].date.to_string(), "2016-06-04");
+    assert!(parsed.format.date_order_assumed);
+    let forced = parse(
+        &bytes,
+        &ParseOptions {
+            mapping: kakeibo_ledger::import::Mapping {
+                date_order: Some(kakeibo_ledger::import::DateOrder::DayFirst),
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(forced.rows[0].date.to_string(), "2016-04-06");
+    assert!(!forced.format.date_order_assumed);
+}

@@ -134,7 +134,7 @@ export interface Reconciliation {
 export interface ImportPreview {
   plan_id: string;
   filename: string;
-  format?: { reconciliation?: Reconciliation | null };
+  format?: { reconciliation?: Reconciliation | null; date_order?: 'day_first' | 'month_first'; date_order_assumed?: boolean };
   accounts: { name: string; currency: string; exists: boolean }[];
   rows_to_add: number;
   date_range: { from: string; to: string } | null;

@@ -193,6 +193,12 @@ function PreviewView({ preview: p, busy, onImport, onDiscard }: { preview: Impor
             <dt>dates</dt>
             <dd class="num">
               {p.date_range.from} to {p.date_range.to}
+              {p.format?.date_order_assumed ? (
+                <span class="tone-danger">
+                  {' '}
+                  (every date reads either way: read {p.format.date_order === 'month_first' ? 'month-first' : 'day-first'}; check them)
+                </span>
+              ) : null}
             </dd>
           </div>
         ) : null}

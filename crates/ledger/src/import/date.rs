@@ -3,7 +3,7 @@
 use chrono::NaiveDate;
 
 /// How a file writes numeric dates whose year comes last.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DateOrder {
     DayFirst,

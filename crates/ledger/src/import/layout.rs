@@ -300,6 +300,9 @@ pub struct Mapping {
     /// The running-balance column, which every row's amount is reconciled against.
     #[serde(default)]
     pub balance: Option<String>,
+    /// How numeric dates are written when every date could be read either way (4/6: day_first is 4 June).
+    #[serde(default)]
+    pub date_order: Option<super::DateOrder>,
     /// The statement shows spending as positive amounts (most card statements): flip every sign.
     #[serde(default)]
     pub invert: bool,
@@ -321,6 +324,7 @@ impl Layout {
         let name = |i: usize| {
             self.headers
                 .get(i)
+                .filter(|h| !h.trim().is_empty())
                 .cloned()
                 .unwrap_or_else(|| format!("column {}", i + 1))
         };

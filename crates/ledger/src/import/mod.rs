@@ -82,6 +82,10 @@ pub struct Format {
     pub columns: std::collections::BTreeMap<String, String>,
     pub date_order: DateOrder,
     pub date_order_reason: String,
+    /// Every numeric date could be read either way and nothing in the file decided: the order is
+    /// a hint's or the default, and the preview says so.
+    #[serde(default)]
+    pub date_order_assumed: bool,
     pub decimal_mark: DecimalMark,
     /// How the amounts agreed with the running-balance column, when the statement has one.
     #[serde(default)]
@@ -119,12 +123,13 @@ pub fn file_sha256(bytes: &[u8]) -> String {
 
 pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError> {
     let decoded = decode(bytes)?;
-    let layout = detect(&decoded.text, &options.mapping)?;
-    let columns = &layout.columns;
+    let mut layout = detect(&decoded.text, &options.mapping)?;
     let data: Vec<(usize, Vec<String>)> = layout::records(&decoded.text, layout.delimiter)
         .skip_while(|(line, _)| *line <= layout.header_line)
         .filter(|(_, cells)| layout.header_line > 0 || !cells.first().is_some_and(|c| c.starts_with('#')))
         .collect();
+    let found_blank = find_direction(&mut layout, &data);
+    let columns = &layout.columns;
     if data.iter().all(|(_, cells)| cells.iter().all(String::is_empty)) {
         return Err(ImportError::NoRows {
             header_line: layout.header_line,
@@ -136,12 +141,10 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
         .flat_map(|(_, c)| [columns.amount, columns.debit, columns.credit].map(|i| cell(c, i)))
         .collect::<Vec<_>>();
     let mark = decide_decimal_mark(amount_cells.iter().copied());
-    let (order, order_reason) =
-        decide_order(data.iter().map(|(_, c)| cell(c, Some(columns.date)))).map_err(ImportError::Dates)?;
-    let default_currency = options
-        .currency
-        .or(header_currency(&layout))
-        .unwrap_or(Currency::INR);
+    let file_currency = file_currency(options, &layout, &data);
+    let (order, order_reason, date_order_assumed) =
+        date_order(&data, columns.date, options.mapping.date_order, file_currency)?;
+    let default_currency = file_currency.unwrap_or(Currency::INR);
     let raw_lines: Vec<&str> = decoded.text.lines().collect();
 
     let mut parsed = Parsed {
@@ -159,6 +162,7 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
                 .collect(),
             date_order: order,
             date_order_reason: order_reason,
+            date_order_assumed,
             decimal_mark: mark,
             reconciliation: None,
         },
@@ -168,10 +172,15 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
         ignored_lines: 0,
     };
     let describing = describing_columns(&layout);
-    let direction_is_sign_flag = columns
+    let named_sign_flag = columns
         .direction
         .and_then(|i| layout.headers.get(i))
         .is_some_and(|h| layout::normalise(h).contains("sign"));
+    let blank_direction = match found_blank {
+        Some(blank) => blank,
+        None if named_sign_flag => Blank::Debit,
+        None => Blank::AsWritten,
+    };
     let context = RowContext {
         columns,
         describing: &describing,
@@ -179,7 +188,7 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
         order,
         default_currency,
         invert: options.mapping.invert,
-        direction_is_sign_flag,
+        blank_direction,
     };
     // The chain the balance column is checked along: one link per row read, in file order.
     let mut links: Vec<reconcile::Link> = Vec::new();
@@ -278,6 +287,75 @@ fn apply_reconciliation(
     parsed.format.reconciliation = Some(verdict.reconciliation);
 }
 
+/// Words a direction column says money went out with, and came in with.
+const DEBIT_WORDS: &[&str] = &["af", "debit", "dr", "d", "withdrawal", "s", "soll", "debet"];
+const CREDIT_WORDS: &[&str] = &["bij", "credit", "cr", "c", "deposit", "h", "haben"];
+
+/// What a blank cell of a direction column means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Blank {
+    /// Nothing: the amount's own sign stands.
+    AsWritten,
+    /// Money out: the column marks only credits ("CR") and leaves debits blank.
+    Debit,
+    /// Money in: the column marks only debits ("DR").
+    Credit,
+}
+
+/// A direction column found from its cells when no header names one: a column no other role
+/// uses whose cells are all direction words — both a debit and a credit word (Mint's
+/// `Transaction Type` of debit/credit), or only `CR` (or only `DR`) beside blanks (a card
+/// statement's unnamed CR column). Returns what its blank cells mean.
+fn find_direction(layout: &mut Layout, data: &[(usize, Vec<String>)]) -> Option<Blank> {
+    let columns = &layout.columns;
+    if columns.amount.is_none() || columns.direction.is_some() {
+        return None;
+    }
+    let used = [
+        Some(columns.date),
+        columns.amount,
+        columns.currency,
+        columns.category,
+        columns.balance,
+    ];
+    let width = data.iter().map(|(_, cells)| cells.len()).max().unwrap_or(0);
+    for column in (0..width).filter(|c| !used.contains(&Some(*c))) {
+        let mut words = std::collections::BTreeSet::new();
+        let mut blanks = 0;
+        for (_, cells) in data {
+            match cells.get(column).map(|c| c.trim().to_lowercase()) {
+                Some(word) if !word.is_empty() => {
+                    words.insert(word);
+                }
+                _ => blanks += 1,
+            }
+        }
+        if words.is_empty()
+            || !words
+                .iter()
+                .all(|w| DEBIT_WORDS.contains(&w.as_str()) || CREDIT_WORDS.contains(&w.as_str()))
+        {
+            continue;
+        }
+        let debit = words.iter().any(|w| DEBIT_WORDS.contains(&w.as_str()));
+        let credit = words.iter().any(|w| CREDIT_WORDS.contains(&w.as_str()));
+        let only = |word: &str| words.len() == 1 && words.contains(word);
+        let blank = if debit && credit {
+            Blank::AsWritten
+        } else if only("cr") && blanks > 0 {
+            Blank::Debit
+        } else if only("dr") && blanks > 0 {
+            Blank::Credit
+        } else {
+            continue;
+        };
+        layout.columns.direction = Some(column);
+        layout.columns.description.retain(|c| *c != column);
+        return Some(blank);
+    }
+    None
+}
+
 /// A row as the balance chain sees it: its amount as the file has it (before `invert`), and the
 /// balance cell beside it when that reads as money of the row's currency.
 fn link(
@@ -303,6 +381,46 @@ fn link(
         broken_before,
         date: Some(row.date),
     }
+}
+
+/// The currency the statement states: the one asked for, else an amount header's code, else the
+/// first row's currency cell.
+fn file_currency(options: &ParseOptions, layout: &Layout, data: &[(usize, Vec<String>)]) -> Option<Currency> {
+    options.currency.or_else(|| header_currency(layout)).or_else(|| {
+        data.iter()
+            .find_map(|(_, c)| Currency::parse(cell(c, layout.columns.currency)).ok())
+    })
+}
+
+/// The order of day and month: the mapping's when it names one; else what the dates show; else,
+/// when no date decides, a hint from the currency (a USD statement writes month first) or the
+/// day-first default — flagged as assumed either way.
+fn date_order(
+    data: &[(usize, Vec<String>)],
+    date_column: usize,
+    given: Option<DateOrder>,
+    currency: Option<Currency>,
+) -> Result<(DateOrder, String, bool), ImportError> {
+    if let Some(order) = given {
+        let name = match order {
+            DateOrder::DayFirst => "day-first",
+            DateOrder::MonthFirst => "month-first",
+        };
+        return Ok((order, format!("{name}, as the mapping says"), false));
+    }
+    let (order, reason) =
+        decide_order(data.iter().map(|(_, c)| cell(c, Some(date_column)))).map_err(ImportError::Dates)?;
+    if !reason.contains("assumed") {
+        return Ok((order, reason, false));
+    }
+    if currency == Some(Currency::USD) {
+        return Ok((
+            DateOrder::MonthFirst,
+            "month-first assumed from the currency (USD): every date could be read either way".to_owned(),
+            true,
+        ));
+    }
+    Ok((order, reason, true))
 }
 
 /// A currency code an amount header ends with ("Amount (EUR)").
@@ -359,8 +477,8 @@ struct RowContext<'a> {
     order: DateOrder,
     default_currency: Currency,
     invert: bool,
-    /// A direction column that only marks credits ("CR") and leaves debits blank.
-    direction_is_sign_flag: bool,
+    /// What a blank cell of the direction column means.
+    blank_direction: Blank,
 }
 
 /// Reads one data row: `Ok(None)` for a row that moves no money.
@@ -389,9 +507,10 @@ fn read_row(cells: &[String], context: &RowContext<'_>) -> Result<Option<ParsedR
             return Ok(None);
         };
         let minor = match cell(columns.direction).to_lowercase().as_str() {
-            "af" | "debit" | "dr" | "d" | "withdrawal" => -parsed.minor.abs(),
-            "bij" | "credit" | "cr" | "c" | "deposit" => parsed.minor.abs(),
-            "" if context.direction_is_sign_flag => -parsed.minor.abs(),
+            word if DEBIT_WORDS.contains(&word) => -parsed.minor.abs(),
+            word if CREDIT_WORDS.contains(&word) => parsed.minor.abs(),
+            "" if context.blank_direction == Blank::Debit => -parsed.minor.abs(),
+            "" if context.blank_direction == Blank::Credit => parsed.minor.abs(),
             _ => parsed.minor,
         };
         (minor, parsed.currency)
@@ -550,6 +669,27 @@ mod tests {
                     assert!(parsed.errors.is_empty());
                 }
             }
+        }
+    }
+
+    #[test]
+    fn a_direction_column_is_found_from_its_cells_only_when_it_cannot_be_anything_else() {
+        // Debit and credit words: a direction column, whatever its header.
+        let parsed = parse_text("Date,Amount,Kind\n2025-01-02,10.00,debit\n2025-01-03,5.00,credit\n");
+        let amounts: Vec<i64> = parsed.rows.iter().map(|r| r.amount_minor).collect();
+        assert_eq!(amounts, [-1000, 500]);
+        // Only CR beside blanks: the blanks are money out.
+        let parsed = parse_text("Date,Amount,\n2025-01-02,10.00,\n2025-01-03,5.00,CR\n");
+        let amounts: Vec<i64> = parsed.rows.iter().map(|r| r.amount_minor).collect();
+        assert_eq!(amounts, [-1000, 500]);
+        // A cleared flag (C and U) or a lone letter is not a direction.
+        for flags in [("C", "U"), ("C", ""), ("X", "Y")] {
+            let text = format!(
+                "Date,Amount,Cleared\n2025-01-02,-10.00,{}\n2025-01-03,5.00,{}\n",
+                flags.0, flags.1
+            );
+            let amounts: Vec<i64> = parse_text(&text).rows.iter().map(|r| r.amount_minor).collect();
+            assert_eq!(amounts, [-1000, 500], "{flags:?}");
         }
     }
 }
