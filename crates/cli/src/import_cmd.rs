@@ -25,7 +25,8 @@ pub struct ImportArgs {
     /// The asset account to import into (default Checking; another currency gets "NAME (CUR)").
     #[arg(long, value_name = "NAME")]
     account: Option<String>,
-    /// The currency of amounts that name none (default INR).
+    /// The currency of amounts that name none. Needed when the file names no currency and the
+    /// account holds nothing yet; otherwise the account's currency is used.
     #[arg(long, value_name = "CODE")]
     currency: Option<String>,
     /// Only show the preview; change nothing in the ledger.
@@ -329,6 +330,9 @@ fn print_preview(p: &Value) {
         text(&f["date_order_reason"]),
         text(&f["decimal_mark"])
     );
+    if let Some(from) = f["currency_from"].as_str() {
+        crate::outln!("currency of amounts that name none: {from}");
+    }
     if f["date_order_assumed"] == true {
         crate::outln!(
             "CHECK THE DATES: every date in the file could be read day-first or month-first, and no date in it \

@@ -46,7 +46,16 @@ async fn import_previews_asks_and_imports_once(pool: PgPool) {
             .unwrap()
     };
 
-    let dry = kakeibo(&["import", file, "--dry-run"], &url, "");
+    // Nothing in the file names a currency and Checking holds nothing yet: it asks, never INR.
+    let unstated = kakeibo(&["import", file, "--dry-run"], &url, "");
+    assert_eq!(unstated.status.code(), Some(1));
+    assert!(
+        text(&unstated).contains("states no currency") && text(&unstated).contains("--currency"),
+        "{}",
+        text(&unstated)
+    );
+
+    let dry = kakeibo(&["import", file, "--dry-run", "--currency", "INR"], &url, "");
     assert!(dry.status.success(), "{}", text(&dry));
     let shown = text(&dry);
     assert!(shown.contains("3 rows to add into Checking"), "{shown}");
@@ -55,13 +64,13 @@ async fn import_previews_asks_and_imports_once(pool: PgPool) {
     assert!(shown.contains("\"abc\" is not an amount"), "{shown}");
     assert_eq!(count().await, 0);
 
-    let declined = kakeibo(&["import", file], &url, "n\n");
+    let declined = kakeibo(&["import", file, "--currency", "INR"], &url, "n\n");
     assert!(text(&declined).contains("not imported"), "{}", text(&declined));
-    let no_answer = kakeibo(&["import", file], &url, "");
+    let no_answer = kakeibo(&["import", file, "--currency", "INR"], &url, "");
     assert!(text(&no_answer).contains("not imported"), "end of input is no");
     assert_eq!(count().await, 0);
 
-    let accepted = kakeibo(&["import", file], &url, "y\n");
+    let accepted = kakeibo(&["import", file, "--currency", "INR"], &url, "y\n");
     assert!(
         text(&accepted).contains("imported 3 rows (3 uncategorised)"),
         "{}",
@@ -71,6 +80,11 @@ async fn import_previews_asks_and_imports_once(pool: PgPool) {
 
     let again = kakeibo(&["import", file, "--yes"], &url, "");
     let shown_again = text(&again);
+    // Checking is in use now: its currency is the one to go by, and the preview says so.
+    assert!(
+        shown_again.contains("the account Checking, which holds INR"),
+        "{shown_again}"
+    );
     assert!(
         shown_again.contains("nothing new to add, 3 already in the ledger"),
         "{shown_again}"

@@ -55,6 +55,17 @@ impl Ledger {
 
     async fn preview(&self, upload: Uuid) -> Value {
         self.tools
+            .call(
+                "import_statement_csv",
+                json!({"upload_id": upload, "currency": "INR"}),
+            )
+            .await
+            .unwrap()
+    }
+
+    async fn preview_without_currency(&self, text: &str) -> Value {
+        let upload = self.upload("next.csv", text.as_bytes()).await;
+        self.tools
             .call("import_statement_csv", json!({"upload_id": upload}))
             .await
             .unwrap()
@@ -276,7 +287,10 @@ async fn paths_stay_inside_the_import_folder(options: PgPoolOptions, connect: Pg
 
     let ok = l
         .tools
-        .call("import_statement_csv", json!({"path": "ok.csv"}))
+        .call(
+            "import_statement_csv",
+            json!({"path": "ok.csv", "currency": "INR"}),
+        )
         .await
         .unwrap();
     assert_eq!(ok["rows_to_add"], 4);
@@ -475,5 +489,52 @@ async fn money_in_with_no_category_is_income_never_netted_into_spending(
             ("2025-04".to_owned(), "income".to_owned(), -100_000),
         ],
         "a month's spending and income are separate groups: {by_month}"
+    );
+}
+
+/// A statement that names no currency goes into an account in use in that account's currency,
+/// and is refused — never booked as INR — when the account holds nothing yet.
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_statement_that_names_no_currency_asks_unless_the_account_says(
+    options: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let l = ledger(options, connect).await;
+    let statement = "Date,Description,Amount\n2024-01-15,ACME STORE,-8.99\n2024-01-16,PAYROLL,1200.00\n";
+    let upload = l.upload("lloyds.csv", statement.as_bytes()).await;
+    let refused = l
+        .tools
+        .call("import_statement_csv", json!({"upload_id": upload}))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains("states no currency") && refused.contains("currency"),
+        "{refused}"
+    );
+    assert_eq!(l.transactions().await, 0);
+
+    // Said once, the account is in use (a new owner's Checking is made in the statement's
+    // currency); the next statement into it goes by that.
+    let with_currency = l
+        .tools
+        .call(
+            "import_statement_csv",
+            json!({"upload_id": upload, "currency": "GBP"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(with_currency["accounts"][0]["currency"], "GBP", "{with_currency}");
+    l.commit(&with_currency).await;
+    let next = "Date,Description,Amount\n2024-02-01,ACME STORE,-3.50\n";
+    let preview = l.preview_without_currency(next).await;
+    assert_eq!(preview["rows_to_add"], 1, "{preview}");
+    assert_eq!(preview["sample"][0]["amount"]["currency"], "GBP", "{preview}");
+    assert!(
+        preview["format"]["currency_from"]
+            .as_str()
+            .unwrap()
+            .contains("the account Checking, which holds GBP"),
+        "{preview}"
     );
 }

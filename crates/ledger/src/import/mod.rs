@@ -71,6 +71,10 @@ pub struct ParsedRow {
     pub currency: Currency,
     /// The statement's own category cell, if it has one.
     pub category: Option<String>,
+    /// Nothing in the file or the options named this row's currency: the plan takes it from the
+    /// account the statement goes into when that account is in use, or refuses.
+    #[serde(default)]
+    pub currency_unstated: bool,
 }
 
 /// What was detected about the file.
@@ -86,6 +90,10 @@ pub struct Format {
     /// a hint's or the default, and the preview says so.
     #[serde(default)]
     pub date_order_assumed: bool,
+    /// Where the currency of amounts that name none came from ("the currency column", "the
+    /// account Checking, which holds INR"); none when every amount names its own.
+    #[serde(default)]
+    pub currency_from: Option<String>,
     pub decimal_mark: DecimalMark,
     /// How the amounts agreed with the running-balance column, when the statement has one.
     #[serde(default)]
@@ -104,11 +112,25 @@ pub struct Parsed {
     pub ignored_lines: usize,
 }
 
+impl Parsed {
+    /// A statement of this format with nothing read yet.
+    fn new(format: Format) -> Self {
+        Self {
+            format,
+            rows: Vec::new(),
+            errors: Vec::new(),
+            skipped: Vec::new(),
+            ignored_lines: 0,
+        }
+    }
+}
+
 /// How to read a statement.
 #[derive(Debug, Clone, Default)]
 pub struct ParseOptions {
     pub mapping: Mapping,
-    /// The currency of amounts that name none (default INR).
+    /// The currency of amounts that name none (when unset and nothing in the file names one, the
+    /// rows are marked `currency_unstated` and the plan decides).
     pub currency: Option<Currency>,
 }
 
@@ -144,33 +166,29 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
     let file_currency = file_currency(options, &layout, &data);
     let (order, order_reason, date_order_assumed) =
         date_order(&data, columns.date, options.mapping.date_order, file_currency)?;
+    let currency_stated = file_currency.is_some();
     let default_currency = file_currency.unwrap_or(Currency::INR);
     let raw_lines: Vec<&str> = decoded.text.lines().collect();
 
-    let mut parsed = Parsed {
-        format: Format {
-            encoding: decoded.encoding,
-            delimiter: match layout.delimiter {
-                b'\t' => "tab".to_owned(),
-                other => char::from(other).to_string(),
-            },
-            header_line: layout.header_line,
-            columns: layout
-                .described()
-                .into_iter()
-                .map(|(k, v)| (k.to_owned(), v))
-                .collect(),
-            date_order: order,
-            date_order_reason: order_reason,
-            date_order_assumed,
-            decimal_mark: mark,
-            reconciliation: None,
+    let mut parsed = Parsed::new(Format {
+        encoding: decoded.encoding,
+        delimiter: match layout.delimiter {
+            b'\t' => "tab".to_owned(),
+            other => char::from(other).to_string(),
         },
-        rows: Vec::new(),
-        errors: Vec::new(),
-        skipped: Vec::new(),
-        ignored_lines: 0,
-    };
+        header_line: layout.header_line,
+        columns: layout
+            .described()
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect(),
+        date_order: order,
+        date_order_reason: order_reason,
+        date_order_assumed,
+        currency_from: currency_from(options, &layout),
+        decimal_mark: mark,
+        reconciliation: None,
+    });
     let describing = describing_columns(&layout);
     let named_sign_flag = columns
         .direction
@@ -187,6 +205,7 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
         mark,
         order,
         default_currency,
+        currency_stated,
         invert: options.mapping.invert,
         blank_direction,
     };
@@ -383,6 +402,17 @@ fn link(
     }
 }
 
+/// Where the currency the statement states comes from, in words.
+fn currency_from(options: &ParseOptions, layout: &Layout) -> Option<String> {
+    if let Some(currency) = options.currency {
+        Some(format!("{currency}, as asked"))
+    } else if let Some(currency) = header_currency(layout) {
+        Some(format!("{currency}, from an amount column's header"))
+    } else {
+        layout.columns.currency.map(|_| "the currency column".to_owned())
+    }
+}
+
 /// The currency the statement states: the one asked for, else an amount header's code, else the
 /// first row's currency cell.
 fn file_currency(options: &ParseOptions, layout: &Layout, data: &[(usize, Vec<String>)]) -> Option<Currency> {
@@ -476,6 +506,8 @@ struct RowContext<'a> {
     mark: DecimalMark,
     order: DateOrder,
     default_currency: Currency,
+    /// Whether `default_currency` was stated (by the options, a header or a currency column).
+    currency_stated: bool,
     invert: bool,
     /// What a blank cell of the direction column means.
     blank_direction: Blank,
@@ -536,6 +568,7 @@ fn read_row(cells: &[String], context: &RowContext<'_>) -> Result<Option<ParsedR
         amount_minor: if context.invert { -minor } else { minor },
         currency: row_currency.or(named).unwrap_or(currency),
         category: Some(cell(columns.category).to_owned()).filter(|c| !c.is_empty()),
+        currency_unstated: row_currency.is_none() && named.is_none() && !context.currency_stated,
     }))
 }
 

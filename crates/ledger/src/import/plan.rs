@@ -108,6 +108,52 @@ fn planned_accounts(
     Ok(accounts)
 }
 
+/// Rows whose currency nothing stated take the currency of the account they go into, when that
+/// account is in use (it has postings); otherwise the plan is refused with what to say. An empty
+/// account's currency is only the chart's default, no evidence of the statement's.
+async fn settle_unstated_currency(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    base: &str,
+    existing: &[Account],
+    parsed: &mut Parsed,
+) -> Result<(), LedgerError> {
+    if !parsed.rows.iter().any(|r| r.currency_unstated) {
+        return Ok(());
+    }
+    let target = existing.iter().find(|a| a.name.eq_ignore_ascii_case(base));
+    let in_use = match target {
+        Some(account) => sqlx::query_scalar::<_, bool>(
+            "SELECT EXISTS (SELECT 1 FROM postings WHERE owner_id = $1 AND account_id = $2)",
+        )
+        .bind(owner.as_uuid())
+        .bind(account.id)
+        .fetch_one(&mut *conn)
+        .await?
+        .then_some(account),
+        None => None,
+    };
+    // The amounts were read with two decimals; an account in a currency with others cannot take
+    // them as they are.
+    let in_use = in_use.filter(|a| a.currency.decimals() == Currency::INR.decimals());
+    let Some(account) = in_use else {
+        return Err(LedgerError::Invalid(format!(
+            "the statement states no currency (no symbol or code in its amounts, no currency column or \
+             header) and {base} holds nothing yet to go by: say which currency it is in (kakeibo import \
+             --currency EUR; the import tool's currency)"
+        )));
+    };
+    for row in parsed.rows.iter_mut().filter(|r| r.currency_unstated) {
+        row.currency = account.currency;
+        row.currency_unstated = false;
+    }
+    parsed.format.currency_from = Some(format!(
+        "the account {}, which holds {} (the statement names none)",
+        account.name, account.currency
+    ));
+    Ok(())
+}
+
 /// Plans the import of a parsed statement into `owner`'s ledger and stores the plan. Nothing in
 /// the ledger changes; the returned id commits exactly this plan.
 pub async fn plan(
@@ -128,6 +174,8 @@ pub async fn plan(
             named.name, named.account_type
         )));
     }
+    let mut parsed = parsed;
+    settle_unstated_currency(owner, conn, base, &existing, &mut parsed).await?;
     let accounts = planned_accounts(base, &existing, &parsed)?;
 
     let categories: HashMap<String, String> = existing
@@ -261,11 +309,13 @@ pub async fn commit(
 ) -> Result<CommitReport, LedgerError> {
     let plan = load_plan(owner, &mut *conn, plan_id).await?;
 
-    let mut chart = ensure_chart(owner, &mut *conn, Currency::INR).await?;
+    // The planned asset accounts first: a new owner's first statement in EUR makes Checking a EUR
+    // account, where the chart would otherwise have made it INR a moment before.
+    let existing = list_accounts(owner, &mut *conn).await?;
     for planned in plan
         .accounts
         .iter()
-        .filter(|p| !chart.iter().any(|a| a.name == p.name))
+        .filter(|p| !existing.iter().any(|a| a.name == p.name))
     {
         sqlx::query("INSERT INTO accounts (owner_id, name, type, currency) VALUES ($1, $2, 'asset', $3)")
             .bind(owner.as_uuid())
@@ -274,7 +324,7 @@ pub async fn commit(
             .execute(&mut *conn)
             .await?;
     }
-    chart = list_accounts(owner, &mut *conn).await?;
+    let chart = ensure_chart(owner, &mut *conn, Currency::INR).await?;
     let by_name: HashMap<&str, &Account> = chart.iter().map(|a| (a.name.as_str(), a)).collect();
     let find = |name: &str| {
         by_name
@@ -439,7 +489,10 @@ pub fn preview(plan_id: Uuid, plan: &Plan) -> Value {
         "next_step": if plan.rows.is_empty() {
             "Nothing to import.".to_owned()
         } else {
-            format!("To import these {} rows, commit plan {plan_id} (dry_run false with this plan_id).", plan.rows.len())
+            match plan.rows.len() {
+                1 => format!("To import this row, commit plan {plan_id} (dry_run false with this plan_id)."),
+                n => format!("To import these {n} rows, commit plan {plan_id} (dry_run false with this plan_id)."),
+            }
         },
     })
 }

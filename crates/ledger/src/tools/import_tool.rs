@@ -28,7 +28,7 @@ pub struct ImportInput {
     pub plan_id: Option<Uuid>,
     /// The asset account to import into (default "Checking"; another currency gets its own).
     pub account: Option<String>,
-    /// The currency of amounts that name none (default INR).
+    /// The currency of amounts that name none; needed when the statement names none and the account holds nothing yet.
     pub currency: Option<CurrencyCode>,
     /// Column choices when the headers are not understood: header names or column numbers.
     pub mapping: Option<Mapping>,
