@@ -163,11 +163,15 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
         .flat_map(|(_, c)| [columns.amount, columns.debit, columns.credit].map(|i| cell(c, i)))
         .collect::<Vec<_>>();
     let mark = decide_decimal_mark(amount_cells.iter().copied());
-    let file_currency = file_currency(options, &layout, &data);
-    let (order, order_reason, date_order_assumed) =
-        date_order(&data, columns.date, options.mapping.date_order, file_currency)?;
-    let currency_stated = file_currency.is_some();
-    let default_currency = file_currency.unwrap_or(Currency::INR);
+    let stated = stated_currency(options, &layout, &data);
+    let (order, order_reason, date_order_assumed) = date_order(
+        &data,
+        columns.date,
+        options.mapping.date_order,
+        stated.as_ref().map(|(c, _)| *c),
+    )?;
+    let currency_stated = stated.is_some();
+    let default_currency = stated.as_ref().map_or(Currency::INR, |(c, _)| *c);
     let raw_lines: Vec<&str> = decoded.text.lines().collect();
 
     let mut parsed = Parsed::new(Format {
@@ -185,7 +189,7 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
         date_order: order,
         date_order_reason: order_reason,
         date_order_assumed,
-        currency_from: currency_from(options, &layout),
+        currency_from: stated.map(|(_, from)| from),
         decimal_mark: mark,
         reconciliation: None,
     });
@@ -206,7 +210,6 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
         order,
         default_currency,
         currency_stated,
-        invert: options.mapping.invert,
         blank_direction,
     };
     // The chain the balance column is checked along: one link per row read, in file order.
@@ -256,31 +259,42 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
             }
         }
     }
-    if let Some(balance_column) = columns.balance {
+    settle_amounts(&mut parsed, &layout, &links, options.mapping.invert, &raw_lines);
+    Ok(parsed)
+}
+
+/// The amounts as booked: checked against the balance column when there is one, then `invert` on
+/// top of the file's own direction and the balance's signs, never instead.
+fn settle_amounts(
+    parsed: &mut Parsed,
+    layout: &Layout,
+    links: &[reconcile::Link],
+    invert: bool,
+    raw_lines: &[&str],
+) {
+    if let Some(balance_column) = layout.columns.balance {
         let header = layout
             .headers
             .get(balance_column)
             .cloned()
             .unwrap_or_else(|| format!("column {}", balance_column + 1));
-        apply_reconciliation(&mut parsed, &links, &header, context.invert, &raw_lines);
+        apply_reconciliation(parsed, links, &header, raw_lines);
     }
-    Ok(parsed)
+    if invert {
+        for row in &mut parsed.rows {
+            row.amount_minor = -row.amount_minor;
+        }
+    }
 }
 
 /// Checks the rows against the balance column: rows that do not reconcile leave the rows for the
-/// errors (never booked), and signs taken from the balance are applied (`invert` on top).
-fn apply_reconciliation(
-    parsed: &mut Parsed,
-    links: &[reconcile::Link],
-    header: &str,
-    invert: bool,
-    raw_lines: &[&str],
-) {
+/// errors (never booked), and signs taken from the balance are applied.
+fn apply_reconciliation(parsed: &mut Parsed, links: &[reconcile::Link], header: &str, raw_lines: &[&str]) {
     let Some(verdict) = reconcile::reconcile(header, links) else {
         return;
     };
     for (row, amount) in parsed.rows.iter_mut().zip(&verdict.amounts) {
-        row.amount_minor = if invert { -amount } else { *amount };
+        row.amount_minor = *amount;
     }
     let refused: std::collections::BTreeMap<usize, &str> = verdict
         .refused
@@ -375,7 +389,7 @@ fn find_direction(layout: &mut Layout, data: &[(usize, Vec<String>)]) -> Option<
     None
 }
 
-/// A row as the balance chain sees it: its amount as the file has it (before `invert`), and the
+/// A row as the balance chain sees it: its amount as the file has it (`invert` comes last), and the
 /// balance cell beside it when that reads as money of the row's currency.
 fn link(
     cells: &[String],
@@ -391,35 +405,29 @@ fn link(
         .map(|b| b.minor);
     reconcile::Link {
         line,
-        amount_minor: if context.invert {
-            -row.amount_minor
-        } else {
-            row.amount_minor
-        },
+        amount_minor: row.amount_minor,
         balance_minor: balance,
         broken_before,
         date: Some(row.date),
     }
 }
 
-/// Where the currency the statement states comes from, in words.
-fn currency_from(options: &ParseOptions, layout: &Layout) -> Option<String> {
+/// The currency the statement states, and where it says so: the one asked for, else an amount
+/// header's code, else the first currency cell of the rows.
+fn stated_currency(
+    options: &ParseOptions,
+    layout: &Layout,
+    data: &[(usize, Vec<String>)],
+) -> Option<(Currency, String)> {
     if let Some(currency) = options.currency {
-        Some(format!("{currency}, as asked"))
-    } else if let Some(currency) = header_currency(layout) {
-        Some(format!("{currency}, from an amount column's header"))
-    } else {
-        layout.columns.currency.map(|_| "the currency column".to_owned())
+        return Some((currency, format!("{currency}, as asked")));
     }
-}
-
-/// The currency the statement states: the one asked for, else an amount header's code, else the
-/// first row's currency cell.
-fn file_currency(options: &ParseOptions, layout: &Layout, data: &[(usize, Vec<String>)]) -> Option<Currency> {
-    options.currency.or_else(|| header_currency(layout)).or_else(|| {
-        data.iter()
-            .find_map(|(_, c)| Currency::parse(cell(c, layout.columns.currency)).ok())
-    })
+    if let Some(currency) = header_currency(layout) {
+        return Some((currency, format!("{currency}, from an amount column's header")));
+    }
+    data.iter()
+        .find_map(|(_, c)| Currency::parse(cell(c, layout.columns.currency)).ok())
+        .map(|currency| (currency, "the currency column".to_owned()))
 }
 
 /// The order of day and month: the mapping's when it names one; else what the dates show; else,
@@ -508,7 +516,6 @@ struct RowContext<'a> {
     default_currency: Currency,
     /// Whether `default_currency` was stated (by the options, a header or a currency column).
     currency_stated: bool,
-    invert: bool,
     /// What a blank cell of the direction column means.
     blank_direction: Blank,
 }
@@ -565,7 +572,7 @@ fn read_row(cells: &[String], context: &RowContext<'_>) -> Result<Option<ParsedR
         line: 0,
         date,
         description,
-        amount_minor: if context.invert { -minor } else { minor },
+        amount_minor: minor,
         currency: row_currency.or(named).unwrap_or(currency),
         category: Some(cell(columns.category).to_owned()).filter(|c| !c.is_empty()),
         currency_unstated: row_currency.is_none() && named.is_none() && !context.currency_stated,

@@ -87,10 +87,18 @@ pub struct Group {
     pub group: String,
     /// `spending` (expense categories; money out on no category) or `income` (income categories;
     /// money in on no category, as the group "Uncategorized income").
-    pub kind: &'static str,
+    pub kind: GroupKind,
     pub transactions: i64,
     #[serde(flatten)]
     pub amount: Amount,
+}
+
+/// Whether a group is money out or money in; spending sorts first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GroupKind {
+    Spending,
+    Income,
 }
 
 #[derive(Debug)]
@@ -161,14 +169,18 @@ impl TypedTool for GetSpendReport {
                 .into_iter()
                 .map(|(group, kind, currency, transactions, amount)| Group {
                     group,
-                    kind: if kind == "income" { "income" } else { "spending" },
+                    kind: if kind == "income" {
+                        GroupKind::Income
+                    } else {
+                        GroupKind::Spending
+                    },
                     transactions,
                     amount: Amount::new(amount, Currency::parse(&currency).unwrap_or(Currency::INR)),
                 })
                 .collect();
             sort_groups(&mut groups, group_by);
             let mut totals: BTreeMap<Currency, i64> = BTreeMap::new();
-            for group in groups.iter().filter(|g| g.kind == "spending") {
+            for group in groups.iter().filter(|g| g.kind == GroupKind::Spending) {
                 *totals.entry(group.amount.currency).or_default() += group.amount.amount_minor;
             }
             let totals_by_currency: Vec<Amount> =
@@ -201,14 +213,14 @@ impl TypedTool for GetSpendReport {
 fn sort_groups(groups: &mut [Group], group_by: GroupBy) {
     match group_by {
         GroupBy::Month => groups.sort_by(|a, b| {
-            (a.kind != "spending")
-                .cmp(&(b.kind != "spending"))
+            a.kind
+                .cmp(&b.kind)
                 .then_with(|| a.group.cmp(&b.group))
                 .then_with(|| a.amount.currency.cmp(&b.amount.currency))
         }),
         GroupBy::Category => groups.sort_by(|a, b| {
-            (a.kind != "spending")
-                .cmp(&(b.kind != "spending"))
+            a.kind
+                .cmp(&b.kind)
                 .then_with(|| b.amount.amount_minor.cmp(&a.amount.amount_minor))
                 .then_with(|| a.group.cmp(&b.group))
                 .then_with(|| a.amount.currency.cmp(&b.amount.currency))
@@ -343,7 +355,11 @@ mod tests {
     fn group(name: &str, minor: i64) -> Group {
         Group {
             group: name.into(),
-            kind: if minor < 0 { "income" } else { "spending" },
+            kind: if minor < 0 {
+                GroupKind::Income
+            } else {
+                GroupKind::Spending
+            },
             transactions: 1,
             amount: Amount::new(minor, Currency::INR),
         }
