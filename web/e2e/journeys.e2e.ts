@@ -187,7 +187,16 @@ describe('a visitor on /chat', () => {
     const preview = page.locator('.preview');
     await expect.poll(() => preview.getByRole('heading').innerText(), { timeout: 20_000 }).toMatch(/^12 rows to add from/);
     await expect.poll(() => preview.locator('.preview-figures').innerText()).toMatch(/duplicates skipped/i);
-    await expect.poll(() => preview.locator('.preview-figures').innerText()).toMatch(/balance check\s+11 of 11 balance changes match the Balance column/i);
+    // The rows a person checks before saying yes: the first and last three, with their direction,
+    // and every line of the file accounted for.
+    const rowsTable = await preview.locator('.ledger-table').innerText();
+    expect(rowsTable).toMatch(/SALARY JUL 2025 ACME TECHNOLOGIES\s+in/);
+    expect(rowsTable).toMatch(/RENT JULY FLAT 4B\s+out/);
+    expect(rowsTable).toMatch(/… 6 more rows/);
+    expect(rowsTable).toMatch(/JIO PREPAID RECHARGE\s+out/);
+    expect(await preview.locator('.preview-lines').innerText()).toBe('13 lines in the file: 1 header, 12 to add');
+    expect(await preview.locator('.preview-layout').innerText()).toMatch(/^Comma-separated, UTF-8, header on line 1\. Dates from “Date”, day-first/);
+    await expect.poll(() => preview.locator('.preview-figures').innerText()).toMatch(/balance check\s+Reconciled against the balance column \(“Balance”\): 11 of 11 balance changes agree/i);
     const owner = await visitorId(page);
     const july = () => sql("SELECT 1 FROM transactions WHERE owner_id = $1 AND date >= '2025-07-01'", [owner]);
     expect(await july(), 'a preview writes nothing').toHaveLength(0);

@@ -1,7 +1,6 @@
 //! `kakeibo import FILE`: preview a statement, then commit exactly that preview.
 
 use std::{
-    fmt::Write as _,
     io::{BufRead, IsTerminal, Write},
     path::PathBuf,
 };
@@ -260,9 +259,9 @@ fn counts_line(p: &Value) -> String {
         ),
         (n("parse_errors"), "unreadable", "unreadable"),
         (
-            n("ignored_lines"),
-            "line that moves no money or is not a transaction",
-            "lines that move no money or are not transactions",
+            p["lines"]["skipped"].as_u64().unwrap_or(0),
+            "line skipped (not a transaction)",
+            "lines skipped (not transactions)",
         ),
     ];
     for (k, one, many) in also {
@@ -274,83 +273,106 @@ fn counts_line(p: &Value) -> String {
     line
 }
 
-/// "reconciled against the balance column (Balance): 10 of 10 balance changes, newest first".
-fn reconciliation_line(r: &Value) -> Option<String> {
-    let checked = r["checked"].as_u64()?;
-    let reconciled = r["reconciled"].as_u64().unwrap_or(0);
-    let mut line = format!(
-        "reconciled against the balance column ({}): {reconciled} of {}, rows {}",
-        text(&r["column"]),
-        count(checked, "balance change", "balance changes"),
-        if r["order"] == "newest_first" {
-            "newest first"
-        } else {
-            "oldest first"
-        },
-    );
-    if r["balance_kind"] == "owed" {
-        line.push_str("; the balance counts what is owed");
+/// "24 lines: 1 header, 2 banner, 18 rows to add, 2 already in the ledger, 1 unreadable".
+fn lines_line(lines: &Value) -> Option<String> {
+    let n = |key: &str| lines[key].as_u64().unwrap_or(0);
+    let total = lines["total"].as_u64()?;
+    let parts: Vec<String> = [
+        ("header", "header", "headers"),
+        ("banner", "banner line", "banner lines"),
+        ("rows", "to add", "to add"),
+        ("duplicates", "already in the ledger", "already in the ledger"),
+        (
+            "skipped",
+            "skipped (not a transaction)",
+            "skipped (not transactions)",
+        ),
+        ("unreadable", "unreadable", "unreadable"),
+        ("notes", "note", "notes"),
+        ("blank", "blank", "blank"),
+        ("continued", "continuing a quoted cell", "continuing quoted cells"),
+    ]
+    .into_iter()
+    .filter(|(key, ..)| n(key) > 0)
+    .map(|(key, one, many)| count(n(key), one, many))
+    .collect();
+    Some(format!(
+        "{}: {}",
+        count(total, "line in the file", "lines in the file"),
+        parts.join(", ")
+    ))
+}
+
+/// The first and last rows: line, date, description, in or out, amount.
+fn print_rows(p: &Value) {
+    let row = |r: &Value| {
+        vec![
+            text(&r["line"]),
+            text(&r["date"]),
+            text(&r["description"]).chars().take(40).collect(),
+            text(&r["direction"]),
+            text(&r["amount"]["formatted"]),
+        ]
+    };
+    let first = p["first_rows"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let last = p["last_rows"].as_array().map(Vec::as_slice).unwrap_or_default();
+    if first.is_empty() {
+        return;
     }
-    if r["signs_from_balance"] == true {
-        line.push_str("; the amounts have no sign, so each takes its balance change's");
+    let mut rows: Vec<Vec<String>> = first.iter().map(row).collect();
+    let shown = (first.len() + last.len()) as u64;
+    let total = p["rows_to_add"].as_u64().unwrap_or(shown);
+    if total > shown {
+        rows.push(vec![
+            "…".to_owned(),
+            String::new(),
+            format!("({})", count(total - shown, "more row", "more rows")),
+            String::new(),
+            String::new(),
+        ]);
     }
-    if reconciled < checked {
-        if checked - reconciled == 1 {
-            line.push_str("; the row that does not is listed below and not imported");
-        } else {
-            let _ = write!(
-                line,
-                "; the {} rows that do not are listed below and not imported",
-                checked - reconciled
-            );
-        }
+    rows.extend(last.iter().map(row));
+    table::print(&[">line", "date", "description", "in/out", ">amount"], &rows);
+}
+
+/// A titled table of lines with a problem or a reason, when there are any.
+fn print_lines(
+    title: &str,
+    items: &Value,
+    total: u64,
+    cells: &dyn Fn(&Value) -> Vec<String>,
+    header: &[&str],
+) {
+    let Some(items) = items.as_array().filter(|i| !i.is_empty()) else {
+        return;
+    };
+    crate::outln!();
+    if total > items.len() as u64 {
+        crate::outln!("{title} (the first {} of {total}):", items.len());
+    } else {
+        crate::outln!("{title}:");
     }
-    Some(line)
+    let rows: Vec<Vec<String>> = items.iter().map(cells).collect();
+    table::print(header, &rows);
 }
 
 fn print_preview(p: &Value) {
     let f = &p["format"];
-    let header = match f["header_line"].as_u64() {
-        Some(line) if line > 0 => format!("header on line {line}"),
-        _ => "no header row (columns inferred from the cells)".to_owned(),
-    };
-    crate::outln!(
-        "{} — {} encoding, delimiter {}, {header}",
-        text(&p["filename"]),
-        text(&f["encoding"]),
-        text(&f["delimiter"]),
-    );
-    let columns: Vec<String> = f["columns"]
-        .as_object()
-        .map(|c| c.iter().map(|(k, v)| format!("{k}={}", text(v))).collect())
-        .unwrap_or_default();
-    crate::outln!("columns: {}", columns.join(", "));
-    crate::outln!(
-        "dates: {}; decimal mark: {}",
-        text(&f["date_order_reason"]),
-        text(&f["decimal_mark"])
-    );
-    if let Some(from) = f["currency_from"].as_str() {
-        crate::outln!("currency of amounts that name none: {from}");
+    crate::outln!("{}", text(&p["filename"]));
+    crate::outln!("{}", text(&p["layout"]));
+    if let Some(check) = p["balance_check"].as_str() {
+        crate::outln!("{check}");
     }
     if f["date_order_assumed"] == true {
+        let (read, other) = if f["date_order"] == "month_first" {
+            ("month-first", "day-first")
+        } else {
+            ("day-first", "month-first")
+        };
         crate::outln!(
             "CHECK THE DATES: every date in the file could be read day-first or month-first, and no date in it \
-             decides; they were read {}. If that is wrong, import again with --date-order {}.",
-            if f["date_order"] == "month_first" {
-                "month-first"
-            } else {
-                "day-first"
-            },
-            if f["date_order"] == "month_first" {
-                "day-first"
-            } else {
-                "month-first"
-            },
+             decides; they were read {read}. If that is wrong, import again with --date-order {other}."
         );
-    }
-    if let Some(line) = reconciliation_line(&f["reconciliation"]) {
-        crate::outln!("{line}");
     }
     crate::outln!();
     crate::outln!("{}", counts_line(p));
@@ -367,7 +389,10 @@ fn print_preview(p: &Value) {
     if !money.is_empty() {
         crate::outln!("{}", money.join("   "));
     }
-    crate::outln!();
+    if p["first_rows"].as_array().is_some_and(|r| !r.is_empty()) {
+        crate::outln!();
+        print_rows(p);
+    }
     let rows: Vec<Vec<String>> = p["by_category"]
         .as_array()
         .map(|cats| {
@@ -377,16 +402,40 @@ fn print_preview(p: &Value) {
         })
         .unwrap_or_default();
     if !rows.is_empty() {
+        crate::outln!();
         table::print(&["category", ">rows", ">amount"], &rows);
     }
-    if let Some(errors) = p["errors"].as_array().filter(|e| !e.is_empty()) {
+    let n = |key: &str| p[key].as_u64().unwrap_or(0);
+    print_lines(
+        "already in the ledger (not added)",
+        &p["duplicates"],
+        n("duplicates_skipped"),
+        &|d| {
+            vec![
+                text(&d["line"]),
+                text(&d["date"]),
+                text(&d["description"]),
+                text(&d["reason"]),
+            ]
+        },
+        &[">line", "date", "description", "why"],
+    );
+    print_lines(
+        "skipped: not transactions",
+        &p["skipped"],
+        p["lines"]["skipped"].as_u64().unwrap_or(0),
+        &|e| vec![text(&e["line"]), text(&e["message"])],
+        &[">line", "why"],
+    );
+    print_lines(
+        "could not be read (not added)",
+        &p["errors"],
+        n("parse_errors"),
+        &|e| vec![text(&e["line"]), text(&e["column"]), text(&e["message"])],
+        &[">line", "column", "problem"],
+    );
+    if let Some(line) = lines_line(&p["lines"]) {
         crate::outln!();
-        crate::outln!("rows that could not be read (skipped):");
-        let rows: Vec<Vec<String>> = errors
-            .iter()
-            .map(|e| vec![text(&e["line"]), text(&e["column"]), text(&e["message"])])
-            .collect();
-        table::print(&[">line", "column", "problem"], &rows);
+        crate::outln!("{line}");
     }
-    crate::outln!();
 }

@@ -62,6 +62,18 @@ async fn import_previews_asks_and_imports_once(pool: PgPool) {
     assert!(shown.contains("day-first (13/1/2025 has no month 13)"), "{shown}");
     assert!(shown.contains("header on line 3"), "{shown}");
     assert!(shown.contains("\"abc\" is not an amount"), "{shown}");
+    // The rows a person checks before saying yes, with their direction, and every line accounted for.
+    assert!(shown.contains("line  date        description  in/out"), "{shown}");
+    assert!(shown.contains("   4  2025-01-13  CHAI POINT   out"), "{shown}");
+    assert!(shown.contains("   6  2025-01-14  SALARY       in"), "{shown}");
+    assert!(
+        shown.contains("7 lines in the file: 1 header, 1 banner line, 3 to add, 1 unreadable, 1 blank"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("money in: ₹1,000.00   money out: -₹100.00"),
+        "{shown}"
+    );
     assert_eq!(count().await, 0);
 
     let declined = kakeibo(&["import", file, "--currency", "INR"], &url, "n\n");

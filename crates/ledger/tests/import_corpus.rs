@@ -54,10 +54,23 @@ fn corpus_statements_parse() {
     let files = statements(&root);
     let (mut clean, mut rows) = (0, 0);
     let mut failures = Vec::new();
+    let mut unaccounted = Vec::new();
     for path in &files {
         let name = path.strip_prefix(&root).unwrap().display().to_string();
         let bytes = std::fs::read(path).unwrap();
-        match parse(&bytes, &ParseOptions::default()) {
+        let result = parse(&bytes, &ParseOptions::default());
+        if let Ok(parsed) = &result {
+            let lines = &parsed.lines;
+            if lines.accounted() != lines.total || lines.total != physical_lines(&bytes) {
+                unaccounted.push(format!(
+                    "{name}: {} lines in the file, {} counted, {} accounted for: {lines:?}",
+                    physical_lines(&bytes),
+                    lines.total,
+                    lines.accounted()
+                ));
+            }
+        }
+        match result {
             Ok(parsed) if parsed.errors.is_empty() => {
                 clean += 1;
                 rows += parsed.rows.len();
@@ -103,7 +116,38 @@ fn corpus_statements_parse() {
         unexpected.is_empty(),
         "statements that used to parse cleanly: {unexpected:#?}"
     );
+    assert!(
+        unaccounted.is_empty(),
+        "every physical line is a row, a duplicate, a banner, a blank, a note or an unreadable line: {unaccounted:#?}"
+    );
     let _ = ImportError::Empty;
+}
+
+/// The file's lines counted from its bytes, not from the importer's text: line feeds (one byte,
+/// or two in UTF-16), plus an unterminated last line; a file of carriage returns alone counts those.
+fn physical_lines(bytes: &[u8]) -> usize {
+    let utf16 = bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]);
+    let units: Vec<u16> = if utf16 {
+        bytes
+            .chunks_exact(2)
+            .map(|p| {
+                if bytes[0] == 0xFF {
+                    u16::from_le_bytes([p[0], p[1]])
+                } else {
+                    u16::from_be_bytes([p[0], p[1]])
+                }
+            })
+            .collect()
+    } else {
+        bytes.iter().map(|b| u16::from(*b)).collect()
+    };
+    let terminator = if units.contains(&u16::from(b'\n')) {
+        u16::from(b'\n')
+    } else {
+        u16::from(b'\r')
+    };
+    let breaks = units.iter().filter(|u| **u == terminator).count();
+    breaks + usize::from(units.last().is_some_and(|u| *u != terminator))
 }
 
 /// Files that are not clean statements, and why.

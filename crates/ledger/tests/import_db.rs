@@ -529,7 +529,7 @@ async fn a_statement_that_names_no_currency_asks_unless_the_account_says(
     let next = "Date,Description,Amount\n2024-02-01,ACME STORE,-3.50\n";
     let preview = l.preview_without_currency(next).await;
     assert_eq!(preview["rows_to_add"], 1, "{preview}");
-    assert_eq!(preview["sample"][0]["amount"]["currency"], "GBP", "{preview}");
+    assert_eq!(preview["first_rows"][0]["amount"]["currency"], "GBP", "{preview}");
     assert!(
         preview["format"]["currency_from"]
             .as_str()
@@ -537,4 +537,67 @@ async fn a_statement_that_names_no_currency_asks_unless_the_account_says(
             .contains("the account Checking, which holds GBP"),
         "{preview}"
     );
+}
+
+/// A preview a person can check: the first and last three rows with their direction, and every
+/// line of the file accounted for — in the chat tool's result as in the CLI and the web card. An
+/// unterminated quote on the second row used to preview "1 rows to add … 0 unreadable", the other
+/// rows vanishing without a word; now every line it swallowed is unreadable, each named.
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn the_preview_shows_both_ends_and_accounts_for_every_line(
+    options: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let l = ledger(options, connect).await;
+    let days: String = (1..=9).fold(String::new(), |mut days, day| {
+        use std::fmt::Write as _;
+        let _ = writeln!(days, "2025-05-0{day},SHOP {day},-{day}.00");
+        days
+    });
+    let text = format!("Statement of account\nDate,Description,Amount\n{days}\n2025-05-10,SALARY,500.00\n");
+    let preview = l.preview(l.upload("may.csv", text.as_bytes()).await).await;
+    let lines = |key: &str| -> Vec<u64> {
+        preview[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["line"].as_u64().unwrap())
+            .collect()
+    };
+    assert_eq!(lines("first_rows"), [3, 4, 5]);
+    assert_eq!(lines("last_rows"), [10, 11, 13]);
+    assert_eq!(preview["first_rows"][0]["direction"], "out");
+    assert_eq!(preview["last_rows"][2]["direction"], "in");
+    assert_eq!(preview["last_rows"][2]["amount"]["formatted"], "₹500.00");
+    assert_eq!(
+        preview["lines"],
+        json!({"total": 13, "banner": 1, "header": 1, "blank": 1, "notes": 0, "rows": 10, "duplicates": 0,
+               "skipped": 0, "unreadable": 0, "continued": 0})
+    );
+    assert!(
+        preview["layout"]
+            .as_str()
+            .unwrap()
+            .starts_with("Comma-separated, UTF-8, header on line 2. Dates from “Date”"),
+        "{}",
+        preview["layout"]
+    );
+    l.commit(&preview).await;
+    let again = l.preview(l.upload("may.csv", text.as_bytes()).await).await;
+    assert_eq!(again["lines"]["duplicates"], 10);
+    assert_eq!(again["lines"]["rows"], 0);
+
+    let broken =
+        "Date,Description,Amount\n2025-06-01,\"Coffee,-3.00\n2025-06-02,Tea,-2.00\n2025-06-03,Cake,-4.00\n";
+    let preview = l.preview(l.upload("june.csv", broken.as_bytes()).await).await;
+    assert_eq!(preview["rows_to_add"], 0, "{preview}");
+    let unreadable: Vec<u64> = preview["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["line"].as_u64().unwrap())
+        .collect();
+    assert_eq!(unreadable, [2, 3, 4]);
+    assert_eq!(preview["lines"]["unreadable"], 3);
+    assert_eq!(preview["lines"]["total"], 4);
 }

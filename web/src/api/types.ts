@@ -131,10 +131,38 @@ export interface Reconciliation {
   signs_from_balance: boolean;
 }
 
+/** A row of the preview, as the statement will be booked. */
+export interface PreviewRow {
+  line: number;
+  date: string;
+  description: string;
+  category: string;
+  amount: Amount;
+  direction: 'in' | 'out';
+}
+
+/** Where every line of the file went; the counts add up to `total`. */
+export interface LineCount {
+  total: number;
+  banner: number;
+  header: number;
+  blank: number;
+  notes: number;
+  rows: number;
+  duplicates: number;
+  skipped: number;
+  unreadable: number;
+  continued: number;
+}
+
 export interface ImportPreview {
   plan_id: string;
   filename: string;
   format?: { reconciliation?: Reconciliation | null; date_order?: 'day_first' | 'month_first'; date_order_assumed?: boolean };
+  /** The detected layout in words. */
+  layout: string;
+  /** How the amounts agreed with the running-balance column, in a sentence; null without one. */
+  balance_check: string | null;
   accounts: { name: string; currency: string; exists: boolean }[];
   rows_to_add: number;
   date_range: { from: string; to: string } | null;
@@ -146,8 +174,10 @@ export interface ImportPreview {
   duplicates: DuplicateRow[];
   parse_errors: number;
   errors: RowError[];
-  ignored_lines: number;
-  sample: { line: number; date: string; description: string; category: string; amount: Amount }[];
+  skipped: RowError[];
+  lines: LineCount;
+  first_rows: PreviewRow[];
+  last_rows: PreviewRow[];
 }
 
 // endregion

@@ -89,26 +89,48 @@ export interface EntryRow {
   description: string;
   category: string;
   amount: Amount;
+  /** Money in or out, for a preview a person checks before saying yes. */
+  direction?: 'in' | 'out';
 }
 
-/** A ledger's entries: date, description, category, amount (and the file's line, for a preview). */
-export function EntriesTable({ rows, caption, visibleCaption }: { rows: EntryRow[]; caption: string; visibleCaption?: boolean }) {
+/** Rows left out of the middle of a preview: after which row, and how many. */
+export interface Omitted {
+  after: number;
+  count: number;
+}
+
+/** A ledger's entries: date, description, category, amount (and the file's line and the direction, for a preview). */
+export function EntriesTable({ rows, caption, visibleCaption, omitted }: { rows: EntryRow[]; caption: string; visibleCaption?: boolean; omitted?: Omitted }) {
   const lines = rows.some((r) => r.line !== undefined);
+  const directions = rows.some((r) => r.direction !== undefined);
+  const columns: Column[] = [...(lines ? ['line'] : []), 'date', 'description', ...(directions ? ['in/out'] : []), 'category', n('amount')];
   return (
     <div class="table-scroll" tabIndex={0} role="region" aria-label={caption}>
       <table class="ledger-table">
         <caption class={visibleCaption ? 'label faint' : 'visually-hidden'}>{caption}</caption>
-        <THead columns={[...(lines ? ['line'] : []), 'date', 'description', 'category', n('amount')]} />
+        <THead columns={columns} />
         <tbody>
-          {rows.map((r) => (
-            <tr key={r.key}>
-              {lines ? <td class="num">{r.line}</td> : null}
-              <td class="num">{r.date}</td>
-              <td>{r.description}</td>
-              <td class="muted">{r.category}</td>
-              <td class="num n">{formatAmount(r.amount)}</td>
-            </tr>
-          ))}
+          {rows.flatMap((r, i) => {
+            const row = (
+              <tr key={r.key}>
+                {lines ? <td class="num">{r.line}</td> : null}
+                <td class="num">{r.date}</td>
+                <td>{r.description}</td>
+                {directions ? <td class="muted">{r.direction}</td> : null}
+                <td class="muted">{r.category}</td>
+                <td class="num n">{formatAmount(r.amount)}</td>
+              </tr>
+            );
+            if (!omitted || omitted.count === 0 || i !== omitted.after) return [row];
+            return [
+              row,
+              <tr key="omitted" class="omitted">
+                <td colSpan={columns.length} class="muted small">
+                  … {omitted.count} more row{omitted.count === 1 ? '' : 's'}
+                </td>
+              </tr>,
+            ];
+          })}
         </tbody>
       </table>
     </div>

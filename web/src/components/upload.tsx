@@ -4,7 +4,7 @@
 
 import { useRef, useState } from 'preact/hooks';
 import { ApiError, api } from '../api/client';
-import type { ImportPreview, Reconciliation, Upload } from '../api/types';
+import type { ImportPreview, LineCount, Upload } from '../api/types';
 import { formatAmount } from '../lib/money';
 import { refusalSentence } from '../lib/refusals';
 import { Mark } from './mark';
@@ -152,12 +152,21 @@ export function UploadPanel({ onImport, onClose, ensureVisit, busy }: Props) {
   );
 }
 
-/** "10 of 10 balance changes match the Balance column", and what does not is not imported. */
-function reconciledText(r: Reconciliation): string {
-  const changes = `${r.checked} balance change${r.checked === 1 ? '' : 's'}`;
-  const off = r.checked - r.reconciled;
-  const rest = off === 0 ? '' : off === 1 ? '; the row that does not is listed below and not imported' : `; the ${off} rows that do not are listed below and not imported`;
-  return `${r.reconciled} of ${changes} match the ${r.column} column${rest}`;
+/** "12 lines in the file: 1 header, 10 to add, 1 blank" — every line accounted for. */
+export function linesText(l: LineCount): string {
+  const parts: [number, string][] = [
+    [l.header, 'header'],
+    [l.banner, 'banner'],
+    [l.rows, 'to add'],
+    [l.duplicates, 'already in the ledger'],
+    [l.skipped, 'skipped (not transactions)'],
+    [l.unreadable, 'unreadable'],
+    [l.notes, l.notes === 1 ? 'note' : 'notes'],
+    [l.blank, 'blank'],
+    [l.continued, 'continuing a quoted cell'],
+  ];
+  const named = parts.filter(([k]) => k > 0).map(([k, what]) => `${k} ${what}`);
+  return `${l.total} line${l.total === 1 ? '' : 's'} in the file: ${named.join(', ')}`;
 }
 
 function PreviewView({ preview: p, busy, onImport, onDiscard }: { preview: ImportPreview; busy: boolean; onImport: () => void; onDiscard: () => void }) {
@@ -218,12 +227,10 @@ function PreviewView({ preview: p, busy, onImport, onDiscard }: { preview: Impor
               </div>
             ))
           : null}
-        {p.format?.reconciliation ? (
+        {p.format?.reconciliation && p.balance_check ? (
           <div class="metaline">
             <dt>balance check</dt>
-            <dd class={p.format.reconciliation.reconciled < p.format.reconciliation.checked ? 'tone-danger' : undefined}>
-              {reconciledText(p.format.reconciliation)}
-            </dd>
+            <dd class={p.format.reconciliation.reconciled < p.format.reconciliation.checked ? 'tone-danger' : undefined}>{p.balance_check}</dd>
           </div>
         ) : null}
         <div class="metaline">
@@ -231,11 +238,13 @@ function PreviewView({ preview: p, busy, onImport, onDiscard }: { preview: Impor
           <dd>{p.accounts.map((a) => `${a.name} (${a.currency}${a.exists ? '' : ', new'})`).join(', ') || 'no account'}</dd>
         </div>
       </dl>
-      {p.sample.length > 0 ? (
+      <p class="small muted preview-layout">{p.layout}</p>
+      {p.first_rows.length > 0 ? (
         <EntriesTable
           visibleCaption
-          caption={p.sample.length < p.rows_to_add ? `The first ${p.sample.length} of ${p.rows_to_add} rows` : 'The rows'}
-          rows={p.sample.map((r) => ({ ...r, key: String(r.line) }))}
+          caption={p.first_rows.length + p.last_rows.length < p.rows_to_add ? `The first and last rows of ${p.rows_to_add}` : 'The rows'}
+          rows={[...p.first_rows, ...p.last_rows].map((r) => ({ ...r, key: String(r.line) }))}
+          omitted={{ after: p.first_rows.length - 1, count: p.rows_to_add - p.first_rows.length - p.last_rows.length }}
         />
       ) : null}
       {p.errors.length > 0 ? (
@@ -251,6 +260,18 @@ function PreviewView({ preview: p, busy, onImport, onDiscard }: { preview: Impor
           </ul>
         </div>
       ) : null}
+      {p.skipped.length > 0 ? (
+        <details class="preview-skipped">
+          <summary class="small">Skipped: not transactions ({p.lines.skipped})</summary>
+          <ul>
+            {p.skipped.map((e) => (
+              <li key={e.line} class="small muted">
+                line {e.line}: {e.message}
+              </li>
+            ))}
+          </ul>
+        </details>
+      ) : null}
       {p.duplicates.length > 0 ? (
         <details class="preview-duplicates">
           <summary class="small">Duplicates skipped ({p.duplicates_skipped})</summary>
@@ -263,6 +284,7 @@ function PreviewView({ preview: p, busy, onImport, onDiscard }: { preview: Impor
           </ul>
         </details>
       ) : null}
+      <p class="tiny faint preview-lines">{linesText(p.lines)}</p>
       <div class="btn-row" style={{ marginTop: '16px' }}>
         {nothingNew ? null : (
           <button type="button" class="btn btn-primary compact" disabled={busy} onClick={onImport}>

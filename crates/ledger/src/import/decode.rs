@@ -52,14 +52,50 @@ pub fn decode(bytes: &[u8]) -> Result<Decoded, ImportError> {
     detector.feed(bytes, true);
     let guess: &'static Encoding = detector.guess(None, chardetng::Utf8Detection::Deny);
     let encoding = if guess == UTF_8 { WINDOWS_1252 } else { guess };
-    let (text, _, had_errors) = encoding.decode(bytes);
-    if had_errors {
-        return Err(ImportError::Encoding(format!(
-            "the file is not UTF-8 and does not decode as {} either",
-            encoding.name()
-        )));
+    // A file of legacy text with UTF-8 lines pasted in (two exports joined, an edited line):
+    // each line is read in its own encoding, and the preview names the lines.
+    let utf8_lines: Vec<usize> = bytes
+        .split(|b| *b == b'\n')
+        .enumerate()
+        .filter(|(_, line)| !line.is_ascii() && std::str::from_utf8(line).is_ok())
+        .map(|(index, _)| index + 1)
+        .collect();
+    let mut text = String::with_capacity(bytes.len() + bytes.len() / 8);
+    for (index, line) in bytes.split(|b| *b == b'\n').enumerate() {
+        if index > 0 {
+            text.push('\n');
+        }
+        if let Ok(utf8) = std::str::from_utf8(line) {
+            text.push_str(utf8);
+        } else {
+            let (legacy, _, had_errors) = encoding.decode(line);
+            if had_errors {
+                return Err(ImportError::Encoding(format!(
+                    "line {} is neither UTF-8 nor {}",
+                    index + 1,
+                    encoding.name()
+                )));
+            }
+            text.push_str(&legacy);
+        }
     }
-    checked(text.into_owned(), encoding.name())
+    let name = if utf8_lines.is_empty() {
+        encoding.name().to_owned()
+    } else {
+        format!("{}, with UTF-8 on {}", encoding.name(), line_list(&utf8_lines))
+    };
+    checked(text, &name)
+}
+
+/// "line 3", "lines 3, 7 and 9", "lines 3, 7, 9, … (12 in all)".
+fn line_list(lines: &[usize]) -> String {
+    const SHOWN: usize = 8;
+    let named: Vec<String> = lines.iter().take(SHOWN).map(ToString::to_string).collect();
+    match lines.len() {
+        1 => format!("line {}", named[0]),
+        n if n <= SHOWN => format!("lines {} and {}", named[..n - 1].join(", "), named[n - 1]),
+        n => format!("lines {}, … ({n} in all)", named.join(", ")),
+    }
 }
 
 /// NUL bytes, or many control characters, mean this is not a text file.
@@ -88,6 +124,12 @@ fn checked(text: String, encoding: &str) -> Result<Decoded, ImportError> {
     if text.trim().is_empty() {
         return Err(ImportError::Empty);
     }
+    // Old Mac exports end lines with a carriage return alone: make them lines.
+    let text = if text.contains('\r') && !text.contains('\n') {
+        text.replace('\r', "\n")
+    } else {
+        text
+    };
     Ok(Decoded {
         text,
         encoding: encoding.to_owned(),
@@ -117,6 +159,24 @@ mod tests {
             .chain("date,amount\n".encode_utf16().flat_map(u16::to_le_bytes))
             .collect();
         assert_eq!(decode(&utf16).unwrap().text, "date,amount\n");
+    }
+
+    #[test]
+    fn utf8_lines_in_a_legacy_file_are_read_as_utf8_and_named() {
+        let mixed = decode(
+            b"date,description,amount\n2024-01-02,CAF\xC9 REN\xC9,-4.50\n2024-01-03,Caf\xC3\xA9 cr\xC3\xA8me,-3.00\n",
+        )
+        .unwrap();
+        assert_eq!(mixed.encoding, "windows-1252, with UTF-8 on line 3");
+        assert!(mixed.text.contains("CAFÉ RENÉ"), "{}", mixed.text);
+        assert!(mixed.text.contains("Café crème"), "{}", mixed.text);
+        assert!(!mixed.text.contains('Ã'), "no mojibake: {}", mixed.text);
+        assert_eq!(line_list(&[1, 2, 3]), "lines 1, 2 and 3");
+        assert_eq!(
+            line_list(&(1..=10).collect::<Vec<_>>()),
+            "lines 1, 2, 3, 4, 5, 6, 7, 8, … (10 in all)"
+        );
+        assert_eq!(decode(b"a,b\r1,2\r").unwrap().text, "a,b\n1,2\n");
     }
 
     #[test]

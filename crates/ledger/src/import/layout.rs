@@ -362,31 +362,61 @@ const CANDIDATE_DELIMITERS: [u8; 4] = [b',', b';', b'\t', b'|'];
 const HEADER_SEARCH_LINES: usize = 40;
 
 /// Records of `text` split by `delimiter`, each with the 1-based line it starts on.
+pub fn records(text: &str, delimiter: u8) -> impl Iterator<Item = (usize, Vec<String>)> + '_ {
+    spanned_records(text, delimiter).map(|r| (r.line, r.cells))
+}
+
+/// One record of a statement and the physical lines it covers (more than one when a quoted cell
+/// holds a line break — or when a quote is never closed and swallows the lines after it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    /// 1-based line the record starts on.
+    pub line: usize,
+    /// 1-based line the record ends on (`line` for a record on one line).
+    pub last_line: usize,
+    pub cells: Vec<String>,
+}
+
+/// Records of `text` split by `delimiter`, with the lines each covers.
 ///
 /// The line is counted here from the record's byte offset: the reader's own line number is taken
-/// before it skips blank lines, so after a blank line it would point one line too early.
-pub fn records(text: &str, delimiter: u8) -> impl Iterator<Item = (usize, Vec<String>)> + '_ {
+/// before it skips blank lines, so after a blank line it would point one line too early. A
+/// record ends where the reader stands after reading it, its terminator included.
+pub fn spanned_records(text: &str, delimiter: u8) -> impl Iterator<Item = Record> + '_ {
     let bytes = text.as_bytes();
     let (mut offset, mut line) = (0usize, 1usize);
-    csv::ReaderBuilder::new()
+    let mut reader = csv::ReaderBuilder::new()
         .delimiter(delimiter)
         .has_headers(false)
         .flexible(true)
         .trim(csv::Trim::All)
-        .from_reader(bytes)
-        .into_records()
-        .filter_map(Result::ok)
-        .map(move |r| {
-            let mut start = r
-                .position()
-                .map_or(offset, |p| usize::try_from(p.byte()).unwrap_or(offset));
-            while matches!(bytes.get(start), Some(b'\n' | b'\r')) {
-                start += 1;
-            }
-            line += newlines(&bytes[offset.min(start)..start]);
-            offset = start.max(offset);
-            (line, r.iter().map(str::to_owned).collect())
+        .from_reader(bytes);
+    let mut record = csv::StringRecord::new();
+    std::iter::from_fn(move || {
+        // The text is a `str`, so the reader's only error (invalid UTF-8) cannot happen; stop
+        // rather than loop should it ever.
+        if !reader.read_record(&mut record).ok()? {
+            return None;
+        }
+        let mut start = record
+            .position()
+            .map_or(offset, |p| usize::try_from(p.byte()).unwrap_or(offset));
+        while matches!(bytes.get(start), Some(b'\n' | b'\r')) {
+            start += 1;
+        }
+        line += newlines(&bytes[offset.min(start)..start]);
+        offset = start.max(offset);
+        let end = usize::try_from(reader.position().byte())
+            .unwrap_or(bytes.len())
+            .clamp(offset, bytes.len());
+        let raw = &bytes[offset..end];
+        let inner = newlines(raw) - usize::from(raw.ends_with(b"\n"));
+        Some(Record {
+            line,
+            last_line: line + inner,
+            cells: record.iter().map(str::to_owned).collect(),
         })
+    })
 }
 
 #[allow(clippy::naive_bytecount)] // Short slices between two records.
@@ -714,6 +744,14 @@ mod tests {
             .map(|(line, _)| line)
             .collect();
         assert_eq!(lines, [1, 2, 4, 5, 8]);
+        let spans: Vec<(usize, usize)> = spanned_records("a\nb;;\n\nc;d\n\"x\ny\";z\r\n\r\nq;w", b';')
+            .map(|r| (r.line, r.last_line))
+            .collect();
+        assert_eq!(spans, [(1, 1), (2, 2), (4, 4), (5, 6), (8, 8)]);
+        let unterminated: Vec<(usize, usize)> = spanned_records("d,a\n1,\"x\n2,y\n3,z\n", b',')
+            .map(|r| (r.line, r.last_line))
+            .collect();
+        assert_eq!(unterminated, [(1, 1), (2, 4)]);
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod date;
 mod decode;
 mod layout;
 mod plan;
+mod preview;
 mod reconcile;
 
 use chrono::NaiveDate;
@@ -22,10 +23,9 @@ pub use self::{
     amount::{DecimalMark, decide_decimal_mark, parse_amount},
     date::{DateOrder, decide_order, parse_date},
     decode::{Decoded, MAX_BYTES, decode},
-    layout::{Columns, Layout, Mapping, Role, detect},
-    plan::{
-        CommitReport, DuplicateRow, Plan, PlannedRow, account_for, commit, neutralise_formula, plan, preview,
-    },
+    layout::{Columns, Layout, Mapping, Record, Role, detect, spanned_records},
+    plan::{CommitReport, DuplicateRow, Plan, PlannedRow, account_for, commit, neutralise_formula, plan},
+    preview::{END_ROWS, balance_check, layout_in_words, preview},
     reconcile::{BalanceKind, BalancePosition, Reconciliation, TimeOrder},
 };
 use crate::money::Currency;
@@ -98,6 +98,51 @@ pub struct Format {
     /// How the amounts agreed with the running-balance column, when the statement has one.
     #[serde(default)]
     pub reconciliation: Option<Reconciliation>,
+    /// Every sign was flipped, as the mapping asked (a statement that writes spending as positive).
+    #[serde(default)]
+    pub inverted: bool,
+}
+
+/// Where every physical line of a statement went. The counts add up to `total`: no line is
+/// dropped without a word.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct LineCount {
+    /// The file's lines.
+    pub total: usize,
+    /// Lines above the header row (the bank's banner: account, period, …).
+    pub banner: usize,
+    /// The header row (0 for a file without one).
+    pub header: usize,
+    /// Empty lines, and lines of empty cells.
+    pub blank: usize,
+    /// Lines with neither a date nor an amount (notes, footers) and `#` comments.
+    pub notes: usize,
+    /// Rows read; in a plan, the rows to add.
+    pub rows: usize,
+    /// In a plan: rows already in the ledger.
+    pub duplicates: usize,
+    /// Summary lines ("Closing balance") and rows that move no money.
+    pub skipped: usize,
+    /// Lines that could not be read, each in the errors with its reason.
+    pub unreadable: usize,
+    /// Lines that continue a quoted cell of the line above (a description written over two lines).
+    pub continued: usize,
+}
+
+impl LineCount {
+    /// The sum of every kind of line: `total` when every line is accounted for.
+    #[must_use]
+    pub fn accounted(&self) -> usize {
+        self.banner
+            + self.header
+            + self.blank
+            + self.notes
+            + self.rows
+            + self.duplicates
+            + self.skipped
+            + self.unreadable
+            + self.continued
+    }
 }
 
 /// A parsed statement.
@@ -108,8 +153,8 @@ pub struct Parsed {
     pub errors: Vec<RowError>,
     /// Rows that move no money (a zero or missing amount), with the reason; not errors.
     pub skipped: Vec<RowError>,
-    /// Blank lines and lines with neither a date nor an amount (notes, footers, spacers).
-    pub ignored_lines: usize,
+    /// Where every line of the file went.
+    pub lines: LineCount,
 }
 
 impl Parsed {
@@ -120,7 +165,7 @@ impl Parsed {
             rows: Vec::new(),
             errors: Vec::new(),
             skipped: Vec::new(),
-            ignored_lines: 0,
+            lines: LineCount::default(),
         }
     }
 }
@@ -146,13 +191,11 @@ pub fn file_sha256(bytes: &[u8]) -> String {
 pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError> {
     let decoded = decode(bytes)?;
     let mut layout = detect(&decoded.text, &options.mapping)?;
-    let data: Vec<(usize, Vec<String>)> = layout::records(&decoded.text, layout.delimiter)
-        .skip_while(|(line, _)| *line <= layout.header_line)
-        .filter(|(_, cells)| layout.header_line > 0 || !cells.first().is_some_and(|c| c.starts_with('#')))
-        .collect();
+    let raw_lines: Vec<&str> = decoded.text.lines().collect();
+    let (data, line_count, swallowed) = split_lines(&decoded.text, &raw_lines, &layout);
     let found_blank = find_direction(&mut layout, &data);
     let columns = &layout.columns;
-    if data.iter().all(|(_, cells)| cells.iter().all(String::is_empty)) {
+    if swallowed.is_empty() && data.iter().all(|(_, cells)| cells.iter().all(String::is_empty)) {
         return Err(ImportError::NoRows {
             header_line: layout.header_line,
         });
@@ -172,7 +215,6 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
     )?;
     let currency_stated = stated.is_some();
     let default_currency = stated.as_ref().map_or(Currency::INR, |(c, _)| *c);
-    let raw_lines: Vec<&str> = decoded.text.lines().collect();
 
     let mut parsed = Parsed::new(Format {
         encoding: decoded.encoding,
@@ -192,7 +234,10 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
         currency_from: stated.map(|(_, from)| from),
         decimal_mark: mark,
         reconciliation: None,
+        inverted: options.mapping.invert,
     });
+    parsed.lines = line_count;
+    parsed.errors = swallowed;
     let describing = describing_columns(&layout);
     let named_sign_flag = columns
         .direction
@@ -231,7 +276,7 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
             .any(|i| !cell(cells, *i).is_empty());
         if !amount_present && (date_cell.is_empty() || parse_date(date_cell, order).is_err()) {
             // A note, a card number, a footer: no date and no money.
-            parsed.ignored_lines += 1;
+            parsed.lines.notes += 1;
             continue;
         }
         if !date_cell.chars().any(|c| c.is_ascii_digit()) && parse_date(date_cell, order).is_err() {
@@ -260,7 +305,120 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
         }
     }
     settle_amounts(&mut parsed, &layout, &links, options.mapping.invert, &raw_lines);
+    parsed.errors.sort_by_key(|e| e.line);
+    parsed.lines.rows = parsed.rows.len();
+    parsed.lines.skipped = parsed.skipped.len();
+    parsed.lines.unreadable = parsed.errors.len();
     Ok(parsed)
+}
+
+/// A record under the header: its line and its cells.
+type DataRecord = (usize, Vec<String>);
+
+/// The records under the header that are read as rows, where every line of the file went so far
+/// (the banner, the header, blank lines, comments, lines continuing a quoted cell), and the lines
+/// an unterminated quote swallowed — each an error of its own, never a row.
+fn split_lines(
+    text: &str,
+    raw_lines: &[&str],
+    layout: &Layout,
+) -> (Vec<DataRecord>, LineCount, Vec<RowError>) {
+    let mut lines = LineCount {
+        total: raw_lines.len(),
+        ..LineCount::default()
+    };
+    let mut covered = vec![false; raw_lines.len()];
+    let mut data = Vec::new();
+    let mut swallowed = Vec::new();
+    let raw = |line: usize| -> String {
+        raw_lines
+            .get(line.saturating_sub(1))
+            .map(|l| l.chars().take(RAW_CLIP).collect())
+            .unwrap_or_default()
+    };
+    for record in layout::spanned_records(text, layout.delimiter) {
+        let span = record.line..=record.last_line.min(raw_lines.len());
+        for line in span.clone() {
+            if let Some(seen) = covered.get_mut(line - 1) {
+                *seen = true;
+            }
+        }
+        let extra = span.clone().count().saturating_sub(1);
+        if record.cells.iter().all(String::is_empty) {
+            lines.blank += 1;
+            lines.continued += extra;
+        } else if record.line < layout.header_line {
+            lines.banner += extra + 1;
+        } else if record.line == layout.header_line {
+            lines.header += 1;
+            lines.continued += extra;
+        } else if layout.header_line == 0 && record.cells.first().is_some_and(|c| c.starts_with('#')) {
+            lines.notes += extra + 1;
+        } else if extra > 0 && swallows(&record, raw_lines, layout) {
+            swallowed.push(RowError {
+                line: record.line,
+                column: None,
+                message: format!(
+                    "a quote (\") opened on this line is never closed where the cell ends: it takes in {}, \
+                     so none of them is read; close the quote and import again",
+                    if extra == 1 {
+                        format!("line {}", record.line + 1)
+                    } else {
+                        format!("lines {} to {}", record.line + 1, record.line + extra)
+                    }
+                ),
+                raw: raw(record.line),
+            });
+            for line in record.line + 1..=record.line + extra {
+                swallowed.push(RowError {
+                    line,
+                    column: None,
+                    message: format!("inside the quote left open on line {}", record.line),
+                    raw: raw(line),
+                });
+            }
+        } else {
+            lines.continued += extra;
+            data.push((record.line, record.cells));
+        }
+    }
+    for (index, seen) in covered.iter().enumerate() {
+        if *seen {
+            continue;
+        }
+        if raw_lines[index].trim().is_empty() {
+            lines.blank += 1;
+        } else {
+            // Every non-blank line is a record; should one ever not be, say so rather than lose it.
+            swallowed.push(RowError {
+                line: index + 1,
+                column: None,
+                message: "this line could not be split into cells".to_owned(),
+                raw: raw(index + 1),
+            });
+        }
+    }
+    (data, lines, swallowed)
+}
+
+/// Whether a record over several lines is a quote left open rather than a cell written over two
+/// lines: it has the wrong number of cells, or a line it took in reads as a row of its own (a date
+/// where the date column is).
+fn swallows(record: &layout::Record, raw_lines: &[&str], layout: &Layout) -> bool {
+    if layout.header_line > 0 && record.cells.len() != layout.headers.len() {
+        return true;
+    }
+    let delimiter = char::from(layout.delimiter);
+    (record.line + 1..=record.last_line).any(|line| {
+        raw_lines.get(line - 1).is_some_and(|text| {
+            let cells: Vec<&str> = text.split(delimiter).collect();
+            cells.len() == layout.headers.len()
+                && cells.get(layout.columns.date).is_some_and(|c| {
+                    let c = c.trim().trim_matches('"');
+                    parse_date(c, DateOrder::DayFirst).is_ok() || parse_date(c, DateOrder::MonthFirst).is_ok()
+                })
+        })
+    })
 }
 
 /// The amounts as booked: checked against the balance column when there is one, then `invert` on
@@ -631,7 +789,66 @@ mod tests {
         );
         assert_eq!(parsed.errors[2].raw, "16/01/2025,TEN,ten,");
         assert_eq!(parsed.skipped.iter().map(|s| s.line).collect::<Vec<_>>(), [9]);
-        assert_eq!(parsed.ignored_lines, 2);
+        assert_eq!(parsed.lines.notes, 1);
+        assert_eq!(parsed.lines.blank, 1);
+        assert_eq!(parsed.lines.accounted(), parsed.lines.total);
+    }
+
+    #[test]
+    fn an_unterminated_quote_names_every_line_it_swallowed() {
+        let parsed = parse_text(
+            "Date,Description,Amount\n2025-01-01,\"Coffee,-3.00\n2025-01-02,Tea,-2.00\n\n2025-01-03,Cake,-4.00\n",
+        );
+        assert!(parsed.rows.is_empty(), "{:?}", parsed.rows);
+        let errors: Vec<usize> = parsed.errors.iter().map(|e| e.line).collect();
+        assert_eq!(errors, [2, 3, 4, 5]);
+        assert!(
+            parsed.errors[0].message.contains("lines 3 to 5"),
+            "{}",
+            parsed.errors[0].message
+        );
+        assert!(
+            parsed.errors[1].message.contains("line 2"),
+            "{}",
+            parsed.errors[1].message
+        );
+        assert_eq!(parsed.lines.unreadable, 4);
+        assert_eq!((parsed.lines.accounted(), parsed.lines.total), (5, 5));
+        // A description written over two lines is one row, and its second line is accounted for.
+        let parsed = parse_text(
+            "Date,Description,Amount\n2025-01-01,\"Coffee\nand cake\",-3.00\n2025-01-02,Tea,-2.00\n",
+        );
+        assert_eq!(parsed.rows.len(), 2);
+        assert_eq!(parsed.rows[0].description, "Coffee and cake");
+        assert_eq!(
+            (parsed.lines.rows, parsed.lines.continued, parsed.lines.total),
+            (2, 1, 4)
+        );
+        assert_eq!(parsed.lines.accounted(), 4);
+    }
+
+    #[test]
+    fn every_line_is_accounted_for() {
+        let parsed = parse_text(
+            "Account 1234\nPeriod: January\n\nDate,Description,Amount\n2025-01-01,A,-1.00\n,,\n2025-01-02,B,0.00\n\
+             Closing balance,,5.00\nPending items are not shown\n2025-01-03,C,x\n",
+        );
+        let l = &parsed.lines;
+        assert_eq!(
+            (
+                l.total,
+                l.banner,
+                l.blank,
+                l.header,
+                l.rows,
+                l.skipped,
+                l.notes,
+                l.unreadable
+            ),
+            (10, 2, 2, 1, 1, 2, 1, 1),
+            "{l:?}"
+        );
+        assert_eq!(l.accounted(), l.total);
     }
 
     #[test]

@@ -1,18 +1,18 @@
 //! The dry run's plan, stored in `import_batches`, and the commit that applies exactly it.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-use super::{Format, Parsed, RowError};
+use super::{Format, LineCount, Parsed, RowError};
 use crate::{
     accounts::{Account, AccountType, CHECKING, UNCATEGORIZED, ensure_chart, list_accounts},
     error::LedgerError,
-    money::{Currency, Money},
+    money::Currency,
     owner::OwnerId,
     transactions::{InsertOutcome, NewPosting, NewTransaction, insert_transactions, source_hash},
 };
@@ -32,7 +32,12 @@ pub struct Plan {
     pub rows: Vec<PlannedRow>,
     pub duplicates: Vec<DuplicateRow>,
     pub errors: Vec<RowError>,
-    pub ignored_lines: usize,
+    /// Summary lines and rows that move no money, with their lines: not errors, not booked.
+    #[serde(default)]
+    pub skipped: Vec<RowError>,
+    /// Where every line of the file went.
+    #[serde(default)]
+    pub lines: LineCount,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -232,33 +237,13 @@ pub async fn plan(
         });
     }
 
-    let hashes: Vec<&str> = rows.iter().map(|r| r.source_hash.as_str()).collect();
-    let known: Vec<(String, NaiveDate)> = sqlx::query_as(
-        "SELECT source_hash, created_at::date FROM transactions WHERE owner_id = $1 AND source_hash = ANY($2)",
-    )
-    .bind(owner.as_uuid())
-    .bind(&hashes)
-    .fetch_all(&mut *conn)
-    .await?;
-    let known: HashMap<String, NaiveDate> = known.into_iter().collect();
-    let (duplicates, rows): (Vec<PlannedRow>, Vec<PlannedRow>) =
-        rows.into_iter().partition(|r| known.contains_key(&r.source_hash));
-    let duplicates = duplicates
-        .into_iter()
-        .map(|r| DuplicateRow {
-            reason: format!(
-                "already in the ledger (imported {})",
-                known
-                    .get(&r.source_hash)
-                    .map_or_else(String::new, ToString::to_string)
-            ),
-            line: r.line,
-            date: r.date,
-            description: r.description,
-            amount_minor: r.amount_minor,
-        })
-        .collect();
+    let (rows, duplicates) = split_duplicates(owner, conn, rows).await?;
 
+    let lines = LineCount {
+        rows: rows.len(),
+        duplicates: duplicates.len(),
+        ..parsed.lines
+    };
     let plan = Plan {
         version: PLAN_VERSION,
         filename: filename.to_owned(),
@@ -268,7 +253,8 @@ pub async fn plan(
         rows,
         duplicates,
         errors: parsed.errors,
-        ignored_lines: parsed.ignored_lines,
+        skipped: parsed.skipped,
+        lines,
     };
     let stored =
         serde_json::to_value(&plan).map_err(|e| LedgerError::Invalid(format!("storing the plan: {e}")))?;
@@ -284,6 +270,41 @@ pub async fn plan(
     .fetch_one(conn)
     .await?;
     Ok((id, plan))
+}
+
+/// The rows already in the ledger (by their source hash), apart from the rows to add.
+async fn split_duplicates(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    rows: Vec<PlannedRow>,
+) -> Result<(Vec<PlannedRow>, Vec<DuplicateRow>), LedgerError> {
+    let hashes: Vec<&str> = rows.iter().map(|r| r.source_hash.as_str()).collect();
+    let known: Vec<(String, NaiveDate)> = sqlx::query_as(
+        "SELECT source_hash, created_at::date FROM transactions WHERE owner_id = $1 AND source_hash = ANY($2)",
+    )
+    .bind(owner.as_uuid())
+    .bind(&hashes)
+    .fetch_all(&mut *conn)
+    .await?;
+    let known: HashMap<String, NaiveDate> = known.into_iter().collect();
+    let (duplicates, rows): (Vec<PlannedRow>, Vec<PlannedRow>) =
+        rows.into_iter().partition(|r| known.contains_key(&r.source_hash));
+    let duplicates: Vec<DuplicateRow> = duplicates
+        .into_iter()
+        .map(|r| DuplicateRow {
+            reason: format!(
+                "already in the ledger (imported {})",
+                known
+                    .get(&r.source_hash)
+                    .map_or_else(String::new, ToString::to_string)
+            ),
+            line: r.line,
+            date: r.date,
+            description: r.description,
+            amount_minor: r.amount_minor,
+        })
+        .collect();
+    Ok((rows, duplicates))
 }
 
 /// What a commit did.
@@ -441,60 +462,6 @@ async fn load_plan(owner: OwnerId, conn: &mut PgConnection, plan_id: Uuid) -> Re
     }
 
     Ok(plan)
-}
-
-/// What a person (or the model) sees of a plan: the counts, the format found, money in and out
-/// per currency, categories, problems with their lines, a few sample rows, and what to do next.
-pub fn preview(plan_id: Uuid, plan: &Plan) -> Value {
-    let mut flows: BTreeMap<Currency, (i64, i64)> = BTreeMap::new();
-    let mut by_category: BTreeMap<&str, (usize, BTreeMap<Currency, i64>)> = BTreeMap::new();
-    for row in &plan.rows {
-        let flow = flows.entry(row.currency).or_default();
-        if row.amount_minor >= 0 {
-            flow.0 += row.amount_minor;
-        } else {
-            flow.1 += row.amount_minor;
-        }
-        let entry = by_category.entry(row.category.as_str()).or_default();
-        entry.0 += 1;
-        *entry.1.entry(row.currency).or_default() += row.amount_minor;
-    }
-    let money = |minor: i64, currency: Currency| json!({"amount_minor": minor, "formatted": Money::new(minor, currency).format(), "currency": currency});
-    let first = plan.rows.iter().map(|r| r.date).min();
-    let last = plan.rows.iter().map(|r| r.date).max();
-    json!({
-        "plan_id": plan_id,
-        "filename": plan.filename,
-        "format": plan.format,
-        "accounts": plan.accounts,
-        "rows_to_add": plan.rows.len(),
-        "date_range": first.zip(last).map(|(f, l)| json!({"from": f, "to": l})),
-        "money_in": flows.iter().map(|(c, (i, _))| money(*i, *c)).collect::<Vec<_>>(),
-        "money_out": flows.iter().map(|(c, (_, o))| money(*o, *c)).collect::<Vec<_>>(),
-        "by_category": by_category.iter().map(|(name, (count, sums))| json!({
-            "category": name,
-            "rows": count,
-            "amounts": sums.iter().map(|(c, m)| money(*m, *c)).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-        "uncategorized": plan.rows.iter().filter(|r| r.category == UNCATEGORIZED).count(),
-        "duplicates_skipped": plan.duplicates.len(),
-        "duplicates": plan.duplicates.iter().take(20).collect::<Vec<_>>(),
-        "parse_errors": plan.errors.len(),
-        "errors": plan.errors.iter().take(50).collect::<Vec<_>>(),
-        "ignored_lines": plan.ignored_lines,
-        "sample": plan.rows.iter().take(5).map(|r| json!({
-            "line": r.line, "date": r.date, "description": r.description,
-            "category": r.category, "amount": money(r.amount_minor, r.currency),
-        })).collect::<Vec<_>>(),
-        "next_step": if plan.rows.is_empty() {
-            "Nothing to import.".to_owned()
-        } else {
-            match plan.rows.len() {
-                1 => format!("To import this row, commit plan {plan_id} (dry_run false with this plan_id)."),
-                n => format!("To import these {n} rows, commit plan {plan_id} (dry_run false with this plan_id)."),
-            }
-        },
-    })
 }
 
 /// A cell as it may be written into a CSV file a spreadsheet will open: text starting with

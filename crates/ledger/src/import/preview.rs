@@ -1,0 +1,257 @@
+//! What a person (or the model) sees of a plan before saying yes: the layout in words, the first
+//! and last rows with their direction, money in and out, the date range, and every line of the
+//! file accounted for — duplicates, skipped and unreadable lines with their line numbers. The CLI,
+//! the chat tool, the MCP server and the web card all show this one preview.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use super::{BalanceKind, DateOrder, DecimalMark, Format, Plan, PlannedRow, TimeOrder};
+use crate::{
+    accounts::UNCATEGORIZED,
+    money::{Currency, Money},
+};
+
+/// How many rows the preview shows from each end of the statement.
+pub const END_ROWS: usize = 3;
+
+/// The preview of plan `plan_id`.
+pub fn preview(plan_id: Uuid, plan: &Plan) -> Value {
+    let mut flows: BTreeMap<Currency, (i64, i64)> = BTreeMap::new();
+    let mut by_category: BTreeMap<&str, (usize, BTreeMap<Currency, i64>)> = BTreeMap::new();
+    for row in &plan.rows {
+        let flow = flows.entry(row.currency).or_default();
+        if row.amount_minor >= 0 {
+            flow.0 += row.amount_minor;
+        } else {
+            flow.1 += row.amount_minor;
+        }
+        let entry = by_category.entry(row.category.as_str()).or_default();
+        entry.0 += 1;
+        *entry.1.entry(row.currency).or_default() += row.amount_minor;
+    }
+    let first = plan.rows.iter().map(|r| r.date).min();
+    let last = plan.rows.iter().map(|r| r.date).max();
+    let (first_rows, last_rows) = ends(&plan.rows);
+    json!({
+        "plan_id": plan_id,
+        "filename": plan.filename,
+        "format": plan.format,
+        "layout": layout_in_words(&plan.format),
+        "balance_check": balance_check(&plan.format),
+        "accounts": plan.accounts,
+        "rows_to_add": plan.rows.len(),
+        "date_range": first.zip(last).map(|(f, l)| json!({"from": f, "to": l})),
+        "money_in": flows.iter().map(|(c, (i, _))| money(*i, *c)).collect::<Vec<_>>(),
+        "money_out": flows.iter().map(|(c, (_, o))| money(*o, *c)).collect::<Vec<_>>(),
+        "by_category": by_category.iter().map(|(name, (count, sums))| json!({
+            "category": name,
+            "rows": count,
+            "amounts": sums.iter().map(|(c, m)| money(*m, *c)).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "uncategorized": plan.rows.iter().filter(|r| r.category == UNCATEGORIZED).count(),
+        "first_rows": first_rows.iter().map(row).collect::<Vec<_>>(),
+        "last_rows": last_rows.iter().map(row).collect::<Vec<_>>(),
+        "duplicates_skipped": plan.duplicates.len(),
+        "duplicates": plan.duplicates.iter().take(20).collect::<Vec<_>>(),
+        "parse_errors": plan.errors.len(),
+        "errors": plan.errors.iter().take(50).collect::<Vec<_>>(),
+        "skipped": plan.skipped.iter().take(20).collect::<Vec<_>>(),
+        "lines": plan.lines,
+        "next_step": next_step(plan_id, plan.rows.len()),
+    })
+}
+
+/// The first rows, and the last ones not already among them, in file order.
+fn ends(rows: &[PlannedRow]) -> (&[PlannedRow], &[PlannedRow]) {
+    let head = rows.len().min(END_ROWS);
+    let tail_start = rows.len().saturating_sub(END_ROWS).max(head);
+    (&rows[..head], &rows[tail_start..])
+}
+
+fn money(minor: i64, currency: Currency) -> Value {
+    json!({"amount_minor": minor, "formatted": Money::new(minor, currency).format(), "currency": currency})
+}
+
+fn row(r: &PlannedRow) -> Value {
+    json!({
+        "line": r.line,
+        "date": r.date,
+        "description": r.description,
+        "category": r.category,
+        "amount": money(r.amount_minor, r.currency),
+        "direction": if r.amount_minor < 0 { "out" } else { "in" },
+    })
+}
+
+fn next_step(plan_id: Uuid, rows: usize) -> String {
+    match rows {
+        0 => "Nothing to import.".to_owned(),
+        1 => format!("To import this row, commit plan {plan_id} (dry_run false with this plan_id)."),
+        n => format!("To import these {n} rows, commit plan {plan_id} (dry_run false with this plan_id)."),
+    }
+}
+
+/// The detected layout as a person would say it: "Comma-separated, UTF-8, header on line 1.
+/// Dates from “Date”, day-first (13/01/2025 has no month 13). Amounts from “Amount”, decimal
+/// point. …"
+pub fn layout_in_words(format: &Format) -> String {
+    let columns = &format.columns;
+    let quoted = |role: &str| columns.get(role).map(|h| format!("“{h}”"));
+    let separated = match format.delimiter.as_str() {
+        "," => "Comma-separated".to_owned(),
+        ";" => "Semicolon-separated".to_owned(),
+        "tab" => "Tab-separated".to_owned(),
+        "|" => "Separated by |".to_owned(),
+        other => format!("Separated by {other}"),
+    };
+    let header = if format.header_line == 0 {
+        "no header row (the columns were told apart by their cells)".to_owned()
+    } else {
+        format!("header on line {}", format.header_line)
+    };
+    let mut sentences = vec![format!("{separated}, {}, {header}.", format.encoding)];
+    let order = match format.date_order {
+        DateOrder::DayFirst => "day-first",
+        DateOrder::MonthFirst => "month-first",
+    };
+    let reason = &format.date_order_reason;
+    let dates = quoted("date").unwrap_or_else(|| "the date column".to_owned());
+    sentences.push(if reason == "no ambiguous dates" {
+        format!("Dates from {dates}; none of them reads two ways.")
+    } else if reason.starts_with(order) {
+        format!("Dates from {dates}, {reason}.")
+    } else {
+        format!("Dates from {dates} ({reason}).")
+    });
+    let mark = match format.decimal_mark {
+        DecimalMark::Point => "decimal point",
+        DecimalMark::Comma => "decimal comma",
+    };
+    let mut amounts = match (quoted("amount"), quoted("debit"), quoted("credit")) {
+        (Some(amount), _, _) => format!("Amounts from {amount}"),
+        (None, Some(debit), Some(credit)) => format!("Money out from {debit}, money in from {credit}"),
+        (None, Some(debit), None) => format!("Money out from {debit}"),
+        (None, None, Some(credit)) => format!("Money in from {credit}"),
+        (None, None, None) => "Amounts".to_owned(),
+    };
+    amounts.push_str(", ");
+    amounts.push_str(mark);
+    if let Some(direction) = quoted("direction") {
+        amounts.push_str("; in or out from ");
+        amounts.push_str(&direction);
+    }
+    if format.inverted {
+        amounts.push_str("; every sign flipped, as asked (spending written as positive)");
+    }
+    sentences.push(format!("{amounts}."));
+    if let Some(description) = columns.get("description").filter(|d| !d.is_empty()) {
+        let names: Vec<String> = description.split(" / ").map(|d| format!("“{d}”")).collect();
+        sentences.push(format!("Described by {}.", names.join(", then ")));
+    }
+    if let Some(from) = &format.currency_from {
+        sentences.push(format!("Currency: {from}."));
+    }
+    sentences.join(" ")
+}
+
+/// "Reconciled against the balance column (“Balance”): 10 of 10 balance changes agree, rows
+/// newest first", and what that means for the rows that do not.
+pub fn balance_check(format: &Format) -> Option<String> {
+    let r = format.reconciliation.as_ref()?;
+    let order = match r.order {
+        TimeOrder::OldestFirst => "oldest first",
+        TimeOrder::NewestFirst => "newest first",
+    };
+    let mut line = format!(
+        "Reconciled against the balance column (“{}”): {} of {} balance change{} agree, rows {order}",
+        r.column,
+        r.reconciled,
+        r.checked,
+        if r.checked == 1 { "" } else { "s" }
+    );
+    if r.balance_kind == BalanceKind::Owed {
+        line.push_str("; the balance counts what is owed");
+    }
+    if r.signs_from_balance {
+        line.push_str("; the amounts have no sign, so each takes its balance change's");
+    }
+    match r.checked - r.reconciled.min(r.checked) {
+        0 => {}
+        1 => line.push_str("; the row that does not is listed as unreadable and not imported"),
+        n => {
+            line.push_str("; the ");
+            line.push_str(&n.to_string());
+            line.push_str(" rows that do not are listed as unreadable and not imported");
+        }
+    }
+    line.push('.');
+    Some(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn format() -> Format {
+        Format {
+            encoding: "UTF-8".into(),
+            delimiter: ";".into(),
+            header_line: 3,
+            columns: [
+                ("date", "Buchung"),
+                ("amount", "Betrag"),
+                ("direction", "S/H"),
+                ("description", "Auftraggeber / Verwendungszweck"),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect(),
+            date_order: DateOrder::DayFirst,
+            date_order_reason: "day-first (28/12/2018 has no month 28)".into(),
+            date_order_assumed: false,
+            currency_from: Some("EUR, from the currency column".into()),
+            decimal_mark: DecimalMark::Comma,
+            reconciliation: None,
+            inverted: false,
+        }
+    }
+
+    #[test]
+    fn the_layout_reads_as_sentences() {
+        assert_eq!(
+            layout_in_words(&format()),
+            "Semicolon-separated, UTF-8, header on line 3. Dates from “Buchung”, day-first (28/12/2018 has no \
+             month 28). Amounts from “Betrag”, decimal comma; in or out from “S/H”. Described by “Auftraggeber”, \
+             then “Verwendungszweck”. Currency: EUR, from the currency column."
+        );
+    }
+
+    #[test]
+    fn the_ends_never_repeat_a_row() {
+        let rows: Vec<PlannedRow> = (1..=8)
+            .map(|line| PlannedRow {
+                line,
+                date: chrono::NaiveDate::from_ymd_opt(2025, 1, 1).unwrap_or_default(),
+                description: String::new(),
+                amount_minor: 1,
+                currency: Currency::EUR,
+                account: String::new(),
+                category: String::new(),
+                source_hash: String::new(),
+            })
+            .collect();
+        let lines = |rows: &[PlannedRow]| rows.iter().map(|r| r.line).collect::<Vec<_>>();
+        for (n, head, tail) in [
+            (8, vec![1, 2, 3], vec![6, 7, 8]),
+            (5, vec![1, 2, 3], vec![4, 5]),
+            (2, vec![1, 2], vec![]),
+            (0, vec![], vec![]),
+        ] {
+            let (h, t) = ends(&rows[..n]);
+            assert_eq!((lines(h), lines(t)), (head, tail), "{n} rows");
+        }
+    }
+}
