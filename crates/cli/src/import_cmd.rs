@@ -40,6 +40,11 @@ pub struct ImportArgs {
     /// The statement shows spending as positive amounts (card statements): flip every sign.
     #[arg(long)]
     invert: bool,
+    /// A mapping file: kakeibo's JSON mapping (date, amount or debit/credit, description,
+    /// balance, currency, direction, date_order, skip_lines, header, delimiter, invert) or a
+    /// Firefly III Data Importer configuration. The column flags override it.
+    #[arg(long, value_name = "FILE")]
+    mapping: Option<PathBuf>,
     /// The date column, by header name or 1-based number, when it is not recognised.
     #[arg(long, value_name = "COLUMN")]
     date_column: Option<String>,
@@ -90,35 +95,29 @@ pub async fn run(args: ImportArgs) -> Result<()> {
         |n| n.to_string_lossy().into_owned(),
     );
     let options = ParseOptions {
-        mapping: Mapping {
-            date: args.date_column.clone(),
-            amount: args.amount_column.clone(),
-            description: args.description_column.clone(),
-            debit: args.debit_column.clone(),
-            credit: args.credit_column.clone(),
-            date_order: args.date_order.map(|o| match o {
-                DateOrderArg::DayFirst => import::DateOrder::DayFirst,
-                DateOrderArg::MonthFirst => import::DateOrder::MonthFirst,
-            }),
-            invert: args.invert,
-            ..Mapping::default()
-        },
+        mapping: mapping(&args)?,
         currency: args.currency.as_deref().map(Currency::parse).transpose()?,
+        date_hint: None,
     };
-    let parsed = match import::parse(&bytes, &options) {
+    let sha256 = import::file_sha256(&bytes);
+    let pool = pool(&args.database)?;
+    let owner = OwnerId::new(args.owner);
+    let mut tx = begin_for_owner(owner, &pool).await?;
+    let saved = import::saved_mapping(
+        owner,
+        &mut tx,
+        args.account.as_deref().unwrap_or(kakeibo_ledger::CHECKING),
+    )
+    .await?;
+    let parsed = match import::parse_with_saved(&bytes, &options, saved.as_ref()) {
         Ok(parsed) => parsed,
         Err(import::ImportError::NoHeader) => bail!(
             "{filename}: no header row with a date column and an amount (or debit/credit) column was found \
              in the first lines; name them with --date-column and --amount-column (or --debit-column and \
-             --credit-column), by header or 1-based number"
+             --credit-column), by header or 1-based number, or give a --mapping file"
         ),
         Err(err) => return Err(anyhow::Error::new(err).context(filename.clone())),
     };
-    let sha256 = import::file_sha256(&bytes);
-
-    let pool = pool(&args.database)?;
-    let owner = OwnerId::new(args.owner);
-    let mut tx = begin_for_owner(owner, &pool).await?;
     let (plan_id, plan) = import::plan(
         owner,
         &mut tx,
@@ -188,6 +187,53 @@ pub async fn run(args: ImportArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The mapping file's, with the column flags on top.
+fn mapping(args: &ImportArgs) -> Result<Mapping> {
+    let mut mapping = match &args.mapping {
+        Some(path) => {
+            let bytes =
+                std::fs::read(path).with_context(|| format!("cannot read the mapping {}", path.display()))?;
+            let file = import::read_mapping(&bytes).with_context(|| format!("{}", path.display()))?;
+            if !file.unused.is_empty() {
+                eprintln!(
+                    "{} is {}; kakeibo does not use {}",
+                    path.display(),
+                    file.kind,
+                    file.unused.join(", ")
+                );
+            }
+            file.mapping
+        }
+        None => Mapping::default(),
+    };
+    let flags = [
+        (&args.date_column, &mut mapping.date),
+        (&args.amount_column, &mut mapping.amount),
+        (&args.description_column, &mut mapping.description),
+        (&args.debit_column, &mut mapping.debit),
+        (&args.credit_column, &mut mapping.credit),
+    ];
+    for (flag, field) in flags {
+        if flag.is_some() {
+            field.clone_from(flag);
+        }
+    }
+    if args.amount_column.is_some() {
+        (mapping.debit, mapping.credit) = (None, None);
+    }
+    if args.debit_column.is_some() || args.credit_column.is_some() {
+        mapping.amount = None;
+    }
+    if let Some(order) = args.date_order {
+        mapping.date_order = Some(match order {
+            DateOrderArg::DayFirst => import::DateOrder::DayFirst,
+            DateOrderArg::MonthFirst => import::DateOrder::MonthFirst,
+        });
+    }
+    mapping.invert |= args.invert;
+    Ok(mapping)
 }
 
 fn account_names(preview: &Value) -> String {

@@ -601,3 +601,73 @@ async fn the_preview_shows_both_ends_and_accounts_for_every_line(
     assert_eq!(preview["lines"]["unreadable"], 3);
     assert_eq!(preview["lines"]["total"], 4);
 }
+
+/// The mapping a statement was read with is saved with its account by the commit, and the next
+/// statement into that account is read the same way: a header-less layout named by column numbers
+/// needs naming once; a date order decided once is the hint when the next file's dates all read
+/// either way — said so in the preview — and a file of its own layout still reads by detection.
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_mapping_is_saved_with_its_account_and_reused(options: PgPoolOptions, connect: PgConnectOptions) {
+    let l = ledger(options, connect).await;
+    // Header-less, semicolons, the amount in column 2 and the balance-like figure in column 4.
+    let first = "14/03/2025;-12,50;GROCER;100,00\n15/03/2025;-3,00;BAKERY;97,00\n";
+    let mapping = json!({"date": "1", "amount": "2", "description": "3", "header": false, "delimiter": ";"});
+    let upload = l.upload("march.csv", first.as_bytes()).await;
+    let preview = l
+        .tools
+        .call(
+            "import_statement_csv",
+            json!({"upload_id": upload, "currency": "EUR", "mapping": mapping}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(preview["rows_to_add"], 2, "{preview}");
+    l.commit(&preview).await;
+    let saved: Value = sqlx::query_scalar(
+        "SELECT mapping FROM import_mappings WHERE owner_id = $1 AND account = 'Checking'",
+    )
+    .bind(l.owner.as_uuid())
+    .fetch_one(&l.owner_pool)
+    .await
+    .unwrap();
+    assert_eq!(saved["amount"], "2");
+    assert_eq!(saved["date_order"], "day_first", "decided by 14/03 and saved");
+
+    // The next statement: every date reads either way, and no mapping is given.
+    let next = "02/04/2025;-7,25;GROCER;89,75\n03/04/2025;-1,00;KIOSK;88,75\n";
+    let preview = l.preview_without_currency(next).await;
+    assert_eq!(preview["rows_to_add"], 2, "{preview}");
+    let amounts: Vec<i64> = preview["first_rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["amount"]["amount_minor"].as_i64().unwrap())
+        .collect();
+    assert_eq!(amounts, [-725, -100]);
+    assert_eq!(
+        preview["first_rows"][0]["date"], "2025-04-02",
+        "day-first, as before"
+    );
+    assert_eq!(preview["format"]["date_order_assumed"], true);
+    assert!(
+        preview["format"]["date_order_reason"]
+            .as_str()
+            .unwrap()
+            .contains("as in the last import into Checking (march.csv)"),
+        "{preview}"
+    );
+    assert!(
+        preview["layout"]
+            .as_str()
+            .unwrap()
+            .contains("Read with the mapping saved with Checking by the import of march.csv."),
+        "{}",
+        preview["layout"]
+    );
+    // A statement of another layout into the same account is read by detection.
+    let other = l
+        .preview_without_currency("Date,Description,Amount\n2025-05-01,RENT,-700.00\n")
+        .await;
+    assert_eq!(other["rows_to_add"], 1, "{other}");
+    assert_eq!(other["format"]["mapping_from"], Value::Null);
+}

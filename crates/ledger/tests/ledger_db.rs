@@ -21,7 +21,7 @@ use sqlx::{
 use uuid::Uuid;
 
 /// Every table that holds an owner's data, with the column naming the owner.
-const OWNER_SCOPED: [(&str, &str); 14] = [
+const OWNER_SCOPED: [(&str, &str); 15] = [
     ("users", "id"),
     ("accounts", "owner_id"),
     ("import_batches", "owner_id"),
@@ -36,6 +36,7 @@ const OWNER_SCOPED: [(&str, &str); 14] = [
     ("trace_runs", "owner_id"),
     ("trace_events", "owner_id"),
     ("uploads", "owner_id"),
+    ("import_mappings", "owner_id"),
 ];
 
 async fn chart(pool: &PgPool, owner: OwnerId) -> Vec<Account> {
@@ -336,6 +337,7 @@ async fn fill_every_table(pool: &PgPool, owner: OwnerId) {
         "INSERT INTO trace_events (owner_id, run_id, seq, type, payload)
          SELECT $1, id, 0, 'model_call', '{}' FROM trace_runs WHERE owner_id = $1",
         "INSERT INTO uploads (owner_id, filename, size_bytes, sha256, content) VALUES ($1, 'a.csv', 3, 'x', 'a,b')",
+        "INSERT INTO import_mappings (owner_id, account, mapping, source) VALUES ($1, 'Checking', '{}', 'a.csv')",
     ];
     for statement in statements {
         sqlx::query(statement).bind(o).execute(pool).await.unwrap();

@@ -40,8 +40,13 @@ fn shape(cell: &str) -> Option<Shape> {
             .collect::<Vec<_>>()
             .join("-")
     } else {
-        // Drop a time part: `2021-09-05 11:32:41`, `2020-11-15T18:00`, `10/02/2021 09:15`.
-        cell.split(['T', ' ']).next().unwrap_or_default().to_owned()
+        // Drop a time part, before or after the date, and its zone: `2021-09-05 11:32:41`,
+        // `2020-11-15T18:00+02:00`, `10/02/2021 09:15`, `14:05, 15/01/2024`. The date is the day as
+        // written: a zone never moves it.
+        cell.split(['T', ' ', ','])
+            .find(|p| !p.is_empty() && !p.contains(':'))
+            .unwrap_or_default()
+            .to_owned()
     };
     if date_part.len() == 8 && date_part.chars().all(|c| c.is_ascii_digit()) {
         // 20200213

@@ -41,8 +41,9 @@ const VOCABULARY: &[(Role, &[&str])] = &[
             "datum",
             "fecha",
             "date operation",
-            "started date",
+            // The day the money moved (and the balance changed), before the day it was asked.
             "completed date",
+            "started date",
             "date utc",
             "created utc",
             "created",
@@ -284,11 +285,15 @@ pub struct Columns {
     pub balance: Option<usize>,
 }
 
-/// Column choices that override what the headers suggest: header names (case-insensitive) or
-/// 1-based column numbers.
+/// How to read a statement where the importer's own detection needs help: column choices that
+/// override what the headers suggest (header names, case-insensitive, or 1-based column numbers),
+/// the delimiter, lines to skip, whether there is a header row, the order of day and month, and
+/// whether every sign is flipped. `--mapping FILE` reads one (or a Firefly III Data Importer
+/// configuration); the import tool takes one; the last one used for an account is saved with it.
 #[derive(
     Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
 )]
+#[serde(deny_unknown_fields)]
 pub struct Mapping {
     pub date: Option<String>,
     pub description: Option<String>,
@@ -300,12 +305,61 @@ pub struct Mapping {
     /// The running-balance column, which every row's amount is reconciled against.
     #[serde(default)]
     pub balance: Option<String>,
+    /// A column saying which way each amount goes (debit/credit, Af/Bij, S/H, DR/CR).
+    #[serde(default)]
+    pub direction: Option<String>,
     /// How numeric dates are written when every date could be read either way (4/6: day_first is 4 June).
     #[serde(default)]
     pub date_order: Option<super::DateOrder>,
     /// The statement shows spending as positive amounts (most card statements): flip every sign.
     #[serde(default)]
     pub invert: bool,
+    /// The delimiter: "," ";" "tab" or "|" (found from the file when unset).
+    #[serde(default)]
+    pub delimiter: Option<String>,
+    /// Lines at the top of the file to pass over before the header (or the first row).
+    #[serde(default)]
+    pub skip_lines: Option<usize>,
+    /// Whether the first line after the skipped ones is a header row (found from the file when
+    /// unset); false means every line is a row and columns are named by number.
+    #[serde(default)]
+    pub header: Option<bool>,
+}
+
+impl Mapping {
+    /// Whether the mapping names any column (rather than only hints such as the date order).
+    #[must_use]
+    pub fn names_columns(&self) -> bool {
+        [
+            &self.date,
+            &self.description,
+            &self.amount,
+            &self.debit,
+            &self.credit,
+            &self.currency,
+            &self.category,
+            &self.balance,
+            &self.direction,
+        ]
+        .iter()
+        .any(|c| c.is_some())
+    }
+
+    /// The delimiter byte it names, if any; an unknown one is an error naming the accepted ones.
+    pub fn delimiter_byte(&self) -> Result<Option<u8>, ImportError> {
+        let Some(name) = self.delimiter.as_deref() else {
+            return Ok(None);
+        };
+        match name {
+            "," | "comma" => Ok(Some(b',')),
+            ";" | "semicolon" => Ok(Some(b';')),
+            "\t" | "tab" => Ok(Some(b'\t')),
+            "|" | "pipe" => Ok(Some(b'|')),
+            other => Err(ImportError::Mapping(format!(
+                "the delimiter {other:?} is not one of \",\" \";\" \"tab\" \"|\""
+            ))),
+        }
+    }
 }
 
 /// The shape of a statement.
@@ -316,6 +370,8 @@ pub struct Layout {
     pub header_line: usize,
     pub headers: Vec<String>,
     pub columns: Columns,
+    /// Lines at the top that the mapping says to pass over.
+    pub skip: usize,
 }
 
 impl Layout {
@@ -424,11 +480,20 @@ fn newlines(bytes: &[u8]) -> usize {
     bytes.iter().filter(|b| **b == b'\n').count()
 }
 
-/// Finds the delimiter, the header row and the columns.
+/// Finds the delimiter, the header row and the columns (as far as the mapping leaves them open).
 pub fn detect(text: &str, mapping: &Mapping) -> Result<Layout, ImportError> {
+    let delimiters: Vec<u8> = match mapping.delimiter_byte()? {
+        Some(d) => vec![d],
+        None => CANDIDATE_DELIMITERS.to_vec(),
+    };
+    let skip = mapping.skip_lines.unwrap_or(0);
+    if mapping.header == Some(false) {
+        return infer(text, mapping, &delimiters, skip).ok_or(ImportError::NoHeader);
+    }
     let mut best: Option<(usize, Layout)> = None;
-    for delimiter in CANDIDATE_DELIMITERS {
-        for (line, cells) in records(text, delimiter).take(HEADER_SEARCH_LINES) {
+    for &delimiter in &delimiters {
+        let candidates = records(text, delimiter).skip_while(|(line, _)| *line <= skip);
+        for (line, cells) in candidates.take(HEADER_SEARCH_LINES) {
             if cells.len() < 2 {
                 continue;
             }
@@ -440,7 +505,9 @@ pub fn detect(text: &str, mapping: &Mapping) -> Result<Layout, ImportError> {
                     wanted.parse::<usize>().is_err()
                         && cells.iter().any(|c| normalise(c) == normalise(wanted))
                 });
-            if score == 0 && !named {
+            // A header the mapping vouches for is the first line after the skipped ones.
+            let vouched = mapping.header == Some(true);
+            if score == 0 && !named && !vouched {
                 continue;
             }
             if let Some(columns) = map_columns(&cells, mapping) {
@@ -455,15 +522,23 @@ pub fn detect(text: &str, mapping: &Mapping) -> Result<Layout, ImportError> {
                             header_line: line,
                             headers: cells,
                             columns,
+                            skip,
                         },
                     ));
                 }
                 break;
             }
+            if vouched {
+                break;
+            }
         }
     }
     best.map(|(_, layout)| layout)
-        .or_else(|| infer(text, mapping))
+        .or_else(|| {
+            (mapping.header != Some(true))
+                .then(|| infer(text, mapping, &delimiters, skip))
+                .flatten()
+        })
         .ok_or(ImportError::NoHeader)
 }
 
@@ -472,10 +547,11 @@ pub fn detect(text: &str, mapping: &Mapping) -> Result<Layout, ImportError> {
 /// and the text columns (most letters first) for the description. Lines starting with `#` are
 /// comments.
 #[allow(clippy::cast_precision_loss)] // Shares of at most 50 rows.
-fn infer(text: &str, mapping: &Mapping) -> Option<Layout> {
+fn infer(text: &str, mapping: &Mapping, delimiters: &[u8], skip: usize) -> Option<Layout> {
     use super::{amount, date};
-    for delimiter in CANDIDATE_DELIMITERS {
+    for &delimiter in delimiters {
         let rows: Vec<Vec<String>> = records(text, delimiter)
+            .filter(|(line, _)| *line > skip)
             .map(|(_, cells)| cells)
             .filter(|cells| {
                 !cells.first().is_some_and(|c| c.starts_with('#')) && cells.iter().any(|c| !c.is_empty())
@@ -493,6 +569,7 @@ fn infer(text: &str, mapping: &Mapping) -> Option<Layout> {
                 header_line: 0,
                 headers,
                 columns,
+                skip,
             });
         }
         // A first row of text is a header we could not read, not data: infer nothing then.
@@ -579,6 +656,7 @@ fn infer(text: &str, mapping: &Mapping) -> Option<Layout> {
             header_line: 0,
             headers,
             columns,
+            skip,
         });
     }
     None
@@ -661,9 +739,21 @@ fn map_columns(cells: &[String], mapping: &Mapping) -> Option<Columns> {
     };
 
     let date = pick(&mapping.date, Role::Date).or_else(|| first(Role::ValueDate))?;
-    let amount = pick(&mapping.amount, Role::Amount);
-    let debit = pick(&mapping.debit, Role::Debit);
-    let credit = pick(&mapping.credit, Role::Credit);
+    // A mapping that names the amount leaves no debit and credit columns, and one that names
+    // those leaves no amount: what the headers suggest never mixes with what it says.
+    let split = mapping.debit.is_some() || mapping.credit.is_some();
+    let amount = if split {
+        find(&mapping.amount).flatten()
+    } else {
+        pick(&mapping.amount, Role::Amount)
+    };
+    let (debit, credit) = if mapping.amount.is_some() {
+        (None, None)
+    } else if split {
+        (find(&mapping.debit).flatten(), find(&mapping.credit).flatten())
+    } else {
+        (first(Role::Debit), first(Role::Credit))
+    };
     if amount.is_none() && debit.is_none() && credit.is_none() {
         return None;
     }
@@ -680,7 +770,7 @@ fn map_columns(cells: &[String], mapping: &Mapping) -> Option<Columns> {
         amount,
         debit,
         credit,
-        direction: first(Role::Direction),
+        direction: pick(&mapping.direction, Role::Direction),
         currency: pick(&mapping.currency, Role::Currency),
         reference: first(Role::Reference),
         category: pick(&mapping.category, Role::Category),

@@ -12,9 +12,11 @@ mod amount;
 mod date;
 mod decode;
 mod layout;
+mod mapping;
 mod plan;
 mod preview;
 mod reconcile;
+mod saved;
 
 use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
@@ -24,9 +26,11 @@ pub use self::{
     date::{DateOrder, decide_order, parse_date},
     decode::{Decoded, MAX_BYTES, decode},
     layout::{Columns, Layout, Mapping, Record, Role, detect, spanned_records},
+    mapping::{MappingFile, read_mapping},
     plan::{CommitReport, DuplicateRow, Plan, PlannedRow, account_for, commit, neutralise_formula, plan},
     preview::{END_ROWS, balance_check, layout_in_words, preview},
     reconcile::{BalanceKind, BalancePosition, Reconciliation, TimeOrder},
+    saved::{SavedMapping, parse_with_saved, save_mapping, saved_mapping},
 };
 use crate::money::Currency;
 
@@ -50,6 +54,8 @@ pub enum ImportError {
     Dates(String),
     #[error("no data rows under the header (line {header_line})")]
     NoRows { header_line: usize },
+    #[error("the mapping cannot be used: {0}")]
+    Mapping(String),
 }
 
 /// One problem row: where, which column, what, and the line as written (clipped).
@@ -101,6 +107,14 @@ pub struct Format {
     /// Every sign was flipped, as the mapping asked (a statement that writes spending as positive).
     #[serde(default)]
     pub inverted: bool,
+    /// Why the amounts are spending written as positive (and so were turned to money out), when
+    /// the file's own words say so.
+    #[serde(default)]
+    pub spending_positive: Option<String>,
+    /// Where the mapping came from when it was not given with this import ("the mapping saved
+    /// with Checking by the import of jan.csv").
+    #[serde(default)]
+    pub mapping_from: Option<String>,
 }
 
 /// Where every physical line of a statement went. The counts add up to `total`: no line is
@@ -155,6 +169,10 @@ pub struct Parsed {
     pub skipped: Vec<RowError>,
     /// Where every line of the file went.
     pub lines: LineCount,
+    /// The mapping to save with the account when this statement is committed: the one it was read
+    /// with, and the order of day and month its dates decided.
+    #[serde(default)]
+    pub mapping: Mapping,
 }
 
 impl Parsed {
@@ -166,6 +184,7 @@ impl Parsed {
             errors: Vec::new(),
             skipped: Vec::new(),
             lines: LineCount::default(),
+            mapping: Mapping::default(),
         }
     }
 }
@@ -177,6 +196,9 @@ pub struct ParseOptions {
     /// The currency of amounts that name none (when unset and nothing in the file names one, the
     /// rows are marked `currency_unstated` and the plan decides).
     pub currency: Option<Currency>,
+    /// The order of day and month to take when every date reads either way, and why (a previous
+    /// import into the same account); the file's own dates and the mapping's order come first.
+    pub date_hint: Option<(DateOrder, String)>,
 }
 
 const RAW_CLIP: usize = 200;
@@ -207,10 +229,12 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
         .collect::<Vec<_>>();
     let mark = decide_decimal_mark(amount_cells.iter().copied());
     let stated = stated_currency(options, &layout, &data);
+    let hint = options.date_hint.clone().or_else(|| layout_hint(&layout));
     let (order, order_reason, date_order_assumed) = date_order(
         &data,
         columns.date,
         options.mapping.date_order,
+        hint.as_ref(),
         stated.as_ref().map(|(c, _)| *c),
     )?;
     let currency_stated = stated.is_some();
@@ -218,10 +242,7 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
 
     let mut parsed = Parsed::new(Format {
         encoding: decoded.encoding,
-        delimiter: match layout.delimiter {
-            b'\t' => "tab".to_owned(),
-            other => char::from(other).to_string(),
-        },
+        delimiter: delimiter_name(layout.delimiter),
         header_line: layout.header_line,
         columns: layout
             .described()
@@ -235,19 +256,16 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
         decimal_mark: mark,
         reconciliation: None,
         inverted: options.mapping.invert,
+        spending_positive: None,
+        mapping_from: None,
     });
+    parsed.mapping = Mapping {
+        date_order: (!date_order_assumed).then_some(order),
+        ..options.mapping.clone()
+    };
     parsed.lines = line_count;
     parsed.errors = swallowed;
     let describing = describing_columns(&layout);
-    let named_sign_flag = columns
-        .direction
-        .and_then(|i| layout.headers.get(i))
-        .is_some_and(|h| layout::normalise(h).contains("sign"));
-    let blank_direction = match found_blank {
-        Some(blank) => blank,
-        None if named_sign_flag => Blank::Debit,
-        None => Blank::AsWritten,
-    };
     let context = RowContext {
         columns,
         describing: &describing,
@@ -255,7 +273,7 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
         order,
         default_currency,
         currency_stated,
-        blank_direction,
+        blank_direction: blank_direction(&layout, found_blank),
     };
     // The chain the balance column is checked along: one link per row read, in file order.
     let mut links: Vec<reconcile::Link> = Vec::new();
@@ -284,6 +302,13 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
             parsed.skipped.push(fail(
                 Some(columns.date),
                 format!("a summary line ({date_cell:?}), not a transaction"),
+            ));
+            continue;
+        }
+        if let Some(state) = unbooked_state(&layout, cells) {
+            parsed.skipped.push(fail(
+                None,
+                format!("{state}: the bank has not booked it, so no money moved yet"),
             ));
             continue;
         }
@@ -347,7 +372,7 @@ fn split_lines(
         if record.cells.iter().all(String::is_empty) {
             lines.blank += 1;
             lines.continued += extra;
-        } else if record.line < layout.header_line {
+        } else if record.line < layout.header_line || record.line <= layout.skip {
             lines.banner += extra + 1;
         } else if record.line == layout.header_line {
             lines.header += 1;
@@ -421,8 +446,17 @@ fn swallows(record: &layout::Record, raw_lines: &[&str], layout: &Layout) -> boo
     })
 }
 
-/// The amounts as booked: checked against the balance column when there is one, then `invert` on
-/// top of the file's own direction and the balance's signs, never instead.
+/// "," ";" "|" or "tab".
+fn delimiter_name(delimiter: u8) -> String {
+    match delimiter {
+        b'\t' => "tab".to_owned(),
+        other => char::from(other).to_string(),
+    }
+}
+
+/// The amounts as booked: checked against the balance column when there is one, turned to money
+/// out when the file's words say spending is written as positive, then `invert` on top of the
+/// file's own direction and the balance's signs, never instead.
 fn settle_amounts(
     parsed: &mut Parsed,
     layout: &Layout,
@@ -437,6 +471,12 @@ fn settle_amounts(
             .cloned()
             .unwrap_or_else(|| format!("column {}", balance_column + 1));
         apply_reconciliation(parsed, links, &header, raw_lines);
+    }
+    if let Some(why) = spending_positive(layout) {
+        for row in &mut parsed.rows {
+            row.amount_minor = -row.amount_minor;
+        }
+        parsed.format.spending_positive = Some(why);
     }
     if invert {
         for row in &mut parsed.rows {
@@ -476,6 +516,59 @@ fn apply_reconciliation(parsed: &mut Parsed, links: &[reconcile::Link], header: 
     }
     parsed.errors.sort_by_key(|e| e.line);
     parsed.format.reconciliation = Some(verdict.reconciliation);
+}
+
+/// The order of day and month a known exporter's layout implies: Mint, a US service, writes month
+/// first (its header: Date, Description, Original Description, Amount, Transaction Type, …).
+fn layout_hint(layout: &Layout) -> Option<(DateOrder, String)> {
+    let names: Vec<String> = layout.headers.iter().map(|h| layout::normalise(h)).collect();
+    let has = |name: &str| names.iter().any(|n| n == name);
+    (has("original description") && has("transaction type") && has("account name")).then(|| {
+        (
+            DateOrder::MonthFirst,
+            "month-first assumed from the layout, which is Mint's (a US service): every date could be read either way"
+                .to_owned(),
+        )
+    })
+}
+
+/// Why the file's amounts are spending written as positive, when its own words say so: an order
+/// history's amount column is what was paid ("Item Total"), never money in.
+fn spending_positive(layout: &Layout) -> Option<String> {
+    let header = layout.columns.amount.and_then(|i| layout.headers.get(i))?;
+    matches!(layout::normalise(header).as_str(), "item total" | "order total")
+        .then(|| format!("“{header}” is what was paid for an order"))
+}
+
+/// The state cell of a row the bank has not booked ("PENDING", "declined", "reverted"), if the
+/// statement has a `State` column (Revolut's) and this row is one. A `Status` column is not
+/// enough: PayPal marks as "Pending" the bank deposits that fund a payment, which do move money.
+fn unbooked_state<'a>(layout: &Layout, cells: &'a [String]) -> Option<&'a str> {
+    let column = layout
+        .headers
+        .iter()
+        .position(|h| layout::normalise(h) == "state")?;
+    let state = cells.get(column)?.trim();
+    matches!(
+        state.to_lowercase().as_str(),
+        "pending" | "declined" | "reverted" | "failed" | "cancelled" | "canceled"
+    )
+    .then_some(state)
+}
+
+/// What a blank cell of the direction column means: what its cells showed, else money out for a
+/// column named as a sign flag (a card's `BillingAmountSign`, blank for purchases).
+fn blank_direction(layout: &Layout, found: Option<Blank>) -> Blank {
+    let named_sign_flag = layout
+        .columns
+        .direction
+        .and_then(|i| layout.headers.get(i))
+        .is_some_and(|h| layout::normalise(h).contains("sign"));
+    match found {
+        Some(blank) => blank,
+        None if named_sign_flag => Blank::Debit,
+        None => Blank::AsWritten,
+    }
 }
 
 /// Words a direction column says money went out with, and came in with.
@@ -595,6 +688,7 @@ fn date_order(
     data: &[(usize, Vec<String>)],
     date_column: usize,
     given: Option<DateOrder>,
+    hint: Option<&(DateOrder, String)>,
     currency: Option<Currency>,
 ) -> Result<(DateOrder, String, bool), ImportError> {
     if let Some(order) = given {
@@ -609,6 +703,9 @@ fn date_order(
     if !reason.contains("assumed") {
         return Ok((order, reason, false));
     }
+    if let Some((order, why)) = hint {
+        return Ok((*order, why.clone(), true));
+    }
     if currency == Some(Currency::USD) {
         return Ok((
             DateOrder::MonthFirst,
@@ -619,7 +716,9 @@ fn date_order(
     Ok((order, reason, true))
 }
 
-/// A currency code an amount header ends with ("Amount (EUR)").
+/// The currency an amount header names: a code it ends with ("Amount (EUR)"), the word for
+/// rupees ("Amount(in Rs)"), or a symbol that belongs to one currency ("Betrag €"; not `$`, which
+/// several share).
 fn header_currency(layout: &Layout) -> Option<Currency> {
     let columns = &layout.columns;
     [columns.amount, columns.debit, columns.credit]
@@ -627,10 +726,22 @@ fn header_currency(layout: &Layout) -> Option<Currency> {
         .flatten()
         .filter_map(|i| layout.headers.get(i))
         .find_map(|h| {
-            layout::normalise(h)
-                .rsplit_once(' ')
-                .filter(|(_, code)| layout::KNOWN_CODES.contains(code))
-                .and_then(|(_, code)| Currency::parse(code).ok())
+            let name = layout::normalise(h);
+            let last = name.rsplit_once(' ').map_or(name.as_str(), |(_, w)| w);
+            if layout::KNOWN_CODES.contains(&last) {
+                return Currency::parse(last).ok();
+            }
+            if matches!(last, "rs" | "rupees" | "inr") {
+                return Some(Currency::INR);
+            }
+            [
+                ('₹', Currency::INR),
+                ('€', Currency::EUR),
+                ('£', Currency::GBP),
+                ('¥', Currency::JPY),
+            ]
+            .into_iter()
+            .find_map(|(symbol, currency)| h.contains(symbol).then_some(currency))
         })
 }
 
@@ -715,6 +826,9 @@ fn read_row(cells: &[String], context: &RowContext<'_>) -> Result<Option<ParsedR
         let debit = amount(columns.debit)?.filter(|a| a.minor != 0);
         let credit = amount(columns.credit)?.filter(|a| a.minor != 0);
         match (debit, credit) {
+            // A money-out column with no money-in column beside it is a signed amount, spending
+            // positive: a negative figure in it is money in (a card's payment).
+            (Some(d), None) if columns.credit.is_none() => (-d.minor, d.currency),
             (Some(d), None) => (-d.minor.abs(), d.currency),
             (None, Some(c)) => (c.minor.abs(), c.currency),
             (Some(_), Some(_)) => {

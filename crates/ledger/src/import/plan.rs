@@ -38,6 +38,12 @@ pub struct Plan {
     /// Where every line of the file went.
     #[serde(default)]
     pub lines: LineCount,
+    /// The account the statement was asked to go into (its currency may give another), and the
+    /// mapping the commit saves with it.
+    #[serde(default)]
+    pub base_account: String,
+    #[serde(default)]
+    pub mapping: super::Mapping,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -255,6 +261,8 @@ pub async fn plan(
         errors: parsed.errors,
         skipped: parsed.skipped,
         lines,
+        base_account: base.to_owned(),
+        mapping: parsed.mapping,
     };
     let stored =
         serde_json::to_value(&plan).map_err(|e| LedgerError::Invalid(format!("storing the plan: {e}")))?;
@@ -413,6 +421,16 @@ pub async fn commit(
         .first()
         .and_then(|p| by_name.get(p.name.as_str()))
         .map(|a| a.id);
+    if !plan.base_account.is_empty() {
+        super::save_mapping(
+            owner,
+            &mut *conn,
+            &plan.base_account,
+            &plan.mapping,
+            &plan.filename,
+        )
+        .await?;
+    }
     sqlx::query(
         "UPDATE import_batches SET status = 'committed', imported_at = now(), row_count = $3, account_id = $4
          WHERE owner_id = $1 AND id = $2",

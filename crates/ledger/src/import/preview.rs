@@ -113,6 +113,9 @@ pub fn layout_in_words(format: &Format) -> String {
         format!("header on line {}", format.header_line)
     };
     let mut sentences = vec![format!("{separated}, {}, {header}.", format.encoding)];
+    if let Some(from) = &format.mapping_from {
+        sentences.push(format!("Read with {from}."));
+    }
     let order = match format.date_order {
         DateOrder::DayFirst => "day-first",
         DateOrder::MonthFirst => "month-first",
@@ -142,6 +145,11 @@ pub fn layout_in_words(format: &Format) -> String {
     if let Some(direction) = quoted("direction") {
         amounts.push_str("; in or out from ");
         amounts.push_str(&direction);
+    }
+    if let Some(why) = &format.spending_positive {
+        amounts.push_str("; spending written as positive (");
+        amounts.push_str(why);
+        amounts.push_str("), so booked as money out");
     }
     if format.inverted {
         amounts.push_str("; every sign flipped, as asked (spending written as positive)");
@@ -216,6 +224,8 @@ mod tests {
             decimal_mark: DecimalMark::Comma,
             reconciliation: None,
             inverted: false,
+            spending_positive: None,
+            mapping_from: None,
         }
     }
 

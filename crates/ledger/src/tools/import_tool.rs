@@ -119,9 +119,16 @@ pub async fn import_statement(
     let options = ParseOptions {
         mapping: input.mapping.unwrap_or_default(),
         currency: input.currency.map(CurrencyCode::currency),
+        date_hint: None,
     };
-    let parsed =
-        import::parse(&bytes, &options).map_err(|e| LedgerError::Invalid(format!("{filename}: {e}")))?;
+    let saved = import::saved_mapping(
+        owner,
+        &mut *conn,
+        input.account.as_deref().unwrap_or(crate::accounts::CHECKING),
+    )
+    .await?;
+    let parsed = import::parse_with_saved(&bytes, &options, saved.as_ref())
+        .map_err(|e| LedgerError::Invalid(format!("{filename}: {e}")))?;
     let (plan_id, plan) = import::plan(
         owner,
         conn,

@@ -1,0 +1,123 @@
+//! Mappings saved per account: the commit keeps how its statement was read, and the next
+//! statement into the same account is read the same way — its columns, delimiter, skipped lines,
+//! header and signs as the mapping, its order of day and month only as a hint for a file whose own
+//! dates do not decide.
+
+use sqlx::PgConnection;
+
+use super::{DateOrder, ImportError, Mapping, ParseOptions, Parsed, parse};
+use crate::{LedgerError, OwnerId};
+
+/// The mapping the last import into an account used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SavedMapping {
+    pub account: String,
+    pub mapping: Mapping,
+    /// The statement it was saved from.
+    pub source: String,
+}
+
+/// The mapping saved with `account` (by its name, case-insensitive), if any.
+pub async fn saved_mapping(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    account: &str,
+) -> Result<Option<SavedMapping>, LedgerError> {
+    let row: Option<(String, sqlx::types::Json<Mapping>, String)> = sqlx::query_as(
+        "SELECT account, mapping, source FROM import_mappings WHERE owner_id = $1 AND lower(account) = lower($2)",
+    )
+    .bind(owner.as_uuid())
+    .bind(account.trim())
+    .fetch_optional(conn)
+    .await?;
+    // A mapping saved by an older kakeibo that no longer reads is no mapping: detection decides.
+    Ok(row.map(|(account, mapping, source)| SavedMapping {
+        account,
+        mapping: mapping.0,
+        source,
+    }))
+}
+
+/// Keeps `mapping` as the way statements into `account` are read.
+pub async fn save_mapping(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    account: &str,
+    mapping: &Mapping,
+    source: &str,
+) -> Result<(), LedgerError> {
+    sqlx::query(
+        "INSERT INTO import_mappings (owner_id, account, mapping, source) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (owner_id, account) DO UPDATE SET mapping = EXCLUDED.mapping, source = EXCLUDED.source,
+             updated_at = now()",
+    )
+    .bind(owner.as_uuid())
+    .bind(account)
+    .bind(sqlx::types::Json(mapping))
+    .bind(source)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Parses a statement going into an account with a saved mapping: when the options name no
+/// columns of their own, the saved mapping reads the file (falling back to detection when its
+/// columns do not fit this file), and its date order is the hint for dates that read either way.
+pub fn parse_with_saved(
+    bytes: &[u8],
+    options: &ParseOptions,
+    saved: Option<&SavedMapping>,
+) -> Result<Parsed, ImportError> {
+    let Some(saved) = saved else {
+        return parse(bytes, options);
+    };
+    let hint = saved.mapping.date_order.map(|order| {
+        let name = match order {
+            DateOrder::DayFirst => "day-first",
+            DateOrder::MonthFirst => "month-first",
+        };
+        (
+            order,
+            format!(
+                "{name} as in the last import into {} ({}): every date could be read either way",
+                saved.account, saved.source
+            ),
+        )
+    });
+    let hinted = ParseOptions {
+        date_hint: options.date_hint.clone().or(hint),
+        ..options.clone()
+    };
+    if options.mapping != Mapping::default() {
+        return parse(bytes, &hinted);
+    }
+    let reuse = ParseOptions {
+        mapping: Mapping {
+            date_order: None,
+            ..saved.mapping.clone()
+        },
+        ..hinted.clone()
+    };
+    match parse(bytes, &reuse) {
+        // The saved columns do not fit this file (more of it unreadable than read): detection
+        // reads it when it does better.
+        Ok(parsed) if parsed.errors.len() > parsed.rows.len() => match parse(bytes, &hinted) {
+            Ok(detected) if detected.rows.len() > parsed.rows.len() => Ok(detected),
+            _ => Ok(with_source(parsed, saved)),
+        },
+        Ok(parsed) => Ok(with_source(parsed, saved)),
+        Err(ImportError::NoHeader | ImportError::Mapping(_) | ImportError::NoRows { .. }) => {
+            parse(bytes, &hinted)
+        }
+        Err(other) => Err(other),
+    }
+}
+
+/// A statement read with the saved mapping says so.
+fn with_source(mut parsed: Parsed, saved: &SavedMapping) -> Parsed {
+    parsed.format.mapping_from = Some(format!(
+        "the mapping saved with {} by the import of {}",
+        saved.account, saved.source
+    ));
+    parsed
+}
