@@ -45,22 +45,29 @@ fn statement(rows: usize) -> String {
         state ^= state << 17;
         state
     };
+    // A running balance that every row reconciles against, as a real export's does.
+    let mut balance: i64 = 100_000_000;
     for i in 0..rows {
         let day =
             chrono::NaiveDate::from_ymd_opt(2023, 1, 1).unwrap() + chrono::Days::new((i * 730 / rows) as u64);
         let merchant = MERCHANTS[(next() % 12) as usize];
         let paise = 1_000 + next() % 500_000;
         let (debit, credit) = if merchant == "SALARY CREDIT" {
-            (String::new(), format!("{}.{:02}", paise * 40 / 100, paise % 100))
+            let minor = (paise * 40).cast_signed();
+            balance += minor;
+            (String::new(), format!("{}.{:02}", minor / 100, minor % 100))
         } else {
+            balance -= paise.cast_signed();
             (format!("{}.{:02}", paise / 100, paise % 100), String::new())
         };
         let _ = writeln!(
             text,
-            "{},{merchant} {},{},{debit},{credit},0.00",
+            "{},{merchant} {},{},{debit},{credit},{}.{:02}",
             day.format("%d/%m/%Y"),
             next() % 1_000_000,
-            i
+            i,
+            balance / 100,
+            balance % 100
         );
     }
     text

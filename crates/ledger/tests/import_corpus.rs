@@ -186,7 +186,19 @@ const EXPECTED_FAILURES: &[(&str, &str)] = &[
         "ofxstatement-plugins/dutch__icscards.txt",
         "a fixed-width text rendering of a PDF statement, not CSV",
     ),
+    (
+        "hledger/test__errors__csvamountonenonzero.csv",
+        "an error fixture: no header and two columns of money, neither the other's balance (refused)",
+    ),
     // Rows the balance column contradicts are refused, not booked (figures read from the files):
+    (
+        "beancount-import/healthequity__data__1234567__cash-transactions-other.csv",
+        "line 6: ($1,936.76) against a cash balance that falls by 336.76",
+    ),
+    (
+        "beancount-import/schwab_csv__test_basic__transactions__EAC_Checking_Transactions_20201223-160009.CSV",
+        "six rows its running balance does not follow (line 11: 1133.94 + 2500.00 is not 11550.00)",
+    ),
     (
         "hledger/csv__apps__ynab4-rtl.csv",
         "two accounts in one file, and a running balance of 0.000 after a 4.750 outflow",

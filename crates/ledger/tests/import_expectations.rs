@@ -974,20 +974,13 @@ fn judge(outcome: &Outcome, result: &Result<Parsed, ImportError>) -> (Verdict, S
 /// disagrees fails the test.
 const KNOWN_WRONG: &[(&str, &str)] = &[
     (
-        "beancount-import/healthequity__data__1234567__cash-transactions-other.csv",
-        "its cash-balance column is not recognised, so line 6 (($1,936.76) against a balance change of −336.76) is booked unchecked",
-    ),
-    (
         "beancount-import/schwab_csv__test_basic__transactions__EAC_Checking_Transactions_20201223-160009.CSV",
-        "its `Running Balance` column is not recognised, so six rows its balances contradict are booked unchecked",
+        "the last row (line 16, 11/01/2021) is out of the file's newest-first order: the chain opens there, \
+         so line 15 is refused where line 16 is the row its balance does not follow",
     ),
     (
         "hledger/csv__apps__ynab4-rtl.csv",
         "Jordanian dinars (three decimals, the sign د.ا.) are not a currency kakeibo holds; two accounts in one file",
-    ),
-    (
-        "hledger/test__errors__csvamountonenonzero.csv",
-        "a header-less file with money in and money out both on line 5: only one amount column is inferred",
     ),
     (
         "ofxstatement-plugins/revolut__2022-january.csv",
@@ -1042,6 +1035,7 @@ fn every_statement_reads_as_the_file_says() {
             Verdict::Wrong(differences) => {
                 wrong_files += 1;
                 if KNOWN_WRONG.iter().any(|(known, _)| known == name) {
+                    eprintln!("      {}", differences.join("\n      "));
                     "KNOWN"
                 } else {
                     wrong.push(format!("{name}:\n    {}", differences.join("\n    ")));

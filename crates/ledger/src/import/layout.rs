@@ -188,6 +188,9 @@ const VOCABULARY: &[(Role, &[&str])] = &[
         &[
             "balance",
             "running balance",
+            "runningbalance",
+            "cash balance",
+            "ledger balance",
             "closing balance",
             "available balance",
             "saldo",
@@ -618,8 +621,13 @@ fn infer(text: &str, mapping: &Mapping, delimiters: &[u8], skip: usize) -> Optio
         };
         // Two columns of money: the one that is the running balance of the other is the balance
         // (a header-less export may put the balance first).
-        let (amount, balance) =
-            balance_pair(&rows, date, &amounts).map_or((first_amount, None), |(a, b)| (a, Some(b)));
+        let pair = balance_pair(&rows, date, &amounts);
+        // Two columns of money and neither is the other's running balance (money in and money out,
+        // or an amount and a fee): which is which is not for the importer to guess.
+        if pair.is_none() && amounts.len() > 1 && mapping.amount.is_none() && mapping.debit.is_none() {
+            continue;
+        }
+        let (amount, balance) = pair.map_or((first_amount, None), |(a, b)| (a, Some(b)));
         let letters = |column: usize| -> usize {
             rows.iter()
                 .filter_map(|r| r.get(column))

@@ -276,7 +276,9 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
         blank_direction: blank_direction(&layout, found_blank),
     };
     // The chain the balance column is checked along: one link per row read, in file order.
-    let mut links: Vec<reconcile::Link> = Vec::new();
+    let mut links: Vec<reconcile::Link> =
+        Vec::with_capacity(if columns.balance.is_some() { data.len() } else { 0 });
+    parsed.rows.reserve_exact(data.len());
     let mut broken = false;
     for (line, cells) in &data {
         let fail = |column: Option<usize>, message: String| RowError {
@@ -329,12 +331,21 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
             }
         }
     }
+    // The cells are read: what a large statement holds beyond its rows goes before the amounts are
+    // settled.
+    drop(data);
     settle_amounts(&mut parsed, &layout, &links, options.mapping.invert, &raw_lines);
+    Ok(finished(parsed))
+}
+
+/// The errors in line order, and the rows, skipped and unreadable lines counted.
+fn finished(mut parsed: Parsed) -> Parsed {
     parsed.errors.sort_by_key(|e| e.line);
+    parsed.rows.shrink_to_fit();
     parsed.lines.rows = parsed.rows.len();
     parsed.lines.skipped = parsed.skipped.len();
     parsed.lines.unreadable = parsed.errors.len();
-    Ok(parsed)
+    parsed
 }
 
 /// A record under the header: its line and its cells.
@@ -499,21 +510,23 @@ fn apply_reconciliation(parsed: &mut Parsed, links: &[reconcile::Link], header: 
         .iter()
         .map(|r| (links[r.index].line, r.message.as_str()))
         .collect();
-    let rows = std::mem::take(&mut parsed.rows);
-    for row in rows {
-        match refused.get(&row.line) {
-            Some(message) => parsed.errors.push(RowError {
-                line: row.line,
-                column: Some(header.to_owned()),
-                message: (*message).to_owned(),
-                raw: raw_lines
-                    .get(row.line.saturating_sub(1))
-                    .map(|l| l.chars().take(RAW_CLIP).collect())
-                    .unwrap_or_default(),
-            }),
-            None => parsed.rows.push(row),
-        }
-    }
+    // In place: a copy of every row would double a large statement's memory.
+    let errors = &mut parsed.errors;
+    parsed.rows.retain(|row| {
+        let Some(message) = refused.get(&row.line) else {
+            return true;
+        };
+        errors.push(RowError {
+            line: row.line,
+            column: Some(header.to_owned()),
+            message: (*message).to_owned(),
+            raw: raw_lines
+                .get(row.line.saturating_sub(1))
+                .map(|l| l.chars().take(RAW_CLIP).collect())
+                .unwrap_or_default(),
+        });
+        false
+    });
     parsed.errors.sort_by_key(|e| e.line);
     parsed.format.reconciliation = Some(verdict.reconciliation);
 }
@@ -523,14 +536,51 @@ fn apply_reconciliation(parsed: &mut Parsed, links: &[reconcile::Link], header: 
 fn layout_hint(layout: &Layout) -> Option<(DateOrder, String)> {
     let names: Vec<String> = layout.headers.iter().map(|h| layout::normalise(h)).collect();
     let has = |name: &str| names.iter().any(|n| n == name);
-    (has("original description") && has("transaction type") && has("account name")).then(|| {
-        (
+    if has("original description") && has("transaction type") && has("account name") {
+        return Some((
             DateOrder::MonthFirst,
             "month-first assumed from the layout, which is Mint's (a US service): every date could be read either way"
                 .to_owned(),
-        )
-    })
+        ));
+    }
+    // Headers in a language whose countries write the day first.
+    let header = layout.headers.iter().find(|h| {
+        let name = layout::normalise(h);
+        DAY_FIRST_WORDS
+            .iter()
+            .any(|w| name.split(' ').any(|part| part == *w))
+    })?;
+    Some((
+        DateOrder::DayFirst,
+        format!(
+            "day-first assumed from the header's language (“{}”): every date could be read either way",
+            header.trim()
+        ),
+    ))
 }
+
+/// Header words of languages whose countries write the day before the month (German, Dutch,
+/// French, Spanish, Italian, Portuguese, Hungarian, Czech, Polish).
+const DAY_FIRST_WORDS: &[&str] = &[
+    "datum",
+    "buchung",
+    "buchungstag",
+    "betrag",
+    "bedrag",
+    "omschrijving",
+    "montant",
+    "libellé",
+    "fecha",
+    "importe",
+    "importo",
+    "data",
+    "valor",
+    "összeg",
+    "částka",
+    "kwota",
+    "verwendungszweck",
+    "umsatz",
+];
 
 /// Why the file's amounts are spending written as positive, when its own words say so: an order
 /// history's amount column is what was paid ("Item Total"), never money in.

@@ -4,7 +4,6 @@ use std::collections::HashMap;
 
 use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use sqlx::PgConnection;
 use uuid::Uuid;
 
@@ -202,7 +201,9 @@ pub async fn plan(
     .fetch_all(&mut *conn)
     .await?;
 
-    let mut occurrences: HashMap<(String, NaiveDate, i64, String), u32> = HashMap::new();
+    // How often each (account, date, amount, description) came before, keyed by a digest of it:
+    // a copy of every row's description as a key would take a large statement's memory twice.
+    let mut occurrences: HashMap<u64, u32> = HashMap::with_capacity(parsed.rows.len());
     let mut rows = Vec::with_capacity(parsed.rows.len());
     for row in parsed.rows {
         let account = accounts
@@ -210,15 +211,19 @@ pub async fn plan(
             .find(|a| a.currency == row.currency)
             .map_or(base.to_owned(), |a| a.name.clone());
         let description_key = row.description.to_uppercase();
-        let occurrence = *occurrences
-            .entry((
-                account.clone(),
+        let key = {
+            use std::hash::{Hash as _, Hasher as _};
+            let mut hasher = std::hash::DefaultHasher::new();
+            (
+                account.as_str(),
                 row.date,
                 row.amount_minor,
-                description_key.clone(),
-            ))
-            .and_modify(|n| *n += 1)
-            .or_insert(0);
+                description_key.as_str(),
+            )
+                .hash(&mut hasher);
+            hasher.finish()
+        };
+        let occurrence = *occurrences.entry(key).and_modify(|n| *n += 1).or_insert(0);
         let lower = row.description.to_lowercase();
         let category = row
             .category
@@ -264,8 +269,9 @@ pub async fn plan(
         base_account: base.to_owned(),
         mapping: parsed.mapping,
     };
-    let stored =
-        serde_json::to_value(&plan).map_err(|e| LedgerError::Invalid(format!("storing the plan: {e}")))?;
+    // Written straight to JSON text: a tree of `Value`s for a large statement would take several
+    // times the plan's own memory.
+    let stored = sqlx::types::Json(&plan);
     let id: Uuid = sqlx::query_scalar(
         "INSERT INTO import_batches (owner_id, filename, source_sha256, status, plan, row_count)
          VALUES ($1, $2, $3, 'planned', $4, $5) RETURNING id",
@@ -284,7 +290,7 @@ pub async fn plan(
 async fn split_duplicates(
     owner: OwnerId,
     conn: &mut PgConnection,
-    rows: Vec<PlannedRow>,
+    mut rows: Vec<PlannedRow>,
 ) -> Result<(Vec<PlannedRow>, Vec<DuplicateRow>), LedgerError> {
     let hashes: Vec<&str> = rows.iter().map(|r| r.source_hash.as_str()).collect();
     let known: Vec<(String, NaiveDate)> = sqlx::query_as(
@@ -295,8 +301,9 @@ async fn split_duplicates(
     .fetch_all(&mut *conn)
     .await?;
     let known: HashMap<String, NaiveDate> = known.into_iter().collect();
-    let (duplicates, rows): (Vec<PlannedRow>, Vec<PlannedRow>) =
-        rows.into_iter().partition(|r| known.contains_key(&r.source_hash));
+    let duplicates: Vec<PlannedRow> = rows
+        .extract_if(.., |r| known.contains_key(&r.source_hash))
+        .collect();
     let duplicates: Vec<DuplicateRow> = duplicates
         .into_iter()
         .map(|r| DuplicateRow {
@@ -446,8 +453,9 @@ pub async fn commit(
 
 /// The stored plan, locked for this transaction, if it is still to be committed.
 async fn load_plan(owner: OwnerId, conn: &mut PgConnection, plan_id: Uuid) -> Result<Plan, LedgerError> {
-    let stored: Option<(String, Option<Value>)> = sqlx::query_as(
-        "SELECT status::text, plan FROM import_batches WHERE owner_id = $1 AND id = $2 FOR UPDATE",
+    // Read as text and straight into the plan: a tree of values would take several times its memory.
+    let stored: Option<(String, Option<String>)> = sqlx::query_as(
+        "SELECT status::text, plan::text FROM import_batches WHERE owner_id = $1 AND id = $2 FOR UPDATE",
     )
     .bind(owner.as_uuid())
     .bind(plan_id)
@@ -464,7 +472,7 @@ async fn load_plan(owner: OwnerId, conn: &mut PgConnection, plan_id: Uuid) -> Re
                 "import plan {plan_id} was already committed"
             )));
         }
-        Some((_, Some(value))) => serde_json::from_value::<Plan>(value)
+        Some((_, Some(text))) => serde_json::from_str::<Plan>(&text)
             .map_err(|e| LedgerError::Invalid(format!("import plan {plan_id} cannot be read: {e}")))?,
         Some((_, None)) => {
             return Err(LedgerError::Invalid(format!(

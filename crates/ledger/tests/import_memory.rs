@@ -1,0 +1,135 @@
+//! Peak memory of importing a 10 MiB statement — the preview (parse, plan stored, preview built)
+//! and then the commit — measured by a counting global allocator in this test binary, above the
+//! process's baseline with the statement's bytes already in memory (as an upload's are), and
+//! printed per stage.
+//!
+//! The functions have 512 MB. The goal is 64 MiB for the whole import, and it is not met yet:
+//! measured on this machine, parsing peaks at 72 MiB, the preview at 138 MiB and the commit at
+//! 165–173 MiB (from 114, 273 and 273 before the plan was written and read without a tree of JSON
+//! values, rows were filtered in place and duplicates counted by digest). Reaching it needs the
+//! parse to stream its cells and the plan to store its rows compactly. Until then this test
+//! holds the measured figure with some room, so memory cannot grow back unseen.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::cast_precision_loss)] // A measurement.
+
+mod common;
+
+use std::fmt::Write as _;
+
+use common::{new_user, owner_pool};
+use kakeibo_ledger::{
+    begin_for_owner,
+    import::{self, ParseOptions},
+};
+use peak_alloc::PeakAlloc;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+
+#[global_allocator]
+static ALLOCATOR: PeakAlloc = PeakAlloc;
+
+const MIB: usize = 1024 * 1024;
+/// The most an import of a 10 MiB statement may hold above the baseline today: the measured
+/// 165–173 MiB with some room (the goal is 64 MiB).
+const LIMIT: usize = 192 * MIB;
+
+/// A statement of `bytes` bytes (just under) in a common layout: day-first dates, one signed
+/// amount, a running balance every row reconciles against.
+fn statement(bytes: usize) -> Vec<u8> {
+    let mut text = String::with_capacity(bytes);
+    text.push_str("Date,Description,Reference,Amount,Balance\n");
+    let mut balance: i64 = 50_000_000;
+    let mut i: i64 = 0;
+    loop {
+        let amount = if i % 9 == 0 {
+            250_000
+        } else {
+            -(1_000 + (i * 7919) % 40_000)
+        };
+        balance += amount;
+        let day = chrono::NaiveDate::from_ymd_opt(2020, 1, 1).unwrap()
+            + chrono::Days::new((i / 200).unsigned_abs());
+        let line = format!(
+            "{},CARD PURCHASE MERCHANT {:05} CITY,REF{:09},{}{}.{:02},{}.{:02}\n",
+            day.format("%d/%m/%Y"),
+            i % 3000,
+            i,
+            if amount < 0 { "-" } else { "" },
+            amount.abs() / 100,
+            amount.abs() % 100,
+            balance / 100,
+            balance % 100
+        );
+        if text.len() + line.len() > bytes {
+            break;
+        }
+        text.push_str(&line);
+        i += 1;
+    }
+    text.into_bytes()
+}
+
+fn mib(bytes: usize) -> f64 {
+    bytes as f64 / MIB as f64
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_ten_mib_statement_imports_within_its_measured_peak(
+    options: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let pool = owner_pool(options, connect).await;
+    let owner = new_user(&pool).await;
+    let bytes = statement(import::MAX_BYTES);
+    let rows = bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()).count() - 1;
+    // Warm the pool so its connections are part of the baseline, not of the import.
+    sqlx::query("SELECT 1").execute(&pool).await.unwrap();
+
+    let baseline = ALLOCATOR.current_usage();
+    assert!(
+        ALLOCATOR.peak_usage() < baseline + 2 * MIB + bytes.len(),
+        "nothing before the import may have peaked above it, or the peak below would not be the import's"
+    );
+    let mut report = Vec::new();
+    let mut tx = begin_for_owner(owner, &pool).await.unwrap();
+    let options = ParseOptions {
+        currency: Some(kakeibo_ledger::Currency::INR),
+        ..ParseOptions::default()
+    };
+    let parsed = import::parse(&bytes, &options).unwrap();
+    assert_eq!((parsed.rows.len(), parsed.errors.len()), (rows, 0));
+    report.push(("parse", ALLOCATOR.peak_usage() - baseline));
+    let (plan_id, plan) = import::plan(
+        owner,
+        &mut tx,
+        "big.csv",
+        &import::file_sha256(&bytes),
+        parsed,
+        None,
+    )
+    .await
+    .unwrap();
+    let preview = import::preview(plan_id, &plan);
+    assert_eq!(preview["rows_to_add"], rows);
+    drop((plan, preview));
+    tx.commit().await.unwrap();
+    report.push((
+        "preview (parse, plan stored, preview)",
+        ALLOCATOR.peak_usage() - baseline,
+    ));
+
+    let mut tx = begin_for_owner(owner, &pool).await.unwrap();
+    let committed = import::commit(owner, &mut tx, plan_id, &mut |_, _| {})
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(committed.imported, rows);
+    let peak = ALLOCATOR.peak_usage() - baseline;
+    report.push(("preview and commit", peak));
+
+    let mut line = format!("a {:.1} MiB statement of {rows} rows:", mib(bytes.len()));
+    for (stage, bytes) in &report {
+        let _ = write!(line, " {stage} peaks {:.1} MiB above the baseline;", mib(*bytes));
+    }
+    println!("{line}");
+    assert!(peak <= LIMIT, "{line} the limit is {:.0} MiB", mib(LIMIT));
+}
