@@ -4,54 +4,20 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests may panic on what they did not expect.
 
+mod corpus;
+
 use std::path::{Path, PathBuf};
 
 use kakeibo_ledger::import::{BalancePosition, ImportError, ParseOptions, TimeOrder, parse};
 
 fn corpus() -> Option<PathBuf> {
-    let dir = std::env::var_os("KAKEIBO_CORPUS").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
-        PathBuf::from,
-    );
-    if dir.join("bank-csv").is_dir() {
-        Some(dir.join("bank-csv"))
-    } else {
-        eprintln!(
-            "SKIPPED: no bank-csv corpus at {}; importer corpus run not done",
-            dir.display()
-        );
-        None
-    }
-}
-
-/// The statements: every .csv, .tsv, .ssv and .txt file.
-fn statements(root: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    for dir in std::fs::read_dir(root).unwrap() {
-        let dir = dir.unwrap().path();
-        if !dir.is_dir() {
-            continue;
-        }
-        for file in std::fs::read_dir(&dir).unwrap() {
-            let path = file.unwrap().path();
-            let ext = path
-                .extension()
-                .and_then(|e| e.to_str())
-                .unwrap_or_default()
-                .to_lowercase();
-            if ["csv", "tsv", "ssv", "txt"].contains(&ext.as_str()) {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    files
+    corpus::bank_csv("", "importer corpus run")
 }
 
 #[test]
 fn corpus_statements_parse() {
     let Some(root) = corpus() else { return };
-    let files = statements(&root);
+    let files = corpus::statements(&root);
     let (mut clean, mut rows) = (0, 0);
     let mut failures = Vec::new();
     let mut unaccounted = Vec::new();

@@ -7,10 +7,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests may panic on what they did not expect.
 
-use std::{
-    collections::BTreeSet,
-    path::{Path, PathBuf},
-};
+mod corpus;
+
+use std::{collections::BTreeSet, path::PathBuf};
 
 use kakeibo_ledger::import::{ImportError, ParseOptions, Parsed, parse};
 
@@ -763,43 +762,7 @@ const EXPECTATIONS: &[(&str, Outcome)] = &[
 ];
 
 fn corpus() -> Option<PathBuf> {
-    let dir = std::env::var_os("KAKEIBO_CORPUS").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
-        PathBuf::from,
-    );
-    if dir.join("bank-csv").is_dir() {
-        Some(dir.join("bank-csv"))
-    } else {
-        eprintln!(
-            "SKIPPED: no bank-csv corpus at {}; import expectations not checked",
-            dir.display()
-        );
-        None
-    }
-}
-
-/// The statements: every .csv, .tsv, .ssv and .txt file directly in each folder.
-fn statements(root: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    for dir in std::fs::read_dir(root).unwrap() {
-        let dir = dir.unwrap().path();
-        if !dir.is_dir() {
-            continue;
-        }
-        for file in std::fs::read_dir(&dir).unwrap() {
-            let path = file.unwrap().path();
-            let ext = path
-                .extension()
-                .and_then(|e| e.to_str())
-                .unwrap_or_default()
-                .to_lowercase();
-            if ["csv", "tsv", "ssv", "txt"].contains(&ext.as_str()) {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    files
+    corpus::bank_csv("", "import expectations")
 }
 
 /// How one file came out.
@@ -995,7 +958,7 @@ const KNOWN_WRONG: &[(&str, &str)] = &[
 #[test]
 fn every_statement_reads_as_the_file_says() {
     let Some(root) = corpus() else { return };
-    let files = statements(&root);
+    let files = corpus::statements(&root);
     let names: Vec<String> = files
         .iter()
         .map(|p| p.strip_prefix(&root).unwrap().display().to_string())

@@ -6,23 +6,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests may panic on what they did not expect.
 
-use std::path::{Path, PathBuf};
+mod corpus;
+
+use std::path::PathBuf;
 
 use kakeibo_ledger::import::{ParseOptions, parse, read_mapping};
 use serde_json::Value;
 
 fn configurations() -> Option<PathBuf> {
-    let dir = std::env::var_os("KAKEIBO_CORPUS").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
-        PathBuf::from,
-    );
-    let dir = dir.join("bank-csv/firefly-import-configurations");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("SKIPPED: no Firefly configurations at {}", dir.display());
-        None
-    }
+    corpus::bank_csv("firefly-import-configurations", "the Firefly III configurations")
 }
 
 /// The rows every generated statement holds: (year, month, day, amount in minor units, what).
