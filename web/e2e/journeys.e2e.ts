@@ -197,6 +197,14 @@ describe('a visitor on /chat', () => {
     expect(await preview.locator('.preview-lines').innerText()).toBe('13 lines in the file: 1 header, 12 to add');
     expect(await preview.locator('.preview-layout').innerText()).toMatch(/^Comma-separated, UTF-8, header on line 1\. Dates from “Date”, day-first/);
     await expect.poll(() => preview.locator('.preview-figures').innerText()).toMatch(/balance check\s+Reconciled against the balance column \(“Balance”\): 11 of 11 balance changes agree/i);
+    // The statement names no currency: it is read in Checking's, and a person may say otherwise.
+    const currency = preview.getByLabel('currency');
+    expect(await currency.inputValue()).toBe('INR');
+    await currency.selectOption('EUR');
+    await expect.poll(() => preview.locator('.preview-figures').innerText(), { timeout: 20_000 }).toMatch(/into\s+Checking \(EUR\) \(EUR, new\)/i);
+    expect(await preview.locator('.preview-layout').innerText()).toMatch(/Currency: EUR, as asked\./);
+    await preview.getByLabel('currency').selectOption('INR');
+    await expect.poll(() => preview.locator('.preview-figures').innerText(), { timeout: 20_000 }).toMatch(/into\s+Checking \(INR\)/i);
     const owner = await visitorId(page);
     const july = () => sql("SELECT 1 FROM transactions WHERE owner_id = $1 AND date >= '2025-07-01'", [owner]);
     expect(await july(), 'a preview writes nothing').toHaveLength(0);

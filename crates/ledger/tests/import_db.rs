@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests may panic on what they did not expect.
 
 mod common;
+mod corpus;
 
 use common::{app_pool, new_user, owner_pool};
 use kakeibo_core::{CallError, ToolError, ToolRegistry};
@@ -670,4 +671,36 @@ async fn a_mapping_is_saved_with_its_account_and_reused(options: PgPoolOptions, 
         .await;
     assert_eq!(other["rows_to_add"], 1, "{other}");
     assert_eq!(other["format"]["mapping_from"], Value::Null);
+}
+
+/// Every corpus statement the importer reads, imported into an account of its own and then
+/// previewed again: the second preview adds nothing, and every row it read is a duplicate.
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn reimporting_any_corpus_statement_adds_nothing(options: PgPoolOptions, connect: PgConnectOptions) {
+    let Some(root) = corpus::bank_csv("", "re-imports of the corpus") else {
+        return;
+    };
+    let l = ledger(options, connect).await;
+    let mut imported_files = 0;
+    for (i, path) in corpus::statements(&root).iter().enumerate() {
+        let name = path.strip_prefix(&root).unwrap().display().to_string();
+        let bytes = std::fs::read(path).unwrap();
+        let upload = l.upload(&name, &bytes).await;
+        let account = format!("Statement {i}");
+        let call = json!({"upload_id": upload, "account": account, "currency": "EUR"});
+        let Ok(first) = l.tools.call("import_statement_csv", call.clone()).await else {
+            continue; // Refused as a whole: import_expectations says why.
+        };
+        if first["rows_to_add"] == 0 {
+            continue;
+        }
+        let committed = l.commit(&first).await;
+        assert_eq!(committed["imported"], first["rows_to_add"], "{name}");
+        let again = l.tools.call("import_statement_csv", call).await.unwrap();
+        assert_eq!(again["rows_to_add"], 0, "{name}: a re-import adds nothing");
+        assert_eq!(again["duplicates_skipped"], first["rows_to_add"], "{name}");
+        imported_files += 1;
+    }
+    eprintln!("{imported_files} corpus statements imported twice: the second added nothing");
+    assert!(imported_files > 40, "{imported_files}");
 }

@@ -107,7 +107,9 @@ export const api = {
       headers: { 'content-type': file.type || 'text/csv' },
       body: file,
     }),
-  preview: (uploadId: string) => json<ImportPreview>(`/api/uploads/${encodeURIComponent(uploadId)}/preview`, post({})),
+  /** The importer's preview; `currency` names the currency of amounts the statement leaves unnamed. */
+  preview: (uploadId: string, currency?: string) =>
+    json<ImportPreview>(`/api/uploads/${encodeURIComponent(uploadId)}/preview`, post(currency ? { currency } : {})),
   uploads: () => orSignedOut(json<{ uploads: Upload[] }>('/api/uploads')),
   deleteUpload: (id: string) => json<unknown>(`/api/uploads/${encodeURIComponent(id)}`, { method: 'DELETE' }),
 

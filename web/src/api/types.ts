@@ -158,7 +158,13 @@ export interface LineCount {
 export interface ImportPreview {
   plan_id: string;
   filename: string;
-  format?: { reconciliation?: Reconciliation | null; date_order?: 'day_first' | 'month_first'; date_order_assumed?: boolean };
+  format?: {
+    reconciliation?: Reconciliation | null;
+    date_order?: 'day_first' | 'month_first';
+    date_order_assumed?: boolean;
+    /** Where the currency of amounts that name none came from; null when every amount names its own. */
+    currency_from?: string | null;
+  };
   /** The detected layout in words. */
   layout: string;
   /** How the amounts agreed with the running-balance column, in a sentence; null without one. */

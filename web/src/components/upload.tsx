@@ -27,6 +27,15 @@ type Stage =
 
 export const SAMPLE_STATEMENT = '/sample-statement.csv';
 
+/** The currencies a statement's unnamed amounts may be read in (the ledger's). */
+export const CURRENCIES = ['INR', 'USD', 'EUR', 'GBP', 'JPY'];
+
+/** Whether the statement leaves its currency unnamed, so a person may say which it is: its
+ * currency came from the account it goes into, or from an earlier choice here. */
+export function currencyIsChosen(currencyFrom: string | null | undefined): boolean {
+  return !!currencyFrom && (currencyFrom.startsWith('the account') || currencyFrom.endsWith(', as asked'));
+}
+
 export function UploadPanel({ onImport, onClose, ensureVisit, busy }: Props) {
   const [stage, setStage] = useState<Stage>({ kind: 'idle' });
   const [dragging, setDragging] = useState(false);
@@ -51,6 +60,17 @@ export function UploadPanel({ onImport, onClose, ensureVisit, busy }: Props) {
     } catch (e) {
       // The upload routes' own sentences say what is wrong with the file or the room left
       // (409: twenty statements or 50 MiB kept already; 413; 422: a file the importer cannot read).
+      const own = e instanceof ApiError && [400, 409, 413, 422].includes(e.status);
+      setStage({ kind: 'failed', text: own ? (e as ApiError).message : refusalSentence(e).text });
+    }
+  }
+
+  async function reread(upload: Upload, currency: string) {
+    try {
+      setStage({ kind: 'working', what: `Reading ${upload.filename} in ${currency}…` });
+      const preview = await api.preview(upload.id, currency);
+      setStage({ kind: 'previewed', upload, preview });
+    } catch (e) {
       const own = e instanceof ApiError && [400, 409, 413, 422].includes(e.status);
       setStage({ kind: 'failed', text: own ? (e as ApiError).message : refusalSentence(e).text });
     }
@@ -140,6 +160,7 @@ export function UploadPanel({ onImport, onClose, ensureVisit, busy }: Props) {
         <PreviewView
           preview={stage.preview}
           busy={busy}
+          onCurrency={(currency) => void reread(stage.upload, currency)}
           onImport={() => {
             const p = stage.preview;
             onImport(`Import the statement ${p.filename} (plan ${p.plan_id}).`);
@@ -169,8 +190,22 @@ export function linesText(l: LineCount): string {
   return `${l.total} line${l.total === 1 ? '' : 's'} in the file: ${named.join(', ')}`;
 }
 
-function PreviewView({ preview: p, busy, onImport, onDiscard }: { preview: ImportPreview; busy: boolean; onImport: () => void; onDiscard: () => void }) {
+function PreviewView({
+  preview: p,
+  busy,
+  onImport,
+  onDiscard,
+  onCurrency,
+}: {
+  preview: ImportPreview;
+  busy: boolean;
+  onImport: () => void;
+  onDiscard: () => void;
+  onCurrency: (currency: string) => void;
+}) {
   const nothingNew = p.rows_to_add === 0;
+  const unnamed = currencyIsChosen(p.format?.currency_from);
+  const shown = p.accounts[0]?.currency ?? 'INR';
   return (
     <div class="preview" aria-label={`Preview of ${p.filename}`}>
       <h3 class="subhead">
@@ -231,6 +266,23 @@ function PreviewView({ preview: p, busy, onImport, onDiscard }: { preview: Impor
           <div class="metaline">
             <dt>balance check</dt>
             <dd class={p.format.reconciliation.reconciled < p.format.reconciliation.checked ? 'tone-danger' : undefined}>{p.balance_check}</dd>
+          </div>
+        ) : null}
+        {unnamed ? (
+          <div class="metaline">
+            <dt>
+              <label for="preview-currency">currency</label>
+            </dt>
+            <dd>
+              <select id="preview-currency" class="compact" value={shown} onChange={(e) => onCurrency((e.currentTarget as HTMLSelectElement).value)}>
+                {CURRENCIES.map((c) => (
+                  <option key={c} value={c}>
+                    {c}
+                  </option>
+                ))}
+              </select>{' '}
+              <span class="small muted">the statement names none; read as {shown} ({p.format?.currency_from})</span>
+            </dd>
           </div>
         ) : null}
         <div class="metaline">

@@ -483,7 +483,10 @@ fn settle_amounts(
             .unwrap_or_else(|| format!("column {}", balance_column + 1));
         apply_reconciliation(parsed, links, &header, raw_lines);
     }
-    if let Some(why) = spending_positive(layout) {
+    let card = (parsed.format.reconciliation.is_none())
+        .then(|| card_statement(layout, raw_lines, &parsed.rows))
+        .flatten();
+    if let Some(why) = spending_positive(layout).or(card) {
         for row in &mut parsed.rows {
             row.amount_minor = -row.amount_minor;
         }
@@ -589,6 +592,41 @@ fn spending_positive(layout: &Layout) -> Option<String> {
     matches!(layout::normalise(header).as_str(), "item total" | "order total")
         .then(|| format!("“{header}” is what was paid for an order"))
 }
+
+/// Why a statement is a card's that writes purchases as positive amounts: its banner or header
+/// says card ("Credit Card", "Kreditkarte", "carte"), its amounts come from one signed column with
+/// no direction beside it, and most of them are positive — on an account, most movements are
+/// money out. A balance column decides signs itself, so this is asked only without one.
+fn card_statement(layout: &Layout, raw_lines: &[&str], rows: &[ParsedRow]) -> Option<String> {
+    let columns = &layout.columns;
+    if columns.amount.is_none() || columns.direction.is_some() || rows.len() < 2 {
+        return None;
+    }
+    let words = raw_lines.iter().take(layout.header_line).find_map(|line| {
+        let lower = line.to_lowercase();
+        CARD_WORDS
+            .iter()
+            .find(|w| lower.contains(*w))
+            .map(|w| (*w, line.trim()))
+    })?;
+    let positive = rows.iter().filter(|r| r.amount_minor > 0).count();
+    (positive * 5 >= rows.len() * 4).then(|| {
+        format!(
+            "the file says it is a card statement (“{}”) and writes {positive} of its {} amounts as positive",
+            words.1.chars().take(60).collect::<String>(),
+            rows.len()
+        )
+    })
+}
+
+/// Words by which a statement says it is a card's.
+const CARD_WORDS: &[&str] = &[
+    "credit card",
+    "card statement",
+    "kreditkarte",
+    "carte de crédit",
+    "tarjeta de crédito",
+];
 
 /// The state cell of a row the bank has not booked ("PENDING", "declined", "reverted"), if the
 /// statement has a `State` column (Revolut's) and this row is one. A `Status` column is not
@@ -905,6 +943,9 @@ fn read_row(cells: &[String], context: &RowContext<'_>) -> Result<Option<ParsedR
 mod tests {
     use super::*;
 
+    /// Text to the bytes of one encoding.
+    type Encode = fn(&str) -> Vec<u8>;
+
     fn parse_text(text: &str) -> Parsed {
         parse(text.as_bytes(), &ParseOptions::default()).unwrap()
     }
@@ -1016,6 +1057,35 @@ mod tests {
     }
 
     #[test]
+    fn a_card_statement_that_writes_purchases_as_positive_is_read_as_spending() {
+        let card = "Credit Card Statement\nCard number: XXXX 1234\nDate,Description,Amount\n\
+                    2025-01-02,SHOP,12.00\n2025-01-03,CAFE,3.50\n2025-01-04,BOOKS,20.00\n\
+                    2025-01-05,TAXI,8.00\n2025-01-06,PAYMENT THANK YOU,-100.00\n";
+        let parsed = parse_text(card);
+        let amounts: Vec<i64> = parsed.rows.iter().map(|r| r.amount_minor).collect();
+        assert_eq!(amounts, [-1200, -350, -2000, -800, 10_000]);
+        assert!(
+            parsed
+                .format
+                .spending_positive
+                .as_deref()
+                .is_some_and(|w| w.contains("card statement")),
+            "{:?}",
+            parsed.format.spending_positive
+        );
+        // An account's statement that mentions a card but spends as negative is left as written.
+        let account = card
+            .replace("12.00", "-12.00")
+            .replace("3.50", "-3.50")
+            .replace("20.00", "-20.00");
+        let amounts: Vec<i64> = parse_text(&account).rows.iter().map(|r| r.amount_minor).collect();
+        assert_eq!(amounts, [-1200, -350, -2000, 800, -10_000]);
+        // No word of a card: as written.
+        let plain = card.replace("Credit Card Statement", "Statement");
+        assert_eq!(parse_text(&plain).rows[0].amount_minor, 1200);
+    }
+
+    #[test]
     fn whole_file_refusals() {
         let refuse = |bytes: &[u8]| parse(bytes, &ParseOptions::default()).unwrap_err();
         assert_eq!(refuse(b""), ImportError::Empty);
@@ -1028,15 +1098,15 @@ mod tests {
         ));
     }
 
-    /// Any order of the columns, any delimiter, either order of time: the same rows, all
-    /// reconciled against the balance.
+    /// Any order of the columns, any delimiter, any encoding, either order of time: the same rows,
+    /// all reconciled against the balance.
     #[test]
     fn a_statement_with_a_balance_reads_the_same_however_it_is_laid_out() {
         let rows = [
             ("2025-03-01", "OPENING SHOP", "-120.50", "879.50"),
             ("2025-03-02", "SALARY", "2500.00", "3379.50"),
             ("2025-03-05", "RENT", "-1200.00", "2179.50"),
-            ("2025-03-09", "COFFEE", "-4.25", "2175.25"),
+            ("2025-03-09", "CAFÉ CRÈME", "-4.25", "2175.25"),
             ("2025-03-12", "REFUND", "20.00", "2195.25"),
         ];
         let header = ["Date", "Description", "Amount", "Balance"];
@@ -1059,9 +1129,27 @@ mod tests {
                 (r.0.to_owned(), r.1.to_owned(), minor)
             })
             .collect();
+        let encodings: [(&str, Encode); 4] = [
+            ("UTF-8", |t| t.as_bytes().to_vec()),
+            ("UTF-8 (BOM)", |t| {
+                [&[0xEF, 0xBB, 0xBF][..], t.as_bytes()].concat()
+            }),
+            ("UTF-16LE (BOM)", |t| {
+                [0xFF, 0xFE]
+                    .into_iter()
+                    .chain(t.encode_utf16().flat_map(u16::to_le_bytes))
+                    .collect()
+            }),
+            ("windows-1252", |t| {
+                encoding_rs::WINDOWS_1252.encode(t).0.into_owned()
+            }),
+        ];
         for order in &orders {
             for delimiter in [",", ";", "\t"] {
-                for newest_first in [false, true] {
+                for (newest_first, (encoding, encode)) in [false, true]
+                    .into_iter()
+                    .flat_map(|n| encodings.iter().map(move |e| (n, e)))
+                {
                     let line = |cells: [&str; 4]| {
                         order
                             .iter()
@@ -1075,7 +1163,9 @@ mod tests {
                         body.reverse();
                     }
                     lines.extend(body);
-                    let parsed = parse_text(&(lines.join("\n") + "\n"));
+                    let bytes = encode(&(lines.join("\n") + "\n"));
+                    let parsed = parse(&bytes, &ParseOptions::default()).unwrap();
+                    assert_eq!(parsed.format.encoding, *encoding);
                     let mut got: Vec<(String, String, i64)> = parsed
                         .rows
                         .iter()
@@ -1084,7 +1174,10 @@ mod tests {
                     got.sort();
                     let mut want = expected.clone();
                     want.sort();
-                    assert_eq!(got, want, "{order:?} {delimiter:?} newest first {newest_first}");
+                    assert_eq!(
+                        got, want,
+                        "{order:?} {delimiter:?} {encoding} newest first {newest_first}"
+                    );
                     let r = parsed.format.reconciliation.as_ref().unwrap();
                     assert_eq!((r.checked, r.reconciled), (4, 4), "{order:?} {delimiter:?}");
                     assert!(parsed.errors.is_empty());
