@@ -946,10 +946,6 @@ const KNOWN_WRONG: &[(&str, &str)] = &[
         "Jordanian dinars (three decimals, the sign د.ا.) are not a currency kakeibo holds; two accounts in one file",
     ),
     (
-        "ofxstatement-plugins/revolut__2022-january.csv",
-        "line 3 moves the balance by a fee with an amount of 0.00: the Fee column is not read",
-    ),
-    (
         "ofxstatement-plugins/wise__sample-statement.csv",
         "rows in neither order of time: the chain breaks at line 2 (a missing +1000), and lines 4 and 5 are refused instead",
     ),

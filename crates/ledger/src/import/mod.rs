@@ -321,10 +321,17 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
                 }
                 parsed.rows.push(ParsedRow { line: *line, ..row });
             }
-            Ok(None) => parsed.skipped.push(fail(
-                [columns.amount, columns.debit].into_iter().flatten().next(),
-                "moves no money (zero or no amount)".to_owned(),
-            )),
+            Ok(None) => {
+                // A row that moves no money must leave the balance where it was: it joins the
+                // chain with an amount of nothing.
+                if columns.balance.is_some() {
+                    links.push(still_link(cells, &context, *line, std::mem::take(&mut broken)));
+                }
+                parsed.skipped.push(fail(
+                    [columns.amount, columns.debit].into_iter().flatten().next(),
+                    "moves no money (zero or no amount)".to_owned(),
+                ));
+            }
             Err((column, message)) => {
                 broken = true;
                 parsed.errors.push(fail(column, message));
@@ -505,7 +512,12 @@ fn apply_reconciliation(parsed: &mut Parsed, links: &[reconcile::Link], header: 
     let Some(verdict) = reconcile::reconcile(header, links) else {
         return;
     };
-    for (row, amount) in parsed.rows.iter_mut().zip(&verdict.amounts) {
+    // The links of rows that move money, in order, are the rows; links of nothing are skipped lines.
+    let moving = links
+        .iter()
+        .zip(&verdict.amounts)
+        .filter(|(link, _)| link.amount_minor != 0);
+    for (row, (_, amount)) in parsed.rows.iter_mut().zip(moving) {
         row.amount_minor = *amount;
     }
     let refused: std::collections::BTreeMap<usize, &str> = verdict
@@ -527,6 +539,19 @@ fn apply_reconciliation(parsed: &mut Parsed, links: &[reconcile::Link], header: 
                 .get(row.line.saturating_sub(1))
                 .map(|l| l.chars().take(RAW_CLIP).collect())
                 .unwrap_or_default(),
+        });
+        false
+    });
+    // A row of nothing whose balance moved is not nothing: unreadable, with the figures.
+    parsed.skipped.retain(|skipped| {
+        let Some(message) = refused.get(&skipped.line) else {
+            return true;
+        };
+        errors.push(RowError {
+            line: skipped.line,
+            column: Some(header.to_owned()),
+            message: format!("{message}, though the row moves no money"),
+            raw: skipped.raw.clone(),
         });
         false
     });
@@ -748,6 +773,30 @@ fn link(
         balance_minor: balance,
         broken_before,
         date: Some(row.date),
+    }
+}
+
+/// A row that moves no money as the balance chain sees it: an amount of nothing, and the balance
+/// beside it.
+fn still_link(
+    cells: &[String],
+    context: &RowContext<'_>,
+    line: usize,
+    broken_before: bool,
+) -> reconcile::Link {
+    reconcile::Link {
+        line,
+        amount_minor: 0,
+        balance_minor: parse_amount(
+            cell(cells, context.columns.balance),
+            context.mark,
+            context.default_currency,
+        )
+        .ok()
+        .flatten()
+        .map(|b| b.minor),
+        broken_before,
+        date: parse_date(cell(cells, Some(context.columns.date)), context.order).ok(),
     }
 }
 
@@ -1054,6 +1103,23 @@ mod tests {
             "{l:?}"
         );
         assert_eq!(l.accounted(), l.total);
+    }
+
+    #[test]
+    fn a_row_of_nothing_whose_balance_moved_is_unreadable() {
+        let parsed = parse_text(
+            "Date,Description,Amount,Balance\n2025-01-01,SALARY,100.00,100.00\n2025-01-02,HOLD,0.00,78.07\n\
+             2025-01-03,SHOP,-8.07,70.00\n2025-01-04,NOTHING,0.00,70.00\n2025-01-05,TEA,-2.00,68.00\n",
+        );
+        assert_eq!(parsed.rows.iter().map(|r| r.line).collect::<Vec<_>>(), [2, 4, 6]);
+        assert_eq!(parsed.errors.iter().map(|e| e.line).collect::<Vec<_>>(), [3]);
+        assert!(
+            parsed.errors[0].message.contains("though the row moves no money"),
+            "{}",
+            parsed.errors[0].message
+        );
+        assert_eq!(parsed.skipped.iter().map(|s| s.line).collect::<Vec<_>>(), [5]);
+        assert_eq!(parsed.lines.accounted(), parsed.lines.total);
     }
 
     #[test]

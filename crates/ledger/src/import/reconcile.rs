@@ -166,7 +166,10 @@ pub fn reconcile(column: &str, links: &[Link]) -> Option<Verdict> {
     if chosen.is_empty() {
         return None;
     }
-    let unsigned = links.iter().all(|l| l.amount_minor > 0) && chosen.iter().any(|s| s.delta < 0);
+    // Rows of nothing (an amount of zero) say nothing about signs.
+    let unsigned = links.iter().all(|l| l.amount_minor >= 0)
+        && links.iter().any(|l| l.amount_minor > 0)
+        && chosen.iter().any(|s| s.delta < 0);
     let same = chosen
         .iter()
         .filter(|s| links[s.row].amount_minor == s.delta)
