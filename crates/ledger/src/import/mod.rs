@@ -290,29 +290,16 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
                 .map(|l| l.chars().take(RAW_CLIP).collect())
                 .unwrap_or_default(),
         };
-        let date_cell = cell(cells, Some(columns.date));
-        let amount_present = [columns.amount, columns.debit, columns.credit]
-            .iter()
-            .any(|i| !cell(cells, *i).is_empty());
-        if !amount_present && (date_cell.is_empty() || parse_date(date_cell, order).is_err()) {
-            // A note, a card number, a footer: no date and no money.
-            parsed.lines.notes += 1;
-            continue;
-        }
-        if !date_cell.chars().any(|c| c.is_ascii_digit()) && parse_date(date_cell, order).is_err() {
-            // "Transactions Total", "Closing balance": a label where the date would be.
-            parsed.skipped.push(fail(
-                Some(columns.date),
-                format!("a summary line ({date_cell:?}), not a transaction"),
-            ));
-            continue;
-        }
-        if let Some(state) = unbooked_state(&layout, cells) {
-            parsed.skipped.push(fail(
-                None,
-                format!("{state}: the bank has not booked it, so no money moved yet"),
-            ));
-            continue;
+        match passed_over(cells, &layout, order) {
+            Some(PassedOver::Note) => {
+                parsed.lines.notes += 1;
+                continue;
+            }
+            Some(PassedOver::Skipped(column, why)) => {
+                parsed.skipped.push(fail(column, why));
+                continue;
+            }
+            None => {}
         }
         match read_row(cells, &context) {
             Ok(Some(row)) => {
@@ -774,6 +761,39 @@ fn link(
         broken_before,
         date: Some(row.date),
     }
+}
+
+/// A record that is no transaction to read.
+enum PassedOver {
+    /// A note, a card number, a footer: no date and no money.
+    Note,
+    /// A summary line or a row the bank has not booked: the column to name, and why.
+    Skipped(Option<usize>, String),
+}
+
+/// Whether a record under the header is passed over rather than read as a row, and how.
+fn passed_over(cells: &[String], layout: &Layout, order: DateOrder) -> Option<PassedOver> {
+    let columns = &layout.columns;
+    let date_cell = cell(cells, Some(columns.date));
+    let amount_present = [columns.amount, columns.debit, columns.credit]
+        .iter()
+        .any(|i| !cell(cells, *i).is_empty());
+    if !amount_present && (date_cell.is_empty() || parse_date(date_cell, order).is_err()) {
+        return Some(PassedOver::Note);
+    }
+    if !date_cell.chars().any(|c| c.is_ascii_digit()) && parse_date(date_cell, order).is_err() {
+        // "Transactions Total", "Closing balance": a label where the date would be.
+        return Some(PassedOver::Skipped(
+            Some(columns.date),
+            format!("a summary line ({date_cell:?}), not a transaction"),
+        ));
+    }
+    unbooked_state(layout, cells).map(|state| {
+        PassedOver::Skipped(
+            None,
+            format!("{state}: the bank has not booked it, so no money moved yet"),
+        )
+    })
 }
 
 /// A row that moves no money as the balance chain sees it: an amount of nothing, and the balance
