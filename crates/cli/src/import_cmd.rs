@@ -134,8 +134,8 @@ pub async fn run(args: ImportArgs) -> Result<()> {
     } else {
         print_preview(&preview);
     }
-    if args.dry_run || plan.rows.is_empty() {
-        if !args.json && plan.rows.is_empty() {
+    if args.dry_run || (plan.rows_to_add() == 0) {
+        if !args.json && (plan.rows_to_add() == 0) {
             eprintln!("nothing to import: every row is already in the ledger or could not be read");
         } else if !args.json {
             eprintln!("dry run: nothing was added (plan {plan_id})");
@@ -145,7 +145,7 @@ pub async fn run(args: ImportArgs) -> Result<()> {
     if !args.yes
         && !confirm(&format!(
             "Import {} into {}? [y/N] ",
-            count(plan.rows.len() as u64, "row", "rows"),
+            count(plan.rows_to_add() as u64, "row", "rows"),
             account_names(&preview)
         ))?
     {
@@ -154,7 +154,7 @@ pub async fn run(args: ImportArgs) -> Result<()> {
     }
 
     let bar = ProgressBar::with_draw_target(
-        Some(plan.rows.len() as u64),
+        Some(plan.rows_to_add() as u64),
         if std::io::stderr().is_terminal() && !args.json {
             ProgressDrawTarget::stderr()
         } else {

@@ -21,7 +21,7 @@ use sqlx::{
 use uuid::Uuid;
 
 /// Every table that holds an owner's data, with the column naming the owner.
-const OWNER_SCOPED: [(&str, &str); 15] = [
+const OWNER_SCOPED: [(&str, &str); 16] = [
     ("users", "id"),
     ("accounts", "owner_id"),
     ("import_batches", "owner_id"),
@@ -37,6 +37,7 @@ const OWNER_SCOPED: [(&str, &str); 15] = [
     ("trace_events", "owner_id"),
     ("uploads", "owner_id"),
     ("import_mappings", "owner_id"),
+    ("import_plan_rows", "owner_id"),
 ];
 
 async fn chart(pool: &PgPool, owner: OwnerId) -> Vec<Account> {
@@ -338,6 +339,8 @@ async fn fill_every_table(pool: &PgPool, owner: OwnerId) {
          SELECT $1, id, 0, 'model_call', '{}' FROM trace_runs WHERE owner_id = $1",
         "INSERT INTO uploads (owner_id, filename, size_bytes, sha256, content) VALUES ($1, 'a.csv', 3, 'x', 'a,b')",
         "INSERT INTO import_mappings (owner_id, account, mapping, source) VALUES ($1, 'Checking', '{}', 'a.csv')",
+        "INSERT INTO import_plan_rows (owner_id, batch_id, chunk, rows)
+         SELECT $1, id, 0, '[]' FROM import_batches WHERE owner_id = $1",
     ];
     for statement in statements {
         sqlx::query(statement).bind(o).execute(pool).await.unwrap();

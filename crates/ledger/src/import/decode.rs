@@ -7,17 +7,18 @@ use super::ImportError;
 /// The largest statement accepted, in bytes.
 pub const MAX_BYTES: usize = 10 * 1024 * 1024;
 
-/// The text of a statement and the encoding it was read in.
+/// The text of a statement and the encoding it was read in. UTF-8 text is the statement's own
+/// bytes, borrowed: a 10 MiB statement is not copied to be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Decoded {
-    pub text: String,
+pub struct Decoded<'a> {
+    pub text: std::borrow::Cow<'a, str>,
     /// `UTF-8`, `UTF-8 (BOM)`, `windows-1252`, `UTF-16LE (BOM)`, …
     pub encoding: String,
 }
 
 /// Decodes a statement: UTF-8 (with or without a byte-order mark), UTF-16 with a mark, and
 /// otherwise the legacy encoding the bytes fit best (Windows-1252/Latin-1 for Western banks).
-pub fn decode(bytes: &[u8]) -> Result<Decoded, ImportError> {
+pub fn decode(bytes: &[u8]) -> Result<Decoded<'_>, ImportError> {
     if bytes.len() > MAX_BYTES {
         return Err(ImportError::TooLarge {
             bytes: bytes.len(),
@@ -39,14 +40,14 @@ pub fn decode(bytes: &[u8]) -> Result<Decoded, ImportError> {
                     "the file starts as {name} but is not valid {name}"
                 )));
             }
-            return checked(text.into_owned(), name);
+            return checked(std::borrow::Cow::Owned(text.into_owned()), name);
         }
     }
     if looks_binary(bytes) {
         return Err(ImportError::Binary);
     }
     if let Ok(text) = std::str::from_utf8(bytes) {
-        return checked(text.to_owned(), "UTF-8");
+        return checked(std::borrow::Cow::Borrowed(text), "UTF-8");
     }
     let mut detector = chardetng::EncodingDetector::new(chardetng::Iso2022JpDetection::Deny);
     detector.feed(bytes, true);
@@ -84,7 +85,7 @@ pub fn decode(bytes: &[u8]) -> Result<Decoded, ImportError> {
     } else {
         format!("{}, with UTF-8 on {}", encoding.name(), line_list(&utf8_lines))
     };
-    checked(text, &name)
+    checked(std::borrow::Cow::Owned(text), &name)
 }
 
 /// "line 3", "lines 3, 7 and 9", "lines 3, 7, 9, … (12 in all)".
@@ -112,8 +113,15 @@ fn looks_binary(bytes: &[u8]) -> bool {
 }
 
 /// Text whose decoding produced control characters in bulk is not a statement either.
-fn checked(text: String, encoding: &str) -> Result<Decoded, ImportError> {
-    let text = text.strip_prefix('\u{FEFF}').map(str::to_owned).unwrap_or(text);
+fn checked<'a>(text: std::borrow::Cow<'a, str>, encoding: &str) -> Result<Decoded<'a>, ImportError> {
+    use std::borrow::Cow;
+    let text = match text {
+        Cow::Borrowed(t) => Cow::Borrowed(t.strip_prefix('\u{FEFF}').unwrap_or(t)),
+        Cow::Owned(t) => match t.strip_prefix('\u{FEFF}') {
+            Some(rest) => Cow::Owned(rest.to_owned()),
+            None => Cow::Owned(t),
+        },
+    };
     let odd = text
         .chars()
         .filter(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
@@ -126,7 +134,7 @@ fn checked(text: String, encoding: &str) -> Result<Decoded, ImportError> {
     }
     // Old Mac exports end lines with a carriage return alone: make them lines.
     let text = if text.contains('\r') && !text.contains('\n') {
-        text.replace('\r', "\n")
+        Cow::Owned(text.replace('\r', "\n"))
     } else {
         text
     };
@@ -145,7 +153,7 @@ mod tests {
         assert_eq!(decode(b"date,amount\n").unwrap().encoding, "UTF-8");
         let bom = decode(b"\xEF\xBB\xBFdate,amount\n").unwrap();
         assert_eq!(
-            (bom.encoding.as_str(), bom.text.as_str()),
+            (bom.encoding.as_str(), &*bom.text),
             ("UTF-8 (BOM)", "date,amount\n")
         );
         let latin = decode(

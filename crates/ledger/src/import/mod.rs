@@ -27,7 +27,10 @@ pub use self::{
     decode::{Decoded, MAX_BYTES, decode},
     layout::{Columns, Layout, Mapping, Record, Role, detect, spanned_records},
     mapping::{MappingFile, read_mapping},
-    plan::{CommitReport, DuplicateRow, Plan, PlannedRow, account_for, commit, neutralise_formula, plan},
+    plan::{
+        CommitReport, DuplicateRow, Plan, PlannedRow, RowSummary, account_for, commit, neutralise_formula,
+        plan,
+    },
     preview::{END_ROWS, balance_check, layout_in_words, preview},
     reconcile::{BalanceKind, BalancePosition, Reconciliation, TimeOrder},
     saved::{SavedMapping, parse_with_saved, save_mapping, saved_mapping},
@@ -213,7 +216,9 @@ pub fn file_sha256(bytes: &[u8]) -> String {
 pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError> {
     let decoded = decode(bytes)?;
     let mut layout = detect(&decoded.text, &options.mapping)?;
-    let raw_lines: Vec<&str> = decoded.text.lines().collect();
+    // Sized once: a large statement's lines are not copied as the list grows.
+    let mut raw_lines: Vec<&str> = Vec::with_capacity(line_count(&decoded.text));
+    raw_lines.extend(decoded.text.lines());
     let (data, line_count, swallowed) = split_lines(&decoded.text, &raw_lines, &layout);
     let found_blank = find_direction(&mut layout, &data);
     let columns = &layout.columns;
@@ -342,6 +347,12 @@ fn finished(mut parsed: Parsed) -> Parsed {
     parsed
 }
 
+/// How many lines `text` has (an upper bound for `str::lines`).
+#[allow(clippy::naive_bytecount)] // Once per file.
+fn line_count(text: &str) -> usize {
+    text.bytes().filter(|b| *b == b'\n').count() + 1
+}
+
 /// A record under the header: its line and its cells.
 type DataRecord = (usize, Vec<String>);
 
@@ -358,7 +369,7 @@ fn split_lines(
         ..LineCount::default()
     };
     let mut covered = vec![false; raw_lines.len()];
-    let mut data = Vec::new();
+    let mut data = Vec::with_capacity(raw_lines.len());
     let mut swallowed = Vec::new();
     let raw = |line: usize| -> String {
         raw_lines

@@ -1,6 +1,6 @@
 //! The dry run's plan, stored in `import_batches`, and the commit that applies exactly it.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
@@ -17,7 +17,21 @@ use crate::{
 };
 
 /// The serialised form of a plan; older versions stay readable.
-const PLAN_VERSION: u32 = 1;
+/// 2: the rows are stored in `import_plan_rows`, not in the plan (version 1 plans still commit).
+const PLAN_VERSION: u32 = 2;
+/// Rows per stored chunk of a plan.
+const ROWS_PER_CHUNK: usize = 2_000;
+/// Duplicates and unreadable rows a stored plan keeps by name (the preview shows fewer); their
+/// counts are in `lines`.
+const LISTED: usize = 200;
+
+impl Plan {
+    /// How many rows the commit adds.
+    #[must_use]
+    pub fn rows_to_add(&self) -> usize {
+        self.lines.rows.max(self.rows.len())
+    }
+}
 
 /// What a commit will do, decided by the dry run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,8 +42,17 @@ pub struct Plan {
     pub format: Format,
     /// Asset accounts the rows go into (created at commit when `exists` is false).
     pub accounts: Vec<PlannedAccount>,
+    /// The rows to add. Stored apart from the plan, in chunks (`import_plan_rows`); a version 1
+    /// plan held them here, and is still read.
+    #[serde(default, skip_serializing)]
     pub rows: Vec<PlannedRow>,
+    /// What the rows to add come to, for the preview: the first and last ones, money in and out,
+    /// categories, dates.
+    #[serde(default)]
+    pub summary: RowSummary,
+    /// The first duplicates (all of them are counted in `lines`).
     pub duplicates: Vec<DuplicateRow>,
+    /// The first unreadable rows (all of them are counted in `lines`).
     pub errors: Vec<RowError>,
     /// Summary lines and rows that move no money, with their lines: not errors, not booked.
     #[serde(default)]
@@ -62,6 +85,53 @@ pub struct PlannedRow {
     pub account: String,
     pub category: String,
     pub source_hash: String,
+}
+
+/// The rows to add as the preview shows them, gathered as they are planned: a plan's rows are
+/// stored in chunks and never all held at once.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RowSummary {
+    /// How many rows there are.
+    pub rows: usize,
+    /// The first rows (up to [`super::END_ROWS`]).
+    pub first: Vec<PlannedRow>,
+    /// The last rows that are not among the first (up to [`super::END_ROWS`]), in file order.
+    pub last: Vec<PlannedRow>,
+    /// Money in (positive) and out (negative) per currency.
+    pub flows: BTreeMap<Currency, (i64, i64)>,
+    /// Per category: its rows, and their sum per currency.
+    pub by_category: BTreeMap<String, (usize, BTreeMap<Currency, i64>)>,
+    pub uncategorized: usize,
+    /// The first and last date.
+    pub dates: Option<(NaiveDate, NaiveDate)>,
+}
+
+impl RowSummary {
+    /// Counts one more row to add.
+    pub fn add(&mut self, row: &PlannedRow) {
+        self.rows += 1;
+        let flow = self.flows.entry(row.currency).or_default();
+        if row.amount_minor >= 0 {
+            flow.0 += row.amount_minor;
+        } else {
+            flow.1 += row.amount_minor;
+        }
+        let category = self.by_category.entry(row.category.clone()).or_default();
+        category.0 += 1;
+        *category.1.entry(row.currency).or_default() += row.amount_minor;
+        self.uncategorized += usize::from(row.category == UNCATEGORIZED);
+        self.dates = Some(self.dates.map_or((row.date, row.date), |(from, to)| {
+            (from.min(row.date), to.max(row.date))
+        }));
+        if self.first.len() < super::END_ROWS {
+            self.first.push(row.clone());
+        } else {
+            if self.last.len() == super::END_ROWS {
+                self.last.remove(0);
+            }
+            self.last.push(row.clone());
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -204,7 +274,26 @@ pub async fn plan(
     // How often each (account, date, amount, description) came before, keyed by a digest of it:
     // a copy of every row's description as a key would take a large statement's memory twice.
     let mut occurrences: HashMap<u64, u32> = HashMap::with_capacity(parsed.rows.len());
-    let mut rows = Vec::with_capacity(parsed.rows.len());
+    // The batch first, so the rows can be stored under it a chunk at a time as they are planned;
+    // its plan is written once the counts are known.
+    let id: Uuid = sqlx::query_scalar(
+        "INSERT INTO import_batches (owner_id, filename, source_sha256, status, plan, row_count)
+         VALUES ($1, $2, $3, 'planned', NULL, 0) RETURNING id",
+    )
+    .bind(owner.as_uuid())
+    .bind(filename)
+    .bind(source_sha256)
+    .fetch_one(&mut *conn)
+    .await?;
+    let mut chunks = Chunks {
+        owner,
+        batch: id,
+        stored: 0,
+        summary: RowSummary::default(),
+        duplicates: Vec::new(),
+        duplicate_count: 0,
+    };
+    let mut pending = Vec::with_capacity(ROWS_PER_CHUNK);
     for row in parsed.rows {
         let account = accounts
             .iter()
@@ -236,7 +325,7 @@ pub async fn plan(
                     .map(|(_, c)| c.clone())
             })
             .unwrap_or_else(|| UNCATEGORIZED.to_owned());
-        rows.push(PlannedRow {
+        pending.push(PlannedRow {
             source_hash: source_hash(&account, row.date, row.amount_minor, &row.description, occurrence),
             line: row.line,
             date: row.date,
@@ -246,13 +335,15 @@ pub async fn plan(
             account,
             category,
         });
+        if pending.len() == ROWS_PER_CHUNK {
+            chunks.store(conn, std::mem::take(&mut pending)).await?;
+        }
     }
-
-    let (rows, duplicates) = split_duplicates(owner, conn, rows).await?;
+    chunks.store(conn, pending).await?;
 
     let lines = LineCount {
-        rows: rows.len(),
-        duplicates: duplicates.len(),
+        rows: chunks.summary.rows,
+        duplicates: chunks.duplicate_count,
         ..parsed.lines
     };
     let plan = Plan {
@@ -261,37 +352,95 @@ pub async fn plan(
         source_sha256: source_sha256.to_owned(),
         format: parsed.format,
         accounts,
-        rows,
-        duplicates,
-        errors: parsed.errors,
-        skipped: parsed.skipped,
+        rows: Vec::new(),
+        summary: chunks.summary,
+        duplicates: chunks.duplicates,
+        errors: parsed.errors.into_iter().take(LISTED).collect(),
+        skipped: parsed.skipped.into_iter().take(LISTED).collect(),
         lines,
         base_account: base.to_owned(),
         mapping: parsed.mapping,
     };
-    // Written straight to JSON text: a tree of `Value`s for a large statement would take several
-    // times the plan's own memory.
-    let stored = sqlx::types::Json(&plan);
-    let id: Uuid = sqlx::query_scalar(
-        "INSERT INTO import_batches (owner_id, filename, source_sha256, status, plan, row_count)
-         VALUES ($1, $2, $3, 'planned', $4, $5) RETURNING id",
-    )
-    .bind(owner.as_uuid())
-    .bind(filename)
-    .bind(source_sha256)
-    .bind(stored)
-    .bind(i32::try_from(plan.rows.len()).unwrap_or(i32::MAX))
-    .fetch_one(conn)
-    .await?;
+    // Written straight to JSON text: a tree of `Value`s would take several times its memory.
+    sqlx::query("UPDATE import_batches SET plan = $3, row_count = $4 WHERE owner_id = $1 AND id = $2")
+        .bind(owner.as_uuid())
+        .bind(id)
+        .bind(sqlx::types::Json(&plan))
+        .bind(i32::try_from(plan.lines.rows).unwrap_or(i32::MAX))
+        .execute(&mut *conn)
+        .await?;
     Ok((id, plan))
 }
 
-/// The rows already in the ledger (by their source hash), apart from the rows to add.
+/// The rows of a plan being made, stored a chunk at a time: duplicates split off, the rest
+/// summed up for the preview and written under the batch.
+struct Chunks {
+    owner: OwnerId,
+    batch: Uuid,
+    stored: usize,
+    summary: RowSummary,
+    duplicates: Vec<DuplicateRow>,
+    duplicate_count: usize,
+}
+
+impl Chunks {
+    async fn store(&mut self, conn: &mut PgConnection, rows: Vec<PlannedRow>) -> Result<(), LedgerError> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let (rows, duplicates, count) = split_duplicates(self.owner, conn, rows).await?;
+        self.duplicate_count += count;
+        let room = LISTED.saturating_sub(self.duplicates.len());
+        self.duplicates.extend(duplicates.into_iter().take(room));
+        if rows.is_empty() {
+            return Ok(());
+        }
+        for row in &rows {
+            self.summary.add(row);
+        }
+        sqlx::query("INSERT INTO import_plan_rows (owner_id, batch_id, chunk, rows) VALUES ($1, $2, $3, $4)")
+            .bind(self.owner.as_uuid())
+            .bind(self.batch)
+            .bind(i32::try_from(self.stored).unwrap_or(i32::MAX))
+            .bind(sqlx::types::Json(&rows))
+            .execute(conn)
+            .await?;
+        self.stored += 1;
+        Ok(())
+    }
+}
+
+/// The stored rows of plan `plan_id`, chunk `chunk`; empty past the last one.
+async fn plan_rows(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    plan_id: Uuid,
+    chunk: usize,
+) -> Result<Vec<PlannedRow>, LedgerError> {
+    let text: Option<String> = sqlx::query_scalar(
+        "SELECT rows::text FROM import_plan_rows WHERE owner_id = $1 AND batch_id = $2 AND chunk = $3",
+    )
+    .bind(owner.as_uuid())
+    .bind(plan_id)
+    .bind(i32::try_from(chunk).unwrap_or(i32::MAX))
+    .fetch_optional(conn)
+    .await?;
+    text.map_or_else(
+        || Ok(Vec::new()),
+        |text| {
+            serde_json::from_str(&text)
+                .map_err(|e| LedgerError::Invalid(format!("import plan {plan_id} cannot be read: {e}")))
+        },
+    )
+}
+
+/// The rows already in the ledger (by their source hash), apart from the rows to add: the rows
+/// to add, the first duplicates, and how many duplicates there are.
 async fn split_duplicates(
     owner: OwnerId,
     conn: &mut PgConnection,
     mut rows: Vec<PlannedRow>,
-) -> Result<(Vec<PlannedRow>, Vec<DuplicateRow>), LedgerError> {
+) -> Result<(Vec<PlannedRow>, Vec<DuplicateRow>, usize), LedgerError> {
     let hashes: Vec<&str> = rows.iter().map(|r| r.source_hash.as_str()).collect();
     let known: Vec<(String, NaiveDate)> = sqlx::query_as(
         "SELECT source_hash, created_at::date FROM transactions WHERE owner_id = $1 AND source_hash = ANY($2)",
@@ -301,25 +450,51 @@ async fn split_duplicates(
     .fetch_all(&mut *conn)
     .await?;
     let known: HashMap<String, NaiveDate> = known.into_iter().collect();
-    let duplicates: Vec<PlannedRow> = rows
-        .extract_if(.., |r| known.contains_key(&r.source_hash))
-        .collect();
-    let duplicates: Vec<DuplicateRow> = duplicates
-        .into_iter()
-        .map(|r| DuplicateRow {
-            reason: format!(
-                "already in the ledger (imported {})",
-                known
-                    .get(&r.source_hash)
-                    .map_or_else(String::new, ToString::to_string)
-            ),
-            line: r.line,
-            date: r.date,
-            description: r.description,
-            amount_minor: r.amount_minor,
-        })
-        .collect();
-    Ok((rows, duplicates))
+    // Split off in place; the first few are kept by name, all are counted.
+    let (mut listed, mut count) = (Vec::new(), 0);
+    for r in rows.extract_if(.., |r| known.contains_key(&r.source_hash)) {
+        count += 1;
+        if listed.len() < LISTED {
+            listed.push(DuplicateRow {
+                reason: format!(
+                    "already in the ledger (imported {})",
+                    known
+                        .get(&r.source_hash)
+                        .map_or_else(String::new, ToString::to_string)
+                ),
+                line: r.line,
+                date: r.date,
+                description: r.description,
+                amount_minor: r.amount_minor,
+            });
+        }
+    }
+    Ok((rows, listed, count))
+}
+
+/// A planned row as the transaction it books: the asset account and the category, each one
+/// posting, summing to zero.
+fn transaction_of(row: &PlannedRow, asset: &Account, category: &Account, plan_id: Uuid) -> NewTransaction {
+    NewTransaction {
+        id: None,
+        date: row.date,
+        description: row.description.clone(),
+        raw_description: row.description.clone(),
+        import_batch_id: Some(plan_id),
+        source_hash: Some(row.source_hash.clone()),
+        postings: vec![
+            NewPosting {
+                account_id: asset.id,
+                amount_minor: row.amount_minor,
+                currency: row.currency,
+            },
+            NewPosting {
+                account_id: category.id,
+                amount_minor: -row.amount_minor,
+                currency: row.currency,
+            },
+        ],
+    }
 }
 
 /// What a commit did.
@@ -343,7 +518,7 @@ pub async fn commit(
     plan_id: Uuid,
     progress: &mut (dyn FnMut(usize, usize) + Send),
 ) -> Result<CommitReport, LedgerError> {
-    let plan = load_plan(owner, &mut *conn, plan_id).await?;
+    let mut plan = load_plan(owner, &mut *conn, plan_id).await?;
 
     // The planned asset accounts first: a new owner's first statement in EUR makes Checking a EUR
     // account, where the chart would otherwise have made it INR a moment before.
@@ -369,42 +544,44 @@ pub async fn commit(
             .ok_or_else(|| LedgerError::UnknownAccountName(name.to_owned()))
     };
 
-    let total = plan.rows.len();
+    let total = plan.lines.rows.max(plan.rows.len());
     let mut report = CommitReport {
         import_batch_id: plan_id,
         imported: 0,
         uncategorized: 0,
         skipped_duplicates: 0,
         date_range: None,
-        parse_errors: plan.errors.len(),
+        parse_errors: plan.lines.unreadable.max(plan.errors.len()),
     };
     let mut done = 0;
-    for chunk in plan.rows.chunks(5_000) {
-        let mut news = Vec::with_capacity(chunk.len());
-        for row in chunk {
-            let (asset, category) = (find(&row.account)?, find(&row.category)?);
-            news.push(NewTransaction {
-                id: None,
-                date: row.date,
-                description: row.description.clone(),
-                raw_description: row.description.clone(),
-                import_batch_id: Some(plan_id),
-                source_hash: Some(row.source_hash.clone()),
-                postings: vec![
-                    NewPosting {
-                        account_id: asset.id,
-                        amount_minor: row.amount_minor,
-                        currency: row.currency,
-                    },
-                    NewPosting {
-                        account_id: category.id,
-                        amount_minor: -row.amount_minor,
-                        currency: row.currency,
-                    },
-                ],
-            });
+    // A version 1 plan holds its rows; a newer one's are read a stored chunk at a time.
+    let inline = std::mem::take(&mut plan.rows);
+    let mut stored_chunk = 0;
+    loop {
+        let rows = if inline.is_empty() {
+            let rows = plan_rows(owner, &mut *conn, plan_id, stored_chunk).await?;
+            stored_chunk += 1;
+            rows
+        } else if done < inline.len() {
+            inline[done..inline.len().min(done + ROWS_PER_CHUNK)].to_vec()
+        } else {
+            Vec::new()
+        };
+        if rows.is_empty() {
+            break;
         }
-        for (row, outcome) in chunk
+        let news = rows
+            .iter()
+            .map(|row| {
+                Ok(transaction_of(
+                    row,
+                    find(&row.account)?,
+                    find(&row.category)?,
+                    plan_id,
+                ))
+            })
+            .collect::<Result<Vec<_>, LedgerError>>()?;
+        for (row, outcome) in rows
             .iter()
             .zip(insert_transactions(owner, &mut *conn, &news).await?)
         {
@@ -420,9 +597,15 @@ pub async fn commit(
                 InsertOutcome::Duplicate => report.skipped_duplicates += 1,
             }
         }
-        done += chunk.len();
+        done += rows.len();
         progress(done, total);
     }
+    // The rows are in the ledger: their stored copy has served.
+    sqlx::query("DELETE FROM import_plan_rows WHERE owner_id = $1 AND batch_id = $2")
+        .bind(owner.as_uuid())
+        .bind(plan_id)
+        .execute(&mut *conn)
+        .await?;
     let asset_account = plan
         .accounts
         .first()

@@ -3,38 +3,19 @@
 //! file accounted for — duplicates, skipped and unreadable lines with their line numbers. The CLI,
 //! the chat tool, the MCP server and the web card all show this one preview.
 
-use std::collections::BTreeMap;
-
 use serde_json::{Value, json};
 use uuid::Uuid;
 
 use super::{BalanceKind, DateOrder, DecimalMark, Format, Plan, PlannedRow, TimeOrder};
-use crate::{
-    accounts::UNCATEGORIZED,
-    money::{Currency, Money},
-};
+use crate::money::{Currency, Money};
 
 /// How many rows the preview shows from each end of the statement.
 pub const END_ROWS: usize = 3;
 
 /// The preview of plan `plan_id`.
 pub fn preview(plan_id: Uuid, plan: &Plan) -> Value {
-    let mut flows: BTreeMap<Currency, (i64, i64)> = BTreeMap::new();
-    let mut by_category: BTreeMap<&str, (usize, BTreeMap<Currency, i64>)> = BTreeMap::new();
-    for row in &plan.rows {
-        let flow = flows.entry(row.currency).or_default();
-        if row.amount_minor >= 0 {
-            flow.0 += row.amount_minor;
-        } else {
-            flow.1 += row.amount_minor;
-        }
-        let entry = by_category.entry(row.category.as_str()).or_default();
-        entry.0 += 1;
-        *entry.1.entry(row.currency).or_default() += row.amount_minor;
-    }
-    let first = plan.rows.iter().map(|r| r.date).min();
-    let last = plan.rows.iter().map(|r| r.date).max();
-    let (first_rows, last_rows) = ends(&plan.rows);
+    let summary = &plan.summary;
+    let rows = plan.rows_to_add();
     json!({
         "plan_id": plan_id,
         "filename": plan.filename,
@@ -42,33 +23,26 @@ pub fn preview(plan_id: Uuid, plan: &Plan) -> Value {
         "layout": layout_in_words(&plan.format),
         "balance_check": balance_check(&plan.format),
         "accounts": plan.accounts,
-        "rows_to_add": plan.rows.len(),
-        "date_range": first.zip(last).map(|(f, l)| json!({"from": f, "to": l})),
-        "money_in": flows.iter().map(|(c, (i, _))| money(*i, *c)).collect::<Vec<_>>(),
-        "money_out": flows.iter().map(|(c, (_, o))| money(*o, *c)).collect::<Vec<_>>(),
-        "by_category": by_category.iter().map(|(name, (count, sums))| json!({
+        "rows_to_add": rows,
+        "date_range": summary.dates.map(|(f, l)| json!({"from": f, "to": l})),
+        "money_in": summary.flows.iter().map(|(c, (i, _))| money(*i, *c)).collect::<Vec<_>>(),
+        "money_out": summary.flows.iter().map(|(c, (_, o))| money(*o, *c)).collect::<Vec<_>>(),
+        "by_category": summary.by_category.iter().map(|(name, (count, sums))| json!({
             "category": name,
             "rows": count,
             "amounts": sums.iter().map(|(c, m)| money(*m, *c)).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
-        "uncategorized": plan.rows.iter().filter(|r| r.category == UNCATEGORIZED).count(),
-        "first_rows": first_rows.iter().map(row).collect::<Vec<_>>(),
-        "last_rows": last_rows.iter().map(row).collect::<Vec<_>>(),
-        "duplicates_skipped": plan.duplicates.len(),
+        "uncategorized": summary.uncategorized,
+        "first_rows": summary.first.iter().map(row).collect::<Vec<_>>(),
+        "last_rows": summary.last.iter().map(row).collect::<Vec<_>>(),
+        "duplicates_skipped": plan.lines.duplicates.max(plan.duplicates.len()),
         "duplicates": plan.duplicates.iter().take(20).collect::<Vec<_>>(),
-        "parse_errors": plan.errors.len(),
+        "parse_errors": plan.lines.unreadable.max(plan.errors.len()),
         "errors": plan.errors.iter().take(50).collect::<Vec<_>>(),
         "skipped": plan.skipped.iter().take(20).collect::<Vec<_>>(),
         "lines": plan.lines,
-        "next_step": next_step(plan_id, plan.rows.len()),
+        "next_step": next_step(plan_id, rows),
     })
-}
-
-/// The first rows, and the last ones not already among them, in file order.
-fn ends(rows: &[PlannedRow]) -> (&[PlannedRow], &[PlannedRow]) {
-    let head = rows.len().min(END_ROWS);
-    let tail_start = rows.len().saturating_sub(END_ROWS).max(head);
-    (&rows[..head], &rows[tail_start..])
 }
 
 fn money(minor: i64, currency: Currency) -> Value {
@@ -202,6 +176,7 @@ pub fn balance_check(format: &Format) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::import::RowSummary;
 
     fn format() -> Format {
         Format {
@@ -241,18 +216,16 @@ mod tests {
 
     #[test]
     fn the_ends_never_repeat_a_row() {
-        let rows: Vec<PlannedRow> = (1..=8)
-            .map(|line| PlannedRow {
-                line,
-                date: chrono::NaiveDate::from_ymd_opt(2025, 1, 1).unwrap_or_default(),
-                description: String::new(),
-                amount_minor: 1,
-                currency: Currency::EUR,
-                account: String::new(),
-                category: String::new(),
-                source_hash: String::new(),
-            })
-            .collect();
+        let row = |line: usize| PlannedRow {
+            line,
+            date: chrono::NaiveDate::from_ymd_opt(2025, 1, 1).unwrap_or_default(),
+            description: String::new(),
+            amount_minor: 1,
+            currency: Currency::EUR,
+            account: String::new(),
+            category: String::new(),
+            source_hash: String::new(),
+        };
         let lines = |rows: &[PlannedRow]| rows.iter().map(|r| r.line).collect::<Vec<_>>();
         for (n, head, tail) in [
             (8, vec![1, 2, 3], vec![6, 7, 8]),
@@ -260,8 +233,16 @@ mod tests {
             (2, vec![1, 2], vec![]),
             (0, vec![], vec![]),
         ] {
-            let (h, t) = ends(&rows[..n]);
-            assert_eq!((lines(h), lines(t)), (head, tail), "{n} rows");
+            let mut summary = RowSummary::default();
+            for line in 1..=n {
+                summary.add(&row(line));
+            }
+            assert_eq!(
+                (lines(&summary.first), lines(&summary.last)),
+                (head, tail),
+                "{n} rows"
+            );
+            assert_eq!(summary.rows, n);
         }
     }
 }
