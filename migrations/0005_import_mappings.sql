@@ -5,12 +5,14 @@
 -- its first statement.
 CREATE TABLE import_mappings (
     owner_id   uuid NOT NULL REFERENCES users (id) ON DELETE CASCADE,
-    account    text NOT NULL CHECK (length(account) BETWEEN 1 AND 200),
+    account    text NOT NULL CHECK (length(account) > 0),
     mapping    jsonb NOT NULL,
     source     text NOT NULL,
     updated_at timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (owner_id, account)
 );
+-- One mapping per account whatever the case it is named in ("checking", "Checking").
+CREATE UNIQUE INDEX import_mappings_owner_account_ci ON import_mappings (owner_id, lower(account));
 
 GRANT SELECT, INSERT, UPDATE, DELETE ON import_mappings TO app_user;
 ALTER TABLE import_mappings ENABLE ROW LEVEL SECURITY;

@@ -8,7 +8,10 @@ CREATE TABLE import_plan_rows (
     chunk    integer NOT NULL CHECK (chunk >= 0),
     rows     jsonb NOT NULL,
     PRIMARY KEY (batch_id, chunk),
+    -- Deferrable like every (id, owner_id) reference (0003): a visitor's rows move to another owner
+    -- in one transaction.
     FOREIGN KEY (batch_id, owner_id) REFERENCES import_batches (id, owner_id) ON DELETE CASCADE
+        DEFERRABLE INITIALLY IMMEDIATE
 );
 
 GRANT SELECT, INSERT, UPDATE, DELETE ON import_plan_rows TO app_user;

@@ -20,6 +20,8 @@ pub const MAX_WAIT: Duration = Duration::minutes(15);
 const LEDGER_TABLES: &[&str] = &[
     "accounts",
     "import_batches",
+    "import_plan_rows",
+    "import_mappings",
     "transactions",
     "postings",
     "rules",

@@ -665,6 +665,19 @@ async fn a_mapping_is_saved_with_its_account_and_reused(options: PgPoolOptions, 
         "{}",
         preview["layout"]
     );
+    // Committed, that statement keeps the order it was read with for the next one.
+    l.commit(&preview).await;
+    let third = l
+        .preview_without_currency("05/05/2025;-4,00;GROCER;84,75\n06/05/2025;-2,00;KIOSK;82,75\n")
+        .await;
+    assert_eq!(third["first_rows"][0]["date"], "2025-05-05", "{third}");
+    assert!(
+        third["format"]["date_order_reason"]
+            .as_str()
+            .unwrap()
+            .contains("as in the last import into Checking (next.csv)"),
+        "{third}"
+    );
     // A statement of another layout into the same account is read by detection.
     let other = l
         .preview_without_currency("Date,Description,Amount\n2025-05-01,RENT,-700.00\n")

@@ -23,7 +23,7 @@ type Stage =
   | { kind: 'idle' }
   | { kind: 'working'; what: string }
   | { kind: 'previewed'; upload: Upload; preview: ImportPreview }
-  | { kind: 'failed'; text: string };
+  | { kind: 'failed'; text: string; upload?: Upload };
 
 export const SAMPLE_STATEMENT = '/sample-statement.csv';
 
@@ -34,6 +34,17 @@ export const CURRENCIES = ['INR', 'USD', 'EUR', 'GBP', 'JPY'];
  * currency came from the account it goes into, or from an earlier choice here. */
 export function currencyIsChosen(currencyFrom: string | null | undefined): boolean {
   return !!currencyFrom && (currencyFrom.startsWith('the account') || currencyFrom.endsWith(', as asked'));
+}
+
+/** The currency the unnamed amounts were read in, from where the preview says it came. */
+export function currencyRead(currencyFrom: string | null | undefined, fallback: string): string {
+  const match = /^([A-Z]{3}), as asked$/.exec(currencyFrom ?? '') ?? /holds ([A-Z]{3})/.exec(currencyFrom ?? '');
+  return match?.[1] ?? fallback;
+}
+
+/** A refusal that a currency would lift. */
+export function needsCurrency(text: string): boolean {
+  return text.includes('states no currency');
 }
 
 export function UploadPanel({ onImport, onClose, ensureVisit, busy }: Props) {
@@ -50,10 +61,11 @@ export function UploadPanel({ onImport, onClose, ensureVisit, busy }: Props) {
       setStage({ kind: 'failed', text: `${file.name} is larger than 10 MiB, the most a statement may be.` });
       return;
     }
+    let upload: Upload | undefined;
     try {
       setStage({ kind: 'working', what: `Uploading ${file.name}…` });
       await ensureVisit();
-      const upload = await api.upload(file);
+      upload = await api.upload(file);
       setStage({ kind: 'working', what: `Reading ${file.name}…` });
       const preview = await api.preview(upload.id);
       setStage({ kind: 'previewed', upload, preview });
@@ -61,7 +73,7 @@ export function UploadPanel({ onImport, onClose, ensureVisit, busy }: Props) {
       // The upload routes' own sentences say what is wrong with the file or the room left
       // (409: twenty statements or 50 MiB kept already; 413; 422: a file the importer cannot read).
       const own = e instanceof ApiError && [400, 409, 413, 422].includes(e.status);
-      setStage({ kind: 'failed', text: own ? (e as ApiError).message : refusalSentence(e).text });
+      setStage({ kind: 'failed', text: own ? (e as ApiError).message : refusalSentence(e).text, upload });
     }
   }
 
@@ -72,7 +84,7 @@ export function UploadPanel({ onImport, onClose, ensureVisit, busy }: Props) {
       setStage({ kind: 'previewed', upload, preview });
     } catch (e) {
       const own = e instanceof ApiError && [400, 409, 413, 422].includes(e.status);
-      setStage({ kind: 'failed', text: own ? (e as ApiError).message : refusalSentence(e).text });
+      setStage({ kind: 'failed', text: own ? (e as ApiError).message : refusalSentence(e).text, upload });
     }
   }
 
@@ -154,6 +166,28 @@ export function UploadPanel({ onImport, onClose, ensureVisit, busy }: Props) {
       {stage.kind === 'failed' ? (
         <Note tone="danger" word="failed">
           {stage.text}
+          {stage.upload && needsCurrency(stage.text) ? (
+            <span class="btn-row">
+              <label class="small" for="failed-currency">
+                Read its amounts as
+              </label>{' '}
+              <select
+                id="failed-currency"
+                class="compact"
+                onChange={(e) => {
+                  const upload = stage.upload;
+                  if (upload) void reread(upload, (e.currentTarget as HTMLSelectElement).value);
+                }}
+              >
+                <option value="">choose a currency</option>
+                {CURRENCIES.map((c) => (
+                  <option key={c} value={c}>
+                    {c}
+                  </option>
+                ))}
+              </select>
+            </span>
+          ) : null}
         </Note>
       ) : null}
       {stage.kind === 'previewed' ? (
@@ -205,7 +239,8 @@ function PreviewView({
 }) {
   const nothingNew = p.rows_to_add === 0;
   const unnamed = currencyIsChosen(p.format?.currency_from);
-  const shown = p.accounts[0]?.currency ?? 'INR';
+  const shown = currencyRead(p.format?.currency_from, p.accounts[0]?.currency ?? 'INR');
+  const choices = CURRENCIES.includes(shown) ? CURRENCIES : [shown, ...CURRENCIES];
   return (
     <div class="preview" aria-label={`Preview of ${p.filename}`}>
       <h3 class="subhead">
@@ -275,7 +310,7 @@ function PreviewView({
             </dt>
             <dd>
               <select id="preview-currency" class="compact" value={shown} onChange={(e) => onCurrency((e.currentTarget as HTMLSelectElement).value)}>
-                {CURRENCIES.map((c) => (
+                {choices.map((c) => (
                   <option key={c} value={c}>
                     {c}
                   </option>

@@ -69,7 +69,8 @@ pub fn decode(bytes: &[u8]) -> Result<Decoded<'_>, ImportError> {
         if let Ok(utf8) = std::str::from_utf8(line) {
             text.push_str(utf8);
         } else {
-            let (legacy, _, had_errors) = encoding.decode(line);
+            // Without sniffing a byte-order mark per line: a legacy line may start with `ÿþ`.
+            let (legacy, had_errors) = encoding.decode_without_bom_handling(line);
             if had_errors {
                 return Err(ImportError::Encoding(format!(
                     "line {} is neither UTF-8 nor {}",

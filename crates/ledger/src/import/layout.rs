@@ -508,7 +508,8 @@ pub fn detect(text: &str, mapping: &Mapping) -> Result<Layout, ImportError> {
                     wanted.parse::<usize>().is_err()
                         && cells.iter().any(|c| normalise(c) == normalise(wanted))
                 });
-            // A header the mapping vouches for is the first line after the skipped ones.
+            // A header the mapping vouches for is the first line of two cells or more after the
+            // skipped ones.
             let vouched = mapping.header == Some(true);
             if score == 0 && !named && !vouched {
                 continue;
@@ -755,12 +756,14 @@ fn map_columns(cells: &[String], mapping: &Mapping) -> Option<Columns> {
     } else {
         pick(&mapping.amount, Role::Amount)
     };
+    // Naming one side of a debit/credit pair leaves the other to the headers.
     let (debit, credit) = if mapping.amount.is_some() {
         (None, None)
-    } else if split {
-        (find(&mapping.debit).flatten(), find(&mapping.credit).flatten())
     } else {
-        (first(Role::Debit), first(Role::Credit))
+        (
+            pick(&mapping.debit, Role::Debit),
+            pick(&mapping.credit, Role::Credit),
+        )
     };
     if amount.is_none() && debit.is_none() && credit.is_none() {
         return None;
@@ -850,6 +853,20 @@ mod tests {
             .map(|r| (r.line, r.last_line))
             .collect();
         assert_eq!(unterminated, [(1, 1), (2, 4)]);
+    }
+
+    #[test]
+    fn naming_one_side_of_a_debit_credit_pair_leaves_the_other_to_the_headers() {
+        let text = "Date,Details,Paid out,Paid in\n01/04/2024,ATM,500.00,\n02/04/2024,SALARY,,900.00\n";
+        let mapping = Mapping {
+            debit: Some("Paid out".into()),
+            ..Mapping::default()
+        };
+        let layout = detect(text, &mapping).unwrap();
+        assert_eq!(
+            (layout.columns.debit, layout.columns.credit, layout.columns.amount),
+            (Some(2), Some(3), None)
+        );
     }
 
     #[test]

@@ -149,9 +149,10 @@ fn from_firefly(config: &Value) -> Result<MappingFile, ImportError> {
 /// The order of day and month in a PHP date format (`d.m.Y`, `m/d/Y`, `fr:d/m/Y`); none when
 /// the year comes first or the month is a name, where no order needs deciding.
 fn date_order(format: &str) -> Option<DateOrder> {
+    // A locale prefix ("fr:", "nl:") before the format; the colons of a time come later.
     let format = format
-        .rsplit_once(':')
-        .filter(|(l, _)| l.len() == 2)
+        .split_once(':')
+        .filter(|(l, _)| l.len() == 2 && l.chars().all(|c| c.is_ascii_lowercase()))
         .map_or(format, |(_, f)| f);
     let mut letters = format.chars().filter(|c| "djmnYyM".contains(*c));
     let first = letters.next()?;
@@ -171,6 +172,8 @@ mod tests {
     fn date_orders_from_php_formats() {
         assert_eq!(date_order("d.m.Y"), Some(DateOrder::DayFirst));
         assert_eq!(date_order("fr:d/m/Y"), Some(DateOrder::DayFirst));
+        assert_eq!(date_order("nl:d-m-Y H:i"), Some(DateOrder::DayFirst));
+        assert_eq!(date_order("de:m/d/Y H:i"), Some(DateOrder::MonthFirst));
         assert_eq!(date_order("H:i, d/m/Y"), Some(DateOrder::DayFirst));
         assert_eq!(date_order("m#d#Y"), Some(DateOrder::MonthFirst));
         assert_eq!(date_order("n/j/Y"), Some(DateOrder::MonthFirst));

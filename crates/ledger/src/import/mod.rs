@@ -216,9 +216,7 @@ pub fn file_sha256(bytes: &[u8]) -> String {
 pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError> {
     let decoded = decode(bytes)?;
     let mut layout = detect(&decoded.text, &options.mapping)?;
-    // Sized once: a large statement's lines are not copied as the list grows.
-    let mut raw_lines: Vec<&str> = Vec::with_capacity(line_count(&decoded.text));
-    raw_lines.extend(decoded.text.lines());
+    let raw_lines = lines_of(&decoded.text);
     let (data, line_count, swallowed) = split_lines(&decoded.text, &raw_lines, &layout);
     let found_blank = find_direction(&mut layout, &data);
     let columns = &layout.columns;
@@ -228,11 +226,10 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
         });
     }
 
-    let amount_cells = data
-        .iter()
-        .flat_map(|(_, c)| [columns.amount, columns.debit, columns.credit].map(|i| cell(c, i)))
-        .collect::<Vec<_>>();
-    let mark = decide_decimal_mark(amount_cells.iter().copied());
+    let mark = decide_decimal_mark(
+        data.iter()
+            .flat_map(|(_, c)| [columns.amount, columns.debit, columns.credit].map(|i| cell(c, i))),
+    );
     let stated = stated_currency(options, &layout, &data);
     let hint = options.date_hint.clone().or_else(|| layout_hint(&layout));
     let (order, order_reason, date_order_assumed) = date_order(
@@ -264,10 +261,6 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
         spending_positive: None,
         mapping_from: None,
     });
-    parsed.mapping = Mapping {
-        date_order: (!date_order_assumed).then_some(order),
-        ..options.mapping.clone()
-    };
     parsed.lines = line_count;
     parsed.errors = swallowed;
     let describing = describing_columns(&layout);
@@ -279,11 +272,15 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
         default_currency,
         currency_stated,
         blank_direction: blank_direction(&layout, found_blank),
+        unmarked_debit: unmarked_debit(&data, columns.amount),
     };
     // The chain the balance column is checked along: one link per row read, in file order.
     let mut links: Vec<reconcile::Link> =
         Vec::with_capacity(if columns.balance.is_some() { data.len() } else { 0 });
     parsed.rows.reserve_exact(data.len());
+    let marked = data
+        .iter()
+        .any(|(_, c)| direction_marked(cell(c, columns.amount)));
     let mut broken = false;
     for (line, cells) in &data {
         let fail = |column: Option<usize>, message: String| RowError {
@@ -316,8 +313,9 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
             Ok(None) => {
                 // A row that moves no money must leave the balance where it was: it joins the
                 // chain with an amount of nothing.
-                if columns.balance.is_some() {
-                    links.push(still_link(cells, &context, *line, std::mem::take(&mut broken)));
+                if let Some(link) = still_link(cells, &context, *line, broken) {
+                    broken = false;
+                    links.push(link);
                 }
                 parsed.skipped.push(fail(
                     [columns.amount, columns.debit].into_iter().flatten().next(),
@@ -333,12 +331,24 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
     // The cells are read: what a large statement holds beyond its rows goes before the amounts are
     // settled.
     drop(data);
-    settle_amounts(&mut parsed, &layout, &links, options.mapping.invert, &raw_lines);
-    Ok(finished(parsed))
+    settle_amounts(
+        &mut parsed,
+        &layout,
+        &links,
+        options.mapping.invert,
+        &raw_lines,
+        marked,
+    );
+    Ok(finished(parsed, &options.mapping))
 }
 
-/// The errors in line order, and the rows, skipped and unreadable lines counted.
-fn finished(mut parsed: Parsed) -> Parsed {
+/// The errors in line order, the rows, skipped and unreadable lines counted, and the mapping to
+/// save: the one asked for, with the order of day and month the dates decided.
+fn finished(mut parsed: Parsed, mapping: &Mapping) -> Parsed {
+    parsed.mapping = Mapping {
+        date_order: (!parsed.format.date_order_assumed).then_some(parsed.format.date_order),
+        ..mapping.clone()
+    };
     parsed.errors.sort_by_key(|e| e.line);
     parsed.rows.shrink_to_fit();
     parsed.lines.rows = parsed.rows.len();
@@ -347,10 +357,13 @@ fn finished(mut parsed: Parsed) -> Parsed {
     parsed
 }
 
-/// How many lines `text` has (an upper bound for `str::lines`).
+/// The lines of `text`, in a list sized once: a large statement's lines are not copied as the
+/// list grows.
 #[allow(clippy::naive_bytecount)] // Once per file.
-fn line_count(text: &str) -> usize {
-    text.bytes().filter(|b| *b == b'\n').count() + 1
+fn lines_of(text: &str) -> Vec<&str> {
+    let mut lines = Vec::with_capacity(text.bytes().filter(|b| *b == b'\n').count() + 1);
+    lines.extend(text.lines());
+    lines
 }
 
 /// A record under the header: its line and its cells.
@@ -418,6 +431,23 @@ fn split_lines(
                     raw: raw(line),
                 });
             }
+        } else if extra == 0
+            && record.cells.len() < layout.headers.len()
+            && raw_lines
+                .get(record.line - 1)
+                .is_some_and(|text| text.matches('"').count() % 2 == 1)
+        {
+            // The last line's quote left open: it took in the rest of its own line, delimiters
+            // and all, and there was nothing after it to take.
+            swallowed.push(RowError {
+                line: record.line,
+                column: None,
+                message:
+                    "a quote (\") opened on this line is never closed, so its cells cannot be told apart; \
+                          close the quote and import again"
+                        .to_owned(),
+                raw: raw(record.line),
+            });
         } else {
             lines.continued += extra;
             data.push((record.line, record.cells));
@@ -479,6 +509,7 @@ fn settle_amounts(
     links: &[reconcile::Link],
     invert: bool,
     raw_lines: &[&str],
+    marked: bool,
 ) {
     if let Some(balance_column) = layout.columns.balance {
         let header = layout
@@ -488,20 +519,55 @@ fn settle_amounts(
             .unwrap_or_else(|| format!("column {}", balance_column + 1));
         apply_reconciliation(parsed, links, &header, raw_lines);
     }
-    let card = (parsed.format.reconciliation.is_none())
+    // The card rule only where nothing else says which way money went: no balance, and no amount
+    // written with its own direction (CR/DR, a plus sign, parentheses).
+    let card = (parsed.format.reconciliation.is_none() && !marked)
         .then(|| card_statement(layout, raw_lines, &parsed.rows))
         .flatten();
-    if let Some(why) = spending_positive(layout).or(card) {
+    let spending = spending_positive(layout).or(card);
+    if let Some(why) = &spending {
         for row in &mut parsed.rows {
             row.amount_minor = -row.amount_minor;
         }
-        parsed.format.spending_positive = Some(why);
+        parsed.format.spending_positive = Some(if invert {
+            // --invert says the same as the file's words: the signs are flipped once, not twice.
+            format!("{why}; --invert asks the same, so the signs are flipped once")
+        } else {
+            why.clone()
+        });
     }
-    if invert {
+    if invert && spending.is_none() {
         for row in &mut parsed.rows {
             row.amount_minor = -row.amount_minor;
         }
+    } else if invert {
+        parsed.format.inverted = false;
     }
+}
+
+/// Whether the amount cells mark only money in (`CR`), never money out (`DR`, a minus sign,
+/// parentheses): then an unmarked amount is money out.
+fn unmarked_debit(data: &[DataRecord], amount: Option<usize>) -> bool {
+    let mut credit = false;
+    for (_, cells) in data {
+        let text = cell(cells, amount).trim();
+        let upper = text.to_uppercase();
+        if upper.ends_with("DR") || text.starts_with(['-', '−', '(']) || text.ends_with('-') {
+            return false;
+        }
+        credit |= upper.ends_with("CR");
+    }
+    credit
+}
+
+/// Whether an amount cell says its own direction: `CR`/`DR` after it, a plus sign, parentheses.
+fn direction_marked(cell: &str) -> bool {
+    let cell = cell.trim();
+    let upper = cell.to_uppercase();
+    upper.ends_with("CR")
+        || upper.ends_with("DR")
+        || cell.starts_with('+')
+        || (cell.starts_with('(') && cell.ends_with(')'))
 }
 
 /// Checks the rows against the balance column: rows that do not reconcile leave the rows for the
@@ -808,27 +874,30 @@ fn passed_over(cells: &[String], layout: &Layout, order: DateOrder) -> Option<Pa
 }
 
 /// A row that moves no money as the balance chain sees it: an amount of nothing, and the balance
-/// beside it.
+/// beside it — when there is a balance column and its cell reads as a balance of the statement's
+/// currency (a blank one would only break the chain around it).
 fn still_link(
     cells: &[String],
     context: &RowContext<'_>,
     line: usize,
     broken_before: bool,
-) -> reconcile::Link {
-    reconcile::Link {
+) -> Option<reconcile::Link> {
+    context.columns.balance?;
+    let balance = parse_amount(
+        cell(cells, context.columns.balance),
+        context.mark,
+        context.default_currency,
+    )
+    .ok()
+    .flatten()
+    .filter(|b| b.currency.is_none_or(|c| c == context.default_currency))?;
+    Some(reconcile::Link {
         line,
         amount_minor: 0,
-        balance_minor: parse_amount(
-            cell(cells, context.columns.balance),
-            context.mark,
-            context.default_currency,
-        )
-        .ok()
-        .flatten()
-        .map(|b| b.minor),
+        balance_minor: Some(balance.minor),
         broken_before,
         date: parse_date(cell(cells, Some(context.columns.date)), context.order).ok(),
-    }
+    })
 }
 
 /// The currency the statement states, and where it says so: the one asked for, else an amount
@@ -955,6 +1024,9 @@ struct RowContext<'a> {
     currency_stated: bool,
     /// What a blank cell of the direction column means.
     blank_direction: Blank,
+    /// The amounts mark only money in, with `CR` after them, and write no sign: an unmarked one is
+    /// money out (a card statement's purchases beside its `1,234.56 CR` payments).
+    unmarked_debit: bool,
 }
 
 /// Reads one data row: `Ok(None)` for a row that moves no money.
@@ -987,6 +1059,9 @@ fn read_row(cells: &[String], context: &RowContext<'_>) -> Result<Option<ParsedR
             word if CREDIT_WORDS.contains(&word) => parsed.minor.abs(),
             "" if context.blank_direction == Blank::Debit => -parsed.minor.abs(),
             "" if context.blank_direction == Blank::Credit => parsed.minor.abs(),
+            _ if context.unmarked_debit && !cell(columns.amount).to_uppercase().ends_with("CR") => {
+                -parsed.minor.abs()
+            }
             _ => parsed.minor,
         };
         (minor, parsed.currency)
@@ -1099,6 +1174,11 @@ mod tests {
         );
         assert_eq!(parsed.lines.unreadable, 4);
         assert_eq!((parsed.lines.accounted(), parsed.lines.total), (5, 5));
+        // The last line's quote left open takes in nothing after it, and is still not read.
+        let parsed = parse_text("Date,Description,Amount\n2025-01-02,Tea,-2.00\n2025-01-03,\"Cake,-4.00\n");
+        assert_eq!(parsed.rows.len(), 1);
+        assert_eq!(parsed.errors.iter().map(|e| e.line).collect::<Vec<_>>(), [3]);
+        assert!(parsed.skipped.is_empty(), "{:?}", parsed.skipped);
         // A description written over two lines is one row, and its second line is accounted for.
         let parsed = parse_text(
             "Date,Description,Amount\n2025-01-01,\"Coffee\nand cake\",-3.00\n2025-01-02,Tea,-2.00\n",
@@ -1177,6 +1257,25 @@ mod tests {
             .replace("20.00", "-20.00");
         let amounts: Vec<i64> = parse_text(&account).rows.iter().map(|r| r.amount_minor).collect();
         assert_eq!(amounts, [-1200, -350, -2000, 800, -10_000]);
+        // --invert says the same as the card's words: flipped once, not twice.
+        let inverted = parse(
+            card.as_bytes(),
+            &ParseOptions {
+                mapping: Mapping {
+                    invert: true,
+                    ..Mapping::default()
+                },
+                ..ParseOptions::default()
+            },
+        )
+        .unwrap();
+        let amounts: Vec<i64> = inverted.rows.iter().map(|r| r.amount_minor).collect();
+        assert_eq!(amounts, [-1200, -350, -2000, -800, 10_000]);
+        // Payments marked CR in their cells: the unmarked purchases are money out, the CR ones
+        // money in, and the card rule does not flip them again.
+        let marked = card.replace("-100.00", "\"100.00 CR\"");
+        let amounts: Vec<i64> = parse_text(&marked).rows.iter().map(|r| r.amount_minor).collect();
+        assert_eq!(amounts, [-1200, -350, -2000, -800, 10_000]);
         // No word of a card: as written.
         let plain = card.replace("Credit Card Statement", "Statement");
         assert_eq!(parse_text(&plain).rows[0].amount_minor, 1200);

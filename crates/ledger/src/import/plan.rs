@@ -110,15 +110,18 @@ impl RowSummary {
     /// Counts one more row to add.
     pub fn add(&mut self, row: &PlannedRow) {
         self.rows += 1;
+        // Saturating: amounts a file may hold must not overflow a sum (they are checked again at
+        // insert, where the postings must balance).
         let flow = self.flows.entry(row.currency).or_default();
         if row.amount_minor >= 0 {
-            flow.0 += row.amount_minor;
+            flow.0 = flow.0.saturating_add(row.amount_minor);
         } else {
-            flow.1 += row.amount_minor;
+            flow.1 = flow.1.saturating_add(row.amount_minor);
         }
         let category = self.by_category.entry(row.category.clone()).or_default();
         category.0 += 1;
-        *category.1.entry(row.currency).or_default() += row.amount_minor;
+        let sum = category.1.entry(row.currency).or_default();
+        *sum = sum.saturating_add(row.amount_minor);
         self.uncategorized += usize::from(row.category == UNCATEGORIZED);
         self.dates = Some(self.dates.map_or((row.date, row.date), |(from, to)| {
             (from.min(row.date), to.max(row.date))

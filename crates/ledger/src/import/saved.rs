@@ -23,7 +23,7 @@ pub async fn saved_mapping(
     conn: &mut PgConnection,
     account: &str,
 ) -> Result<Option<SavedMapping>, LedgerError> {
-    let row: Option<(String, sqlx::types::Json<Mapping>, String)> = sqlx::query_as(
+    let row: Option<(String, serde_json::Value, String)> = sqlx::query_as(
         "SELECT account, mapping, source FROM import_mappings WHERE owner_id = $1 AND lower(account) = lower($2)",
     )
     .bind(owner.as_uuid())
@@ -31,10 +31,12 @@ pub async fn saved_mapping(
     .fetch_optional(conn)
     .await?;
     // A mapping saved by an older kakeibo that no longer reads is no mapping: detection decides.
-    Ok(row.map(|(account, mapping, source)| SavedMapping {
-        account,
-        mapping: mapping.0,
-        source,
+    Ok(row.and_then(|(account, mapping, source)| {
+        serde_json::from_value(mapping).ok().map(|mapping| SavedMapping {
+            account,
+            mapping,
+            source,
+        })
     }))
 }
 
@@ -48,8 +50,8 @@ pub async fn save_mapping(
 ) -> Result<(), LedgerError> {
     sqlx::query(
         "INSERT INTO import_mappings (owner_id, account, mapping, source) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (owner_id, account) DO UPDATE SET mapping = EXCLUDED.mapping, source = EXCLUDED.source,
-             updated_at = now()",
+         ON CONFLICT (owner_id, lower(account)) DO UPDATE SET mapping = EXCLUDED.mapping,
+             source = EXCLUDED.source, updated_at = now()",
     )
     .bind(owner.as_uuid())
     .bind(account)
@@ -60,9 +62,11 @@ pub async fn save_mapping(
     Ok(())
 }
 
-/// Parses a statement going into an account with a saved mapping: when the options name no
-/// columns of their own, the saved mapping reads the file (falling back to detection when its
-/// columns do not fit this file), and its date order is the hint for dates that read either way.
+/// Parses a statement going into an account with a saved mapping. When the options name no
+/// columns or layout of their own, the saved mapping reads the file (the options' `invert` and
+/// date order on top), falling back to detection when it does not fit this file; either way the
+/// saved date order is the hint for dates that read either way, and it is kept for the next
+/// statement when this one's dates do not decide.
 pub fn parse_with_saved(
     bytes: &[u8],
     options: &ParseOptions,
@@ -88,29 +92,47 @@ pub fn parse_with_saved(
         date_hint: options.date_hint.clone().or(hint),
         ..options.clone()
     };
-    if options.mapping != Mapping::default() {
-        return parse(bytes, &hinted);
+    let keep_order = |mut parsed: Parsed| {
+        if parsed.mapping.date_order.is_none() {
+            parsed.mapping.date_order = saved.mapping.date_order;
+        }
+        parsed
+    };
+    if has_layout(&options.mapping) || !has_layout(&saved.mapping) {
+        return parse(bytes, &hinted).map(keep_order);
     }
     let reuse = ParseOptions {
         mapping: Mapping {
-            date_order: None,
+            date_order: options.mapping.date_order,
+            invert: options.mapping.invert || saved.mapping.invert,
             ..saved.mapping.clone()
         },
         ..hinted.clone()
     };
     match parse(bytes, &reuse) {
-        // The saved columns do not fit this file (more of it unreadable than read): detection
-        // reads it when it does better.
-        Ok(parsed) if parsed.errors.len() > parsed.rows.len() => match parse(bytes, &hinted) {
-            Ok(detected) if detected.rows.len() > parsed.rows.len() => Ok(detected),
-            _ => Ok(with_source(parsed, saved)),
-        },
-        Ok(parsed) => Ok(with_source(parsed, saved)),
+        // The saved columns do not fit this file (more of it unreadable or moving nothing than
+        // read): detection reads it when it does better.
+        Ok(parsed) if parsed.errors.len() + parsed.skipped.len() > parsed.rows.len() => {
+            match parse(bytes, &hinted) {
+                Ok(detected) if detected.rows.len() > parsed.rows.len() => Ok(keep_order(detected)),
+                _ => Ok(keep_order(with_source(parsed, saved))),
+            }
+        }
+        Ok(parsed) => Ok(keep_order(with_source(parsed, saved))),
         Err(ImportError::NoHeader | ImportError::Mapping(_) | ImportError::NoRows { .. }) => {
-            parse(bytes, &hinted)
+            parse(bytes, &hinted).map(keep_order)
         }
         Err(other) => Err(other),
     }
+}
+
+/// Whether a mapping says how the file is laid out (columns, delimiter, skipped lines, header),
+/// not only hints such as the date order or `invert`.
+fn has_layout(mapping: &Mapping) -> bool {
+    mapping.names_columns()
+        || mapping.delimiter.is_some()
+        || mapping.skip_lines.is_some()
+        || mapping.header.is_some()
 }
 
 /// A statement read with the saved mapping says so.

@@ -167,6 +167,7 @@ pub async fn clear_ledger(owner: OwnerId, conn: &mut PgConnection) -> Result<(),
     for statement in [
         "DELETE FROM transactions WHERE owner_id = $1",
         "DELETE FROM import_batches WHERE owner_id = $1",
+        "DELETE FROM import_mappings WHERE owner_id = $1",
         "DELETE FROM rules WHERE owner_id = $1",
         "DELETE FROM budgets WHERE owner_id = $1",
         "DELETE FROM memories WHERE owner_id = $1",
