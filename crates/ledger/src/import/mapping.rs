@@ -99,48 +99,47 @@ fn from_firefly(config: &Value) -> Result<MappingFile, ImportError> {
         }
     };
     let date_format = config["date"].as_str().unwrap_or("");
-    let used: Vec<&str> = DATE_ROLES
-        .iter()
-        .chain(&DESCRIPTION_ROLES)
-        .chain(&DIRECTION_ROLES)
-        .copied()
-        .chain([
-            "amount",
-            "amount_negated",
-            "amount_debit",
-            "debit_amount",
-            "amount_credit",
-            "credit_amount",
-            "currency-code",
-            "currency-name",
-            "category-name",
-            "closing_balance",
-            "_ignore",
-        ])
-        .collect();
+    let mapping = Mapping {
+        date: Some(date),
+        description: column(&DESCRIPTION_ROLES),
+        amount,
+        debit,
+        credit,
+        currency: column(&["currency-code", "currency-name"]),
+        category: column(&["category-name"]),
+        balance: column(&["closing_balance"]),
+        direction: column(&DIRECTION_ROLES),
+        date_order: date_order(date_format),
+        invert,
+        delimiter: Some(delimiter.to_owned()),
+        skip_lines: None,
+        header: Some(config["headers"].as_bool().unwrap_or(false)),
+    };
+    // Every column given a role the mapping does not read is named: roles kakeibo has no use for,
+    // and second columns of a role it reads once (a second description, a note beside one).
+    let chosen: Vec<String> = [
+        &mapping.date,
+        &mapping.description,
+        &mapping.amount,
+        &mapping.debit,
+        &mapping.credit,
+        &mapping.currency,
+        &mapping.category,
+        &mapping.balance,
+        &mapping.direction,
+    ]
+    .into_iter()
+    .flatten()
+    .cloned()
+    .collect();
     let unused = roles
         .iter()
         .enumerate()
-        .filter(|(_, role)| !used.contains(role))
+        .filter(|(i, role)| **role != "_ignore" && !chosen.contains(&(i + 1).to_string()))
         .map(|(i, role)| format!("column {}: {role}", i + 1))
         .collect();
     Ok(MappingFile {
-        mapping: Mapping {
-            date: Some(date),
-            description: column(&DESCRIPTION_ROLES),
-            amount,
-            debit,
-            credit,
-            currency: column(&["currency-code", "currency-name"]),
-            category: column(&["category-name"]),
-            balance: column(&["closing_balance"]),
-            direction: column(&DIRECTION_ROLES),
-            date_order: date_order(date_format),
-            invert,
-            delimiter: Some(delimiter.to_owned()),
-            skip_lines: None,
-            header: Some(config["headers"].as_bool().unwrap_or(false)),
-        },
+        mapping,
         kind: format!("a Firefly III Data Importer configuration ({source})"),
         unused,
     })
@@ -186,7 +185,7 @@ mod tests {
     #[test]
     fn a_firefly_configuration_becomes_a_mapping() {
         let config = br#"{"version": 3, "source": "ff3-importer-1.3.9", "date": "d/m/Y", "delimiter": "semicolon",
-            "headers": true, "roles": ["date_transaction", "opposing-iban", "description", "amount_negated", "currency-code"],
+            "headers": true, "roles": ["date_transaction", "opposing-iban", "description", "amount_negated", "currency-code", "note"],
             "flow": "file", "content_type": "csv"}"#;
         let read = read_mapping(config).unwrap();
         let m = &read.mapping;
@@ -197,7 +196,7 @@ mod tests {
         assert_eq!(m.currency.as_deref(), Some("5"));
         assert_eq!((m.delimiter.as_deref(), m.header), (Some(";"), Some(true)));
         assert_eq!(m.date_order, Some(DateOrder::DayFirst));
-        assert_eq!(read.unused, ["column 2: opposing-iban"]);
+        assert_eq!(read.unused, ["column 2: opposing-iban", "column 6: note"]);
     }
 
     #[test]
