@@ -137,20 +137,20 @@ pub async fn run(bench: &Bench, suite: &Suite, options: &Options<'_>) -> Result<
     report
 }
 
-/// Whether an evaluation is running on this database now.
+/// Whether an evaluation is running on this database now. Read from `pg_locks`, never by taking
+/// the lock to test it: a probe holding it for a moment would turn a run starting then away as
+/// "another evaluation is running".
 pub async fn running(pool: &sqlx::PgPool) -> Result<bool, sqlx::Error> {
-    let mut conn = pool.acquire().await?;
-    let free: bool = sqlx::query_scalar("SELECT pg_try_advisory_lock($1)")
-        .bind(RUN_LOCK)
-        .fetch_one(&mut *conn)
-        .await?;
-    if free {
-        sqlx::query("SELECT pg_advisory_unlock($1)")
-            .bind(RUN_LOCK)
-            .execute(&mut *conn)
-            .await?;
-    }
-    Ok(!free)
+    // A bigint advisory key is held as (classid, objid) = (high, low) 32 bits, objsubid 1.
+    sqlx::query_scalar(
+        "SELECT EXISTS (SELECT 1 FROM pg_locks
+            WHERE locktype = 'advisory' AND granted AND objsubid = 1
+              AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+              AND classid::bigint = ($1 >> 32) AND objid::bigint = ($1 & 4294967295))",
+    )
+    .bind(RUN_LOCK)
+    .fetch_one(pool)
+    .await
 }
 
 /// `work`, unless `deadline` comes first (then `None`: it was stopped).
