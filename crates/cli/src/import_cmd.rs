@@ -60,8 +60,9 @@ pub struct ImportArgs {
     /// The money-in column of a statement with two amount columns, by header name or number.
     #[arg(long, value_name = "COLUMN", conflicts_with = "amount_column")]
     credit_column: Option<String>,
-    /// How the file writes numeric dates, when every date could be read either way (4/6/2025:
-    /// day-first is 4 June, month-first is April 6).
+    /// How the file writes numeric dates, when they could be read more than one way: dmy
+    /// (day-first: 4/6/25 is 4 June 2025), mdy (month-first: April 6) or ymd (year-first, for
+    /// two-digit years: 6 April 2004). Also spelled day-first, month-first, year-first.
     #[arg(long, value_enum, value_name = "ORDER")]
     date_order: Option<DateOrderArg>,
     /// Whose ledger (default: the development owner).
@@ -74,8 +75,12 @@ pub struct ImportArgs {
 /// `--date-order`.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 enum DateOrderArg {
-    DayFirst,
-    MonthFirst,
+    #[value(alias = "day-first")]
+    Dmy,
+    #[value(alias = "month-first")]
+    Mdy,
+    #[value(alias = "year-first")]
+    Ymd,
 }
 
 pub async fn run(args: ImportArgs) -> Result<()> {
@@ -228,8 +233,9 @@ fn mapping(args: &ImportArgs) -> Result<Mapping> {
     }
     if let Some(order) = args.date_order {
         mapping.date_order = Some(match order {
-            DateOrderArg::DayFirst => import::DateOrder::DayFirst,
-            DateOrderArg::MonthFirst => import::DateOrder::MonthFirst,
+            DateOrderArg::Dmy => import::DateOrder::DayFirst,
+            DateOrderArg::Mdy => import::DateOrder::MonthFirst,
+            DateOrderArg::Ymd => import::DateOrder::YearFirst,
         });
     }
     mapping.invert |= args.invert;
@@ -411,9 +417,9 @@ fn print_preview(p: &Value) {
     }
     if f["date_order_assumed"] == true {
         let (read, other) = if f["date_order"] == "month_first" {
-            ("month-first", "day-first")
+            ("month-first", "dmy (day-first)")
         } else {
-            ("day-first", "month-first")
+            ("day-first", "mdy (month-first)")
         };
         crate::outln!(
             "CHECK THE DATES: every date in the file could be read day-first or month-first, and no date in it \

@@ -200,3 +200,47 @@ async fn reports_print_tables_and_json(pool: PgPool) {
         assert!(out.status.success(), "{report}: {}", text(&out));
     }
 }
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn date_order_flag_reads_two_digit_years_first(pool: PgPool) {
+    let url = pool.connect_options().to_url_lossy().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("yy.csv");
+    // Every date reads day-first too (24 March 2005): only the flag says the year comes first.
+    std::fs::write(
+        &file,
+        "Date,Description,Amount\n24/03/05,RENT,-900.00\n24/03/07,GROCER,-42.10\n",
+    )
+    .unwrap();
+    let file = file.to_str().unwrap();
+    let read = |order: &str| {
+        text(&kakeibo(
+            &[
+                "import",
+                file,
+                "--dry-run",
+                "--currency",
+                "EUR",
+                "--date-order",
+                order,
+            ],
+            &url,
+            "",
+        ))
+    };
+    let year_first = read("ymd");
+    assert!(year_first.contains("2024-03-05  RENT"), "{year_first}");
+    assert!(
+        year_first.contains("year-first, as the mapping says"),
+        "{year_first}"
+    );
+    let day_first = read("dmy");
+    assert!(day_first.contains("2005-03-24  RENT"), "{day_first}");
+    let long = read("day-first");
+    assert!(
+        long.contains("2005-03-24  RENT"),
+        "the long spelling is the same flag: {long}"
+    );
+    let rejected = text(&kakeibo(&["import", file, "--date-order", "ydm"], &url, ""));
+    assert!(rejected.contains("possible values: dmy, mdy, ymd"), "{rejected}");
+}

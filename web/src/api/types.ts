@@ -160,7 +160,7 @@ export interface ImportPreview {
   filename: string;
   format?: {
     reconciliation?: Reconciliation | null;
-    date_order?: 'day_first' | 'month_first';
+    date_order?: 'day_first' | 'month_first' | 'year_first';
     date_order_assumed?: boolean;
     /** Where the currency of amounts that name none came from; null when every amount names its own. */
     currency_from?: string | null;

@@ -275,7 +275,7 @@ function PreviewView({
               {p.format?.date_order_assumed ? (
                 <span class="tone-danger">
                   {' '}
-                  (every date reads either way: read {p.format.date_order === 'month_first' ? 'month-first' : 'day-first'}; check them)
+                  (every date reads either way: read {p.format.date_order === 'month_first' ? 'month-first' : p.format.date_order === 'year_first' ? 'year-first' : 'day-first'}; check them)
                 </span>
               ) : null}
             </dd>

@@ -2,12 +2,30 @@
 
 use chrono::NaiveDate;
 
-/// How a file writes numeric dates whose year comes last.
+/// How a file writes numeric dates that could be read more than one way: `4/6/25` is 4 June 2025
+/// day-first (`dmy`), April 6 month-first (`mdy`), and 6 April 2004 year-first (`ymd`, only with
+/// two-digit years: a four-digit year says where it is).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DateOrder {
+    #[serde(alias = "dmy")]
     DayFirst,
+    #[serde(alias = "mdy")]
     MonthFirst,
+    #[serde(alias = "ymd")]
+    YearFirst,
+}
+
+impl DateOrder {
+    /// "day-first", "month-first" or "year-first".
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::DayFirst => "day-first",
+            Self::MonthFirst => "month-first",
+            Self::YearFirst => "year-first",
+        }
+    }
 }
 
 /// The pieces of a date cell before the order is known.
@@ -15,8 +33,10 @@ pub enum DateOrder {
 enum Shape {
     /// Year first (ISO and its variants): unambiguous.
     YearFirst(i32, u32, u32),
-    /// `a/b/year`: day-month or month-day.
+    /// `a/b/year` with a four-digit year: day-month or month-day.
     YearLast(u32, u32, i32),
+    /// `a/b/c`, each of one or two digits: the year last (day-month or month-day) or first.
+    Short(u32, u32, u32),
     /// A month name made it unambiguous.
     Named(i32, u32, u32),
 }
@@ -83,21 +103,28 @@ fn shape(cell: &str) -> Option<Shape> {
     if a.len() == 4 {
         return Some(Shape::YearFirst(a.parse().ok()?, number(b)?, number(c)?));
     }
-    if a.len() <= 2 && b.len() <= 2 && (c.len() == 4 || c.len() == 2) {
+    if a.len() <= 2 && b.len() <= 2 && c.len() == 4 {
         return Some(Shape::YearLast(number(a)?, number(b)?, year(c)?));
+    }
+    if a.len() <= 2 && b.len() <= 2 && c.len() == 2 {
+        return Some(Shape::Short(number(a)?, number(b)?, number(c)?));
     }
     None
 }
 
-/// A four-digit year, or a two-digit one read as 20YY up to 69 and 19YY from 70.
+/// A four-digit year, or a two-digit one (see [`century`]).
 fn year(text: &str) -> Option<i32> {
     let value: i32 = text.parse().ok()?;
     match text.len() {
         4 => Some(value),
-        2 if value < 70 => Some(2000 + value),
-        2 => Some(1900 + value),
+        2 => Some(century(value)),
         _ => None,
     }
+}
+
+/// A two-digit year read as 20YY up to 69 and 19YY from 70.
+fn century(short: i32) -> i32 {
+    if short < 70 { 2000 + short } else { 1900 + short }
 }
 
 /// Decides day-first or month-first from every date cell of a file: a first number above 12
@@ -105,14 +132,39 @@ fn year(text: &str) -> Option<i32> {
 /// that keeps the statement in date order wins, and day-first breaks a tie. Returns the order and
 /// a sentence saying why; `Err` when the file contradicts itself.
 pub fn decide_order<'a>(cells: impl Iterator<Item = &'a str>) -> Result<(DateOrder, String), String> {
-    let shapes: Vec<(u32, u32, i32)> = cells
-        .filter_map(shape)
-        .filter_map(|s| {
-            if let Shape::YearLast(a, b, y) = s {
-                Some((a, b, y))
-            } else {
-                None
-            }
+    let all: Vec<Shape> = cells.filter_map(shape).collect();
+    // Two-digit years: a first number above 31 is a year (year-first), a last one above 31 too.
+    let shorts = || {
+        all.iter().filter_map(|s| match s {
+            Shape::Short(a, b, c) => Some((*a, *b, *c)),
+            _ => None,
+        })
+    };
+    let year_first = shorts().find(|(a, _, _)| *a > 31);
+    let year_last = shorts().find(|(_, _, c)| *c > 31);
+    let four_digit_last = all.iter().any(|s| matches!(s, Shape::YearLast(..)));
+    if let Some((a, b, c)) = year_first {
+        if let Some((x, y, z)) = year_last {
+            return Err(format!(
+                "dates contradict each other: {a:02}/{b:02}/{c:02} has its year first but {x:02}/{y:02}/{z:02} last"
+            ));
+        }
+        if four_digit_last {
+            return Err(format!(
+                "dates contradict each other: {a:02}/{b:02}/{c:02} has its year first, others have it last"
+            ));
+        }
+        return Ok((
+            DateOrder::YearFirst,
+            format!("year-first ({a:02}/{b:02}/{c:02} has no day or month {a})"),
+        ));
+    }
+    let shapes: Vec<(u32, u32, i32)> = all
+        .iter()
+        .filter_map(|s| match *s {
+            Shape::YearLast(a, b, y) => Some((a, b, y)),
+            Shape::Short(a, b, c) => Some((a, b, century(i32::try_from(c).ok()?))),
+            Shape::YearFirst(..) | Shape::Named(..) => None,
         })
         .collect();
     let day_first_evidence = shapes.iter().find(|(a, _, _)| *a > 12);
@@ -157,10 +209,12 @@ pub fn decide_order<'a>(cells: impl Iterator<Item = &'a str>) -> Result<(DateOrd
     }
 }
 
+/// The date `a/b/year` is under a year-last order (none under year-first).
 fn build(order: DateOrder, a: u32, b: u32, year: i32) -> Option<NaiveDate> {
     match order {
         DateOrder::DayFirst => NaiveDate::from_ymd_opt(year, b, a),
         DateOrder::MonthFirst => NaiveDate::from_ymd_opt(year, a, b),
+        DateOrder::YearFirst => None,
     }
 }
 
@@ -169,7 +223,17 @@ pub fn parse_date(cell: &str, order: DateOrder) -> Result<NaiveDate, String> {
     let not_a_date = || format!("{:?} is not a date", cell.trim());
     match shape(cell).ok_or_else(not_a_date)? {
         Shape::YearFirst(y, m, d) | Shape::Named(y, m, d) => NaiveDate::from_ymd_opt(y, m, d),
+        Shape::YearLast(..) if order == DateOrder::YearFirst => {
+            return Err(format!(
+                "{:?} has its year last, not first: the dates are not year-first (--date-order dmy or mdy)",
+                cell.trim()
+            ));
+        }
         Shape::YearLast(a, b, y) => build(order, a, b, y),
+        Shape::Short(y, m, d) if order == DateOrder::YearFirst => {
+            NaiveDate::from_ymd_opt(century(i32::try_from(y).map_err(|_| not_a_date())?), m, d)
+        }
+        Shape::Short(a, b, c) => build(order, a, b, century(i32::try_from(c).map_err(|_| not_a_date())?)),
     }
     .ok_or_else(not_a_date)
 }
@@ -199,12 +263,17 @@ mod tests {
             ("5-JAN-25", DateOrder::MonthFirst, "2025-01-05"),
             ("10/02/2021 09:15", DateOrder::MonthFirst, "2021-10-02"),
             ("31/12/99", DateOrder::DayFirst, "1999-12-31"),
+            ("24/03/05", DateOrder::YearFirst, "2024-03-05"),
+            ("24/03/05", DateOrder::DayFirst, "2005-03-24"),
+            ("2024-03-05", DateOrder::YearFirst, "2024-03-05"),
         ] {
             assert_eq!(parse_date(cell, order), Ok(day(expected)), "{cell}");
         }
         for bad in ["", "yesterday", "2025-02-30", "13/13/2025", "12345", "1/2"] {
             assert!(parse_date(bad, DateOrder::DayFirst).is_err(), "{bad}");
         }
+        let error = parse_date("05/03/2024", DateOrder::YearFirst).unwrap_err();
+        assert!(error.contains("not year-first"), "{error}");
     }
 
     #[test]
@@ -227,5 +296,11 @@ mod tests {
             decide_order(["2025-01-02"].into_iter()).unwrap().0,
             DateOrder::DayFirst
         );
+        // Two-digit years: a first number that is no day or month puts the year first.
+        let (order, why) = decide_order(["99/12/31", "00/01/02"].into_iter()).unwrap();
+        assert_eq!(order, DateOrder::YearFirst, "{why}");
+        assert!(why.contains("no day or month 99"), "{why}");
+        assert!(decide_order(["99/12/31", "01/02/99"].into_iter()).is_err());
+        assert!(decide_order(["99/12/31", "01/02/2024"].into_iter()).is_err());
     }
 }

@@ -145,8 +145,9 @@ fn from_firefly(config: &Value) -> Result<MappingFile, ImportError> {
     })
 }
 
-/// The order of day and month in a PHP date format (`d.m.Y`, `m/d/Y`, `fr:d/m/Y`); none when
-/// the year comes first or the month is a name, where no order needs deciding.
+/// The order of day and month in a PHP date format (`d.m.Y`, `m/d/Y`, `fr:d/m/Y`), or year-first
+/// for a two-digit year first (`y-m-d`); none when a four-digit year comes first or the month is a
+/// name, where no order needs deciding.
 fn date_order(format: &str) -> Option<DateOrder> {
     // A locale prefix ("fr:", "nl:") before the format; the colons of a time come later.
     let format = format
@@ -159,6 +160,8 @@ fn date_order(format: &str) -> Option<DateOrder> {
     match (first, second) {
         ('d' | 'j', 'm' | 'n') => Some(DateOrder::DayFirst),
         ('m' | 'n', 'd' | 'j') => Some(DateOrder::MonthFirst),
+        // A two-digit year first (`y-m-d`): `24-03-05` could be read with the year last.
+        ('y', 'm' | 'n') => Some(DateOrder::YearFirst),
         _ => None,
     }
 }

@@ -929,11 +929,7 @@ fn date_order(
     currency: Option<Currency>,
 ) -> Result<(DateOrder, String, bool), ImportError> {
     if let Some(order) = given {
-        let name = match order {
-            DateOrder::DayFirst => "day-first",
-            DateOrder::MonthFirst => "month-first",
-        };
-        return Ok((order, format!("{name}, as the mapping says"), false));
+        return Ok((order, format!("{}, as the mapping says", order.name()), false));
     }
     let (order, reason) =
         decide_order(data.iter().map(|(_, c)| cell(c, Some(date_column)))).map_err(ImportError::Dates)?;

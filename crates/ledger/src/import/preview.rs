@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use super::{BalanceKind, DateOrder, DecimalMark, Format, Plan, PlannedRow, TimeOrder};
+use super::{BalanceKind, DecimalMark, Format, Plan, PlannedRow, TimeOrder};
 use crate::money::{Currency, Money};
 
 /// How many rows the preview shows from each end of the statement.
@@ -90,10 +90,7 @@ pub fn layout_in_words(format: &Format) -> String {
     if let Some(from) = &format.mapping_from {
         sentences.push(format!("Read with {from}."));
     }
-    let order = match format.date_order {
-        DateOrder::DayFirst => "day-first",
-        DateOrder::MonthFirst => "month-first",
-    };
+    let order = format.date_order.name();
     let reason = &format.date_order_reason;
     let dates = quoted("date").unwrap_or_else(|| "the date column".to_owned());
     sentences.push(if reason == "no ambiguous dates" {
@@ -176,7 +173,7 @@ pub fn balance_check(format: &Format) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::import::RowSummary;
+    use crate::import::{DateOrder, RowSummary};
 
     fn format() -> Format {
         Format {

@@ -5,7 +5,7 @@
 
 use sqlx::PgConnection;
 
-use super::{DateOrder, ImportError, Mapping, ParseOptions, Parsed, parse};
+use super::{ImportError, Mapping, ParseOptions, Parsed, parse};
 use crate::{LedgerError, OwnerId};
 
 /// The mapping the last import into an account used.
@@ -76,15 +76,13 @@ pub fn parse_with_saved(
         return parse(bytes, options);
     };
     let hint = saved.mapping.date_order.map(|order| {
-        let name = match order {
-            DateOrder::DayFirst => "day-first",
-            DateOrder::MonthFirst => "month-first",
-        };
         (
             order,
             format!(
-                "{name} as in the last import into {} ({}): every date could be read either way",
-                saved.account, saved.source
+                "{} as in the last import into {} ({}): every date could be read either way",
+                order.name(),
+                saved.account,
+                saved.source
             ),
         )
     });
