@@ -18,16 +18,67 @@ pub struct CellAmount {
     pub currency: Option<Currency>,
 }
 
-const SYMBOLS: &[(&str, Currency)] = &[
-    ("₹", Currency::INR),
-    ("Rs.", Currency::INR),
-    ("Rs", Currency::INR),
-    ("INR", Currency::INR),
-    ("US$", Currency::USD),
-    ("$", Currency::USD),
-    ("€", Currency::EUR),
-    ("£", Currency::GBP),
-    ("¥", Currency::JPY),
+/// Signs and abbreviations that name one currency, each before the shorter ones it contains.
+const SYMBOLS: &[(&str, &str)] = &[
+    ("₹", "INR"),
+    ("Rs.", "INR"),
+    ("Rs", "INR"),
+    ("US$", "USD"),
+    ("AU$", "AUD"),
+    ("A$", "AUD"),
+    ("CA$", "CAD"),
+    ("C$", "CAD"),
+    ("NZ$", "NZD"),
+    ("HK$", "HKD"),
+    ("S$", "SGD"),
+    ("R$", "BRL"),
+    ("MX$", "MXN"),
+    ("$", "USD"),
+    ("€", "EUR"),
+    ("£", "GBP"),
+    ("¥", "JPY"),
+    ("₩", "KRW"),
+    ("₽", "RUB"),
+    ("₺", "TRY"),
+    ("₪", "ILS"),
+    ("฿", "THB"),
+    ("₫", "VND"),
+    ("₴", "UAH"),
+    ("₦", "NGN"),
+    ("₱", "PHP"),
+    ("₸", "KZT"),
+    ("₾", "GEL"),
+    ("zł", "PLN"),
+    ("Kč", "CZK"),
+    ("Ft", "HUF"),
+    ("лв.", "BGN"),
+    ("лв", "BGN"),
+    ("RM", "MYR"),
+    ("Rp", "IDR"),
+    ("د.ا.", "JOD"),
+    ("د.ا", "JOD"),
+    ("د.ك.", "KWD"),
+    ("د.ك", "KWD"),
+    ("د.إ.", "AED"),
+    ("د.إ", "AED"),
+    (".د.ب", "BHD"),
+    ("د.ب.", "BHD"),
+    ("د.ت.", "TND"),
+    ("د.م.", "MAD"),
+    ("ر.س.", "SAR"),
+    ("ر.س", "SAR"),
+    ("ر.ق.", "QAR"),
+    ("ر.ع.", "OMR"),
+    ("ج.م.", "EGP"),
+];
+
+/// Signs several currencies share: they say nothing about which, so an amount written with one
+/// is read only when the statement's currency is stated and is one of them.
+const SHARED_SIGNS: &[(&str, &[&str])] = &[
+    ("kr.", &["DKK", "NOK", "SEK", "ISK"]),
+    ("kr", &["DKK", "NOK", "SEK", "ISK"]),
+    ("Fr.", &["CHF"]),
+    ("Fr", &["CHF"]),
 ];
 
 /// Decides the decimal mark from every amount cell of a file: a comma followed by one or two
@@ -73,7 +124,7 @@ pub fn parse_amount(cell: &str, mark: DecimalMark, default: Currency) -> Result<
     let mut text: String = cell
         .trim()
         .chars()
-        .filter(|c| !matches!(c, '\u{a0}' | '\u{202f}' | '\''))
+        .filter(|c| !matches!(c, '\u{a0}' | '\u{202f}' | '\'') && !is_direction_mark(*c))
         .collect();
     if text.is_empty() || text == "-" {
         return Ok(None);
@@ -103,7 +154,12 @@ pub fn parse_amount(cell: &str, mark: DecimalMark, default: Currency) -> Result<
             currency = Some(found);
             text = rest;
         } else {
-            text = strip_foreign_marks(&text);
+            text = strip_shared_sign(&text, default).map_err(|mark| {
+                format!(
+                    "{cell:?} is written with {mark:?}, which names no one currency kakeibo knows: say which \
+                     currency the statement is in (kakeibo import --currency; the mapping's currency column)"
+                )
+            })?;
         }
         text = text.trim().to_owned();
         if text == before {
@@ -123,7 +179,18 @@ pub fn parse_amount(cell: &str, mark: DecimalMark, default: Currency) -> Result<
     {
         return Err(format!("{cell:?} is not an amount"));
     }
-    let money = Money::parse_decimal(&cleaned, currency.unwrap_or(default)).map_err(|e| e.to_string())?;
+    let of = currency.unwrap_or(default);
+    // A figure with more decimals than its currency has is not rounded: a wrong cent is wrong money.
+    if let Some((_, fraction)) = cleaned.split_once('.') {
+        let decimals = of.decimals() as usize;
+        if fraction.len() > decimals && fraction[decimals..].bytes().any(|d| d != b'0') {
+            return Err(format!(
+                "{cell:?} has more decimals than {of} has ({decimals}): say which currency the statement \
+                 is in (kakeibo import --currency)"
+            ));
+        }
+    }
+    let money = Money::parse_decimal(&cleaned, of).map_err(|e| e.to_string())?;
     let minor = if negative {
         -money.amount_minor
     } else {
@@ -132,51 +199,53 @@ pub fn parse_amount(cell: &str, mark: DecimalMark, default: Currency) -> Result<
     Ok(Some(CellAmount { minor, currency }))
 }
 
-/// Letters, currency signs and direction marks around the number (`د.ا.\u{200f}4.750`, `4.75 zł`)
-/// that name no currency we know: dropped, the number kept.
-fn strip_foreign_marks(text: &str) -> String {
-    let mark = |c: char| {
-        c.is_alphabetic()
-            || is_currency_sign(c)
-            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}')
+/// Marks that set the direction of text (a right-to-left mark before an Arabic sign): they say
+/// nothing about the amount.
+fn is_direction_mark(c: char) -> bool {
+    matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Letters or a currency sign around the number that [`SYMBOLS`] and the codes do not know: the
+/// text without them when they are a sign the `default` currency shares with others (`kr` for
+/// SEK), otherwise `Err` with the mark — it names a currency, and not one that can be told.
+fn strip_shared_sign(text: &str, default: Currency) -> Result<String, String> {
+    let mark = |c: char| c.is_alphabetic() || is_currency_sign(c) || c == '.';
+    let head = text.trim_start_matches(mark);
+    let rest = head.trim_end_matches(mark);
+    // A lone point after the number belongs to it ("12." is twelve), not to a mark.
+    let (lead, trail) = (&text[..text.len() - head.len()], &head[rest.len()..]);
+    let found = [lead, trail]
+        .into_iter()
+        .map(str::trim)
+        .find(|m| !m.is_empty() && *m != ".");
+    // Words that cannot be a currency's sign (no digits left, or more letters than a sign has)
+    // are left for the number to fail on: the cell is no amount.
+    let sign_like = |m: &str| m.chars().any(is_currency_sign) || m.chars().filter(|c| *c != '.').count() <= 4;
+    let Some(found) = found.filter(|m| sign_like(m) && rest.chars().any(|c| c.is_ascii_digit())) else {
+        return Ok(text.to_owned());
     };
-    let mut letters_seen = false;
-    let head = text.trim_start_matches(|c: char| {
-        let strip = mark(c) || (c == '.' && letters_seen);
-        letters_seen |= c.is_alphabetic();
-        strip
-    });
-    head.trim_end_matches(mark).to_owned()
+    let shared = SHARED_SIGNS
+        .iter()
+        .find(|(sign, _)| sign.eq_ignore_ascii_case(found))
+        .is_some_and(|(_, codes)| codes.contains(&default.as_str()));
+    if shared {
+        Ok(rest.to_owned())
+    } else {
+        Err(found.to_owned())
+    }
 }
 
 fn is_currency_sign(c: char) -> bool {
-    matches!(
-        c,
-        '$' | '€'
-            | '£'
-            | '¥'
-            | '₹'
-            | '₽'
-            | '₩'
-            | '₺'
-            | '₪'
-            | '฿'
-            | '₫'
-            | '₴'
-            | '₦'
-            | '₱'
-            | '¢'
-            | '₡'
-            | '₲'
-            | '₵'
-    )
+    matches!(c, '$' | '€' | '£' | '¥' | '¢' | '\u{20a0}'..='\u{20c0}')
 }
 
 /// A currency symbol or ISO code at either end of `text`.
 fn strip_currency(text: &str) -> Option<(String, Currency)> {
-    for (symbol, currency) in SYMBOLS {
-        if let Some(rest) = text.strip_prefix(symbol).or_else(|| text.strip_suffix(symbol)) {
-            return Some((rest.to_owned(), *currency));
+    for (symbol, code) in SYMBOLS {
+        if let Some(rest) = text.strip_prefix(symbol).or_else(|| text.strip_suffix(symbol))
+            && let Ok(currency) = Currency::parse(code)
+        {
+            return Some((rest.to_owned(), currency));
         }
     }
     let code_at = |code: &str| {
@@ -222,11 +291,18 @@ mod tests {
         check("250.00-", Point, Some((-25_000, None)));
         check("+7", Point, Some((700, None)));
         check("USD 1,000.5", Point, Some((100_050, Some(Currency::USD))));
-        check("12.345 EUR", Point, Some((1235, Some(Currency::EUR))));
+        check("12.340 EUR", Point, Some((1234, Some(Currency::EUR))));
         check("Rs. 99", Point, Some((9900, Some(Currency::INR))));
-        check("د.ا.\u{200f}4.75", Point, Some((475, None)));
+        let jod = Currency::parse("JOD").ok();
+        check("د.ا.\u{200f}4.750", Point, Some((4750, jod)));
+        check("\u{200f}-د.ا.\u{200f}93.210", Point, Some((-93_210, jod)));
         check("+ £1,234.56", Point, Some((123_456, Some(Currency::GBP))));
-        check("12,50 zł", DecimalMark::Comma, Some((1250, None)));
+        check(
+            "12,50 zł",
+            DecimalMark::Comma,
+            Some((1250, Currency::parse("PLN").ok())),
+        );
+        check("R$ 10.00", Point, Some((1000, Currency::parse("BRL").ok())));
         check("  ", Point, None);
         check("-", Point, None);
     }
@@ -238,6 +314,32 @@ mod tests {
         check("-1.234,56", Comma, Some((-123_456, None)));
         check("1 234,56 €", Comma, Some((123_456, Some(Currency::EUR))));
         check("1'234,50", Comma, Some((123_450, None)));
+    }
+
+    #[test]
+    fn what_the_currency_cannot_hold_or_a_sign_cannot_tell_is_refused() {
+        let inr = Currency::INR;
+        let sek = Currency::parse("SEK").unwrap();
+        // A third decimal a two-decimal currency cannot hold: refused, not rounded.
+        let error = parse_amount("12.345 EUR", DecimalMark::Point, inr).unwrap_err();
+        assert!(error.contains("more decimals than EUR has (2)"), "{error}");
+        assert!(parse_amount("4.755", DecimalMark::Point, inr).is_err());
+        // "kr" is the sign of four currencies: read only when the statement's is one of them.
+        let error = parse_amount("kr 100", DecimalMark::Point, inr).unwrap_err();
+        assert!(
+            error.contains("\"kr\"") && error.contains("--currency"),
+            "{error}"
+        );
+        assert_eq!(
+            parse_amount("kr 100", DecimalMark::Point, sek)
+                .unwrap()
+                .map(|a| a.minor),
+            Some(10_000)
+        );
+        // Letters that are no currency are not dropped to leave a number.
+        for bad in ["abc12", "12 pending", "₿0.5"] {
+            assert!(parse_amount(bad, DecimalMark::Point, inr).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

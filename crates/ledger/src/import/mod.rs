@@ -1079,6 +1079,14 @@ fn read_row(cells: &[String], context: &RowContext<'_>) -> Result<Option<ParsedR
     if minor == 0 {
         return Ok(None);
     }
+    if let (Some(column), Some(cell_currency)) = (row_currency, named)
+        && column != cell_currency
+    {
+        return Err((
+            columns.currency,
+            format!("the currency column says {column} but the amount is written in {cell_currency}"),
+        ));
+    }
     Ok(Some(ParsedRow {
         line: 0,
         date,
@@ -1115,6 +1123,22 @@ mod tests {
         assert_eq!(parsed.rows[0].category.as_deref(), Some("Salary"));
         assert_eq!(parsed.rows[1].line, 3);
         assert!(parsed.errors.is_empty());
+    }
+
+    #[test]
+    fn an_amount_in_another_currency_than_its_column_says_is_refused() {
+        let parsed = parse_text(
+            "Date,Description,Amount,Currency\n2024-01-02,Tea,€3.50,EUR\n2024-01-03,Cab,$9.00,EUR\n",
+        );
+        assert_eq!(parsed.rows.len(), 1);
+        assert_eq!(parsed.errors[0].line, 3);
+        assert!(
+            parsed.errors[0]
+                .message
+                .contains("the currency column says EUR but the amount is written in USD"),
+            "{}",
+            parsed.errors[0].message
+        );
     }
 
     #[test]
