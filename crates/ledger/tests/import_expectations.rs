@@ -931,26 +931,6 @@ fn judge(outcome: &Outcome, result: &Result<Parsed, ImportError>) -> (Verdict, S
     }
 }
 
-/// Files the importer still reads differently from what they say, and why: the open work of the
-/// importer, listed so each one is seen on every run. A file that starts agreeing with its
-/// expectation must leave this list (the test fails until it does), and any other file that
-/// disagrees fails the test.
-const KNOWN_WRONG: &[(&str, &str)] = &[
-    (
-        "beancount-import/schwab_csv__test_basic__transactions__EAC_Checking_Transactions_20201223-160009.CSV",
-        "the last row (line 16, 11/01/2021) is out of the file's newest-first order: the chain opens there, \
-         so line 15 is refused where line 16 is the row its balance does not follow",
-    ),
-    (
-        "hledger/csv__apps__ynab4-rtl.csv",
-        "Jordanian dinars (three decimals, the sign د.ا.) are not a currency kakeibo holds; two accounts in one file",
-    ),
-    (
-        "ofxstatement-plugins/wise__sample-statement.csv",
-        "rows in neither order of time: the chain breaks at line 2 (a missing +1000), and lines 4 and 5 are refused instead",
-    ),
-];
-
 #[test]
 fn every_statement_reads_as_the_file_says() {
     let Some(root) = corpus() else { return };
@@ -993,20 +973,10 @@ fn every_statement_reads_as_the_file_says() {
             }
             Verdict::Wrong(differences) => {
                 wrong_files += 1;
-                if KNOWN_WRONG.iter().any(|(known, _)| known == name) {
-                    eprintln!("      {}", differences.join("\n      "));
-                    "KNOWN"
-                } else {
-                    wrong.push(format!("{name}:\n    {}", differences.join("\n    ")));
-                    "WRONG"
-                }
+                wrong.push(format!("{name}:\n    {}", differences.join("\n    ")));
+                "WRONG"
             }
         };
-        if tag != "KNOWN" && KNOWN_WRONG.iter().any(|(known, _)| known == name) {
-            wrong.push(format!(
-                "{name}: reads as the file says now; take it off KNOWN_WRONG"
-            ));
-        }
         eprintln!("{tag} {name}: {summary}");
     }
     eprintln!(

@@ -20,6 +20,10 @@ pub enum Role {
     Currency,
     Reference,
     Category,
+    /// Which account a row belongs to, in an export of several.
+    Account,
+    /// A fee the bank charged on the row, taken from the balance beside its amount (Revolut).
+    Fee,
 }
 
 /// Header names per role, normalised (lowercase, letters and digits, single spaces), best first.
@@ -230,6 +234,8 @@ const VOCABULARY: &[(Role, &[&str])] = &[
         ],
     ),
     (Role::Category, &["category", "kategorie", "categorie"]),
+    (Role::Account, &["account", "account name"]),
+    (Role::Fee, &["fee", "fees", "commission", "comisión", "comision"]),
 ];
 
 /// Normalises a header: lowercase, runs of anything but letters and digits become one space.
@@ -286,6 +292,12 @@ pub struct Columns {
     /// The running balance after each row, which the amounts are reconciled against.
     #[serde(default)]
     pub balance: Option<usize>,
+    /// Which account each row belongs to, when the file is an export of several.
+    #[serde(default)]
+    pub account: Option<usize>,
+    /// A fee charged on each row beside its amount: the row moves the amount less the fee.
+    #[serde(default)]
+    pub fee: Option<usize>,
 }
 
 /// How to read a statement where the importer's own detection needs help: column choices that
@@ -407,6 +419,8 @@ impl Layout {
             ("reference", c.reference),
             ("category", c.category),
             ("balance", c.balance),
+            ("account", c.account),
+            ("fee", c.fee),
         ] {
             if let Some(i) = column {
                 out.insert(key, name(i));
@@ -659,6 +673,8 @@ fn infer(text: &str, mapping: &Mapping, delimiters: &[u8], skip: usize) -> Optio
             reference: None,
             category: None,
             balance,
+            account: None,
+            fee: None,
         };
         return Some(Layout {
             delimiter,
@@ -705,6 +721,7 @@ fn balance_pair(rows: &[Vec<String>], date: usize, amounts: &[usize]) -> Option<
                             amount_minor,
                             balance_minor: balance,
                             broken_before: std::mem::take(&mut broken),
+                            series: 0,
                             date: day(row),
                         });
                     }
@@ -786,6 +803,8 @@ fn map_columns(cells: &[String], mapping: &Mapping) -> Option<Columns> {
         reference: first(Role::Reference),
         category: pick(&mapping.category, Role::Category),
         balance: pick(&mapping.balance, Role::Balance),
+        account: first(Role::Account),
+        fee: first(Role::Fee),
     })
 }
 

@@ -118,6 +118,25 @@ pub struct Format {
     /// with Checking by the import of jan.csv").
     #[serde(default)]
     pub mapping_from: Option<String>,
+    /// The accounts the rows belong to, when the file names more than one in an account column
+    /// (an app's export of several); each one's balances are checked on their own.
+    #[serde(default)]
+    pub accounts: Vec<String>,
+    /// How the fees of a fee column were read, when any row has one.
+    #[serde(default)]
+    pub fees: Option<Fees>,
+}
+
+/// How a statement's fee column moves the money, as its balance column says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fees {
+    /// The balance falls by the amount and the fee (Revolut): each row moves its amount less its fee.
+    TakenOff,
+    /// The balance falls by the amount alone: the fee is already in it (a net amount).
+    Included,
+    /// No balance column says which: the amounts are booked as written, the fees not taken off.
+    Unchecked,
 }
 
 /// Where every physical line of a statement went. The counts add up to `total`: no line is
@@ -206,13 +225,13 @@ pub struct ParseOptions {
 
 const RAW_CLIP: usize = 200;
 
-/// Parses a statement's bytes.
 /// The SHA-256 of a statement file, in hex: what an import batch is known by.
 pub fn file_sha256(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
     hex::encode(Sha256::digest(bytes))
 }
 
+/// Parses a statement's bytes.
 pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError> {
     let decoded = decode(bytes)?;
     let mut layout = detect(&decoded.text, &options.mapping)?;
@@ -260,6 +279,8 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
         inverted: options.mapping.invert,
         spending_positive: None,
         mapping_from: None,
+        accounts: Vec::new(),
+        fees: None,
     });
     parsed.lines = line_count;
     parsed.errors = swallowed;
@@ -274,25 +295,57 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
         blank_direction: blank_direction(&layout, found_blank),
         unmarked_debit: unmarked_debit(&data, columns.amount),
     };
-    // The chain the balance column is checked along: one link per row read, in file order.
-    let mut links: Vec<reconcile::Link> =
-        Vec::with_capacity(if columns.balance.is_some() { data.len() } else { 0 });
-    parsed.rows.reserve_exact(data.len());
     let marked = data
         .iter()
         .any(|(_, c)| direction_marked(cell(c, columns.amount)));
+    let chain = read_rows(&mut parsed, &data, &layout, &context, &raw_lines);
+    // The cells are read: what a large statement holds beyond its rows goes before the amounts are
+    // settled.
+    drop(data);
+    settle_amounts(
+        &mut parsed,
+        &layout,
+        &chain,
+        options.mapping.invert,
+        &raw_lines,
+        marked,
+    );
+    Ok(finished(parsed, &options.mapping))
+}
+
+/// The chain the balance column is checked along: one link per row read, in file order (none
+/// without a balance column), and beside each link the fee of its row's fee column, if any.
+#[derive(Debug, Default)]
+struct Chain {
+    links: Vec<reconcile::Link>,
+    fees: Vec<i64>,
+}
+
+/// Reads the records under the header into the statement's rows, skipped lines and errors, and
+/// returns the chain of their balances.
+fn read_rows(
+    parsed: &mut Parsed,
+    data: &[DataRecord],
+    layout: &Layout,
+    context: &RowContext<'_>,
+    raw_lines: &[&str],
+) -> Chain {
+    let columns = &layout.columns;
+    let mut links: Vec<reconcile::Link> =
+        Vec::with_capacity(if columns.balance.is_some() { data.len() } else { 0 });
+    let mut fees: Vec<i64> = Vec::new();
+    parsed.rows.reserve_exact(data.len());
     let mut broken = false;
-    for (line, cells) in &data {
+    // The account column's values, in the order met: a row's place in it is its series.
+    let mut accounts: Vec<&str> = Vec::new();
+    for (line, cells) in data {
         let fail = |column: Option<usize>, message: String| RowError {
             line: *line,
             column: column.and_then(|i| layout.headers.get(i).cloned()),
             message,
-            raw: raw_lines
-                .get(line.saturating_sub(1))
-                .map(|l| l.chars().take(RAW_CLIP).collect())
-                .unwrap_or_default(),
+            raw: raw_line(raw_lines, *line),
         };
-        match passed_over(cells, &layout, order) {
+        match passed_over(cells, layout, context.order) {
             Some(PassedOver::Note) => {
                 parsed.lines.notes += 1;
                 continue;
@@ -303,19 +356,35 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
             }
             None => {}
         }
-        match read_row(cells, &context) {
+        let series = series_of(&mut accounts, cell(cells, columns.account));
+        match read_row(cells, context) {
             Ok(Some(row)) => {
+                // A fee is money out whichever sign the file gives it.
+                let fee = parse_amount(cell(cells, columns.fee), context.mark, row.currency)
+                    .ok()
+                    .flatten()
+                    .map_or(0, |f| f.minor.saturating_abs());
                 if columns.balance.is_some() {
-                    links.push(link(cells, &context, &row, *line, std::mem::take(&mut broken)));
+                    let mut link = link(cells, context, &row, *line, std::mem::take(&mut broken));
+                    link.series = series;
+                    links.push(link);
+                    if columns.fee.is_some() {
+                        fees.push(fee);
+                    }
+                } else if fee != 0 {
+                    parsed.format.fees = Some(Fees::Unchecked);
                 }
                 parsed.rows.push(ParsedRow { line: *line, ..row });
             }
             Ok(None) => {
                 // A row that moves no money must leave the balance where it was: it joins the
                 // chain with an amount of nothing.
-                if let Some(link) = still_link(cells, &context, *line, broken) {
+                if let Some(link) = still_link(cells, context, *line, broken) {
                     broken = false;
-                    links.push(link);
+                    links.push(reconcile::Link { series, ..link });
+                    if columns.fee.is_some() {
+                        fees.push(0);
+                    }
                 }
                 parsed.skipped.push(fail(
                     [columns.amount, columns.debit].into_iter().flatten().next(),
@@ -328,18 +397,22 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
             }
         }
     }
-    // The cells are read: what a large statement holds beyond its rows goes before the amounts are
-    // settled.
-    drop(data);
-    settle_amounts(
-        &mut parsed,
-        &layout,
-        &links,
-        options.mapping.invert,
-        &raw_lines,
-        marked,
-    );
-    Ok(finished(parsed, &options.mapping))
+    if accounts.len() > MAX_ACCOUNTS {
+        for link in &mut links {
+            link.series = 0;
+        }
+    } else if accounts.len() > 1 {
+        parsed.format.accounts = accounts.iter().map(|a| (*a).to_owned()).collect();
+    }
+    Chain { links, fees }
+}
+
+/// A line of the file as an error shows it: clipped to [`RAW_CLIP`] characters.
+fn raw_line(raw_lines: &[&str], line: usize) -> String {
+    raw_lines
+        .get(line.saturating_sub(1))
+        .map(|l| l.chars().take(RAW_CLIP).collect())
+        .unwrap_or_default()
 }
 
 /// The errors in line order, the rows, skipped and unreadable lines counted, and the mapping to
@@ -384,12 +457,7 @@ fn split_lines(
     let mut covered = vec![false; raw_lines.len()];
     let mut data = Vec::with_capacity(raw_lines.len());
     let mut swallowed = Vec::new();
-    let raw = |line: usize| -> String {
-        raw_lines
-            .get(line.saturating_sub(1))
-            .map(|l| l.chars().take(RAW_CLIP).collect())
-            .unwrap_or_default()
-    };
+    let raw = |line: usize| raw_line(raw_lines, line);
     for record in layout::spanned_records(text, layout.delimiter) {
         let span = record.line..=record.last_line.min(raw_lines.len());
         for line in span.clone() {
@@ -506,7 +574,7 @@ fn delimiter_name(delimiter: u8) -> String {
 fn settle_amounts(
     parsed: &mut Parsed,
     layout: &Layout,
-    links: &[reconcile::Link],
+    chain: &Chain,
     invert: bool,
     raw_lines: &[&str],
     marked: bool,
@@ -517,7 +585,7 @@ fn settle_amounts(
             .get(balance_column)
             .cloned()
             .unwrap_or_else(|| format!("column {}", balance_column + 1));
-        apply_reconciliation(parsed, links, &header, raw_lines);
+        apply_reconciliation(parsed, chain, &header, raw_lines);
     }
     // The card rule only where nothing else says which way money went: no balance, and no amount
     // written with its own direction (CR/DR, a plus sign, parentheses).
@@ -572,8 +640,33 @@ fn direction_marked(cell: &str) -> bool {
 
 /// Checks the rows against the balance column: rows that do not reconcile leave the rows for the
 /// errors (never booked), and signs taken from the balance are applied.
-fn apply_reconciliation(parsed: &mut Parsed, links: &[reconcile::Link], header: &str, raw_lines: &[&str]) {
-    let Some(verdict) = reconcile::reconcile(header, links) else {
+///
+/// A fee column is read both ways — the fee already in the amount, and the fee on top of it — and
+/// the way under which fewer rows fail to reconcile is taken.
+fn apply_reconciliation(parsed: &mut Parsed, chain: &Chain, header: &str, raw_lines: &[&str]) {
+    let links = chain.links.as_slice();
+    let mut verdict = reconcile::reconcile(header, links);
+    if chain.fees.iter().any(|f| *f != 0) {
+        let less: Vec<reconcile::Link> = links
+            .iter()
+            .zip(&chain.fees)
+            .map(|(link, fee)| reconcile::Link {
+                amount_minor: link.amount_minor.saturating_sub(*fee),
+                ..*link
+            })
+            .collect();
+        let taken_off = reconcile::reconcile(header, &less);
+        let refused = |v: &Option<reconcile::Verdict>| v.as_ref().map_or(usize::MAX, |v| v.refused.len());
+        parsed.format.fees = Some(match (refused(&taken_off), refused(&verdict)) {
+            (usize::MAX, usize::MAX) => Fees::Unchecked,
+            (less, plain) if less < plain => {
+                verdict = taken_off;
+                Fees::TakenOff
+            }
+            _ => Fees::Included,
+        });
+    }
+    let Some(verdict) = verdict else {
         return;
     };
     // The links of rows that move money, in order, are the rows; links of nothing are skipped lines.
@@ -599,10 +692,7 @@ fn apply_reconciliation(parsed: &mut Parsed, links: &[reconcile::Link], header: 
             line: row.line,
             column: Some(header.to_owned()),
             message: (*message).to_owned(),
-            raw: raw_lines
-                .get(row.line.saturating_sub(1))
-                .map(|l| l.chars().take(RAW_CLIP).collect())
-                .unwrap_or_default(),
+            raw: raw_line(raw_lines, row.line),
         });
         false
     });
@@ -837,8 +927,28 @@ fn link(
         balance_minor: balance,
         broken_before,
         date: Some(row.date),
+        series: 0,
     }
 }
+
+/// The place of a row's account among the accounts met so far (0 for a file without an account
+/// column). Past [`MAX_ACCOUNTS`] no more are taken in: the caller then chains every row as one.
+fn series_of<'a>(accounts: &mut Vec<&'a str>, account: &'a str) -> usize {
+    if account.is_empty() {
+        return 0;
+    }
+    if let Some(found) = accounts.iter().position(|a| *a == account) {
+        return found;
+    }
+    if accounts.len() <= MAX_ACCOUNTS {
+        accounts.push(account);
+    }
+    accounts.len() - 1
+}
+
+/// The most accounts one file is taken to hold: a column with more holds the other party's
+/// accounts, not the file's own.
+const MAX_ACCOUNTS: usize = 20;
 
 /// A record that is no transaction to read.
 enum PassedOver {
@@ -897,6 +1007,7 @@ fn still_link(
         balance_minor: Some(balance.minor),
         broken_before,
         date: parse_date(cell(cells, Some(context.columns.date)), context.order).ok(),
+        series: 0,
     })
 }
 
@@ -990,6 +1101,7 @@ fn describing_columns(layout: &Layout) -> Vec<usize> {
         columns.currency,
         columns.category,
         columns.balance,
+        columns.fee,
     ]
     .into_iter()
     .flatten()
@@ -1123,6 +1235,43 @@ mod tests {
         assert_eq!(parsed.rows[0].category.as_deref(), Some("Salary"));
         assert_eq!(parsed.rows[1].line, 3);
         assert!(parsed.errors.is_empty());
+    }
+
+    #[test]
+    fn a_fee_beside_the_amount_is_money_out_when_the_balance_shows_it() {
+        // Revolut's layout: the balance falls by the amount and the fee.
+        let revolut = "Type,Product,Started Date,Completed Date,Description,Amount,Fee,Currency,State,Balance\n\
+            TOPUP,Current,2022-01-01 10:00:00,2022-01-01 10:00:01,Top-up,100.00,0.00,EUR,COMPLETED,100.00\n\
+            ATM,Current,2022-01-02 10:00:00,2022-01-02 10:00:01,Cash,-20.00,1.00,EUR,COMPLETED,79.00\n\
+            EXCHANGE,Current,2022-01-03 10:00:00,2022-01-03 10:00:01,To USD,-10.00,0.50,EUR,COMPLETED,68.50\n";
+        let parsed = parse_text(revolut);
+        assert_eq!(
+            parsed.rows.iter().map(|r| r.amount_minor).collect::<Vec<_>>(),
+            [10_000, -2_100, -1_050]
+        );
+        let reconciliation = parsed.format.reconciliation.as_ref().unwrap();
+        assert_eq!((reconciliation.checked, reconciliation.reconciled), (2, 2));
+        assert_eq!(parsed.format.fees, Some(Fees::TakenOff));
+        assert!(
+            preview::layout_in_words(&parsed.format)
+                .contains("less the fee in “Fee” (the balance falls by both)"),
+            "{}",
+            preview::layout_in_words(&parsed.format)
+        );
+        // A net amount (the fee already in it) as the balance shows: the fee is not taken twice.
+        let net = "Date,Description,Fees,Amount,Balance\n2014-04-14,BOUGHT,7.95,-4925.45,25674.63\n\
+                   2014-05-08,BOUGHT,7.95,-9580.26,16094.37\n2014-05-09,SOLD,7.95,1000.00,17094.37\n";
+        let parsed = parse_text(net);
+        assert_eq!(
+            parsed.rows.iter().map(|r| r.amount_minor).collect::<Vec<_>>(),
+            [-492_545, -958_026, 100_000]
+        );
+        assert_eq!(parsed.format.fees, Some(Fees::Included));
+        // Without a balance nothing says which: the amounts as written, and the preview says so.
+        let parsed = parse_text("Date,Description,Amount,Fee\n2022-01-02,Cash,-20.00,1.00\n");
+        assert_eq!(parsed.rows[0].amount_minor, -2_000);
+        assert_eq!(parsed.format.fees, Some(Fees::Unchecked));
+        assert!(preview::layout_in_words(&parsed.format).contains("the fees in “Fee” are not taken off"));
     }
 
     #[test]

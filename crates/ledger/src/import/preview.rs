@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use super::{BalanceKind, DecimalMark, Format, Plan, PlannedRow, TimeOrder};
+use super::{BalanceKind, DecimalMark, Fees, Format, Plan, PlannedRow, TimeOrder};
 use crate::money::{Currency, Money};
 
 /// How many rows the preview shows from each end of the statement.
@@ -113,6 +113,25 @@ pub fn layout_in_words(format: &Format) -> String {
     };
     amounts.push_str(", ");
     amounts.push_str(mark);
+    let fees = quoted("fee").unwrap_or_else(|| "the fee column".to_owned());
+    match format.fees {
+        Some(Fees::TakenOff) => {
+            amounts.push_str(", less the fee in ");
+            amounts.push_str(&fees);
+            amounts.push_str(" (the balance falls by both)");
+        }
+        Some(Fees::Included) => {
+            amounts.push_str(", the fees in ");
+            amounts.push_str(&fees);
+            amounts.push_str(" already in them (the balance moves by the amount alone)");
+        }
+        Some(Fees::Unchecked) => {
+            amounts.push_str(" (the fees in ");
+            amounts.push_str(&fees);
+            amounts.push_str(" are not taken off: no balance shows whether they come on top)");
+        }
+        None => {}
+    }
     if let Some(direction) = quoted("direction") {
         amounts.push_str("; in or out from ");
         amounts.push_str(&direction);
@@ -133,6 +152,15 @@ pub fn layout_in_words(format: &Format) -> String {
     if let Some(from) = &format.currency_from {
         sentences.push(format!("Currency: {from}."));
     }
+    if format.accounts.len() > 1 {
+        let column = quoted("account").unwrap_or_else(|| "the account column".to_owned());
+        sentences.push(format!(
+            "The rows belong to {} accounts in {column} ({}): all of them go into the one account \
+             this import is for; import each account's rows on their own to keep them apart.",
+            format.accounts.len(),
+            format.accounts.join(", ")
+        ));
+    }
     sentences.join(" ")
 }
 
@@ -151,6 +179,14 @@ pub fn balance_check(format: &Format) -> Option<String> {
         r.checked,
         if r.checked == 1 { "" } else { "s" }
     );
+    if r.by_date {
+        line.push_str(
+            ", some listed out of their order of time and checked where their dates and balances put them",
+        );
+    }
+    if r.accounts > 1 {
+        line.push_str("; each account's rows against its own balance");
+    }
     if r.balance_kind == BalanceKind::Owed {
         line.push_str("; the balance counts what is owed");
     }
@@ -198,6 +234,8 @@ mod tests {
             inverted: false,
             spending_positive: None,
             mapping_from: None,
+            accounts: Vec::new(),
+            fees: None,
         }
     }
 

@@ -2,8 +2,11 @@
 //!
 //! When a statement carries the balance after each row (or before it, as some Dutch banks do),
 //! every row's amount must equal the change of that balance across the row. The file may list rows
-//! oldest first or newest first (its dates say which, when they move at all); each reading is tried
-//! and the one under which more rows reconcile is taken. A balance may count
+//! oldest first or newest first (its dates say which, when they move at all), and may list a row
+//! out of its order of time or a day's rows in any order: the rows are followed as listed and as
+//! their dates put them (within a day, as their balances follow each other), each reading is tried
+//! and the one under which more rows reconcile is taken. An export of several accounts has each
+//! account's rows followed on their own. A balance may count
 //! what the account holds (it falls when money goes out) or what is owed on it (a card's balance
 //! rises with each purchase): the orientation most rows agree with is taken. A row whose amount
 //! does not equal its balance change is not booked: the caller lists it as unreadable with the
@@ -27,6 +30,9 @@ pub struct Link {
     pub broken_before: bool,
     /// The row's date, which tells the order of time when dates move.
     pub date: Option<chrono::NaiveDate>,
+    /// Which of the file's accounts the row belongs to (0 when the file has one): each account's
+    /// rows chain on their own.
+    pub series: usize,
 }
 
 /// In which order of time the file lists its rows.
@@ -70,6 +76,17 @@ pub struct Reconciliation {
     pub reconciled: usize,
     /// The amounts had no sign; each was given the sign of its balance change.
     pub signs_from_balance: bool,
+    /// The file lists some rows out of their order of time (by date, or within a day by their
+    /// balances): the rows were checked in the order their dates and balances give.
+    #[serde(default)]
+    pub by_date: bool,
+    /// How many accounts the file's rows belong to, each checked against its own balances.
+    #[serde(default = "one")]
+    pub accounts: usize,
+}
+
+fn one() -> usize {
+    1
 }
 
 /// A row the chain refuses, and why.
@@ -96,29 +113,140 @@ struct Step {
     delta: i64,
 }
 
-/// The steps between neighbouring rows: which row each checks, and by how much the balance moved
-/// across it (later in time minus earlier).
-fn steps(links: &[Link], order: TimeOrder, position: BalancePosition) -> Vec<Step> {
-    (1..links.len())
-        .filter_map(|k| {
-            let (first, second) = (&links[k - 1], &links[k]);
-            if second.broken_before {
+/// How the rows are put in order of time before their balances are followed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Arrangement {
+    /// As the file lists them (read backwards when it lists the newest first).
+    File,
+    /// By their dates, the file's order kept within a day unless the balances say another: a row
+    /// the file lists out of its order of time is checked where its date puts it.
+    Dates,
+}
+
+/// Days with more rows than this keep the file's order within them (ordering a day by its
+/// balances costs the square of its rows).
+const DAY_CHAIN_LIMIT: usize = 64;
+
+/// The rows (indices into the links) oldest first, each account's rows together.
+fn sequence(
+    links: &[Link],
+    accounts: Accounts,
+    order: TimeOrder,
+    position: BalancePosition,
+    arrangement: Arrangement,
+) -> Vec<usize> {
+    let series = |i: usize| accounts.series(&links[i]);
+    let mut sequence: Vec<usize> = match order {
+        TimeOrder::OldestFirst => (0..links.len()).collect(),
+        TimeOrder::NewestFirst => (0..links.len()).rev().collect(),
+    };
+    let by_dates = arrangement == Arrangement::Dates && links.iter().all(|l| l.date.is_some());
+    if !by_dates {
+        sequence.sort_by_key(|&i| series(i));
+        return sequence;
+    }
+    sequence.sort_by_key(|&i| (series(i), links[i].date));
+    let day = |i: usize| (series(i), links[i].date);
+    let mut start = 0;
+    while start < sequence.len() {
+        let len = sequence[start..]
+            .iter()
+            .take_while(|&&i| day(i) == day(sequence[start]))
+            .count();
+        let before = start
+            .checked_sub(1)
+            .map(|p| sequence[p])
+            .filter(|&p| series(p) == series(sequence[start]));
+        if (2..=DAY_CHAIN_LIMIT).contains(&len) {
+            chain_day(links, &mut sequence[start..start + len], before, position);
+        }
+        start += len;
+    }
+    sequence
+}
+
+/// Orders one day's rows so that each one's balance follows from the one before it where the
+/// balances allow (a bank may list a day's rows in any order): from the row before the day, the
+/// next is one whose balance follows; when none does, the first left that no other row left leads
+/// to; the file's order otherwise.
+fn chain_day(links: &[Link], day: &mut [usize], mut before: Option<usize>, position: BalancePosition) {
+    let pair = |a: Option<i64>, b: Option<i64>| [a, b];
+    // The balance a row leaves, and the ones it may start from (its amount's sign is not trusted).
+    let leaves = |i: usize| {
+        let (b, a) = (links[i].balance_minor, links[i].amount_minor);
+        match position {
+            BalancePosition::After => pair(b, None),
+            BalancePosition::Before => {
+                pair(b.and_then(|b| b.checked_add(a)), b.and_then(|b| b.checked_sub(a)))
+            }
+        }
+    };
+    let starts = |i: usize| {
+        let (b, a) = (links[i].balance_minor, links[i].amount_minor);
+        match position {
+            BalancePosition::After => {
+                pair(b.and_then(|b| b.checked_sub(a)), b.and_then(|b| b.checked_add(a)))
+            }
+            BalancePosition::Before => pair(b, None),
+        }
+    };
+    let follows =
+        |x: usize, y: usize| x != y && leaves(x).iter().flatten().any(|k| starts(y).contains(&Some(*k)));
+    let mut left: Vec<usize> = day.to_vec();
+    // How many rows left lead to each row left.
+    let mut led: Vec<usize> = left
+        .iter()
+        .map(|&y| left.iter().filter(|&&x| follows(x, y)).count())
+        .collect();
+    let mut ordered = Vec::with_capacity(day.len());
+    while !left.is_empty() {
+        let pick = before
+            .and_then(|p| left.iter().position(|&y| follows(p, y)))
+            .or_else(|| led.iter().position(|&n| n == 0))
+            .unwrap_or(0);
+        let next = left.remove(pick);
+        led.remove(pick);
+        for (y, n) in left.iter().zip(led.iter_mut()) {
+            if follows(next, *y) {
+                *n = n.saturating_sub(1);
+            }
+        }
+        ordered.push(next);
+        before = Some(next);
+    }
+    day.copy_from_slice(&ordered);
+}
+
+/// The steps between rows neighbouring in time: which row each checks, and by how much the
+/// balance moved across it (later minus earlier). Rows of different accounts are never
+/// neighbours, nor rows with an unreadable line between them in the file.
+fn steps(links: &[Link], accounts: Accounts, sequence: &[usize], position: BalancePosition) -> Vec<Step> {
+    // Unreadable lines before each link, counted from the top: any between two rows breaks them.
+    let mut broken = Vec::with_capacity(links.len());
+    let mut seen = 0usize;
+    for link in links {
+        seen += usize::from(link.broken_before);
+        broken.push(seen);
+    }
+    sequence
+        .windows(2)
+        .filter_map(|pair| {
+            let (earlier, later) = (pair[0], pair[1]);
+            let (low, high) = (earlier.min(later), earlier.max(later));
+            if accounts.series(&links[earlier]) != accounts.series(&links[later])
+                || broken[high] != broken[low]
+            {
                 return None;
             }
-            let (b0, b1) = (first.balance_minor?, second.balance_minor?);
-            let (later_minus_earlier, later, earlier) = match order {
-                TimeOrder::OldestFirst => (b1.checked_sub(b0)?, k, k - 1),
-                TimeOrder::NewestFirst => (b0.checked_sub(b1)?, k - 1, k),
-            };
+            let delta = links[later]
+                .balance_minor?
+                .checked_sub(links[earlier].balance_minor?)?;
             // With balances after each row the later row moved it; with balances before, the earlier.
             let row = match position {
                 BalancePosition::After => later,
                 BalancePosition::Before => earlier,
             };
-            Some(Step {
-                row,
-                delta: later_minus_earlier,
-            })
+            Some(Step { row, delta })
         })
         .collect()
 }
@@ -135,34 +263,101 @@ fn orders(links: &[Link]) -> Vec<TimeOrder> {
     }
 }
 
-/// A reading of the chain: its order of time, where the balances stand, its steps, and its score.
-type Reading = (TimeOrder, BalancePosition, Vec<Step>, (usize, usize));
+/// A reading of the chain: its order of time, where the balances stand, whether the rows were
+/// put in order by their dates (and that moved any), its steps, and its score.
+struct Reading {
+    order: TimeOrder,
+    position: BalancePosition,
+    by_date: bool,
+    steps: Vec<Step>,
+    score: (usize, usize),
+}
+
+/// Whether the rows of each of the file's accounts chain on their own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Accounts {
+    /// One chain: the account column, if any, is not the rows' own account.
+    One,
+    /// A chain per account.
+    Each,
+}
+
+impl Accounts {
+    fn series(self, link: &Link) -> usize {
+        match self {
+            Self::One => 0,
+            Self::Each => link.series,
+        }
+    }
+}
 
 /// Checks the rows against their balances; `None` when not one step can be checked.
+///
+/// When the file names more than one account, the rows are read both as one chain and as a chain
+/// per account, and a chain per account is taken when it refuses fewer rows: an "Account" column
+/// may hold the rows' own accounts (an app's export of several) or the other party's.
 pub fn reconcile(column: &str, links: &[Link]) -> Option<Verdict> {
+    let one = read(column, links, Accounts::One);
+    if links.iter().all(|l| l.series == 0) {
+        return one;
+    }
+    let each = read(column, links, Accounts::Each);
+    let refused = |v: &Option<Verdict>| v.as_ref().map_or(0, |v| v.refused.len());
+    if refused(&each) < refused(&one) { each } else { one }
+}
+
+/// Each reading the dates allow, balances after the rows first, rows by their dates before rows
+/// as listed; the first of those under which the most amounts equal their balance change wins.
+fn best_reading(links: &[Link], accounts: Accounts) -> Option<Reading> {
     let magnitude = |steps: &[Step]| {
         steps
             .iter()
             .filter(|s| links[s.row].amount_minor.checked_abs() == s.delta.checked_abs())
             .count()
     };
-    // Each reading the dates allow, balances after the rows first; the first best one wins.
     let mut best: Option<Reading> = None;
     for order in orders(links) {
         for position in [BalancePosition::After, BalancePosition::Before] {
-            let candidate = steps(links, order, position);
-            // Ties go to the reading under which the amounts move a held balance as they say.
-            let held = candidate
-                .iter()
-                .filter(|s| links[s.row].amount_minor == s.delta)
-                .count();
-            let score = (magnitude(&candidate), held);
-            if best.as_ref().is_none_or(|(_, _, _, s)| score > *s) {
-                best = Some((order, position, candidate, score));
+            let listed = sequence(links, accounts, order, position, Arrangement::File);
+            let dated = sequence(links, accounts, order, position, Arrangement::Dates);
+            let by_date = dated != listed;
+            for (sequence, by_date) in [(dated, by_date), (listed, false)] {
+                let candidate = steps(links, accounts, &sequence, position);
+                // Ties go to the reading under which the amounts move a held balance as they say.
+                let held = candidate
+                    .iter()
+                    .filter(|s| links[s.row].amount_minor == s.delta)
+                    .count();
+                let score = (magnitude(&candidate), held);
+                if best.as_ref().is_none_or(|b| score > b.score) {
+                    best = Some(Reading {
+                        order,
+                        position,
+                        by_date,
+                        steps: candidate,
+                        score,
+                    });
+                }
+                if !by_date {
+                    // The same rows in the same order: one reading.
+                    break;
+                }
             }
         }
     }
-    let (order, position, chosen, _) = best?;
+    best
+}
+
+/// Checks the rows against their balances, with the accounts as said.
+fn read(column: &str, links: &[Link], accounts: Accounts) -> Option<Verdict> {
+    let best = best_reading(links, accounts);
+    let Reading {
+        order,
+        position,
+        by_date,
+        steps: chosen,
+        ..
+    } = best?;
     if chosen.is_empty() {
         return None;
     }
@@ -241,6 +436,11 @@ pub fn reconcile(column: &str, links: &[Link]) -> Option<Verdict> {
             checked: chosen.len(),
             reconciled,
             signs_from_balance: unsigned,
+            by_date,
+            accounts: match accounts {
+                Accounts::One => 1,
+                Accounts::Each => links.iter().map(|l| l.series).max().map_or(1, |m| m + 1),
+            },
         },
         refused,
         amounts,
@@ -260,6 +460,7 @@ mod tests {
                 balance_minor: Some(balance),
                 broken_before: false,
                 date: None,
+                series: 0,
             })
             .collect()
     }
@@ -355,6 +556,72 @@ mod tests {
         assert_eq!(verdict.refused.len(), 1);
         assert_eq!(verdict.refused[0].index, 0);
         assert!(verdict.refused[0].message.contains("say which way"));
+        assert_eq!(verdict.reconciliation.reconciled, 2);
+    }
+
+    fn dated(rows: &[(i64, i64, u32)]) -> Vec<Link> {
+        let mut out = links(&rows.iter().map(|&(a, b, _)| (a, b)).collect::<Vec<_>>());
+        for (link, &(_, _, day)) in out.iter_mut().zip(rows) {
+            link.date = chrono::NaiveDate::from_ymd_opt(2024, 3, day);
+        }
+        out
+    }
+
+    #[test]
+    fn a_row_listed_out_of_time_is_checked_where_its_date_puts_it() {
+        // Newest first, with a row of the 20th appended last; its balance follows nothing.
+        let rows = dated(&[
+            (300, 20_300, 9),
+            (-1_000, 20_000, 7),
+            (-500, 21_000, 5),
+            (5_000, 99_000, 20),
+        ]);
+        let verdict = reconcile("Balance", &rows).unwrap();
+        assert_eq!(verdict.reconciliation.order, TimeOrder::NewestFirst);
+        assert!(verdict.reconciliation.by_date);
+        let refused: Vec<usize> = verdict.refused.iter().map(|r| r.index).collect();
+        assert_eq!(refused, [3], "the row out of its place, not the oldest row");
+        assert_eq!(verdict.reconciliation.reconciled, 2);
+    }
+
+    #[test]
+    fn a_day_listed_in_any_order_is_followed_by_its_balances() {
+        // Two days, newest first; within each the file's order is not the order of time.
+        let rows = dated(&[
+            (-35_738, 78_762, 24),
+            (-1_135, 77_627, 24),
+            (12_500, 14_500, 24),
+            (2_017, 2_017, 20),
+            (-17, 2_000, 20),
+        ]);
+        let verdict = reconcile("Running Balance", &rows).unwrap();
+        let refused: Vec<usize> = verdict.refused.iter().map(|r| r.index).collect();
+        assert_eq!(refused, [0], "only the row whose balance follows no other");
+        assert_eq!(
+            (verdict.reconciliation.checked, verdict.reconciliation.reconciled),
+            (4, 3)
+        );
+        assert!(verdict.reconciliation.by_date);
+    }
+
+    #[test]
+    fn each_account_of_an_export_chains_on_its_own() {
+        // Two accounts interleaved: as one chain every step fails.
+        let mut rows = links(&[(-100, 9_900), (-200, 49_800), (-300, 9_600), (-400, 49_400)]);
+        for (link, series) in rows.iter_mut().zip([0, 1, 0, 1]) {
+            link.series = series;
+        }
+        let verdict = reconcile("Balance", &rows).unwrap();
+        assert!(verdict.refused.is_empty(), "{:?}", verdict.refused);
+        assert_eq!(verdict.reconciliation.accounts, 2);
+        assert_eq!(verdict.reconciliation.reconciled, 2);
+        // An account column that holds the other party's accounts does not break one chain.
+        let mut rows = links(&[(-100, 9_900), (-200, 9_700), (-300, 9_400)]);
+        for (link, series) in rows.iter_mut().zip([0, 1, 2]) {
+            link.series = series;
+        }
+        let verdict = reconcile("Balance", &rows).unwrap();
+        assert_eq!(verdict.reconciliation.accounts, 1);
         assert_eq!(verdict.reconciliation.reconciled, 2);
     }
 
