@@ -544,14 +544,20 @@ fn split_lines(
 /// lines: it has the wrong number of cells, or a line it took in reads as a row of its own (a date
 /// where the date column is).
 fn swallows(record: &layout::Record, raw_lines: &[&str], layout: &Layout) -> bool {
-    if layout.header_line > 0 && record.cells.len() != layout.headers.len() {
+    // A row as wide as the header, or one wider with an empty last cell (a delimiter ending
+    // every line).
+    let width = layout.headers.len();
+    let fits = |cells: usize, last: Option<&str>| {
+        cells == width || (cells == width + 1 && last.is_some_and(|c| c.trim().is_empty()))
+    };
+    if layout.header_line > 0 && !fits(record.cells.len(), record.cells.last().map(String::as_str)) {
         return true;
     }
     let delimiter = char::from(layout.delimiter);
     (record.line + 1..=record.last_line).any(|line| {
         raw_lines.get(line - 1).is_some_and(|text| {
             let cells: Vec<&str> = text.split(delimiter).collect();
-            cells.len() == layout.headers.len()
+            fits(cells.len(), cells.last().copied())
                 && cells.get(layout.columns.date).is_some_and(|c| {
                     let c = c.trim().trim_matches('"');
                     parse_date(c, DateOrder::DayFirst).is_ok() || parse_date(c, DateOrder::MonthFirst).is_ok()
@@ -1359,6 +1365,12 @@ mod tests {
             (2, 1, 4)
         );
         assert_eq!(parsed.lines.accounted(), 4);
+        // The same, in a file whose every line ends with the delimiter.
+        let parsed = parse_text(
+            "Date,Description,Amount\n2025-01-01,\"Coffee\nand cake\",-3.00,\n2025-01-02,Tea,-2.00,\n",
+        );
+        assert_eq!(parsed.rows.len(), 2, "{:?}", parsed.errors);
+        assert_eq!(parsed.rows[0].description, "Coffee and cake");
     }
 
     #[test]
