@@ -146,13 +146,39 @@ pub fn cargo(args: &[&str]) -> Cmd {
     Cmd::new(cargo).args(args).current_dir(&workspace_root())
 }
 
-/// The workspace root: two levels above this crate.
+/// The checkout this xtask works on, found once per run.
+static ROOT: OnceLock<PathBuf> = OnceLock::new();
+
+/// The workspace root of the checkout this xtask was started in, found at run time: two levels
+/// above the `CARGO_MANIFEST_DIR` that `cargo run` hands the process, else the nearest folder at or
+/// above the current directory that holds a kakeibo workspace. Never the path this binary was
+/// compiled from: two checkouts sharing a target directory share one xtask binary, and each must
+/// act on its own files and its own database.
 pub fn workspace_root() -> PathBuf {
-    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    manifest_dir
+    ROOT.get_or_init(|| {
+        let from_cargo = std::env::var_os("CARGO_MANIFEST_DIR")
+            .map(PathBuf::from)
+            .and_then(|dir| dir.ancestors().nth(2).map(Path::to_path_buf))
+            .filter(|root| is_workspace(root));
+        let current = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        from_cargo.or_else(|| find_workspace(&current)).unwrap_or(current)
+    })
+    .clone()
+}
+
+/// The nearest folder at or above `start` that holds a kakeibo workspace.
+pub fn find_workspace(start: &Path) -> Option<PathBuf> {
+    start
         .ancestors()
-        .nth(2)
-        .map_or_else(|| manifest_dir.to_path_buf(), Path::to_path_buf)
+        .find(|dir| is_workspace(dir))
+        .map(Path::to_path_buf)
+}
+
+/// Whether `dir` is a kakeibo checkout's root: a workspace manifest beside `crates/xtask`.
+fn is_workspace(dir: &Path) -> bool {
+    dir.join("crates/xtask/Cargo.toml").is_file()
+        && std::fs::read_to_string(dir.join("Cargo.toml"))
+            .is_ok_and(|manifest| manifest.contains("[workspace]"))
 }
 
 /// Finds a program on `PATH` or in one of `extra_dirs`, in that order.
@@ -172,4 +198,31 @@ pub fn is_root() -> bool {
         .arg("-u")
         .output_ok()
         .is_ok_and(|uid| uid.trim() == "0")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_workspace_is_the_checkout_around_the_current_directory() {
+        let top = std::env::temp_dir().join(format!("xtask-root-{}", std::process::id()));
+        let (one, other) = (top.join("one"), top.join("other"));
+        for checkout in [&one, &other] {
+            std::fs::create_dir_all(checkout.join("crates/xtask/src")).unwrap();
+            std::fs::write(
+                checkout.join("Cargo.toml"),
+                "[workspace]\nmembers = [\"crates/*\"]\n",
+            )
+            .unwrap();
+            std::fs::write(checkout.join("crates/xtask/Cargo.toml"), "[package]\n").unwrap();
+        }
+        assert_eq!(find_workspace(&one.join("crates/xtask/src")), Some(one.clone()));
+        assert_eq!(find_workspace(&other), Some(other.clone()));
+        // A folder outside any checkout, and a crate manifest that is no workspace, are not one.
+        assert_eq!(find_workspace(&top), None);
+        std::fs::write(other.join("Cargo.toml"), "[package]\n").unwrap();
+        assert_eq!(find_workspace(&other.join("crates")), None);
+        std::fs::remove_dir_all(&top).unwrap();
+    }
 }
