@@ -345,7 +345,9 @@ fn apply_partial(args: &mut Value, partial: &Value) {
         .find_map(|k| partial.get(*k).map(|v| (*k, v.clone())));
     let Some((kind, value)) = value else { return };
     let mut node = args;
-    let segments = path_segments(path);
+    let Some(segments) = path_segments(path) else {
+        return;
+    };
     for (i, segment) in segments.iter().enumerate() {
         let last = i + 1 == segments.len();
         let slot = match segment {
@@ -360,11 +362,11 @@ fn apply_partial(args: &mut Value, partial: &Value) {
                 if !node.is_array() {
                     *node = Value::Array(Vec::new());
                 }
-                node.as_array_mut().map(|a| {
-                    while a.len() <= *index {
-                        a.push(Value::Null);
+                node.as_array_mut().and_then(|a| {
+                    if a.len() <= *index {
+                        a.resize(*index + 1, Value::Null);
                     }
-                    &mut a[*index]
+                    a.get_mut(*index)
                 })
             }
         };
@@ -388,26 +390,34 @@ enum Segment {
     Index(usize),
 }
 
-fn path_segments(path: &str) -> Vec<Segment> {
+/// The largest array index a `jsonPath` may name: the array is grown to it, and a provider's
+/// reply must not choose how much memory that takes.
+const MAX_PATH_INDEX: usize = 1_024;
+
+/// The segments of a `jsonPath` (`$.recipe.steps[4].name`); `None` for a path that is not one
+/// (an unclosed or stray bracket, an index that is no number or above [`MAX_PATH_INDEX`]).
+fn path_segments(path: &str) -> Option<Vec<Segment>> {
     let mut segments = Vec::new();
     for piece in path.trim_start_matches('$').split('.').filter(|p| !p.is_empty()) {
-        let mut rest = piece;
-        if let Some(bracket) = rest.find('[') {
-            if bracket > 0 {
-                segments.push(Segment::Key(rest[..bracket].to_owned()));
-            }
-            rest = &rest[bracket..];
-            while let Some(end) = rest.find(']') {
-                if let Ok(index) = rest[1..end].parse() {
-                    segments.push(Segment::Index(index));
-                }
-                rest = &rest[end + 1..];
-            }
-        } else {
-            segments.push(Segment::Key(rest.to_owned()));
+        let (key, mut rest) = piece.split_once('[').map_or((piece, ""), |(k, r)| (k, r));
+        if key.contains(']') || (rest.is_empty() && key.len() < piece.len()) {
+            return None;
+        }
+        if !key.is_empty() {
+            segments.push(Segment::Key(key.to_owned()));
+        }
+        // `rest` follows an opening bracket: `4]`, `4][2]`.
+        while !rest.is_empty() {
+            let (index, after) = rest.split_once(']')?;
+            let index: usize = index.parse().ok().filter(|i| *i <= MAX_PATH_INDEX)?;
+            segments.push(Segment::Index(index));
+            rest = match after {
+                "" => "",
+                more => more.strip_prefix('[')?,
+            };
         }
     }
-    segments
+    Some(segments)
 }
 
 /// A typed error from a Gemini error object (`{"code", "message", "status", "details"}`),
@@ -526,5 +536,30 @@ mod tests {
         assert_eq!(args["servings"], 4);
         assert!(is_minted("call_3_set_budget"));
         assert!(!is_minted("call_abc"));
+    }
+
+    #[test]
+    fn a_path_that_is_no_path_changes_nothing_and_never_panics() {
+        let mut args = json!({"kept": true});
+        // A stray bracket (the slice once began after it ended), an index past the cap, junk.
+        for path in [
+            "$.a[0]]",
+            "$.a]",
+            "$.a[",
+            "$.a[x]",
+            "$.a[0]b",
+            "$.a[99999999999]",
+            "$.a[1025]",
+            "]",
+            "$[[0]]",
+        ] {
+            apply_partial(&mut args, &json!({"jsonPath": path, "stringValue": "x"}));
+        }
+        assert_eq!(args, json!({"kept": true}));
+        // Nested indexes and the cap itself are paths.
+        apply_partial(&mut args, &json!({"jsonPath": "$.grid[1][2]", "numberValue": 7}));
+        assert_eq!(args["grid"][1][2], 7);
+        apply_partial(&mut args, &json!({"jsonPath": "$.wide[1024]", "boolValue": true}));
+        assert_eq!(args["wide"].as_array().map(Vec::len), Some(1_025));
     }
 }
