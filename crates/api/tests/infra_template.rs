@@ -14,22 +14,17 @@ use std::{
 use serde_json::Value;
 
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+    kakeibo_testkit::workspace_root()
 }
 
 fn template() -> PathBuf {
     root().join("infra/template.yaml")
 }
 
-/// The suite's Python, or `None` (said plainly) outside `cargo xtask test`.
+/// The suite's Python, or `None` (said plainly; a failure where the whole suite is required)
+/// outside `cargo xtask test`.
 fn python() -> Option<PathBuf> {
-    let python = std::env::var_os("KAKEIBO_TEST_PYTHON").map(PathBuf::from);
-    if python.is_none() {
-        println!(
-            "SKIPPED: KAKEIBO_TEST_PYTHON is unset; `cargo xtask test` installs cfn-lint, sam and the translator"
-        );
-    }
-    python
+    kakeibo_testkit::python("cfn-lint, sam and the translator")
 }
 
 fn tool(python: &Path, name: &str) -> PathBuf {

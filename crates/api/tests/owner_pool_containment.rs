@@ -51,7 +51,7 @@ const ALLOWED: &[(&str, &str)] = &[
 ];
 
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+    kakeibo_testkit::workspace_root()
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

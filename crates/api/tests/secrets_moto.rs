@@ -25,12 +25,7 @@ impl Drop for Moto {
 
 /// A `moto_server` on a free port, or `None` (said plainly) outside `cargo xtask test`.
 async fn moto() -> Option<Moto> {
-    let Some(python) = std::env::var_os("KAKEIBO_TEST_PYTHON") else {
-        println!(
-            "SKIPPED: KAKEIBO_TEST_PYTHON is unset; `cargo xtask test` installs moto_server and sets it"
-        );
-        return None;
-    };
+    let python = kakeibo_testkit::python("moto_server")?;
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

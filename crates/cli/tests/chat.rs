@@ -15,10 +15,12 @@ use serde_json::Value;
 use sqlx::PgPool;
 
 fn script(name: &str) -> String {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = kakeibo_testkit::workspace_root();
     let path = match name {
-        "demo" => root.join("../../fixtures/scripts/demo.yaml"),
-        other => root.join("tests/fixtures").join(format!("{other}.yaml")),
+        "demo" => root.join("fixtures/scripts/demo.yaml"),
+        other => root
+            .join("crates/cli/tests/fixtures")
+            .join(format!("{other}.yaml")),
     };
     format!("script:{}", path.display())
 }

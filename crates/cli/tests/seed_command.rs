@@ -3,10 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests may panic on what they did not expect.
 
-use std::{
-    path::Path,
-    process::{Command, Output},
-};
+use std::process::{Command, Output};
 
 use sqlx::{
     ConnectOptions, PgPool,
@@ -35,7 +32,7 @@ fn seed_out_writes_the_committed_seed_files() {
     assert!(stderr(&output).contains("352 rows"), "{}", stderr(&output));
 
     // The repository's seed/ is this command's output; regenerate it when the generator changes.
-    let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../seed");
+    let committed = kakeibo_testkit::workspace_root().join("seed");
     for name in ["transactions.csv", "labels.json", "rates.json"] {
         let generated = std::fs::read(out.join(name)).unwrap();
         let in_repo = std::fs::read(committed.join(name)).unwrap();

@@ -34,7 +34,7 @@ const STATEMENT: &str =
     "Date,Description,Amount\n2025-07-01,TEA STALL,-20.00\n2025-07-02,BOOK SHOP,-350.00\n";
 
 fn scripts_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/scripts")
+    kakeibo_testkit::workspace_root().join("fixtures/scripts")
 }
 
 fn kakeibo(pool: &PgPool, script: &Path, args: &[&str]) -> Output {

@@ -6,7 +6,7 @@
 
 mod support;
 
-use std::{path::PathBuf, sync::Arc};
+use std::sync::Arc;
 
 use axum::http::StatusCode;
 use kakeibo_api::State;
@@ -16,10 +16,10 @@ use support::{Isolation, gateway_event, read, state};
 
 /// The captured events used as templates, by name.
 fn templates() -> Vec<(String, Value)> {
-    let ours = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/apigw-v2-event.json");
+    let ours = support::repo_root().join("crates/devserver/tests/fixtures/apigw-v2-event.json");
     let mut files = vec![ours];
-    match support::corpus() {
-        Some(corpus) => {
+    if let Some(corpus) = support::corpus("the captured API Gateway and function URL events") {
+        {
             for name in [
                 "aws-lambda-go__apigw-v2-request-no-authorizer.json",
                 "lambda-http__apigw_v2_proxy_request.json",
@@ -31,7 +31,6 @@ fn templates() -> Vec<(String, Value)> {
                 files.push(corpus.join("aws-lambda").join(name));
             }
         }
-        None => println!("SKIPPED: the corpus events (no ../shared/corpus); our own event only"),
     }
     files
         .into_iter()
@@ -380,7 +379,7 @@ async fn rest_api_events_route_without_their_stage(_: PgPoolOptions, connect: Pg
     let state = state(&connect, Isolation::Rls, &[]).await;
     let ours: Value = serde_json::from_str(include_str!("fixtures/apigw-rest-event.json")).unwrap();
     let mut templates = vec![("apigw-rest-event.json".to_owned(), ours)];
-    if let Some(corpus) = support::corpus() {
+    if let Some(corpus) = support::corpus("the captured REST API event") {
         let path = corpus.join("aws-lambda/lambda-http__apigw_proxy_request.json");
         templates.push((
             "lambda-http__apigw_proxy_request.json".into(),

@@ -10,9 +10,9 @@ use sqlx::{
     postgres::{PgConnectOptions, PgPoolOptions},
 };
 
-/// The repository's root (task files, scripts, fixtures).
+/// The repository's root (task files, scripts, fixtures), found at run time.
 pub fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+    kakeibo_testkit::workspace_root()
 }
 
 /// `APP_DATABASE_URL` (which `cargo xtask test` sets) with the test's database instead of its own.

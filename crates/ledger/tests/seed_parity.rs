@@ -15,20 +15,7 @@ use kakeibo_ledger::{STATIC_RATES, seed};
 use serde_json::Value;
 
 fn corpus() -> Option<PathBuf> {
-    let dir = std::env::var_os("KAKEIBO_CORPUS").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
-        PathBuf::from,
-    );
-    if dir.join("kakeibo-seed/transactions.csv").is_file() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "SKIPPED: no reference corpus at {} (set KAKEIBO_CORPUS to a copy of shared/corpus); \
-             seed parity not checked",
-            dir.display()
-        );
-        None
-    }
+    kakeibo_testkit::corpus_dir("kakeibo-seed", "seed parity").map(|_| kakeibo_testkit::corpus_root())
 }
 
 fn read(path: &Path) -> String {

@@ -74,7 +74,7 @@ struct LabelAnomaly {
 }
 
 fn labels() -> Labels {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../seed/labels.json");
+    let path = kakeibo_testkit::workspace_root().join("seed/labels.json");
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
@@ -609,7 +609,7 @@ async fn accounts_and_conversion_match_the_ground_truth(options: PgPoolOptions, 
     assert_eq!(balances.len(), 18, "the whole chart is listed");
 
     let rates: Value = serde_json::from_str(
-        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../seed/rates.json")).unwrap(),
+        &std::fs::read_to_string(kakeibo_testkit::workspace_root().join("seed/rates.json")).unwrap(),
     )
     .unwrap();
     let out = call(
@@ -836,11 +836,11 @@ async fn declarations_are_restricted_and_byte_stable(pool: PgPool) {
         );
     }
     // The declarations of another build and process: the committed snapshot.
-    let snapshot = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/snapshots/declarations.json");
+    let snapshot = kakeibo_testkit::workspace_root().join("crates/ledger/tests/snapshots/declarations.json");
     if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
-        std::fs::write(snapshot, a.declarations_json()).unwrap();
+        std::fs::write(&snapshot, a.declarations_json()).unwrap();
     }
-    let committed = std::fs::read_to_string(snapshot).unwrap();
+    let committed = std::fs::read_to_string(&snapshot).unwrap();
     assert!(
         committed == a.declarations_json(),
         "declarations changed: rerun with UPDATE_SNAPSHOTS=1 and review the diff"

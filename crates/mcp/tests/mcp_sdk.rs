@@ -31,10 +31,7 @@ fn app_url(connect: &PgConnectOptions) -> String {
 
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn the_official_client_lists_calls_and_is_refused_writes(pool: PgPool) {
-    let Some(python) = std::env::var_os("KAKEIBO_TEST_PYTHON") else {
-        println!(
-            "SKIPPED: KAKEIBO_TEST_PYTHON is unset; `cargo xtask test` installs the MCP SDK and sets it"
-        );
+    let Some(python) = kakeibo_testkit::python("the MCP SDK") else {
         return;
     };
     kakeibo_ledger::seed::ensure_demo_ledger(DEV_OWNER, &pool)
@@ -52,7 +49,7 @@ async fn the_official_client_lists_calls_and_is_refused_writes(pool: PgPool) {
     ]);
     let connect = pool.connect_options();
     let output = Command::new(python)
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp_sdk_client.py"))
+        .arg(kakeibo_testkit::workspace_root().join("crates/mcp/tests/mcp_sdk_client.py"))
         .arg(calls.to_string())
         .env("KAKEIBO_MCP_BIN", env!("CARGO_BIN_EXE_kakeibo-mcp"))
         .env("APP_DATABASE_URL", app_url(&connect))
@@ -181,7 +178,7 @@ fn the_server_depends_on_no_http_client_or_provider() {
             "--prefix",
             "none",
         ])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(kakeibo_testkit::workspace_root().join("crates/mcp"))
         .output()
         .expect("cargo tree runs");
     assert!(

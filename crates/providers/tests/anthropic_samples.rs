@@ -8,7 +8,7 @@ use futures_util::stream;
 use kakeibo_core::{Block, ProviderError, StopReason};
 use kakeibo_providers::anthropic::{events, wire};
 use serde_json::Value;
-use support::{Adapter, all_samples, corpus, tool_calls};
+use support::{Adapter, Sample, all_samples, assert_failure_says, corpus, tool_calls};
 
 mod support;
 
@@ -30,17 +30,22 @@ async fn every_anthropic_sample_maps() {
     let get = |name: &str| {
         outcomes
             .iter()
-            .find(|(n, ..)| n == name)
-            .map_or_else(|| panic!("sample {name} missing"), |(_, o, _)| o)
+            .find(|s| s.name == name)
+            .map_or_else(|| panic!("sample {name} missing"), |s| &s.outcome)
     };
-    for (name, outcome, failed) in &outcomes {
-        match outcome {
-            Ok(_) => assert!(!failed, "{name}: a failure sample mapped to a reply"),
-            Err(e) if *failed => assert!(!e.to_string().is_empty()),
-            Err(e) if CUT.contains(&name.as_str()) => {
+    for Sample {
+        name,
+        outcome,
+        failure,
+    } in &outcomes
+    {
+        match (outcome, failure) {
+            (Ok(_), failure) => assert!(failure.is_none(), "{name}: a failure sample mapped to a reply"),
+            (Err(e), Some(said)) => assert_failure_says(name, e, said),
+            (Err(e), None) if CUT.contains(&name.as_str()) => {
                 assert!(matches!(e, ProviderError::Protocol(_)), "{name}: {e}");
             }
-            Err(e) => panic!("{name}: {e}"),
+            (Err(e), None) => panic!("{name}: {e}"),
         }
     }
 
@@ -99,7 +104,7 @@ async fn every_anthropic_sample_maps() {
         StopReason::End,
         "a repeated message_start is tolerated"
     );
-    let errors = outcomes.iter().filter(|(_, _, failed)| *failed).count();
+    let errors = outcomes.iter().filter(|s| s.failure.is_some()).count();
     eprintln!(
         "anthropic samples: {} mapped ({errors} error bodies)",
         outcomes.len()

@@ -62,12 +62,22 @@ async fn map(chunks: Vec<Value>) -> (Vec<String>, Result<ModelResponse, Provider
 }
 
 /// Every sample file with its outcome.
-/// (samples with their outcome, token counts read, whether each sample records a failure).
+/// (samples with their outcome, token counts read, and for each sample that records a failure
+/// what the provider said in it).
 type Mapped = (
     Vec<(String, Result<ModelResponse, ProviderError>)>,
     usize,
-    Vec<(String, bool)>,
+    Vec<(String, Option<String>)>,
 );
+
+/// An error object's `message`, or "" when it has none.
+fn said(error: &Value) -> String {
+    error
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
 
 async fn all(dir: &Path) -> Mapped {
     let mut out = Vec::new();
@@ -99,13 +109,14 @@ async fn all(dir: &Path) -> Mapped {
                     .as_array()
                     .cloned()
                     .unwrap_or_default();
-                let outcome = if status == Some(200) {
-                    map(segments).await.1
+                let (outcome, failure) = if status == Some(200) {
+                    (map(segments).await.1, None)
                 } else {
                     let body = segments.into_iter().next().unwrap_or(Value::Null);
-                    Err(wire::error_from(body.get("error").unwrap_or(&body), status))
+                    let error = body.get("error").unwrap_or(&body);
+                    (Err(wire::error_from(error, status)), Some(said(error)))
                 };
-                failures.push((format!("{name}#{i}"), status != Some(200)));
+                failures.push((format!("{name}#{i}"), failure));
                 out.push((format!("{name}#{i}"), outcome));
             }
             continue;
@@ -119,12 +130,13 @@ async fn all(dir: &Path) -> Mapped {
                     .get("error")
                     .or_else(|| body.pointer("/0/error"))
                     .unwrap_or(body);
-                failures.push((format!("{name}#{i}"), true));
+                failures.push((format!("{name}#{i}"), Some(said(error))));
                 out.push((format!("{name}#{i}"), Err(wire::error_from(error, status))));
             }
             continue;
         }
         let unary = !text.trim_start().starts_with("data:") && !name.ends_with(".chunks.txt");
+        let mut failure = (name.contains("failure") || name.contains("429")).then(String::new);
         let outcome = match chunks_of(&text) {
             // countTokens replies, not generateContent ones.
             Sample::Chunks(chunks) if chunks.len() == 1 && chunks[0].get("totalTokens").is_some() => {
@@ -134,10 +146,13 @@ async fn all(dir: &Path) -> Mapped {
             }
             Sample::Chunks(chunks) if unary && chunks.len() == 1 => wire::unary(&chunks[0]),
             Sample::Chunks(chunks) => map(chunks).await.1,
-            Sample::Error { status, body } => Err(wire::error_from(&body["error"], status)),
+            Sample::Error { status, body } => {
+                failure = Some(said(&body["error"]));
+                Err(wire::error_from(&body["error"], status))
+            }
             Sample::Garbage => Err(ProviderError::Protocol("not JSON".into())),
         };
-        failures.push((name.clone(), name.contains("failure") || name.contains("429")));
+        failures.push((name.clone(), failure));
         out.push((name, outcome));
     }
     (out, counted, failures)
@@ -193,15 +208,23 @@ async fn every_gemini_sample_maps() {
     // Successes map to a reply; failures to a typed error or a blocked/errored stop.
     let mut covered = 0;
     for (name, outcome) in &outcomes {
-        let failure = failures.iter().any(|(n, f)| n == name && *f);
+        let failure = failures
+            .iter()
+            .find(|(n, _)| n == name)
+            .and_then(|(_, f)| f.as_deref());
         match outcome {
-            Ok(response) if failure => assert!(
+            Ok(response) if failure.is_some() => assert!(
                 matches!(response.stop_reason, StopReason::Blocked | StopReason::Error),
                 "{name}: a failure sample mapped to {:?}",
                 response.stop_reason
             ),
             Ok(_) => {}
-            Err(e) if failure => assert!(!e.to_string().is_empty()),
+            // A stream that fails without an error object (cut off, empty) is a reply that could
+            // not be read; one with an error object carries the provider's words.
+            Err(e) if failure == Some("") => {
+                assert!(matches!(e, ProviderError::Protocol(_)), "{name}: {e:?}");
+            }
+            Err(e) if let Some(said) = failure => support::assert_failure_says(name, e, said),
             Err(e) if NO_FINISH_REASON.contains(&name.as_str()) || name.contains("missing-terminal") => {
                 assert!(matches!(e, ProviderError::Protocol(_)), "{name}: {e}");
             }

@@ -7,7 +7,7 @@
 use futures_util::stream;
 use kakeibo_core::{Block, StopReason};
 use kakeibo_providers::openai::{events, wire};
-use support::{Adapter, all_samples, corpus, tool_calls};
+use support::{Adapter, Sample, all_samples, assert_failure_says, corpus, tool_calls};
 
 mod support;
 
@@ -30,14 +30,19 @@ async fn every_openai_sample_maps() {
     let get = |name: &str| {
         outcomes
             .iter()
-            .find(|(n, ..)| n == name)
-            .map_or_else(|| panic!("sample {name} missing"), |(_, o, _)| o)
+            .find(|s| s.name == name)
+            .map_or_else(|| panic!("sample {name} missing"), |s| &s.outcome)
     };
-    for (name, outcome, failed) in &outcomes {
-        match outcome {
-            Ok(_) => assert!(!failed, "{name}: a failure sample mapped to a reply"),
-            Err(e) if *failed => assert!(!e.to_string().is_empty()),
-            Err(e) => panic!("{name}: {e}"),
+    for Sample {
+        name,
+        outcome,
+        failure,
+    } in &outcomes
+    {
+        match (outcome, failure) {
+            (Ok(_), failure) => assert!(failure.is_none(), "{name}: a failure sample mapped to a reply"),
+            (Err(e), Some(said)) => assert_failure_says(name, e, said),
+            (Err(e), None) => panic!("{name}: {e}"),
         }
     }
 
@@ -79,7 +84,7 @@ async fn every_openai_sample_maps() {
         .unwrap();
     assert_eq!(refusal.stop_reason, StopReason::Blocked);
     assert!(get("vercel-ai__reasoning-model-legacy-parameter-error.json").is_err());
-    let errors = outcomes.iter().filter(|(_, _, failed)| *failed).count();
+    let errors = outcomes.iter().filter(|s| s.failure.is_some()).count();
     eprintln!(
         "openai samples: {} mapped ({errors} error bodies)",
         outcomes.len()

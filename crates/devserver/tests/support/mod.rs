@@ -30,7 +30,7 @@ pub enum Isolation {
 }
 
 pub fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+    kakeibo_testkit::workspace_root()
 }
 
 pub fn demo_script() -> String {
@@ -200,11 +200,10 @@ pub fn turn_end(answer: &Answer) -> Value {
         .map_or_else(|| panic!("no turn_end in {}", answer.body), |(_, d)| d)
 }
 
-/// The reference corpus (`KAKEIBO_CORPUS`, else `../shared/corpus` from the repository).
-pub fn corpus() -> Option<PathBuf> {
-    let dir = std::env::var_os("KAKEIBO_CORPUS")
-        .map_or_else(|| repo_root().join("../shared/corpus"), PathBuf::from);
-    dir.is_dir().then_some(dir)
+/// The reference corpus (`KAKEIBO_CORPUS`, else `../shared/corpus` beside the repository), or the
+/// test skipped saying what is not checked (a failure where the whole suite is required).
+pub fn corpus(unchecked: &str) -> Option<PathBuf> {
+    kakeibo_testkit::corpus_dir("aws-lambda", unchecked).map(|_| kakeibo_testkit::corpus_root())
 }
 
 /// An API Gateway HTTP API (payload 2.0) event for `method path`, built on `template` (a real

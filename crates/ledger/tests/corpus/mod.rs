@@ -5,19 +5,15 @@
 
 use std::path::{Path, PathBuf};
 
-/// The corpus folder `sub` (under `bank-csv`), or `None` after saying the test was skipped.
+/// The corpus folder `sub` (under `bank-csv`), or `None` after saying the test was skipped (a
+/// failure where the whole suite is required).
 pub fn bank_csv(sub: &str, what: &str) -> Option<PathBuf> {
-    let dir = std::env::var_os("KAKEIBO_CORPUS").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
-        PathBuf::from,
-    );
-    let dir = dir.join("bank-csv").join(sub);
-    if dir.is_dir() {
-        Some(dir)
+    let sub = if sub.is_empty() {
+        "bank-csv".to_owned()
     } else {
-        eprintln!("SKIPPED: no corpus at {}; {what} not checked", dir.display());
-        None
-    }
+        format!("bank-csv/{sub}")
+    };
+    kakeibo_testkit::corpus_dir(&sub, what)
 }
 
 /// The statements: every .csv, .tsv, .ssv and .txt file directly in each folder of `root`.

@@ -11,23 +11,10 @@ use futures_util::{Stream, StreamExt, stream::BoxStream};
 use kakeibo_core::{Block, Message, ModelResponse, ProviderError, StreamEvent, ToolResult};
 use serde_json::Value;
 
-/// `../shared/corpus/<provider>` (or `$KAKEIBO_CORPUS/<provider>`); `None`, saying so, when absent.
+/// `../shared/corpus/<provider>` (or `$KAKEIBO_CORPUS/<provider>`); `None`, saying so, when absent
+/// (a failure where the whole suite is required).
 pub fn corpus(provider: &str, label: &str) -> Option<PathBuf> {
-    let dir = std::env::var_os("KAKEIBO_CORPUS")
-        .map_or_else(
-            || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
-            PathBuf::from,
-        )
-        .join(provider);
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "SKIPPED: no {label} samples at {}; conformance not checked",
-            dir.display()
-        );
-        None
-    }
+    kakeibo_testkit::corpus_dir(provider, &format!("{label} conformance"))
 }
 
 /// The text deltas of a reply stream and its outcome: the completed reply or the last error.
@@ -95,11 +82,41 @@ pub struct Adapter {
 /// (name, outcome, whether the sample records a failure) for every file in `dirs` (relative to
 /// `root`): JSON bodies, recorded exchanges (arrays of request/response pairs), and SSE or
 /// one-event-per-line chunk files.
-pub async fn all_samples(
-    root: &Path,
-    dirs: &[&str],
-    adapter: &Adapter,
-) -> Vec<(String, Result<ModelResponse, ProviderError>, bool)> {
+/// One sample file (or one exchange of a recording) as the adapter maps it.
+#[derive(Debug)]
+pub struct Sample {
+    pub name: String,
+    pub outcome: Result<ModelResponse, ProviderError>,
+    /// For a sample of a failure: what the provider said (its error's `message`, or "").
+    pub failure: Option<String>,
+}
+
+/// What a failure body's provider said: its error's `message`.
+fn provider_said(body: &Value) -> String {
+    body.pointer("/error/message")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// That a failure sample became a typed refusal or outage carrying the provider's own words —
+/// not an unreadable reply, and not an empty sentence.
+pub fn assert_failure_says(name: &str, error: &ProviderError, said: &str) {
+    assert!(
+        matches!(
+            error,
+            ProviderError::Rejected { .. } | ProviderError::Transient(_)
+        ),
+        "{name}: a provider's error was read as {error:?}"
+    );
+    let words: String = said.chars().take(60).collect();
+    assert!(
+        error.to_string().contains(words.trim()),
+        "{name}: {error} does not say what the provider said: {said:?}"
+    );
+}
+
+pub async fn all_samples(root: &Path, dirs: &[&str], adapter: &Adapter) -> Vec<Sample> {
     let streamed = async |chunks: Vec<Value>| drain((adapter.events)(chunks)).await.1;
     let mut files: Vec<PathBuf> = Vec::new();
     for dir in dirs {
@@ -127,16 +144,35 @@ pub async fn all_samples(
                         )
                     };
                     let status = status.and_then(|s| u16::try_from(s).ok());
+                    let name = format!("{name}#{i}");
                     if let Value::String(sse) = &body {
-                        out.push((format!("{name}#{i}"), streamed(sse_lines(sse)).await, false));
+                        let outcome = streamed(sse_lines(sse)).await;
+                        out.push(Sample {
+                            name,
+                            outcome,
+                            failure: None,
+                        });
                     } else if body.is_object() {
-                        let failed = status.is_some_and(|s| s >= 400);
-                        out.push((format!("{name}#{i}"), (adapter.body)(&body, status), failed));
+                        let failure = status.is_some_and(|s| s >= 400).then(|| provider_said(&body));
+                        let outcome = (adapter.body)(&body, status);
+                        out.push(Sample {
+                            name,
+                            outcome,
+                            failure,
+                        });
                     }
                 }
             }
-            Ok(body) => out.push((name, (adapter.body)(&body, None), (adapter.failed)(&body))),
-            Err(_) => out.push((name, streamed(sse_lines(&text)).await, false)),
+            Ok(body) => out.push(Sample {
+                outcome: (adapter.body)(&body, None),
+                failure: (adapter.failed)(&body).then(|| provider_said(&body)),
+                name,
+            }),
+            Err(_) => out.push(Sample {
+                outcome: streamed(sse_lines(&text)).await,
+                failure: None,
+                name,
+            }),
         }
     }
     out
