@@ -143,20 +143,27 @@ fn transport_error(error: &reqwest::Error) -> String {
 /// The `data:` payloads of a server-sent event stream, as JSON. A stream that breaks is an
 /// error item; a payload that is not JSON is a protocol error; `[DONE]` ends the stream.
 pub fn sse_json(response: reqwest::Response) -> impl Stream<Item = Result<Value, ProviderError>> {
+    sse_json_bytes(response.bytes_stream())
+}
+
+/// [`sse_json`] over any stream of byte chunks, cut anywhere (the network decides where).
+pub fn sse_json_bytes<S, B, E>(bytes: S) -> impl Stream<Item = Result<Value, ProviderError>>
+where
+    S: Stream<Item = Result<B, E>>,
+    B: AsRef<[u8]>,
+    E: std::fmt::Display,
+{
     use eventsource_stream::Eventsource;
-    response
-        .bytes_stream()
-        .eventsource()
-        .filter_map(|event| async move {
-            match event {
-                Ok(event) if event.data.trim() == "[DONE]" || event.data.trim().is_empty() => None,
-                Ok(event) => Some(
-                    serde_json::from_str::<Value>(&event.data)
-                        .map_err(|e| ProviderError::Protocol(format!("an event that is not JSON: {e}"))),
-                ),
-                Err(e) => Some(Err(ProviderError::Transient(format!("the stream broke: {e}")))),
-            }
-        })
+    bytes.eventsource().filter_map(|event| async move {
+        match event {
+            Ok(event) if event.data.trim() == "[DONE]" || event.data.trim().is_empty() => None,
+            Ok(event) => Some(
+                serde_json::from_str::<Value>(&event.data)
+                    .map_err(|e| ProviderError::Protocol(format!("an event that is not JSON: {e}"))),
+            ),
+            Err(e) => Some(Err(ProviderError::Transient(format!("the stream broke: {e}")))),
+        }
+    })
 }
 
 /// What an adapter's reply builder does with the chunks of a response.

@@ -133,9 +133,14 @@ fn checked<'a>(text: std::borrow::Cow<'a, str>, encoding: &str) -> Result<Decode
     if text.trim().is_empty() {
         return Err(ImportError::Empty);
     }
-    // Old Mac exports end lines with a carriage return alone: make them lines.
-    let text = if text.contains('\r') && !text.contains('\n') {
-        Cow::Owned(text.replace('\r', "\n"))
+    // Old Mac exports end lines with a carriage return alone, and a file pasted together from
+    // several may hold one among its other line ends: each is a line end, as the CSV reader takes
+    // it, so the lines counted are the lines read.
+    let lone_return = |text: &str| {
+        text.as_bytes().windows(2).any(|w| w[0] == b'\r' && w[1] != b'\n') || text.ends_with('\r')
+    };
+    let text = if lone_return(&text) {
+        Cow::Owned(text.replace("\r\n", "\n").replace('\r', "\n"))
     } else {
         text
     };
@@ -186,6 +191,15 @@ mod tests {
             "lines 1, 2, 3, 4, 5, 6, 7, 8, … (10 in all)"
         );
         assert_eq!(decode(b"a,b\r1,2\r").unwrap().text, "a,b\n1,2\n");
+        // One lone return among line feeds (a file pasted together) is a line end too.
+        assert_eq!(
+            decode(b"a,b\n1\r2,3\r\n4,5\n").unwrap().text,
+            "a,b\n1\n2,3\n4,5\n"
+        );
+        assert!(
+            matches!(decode(b"a,b\r\n1,2\r\n").unwrap().text, std::borrow::Cow::Borrowed(_)),
+            "nothing to change"
+        );
     }
 
     #[test]
