@@ -80,7 +80,7 @@ impl IntoResponse for ApiError {
             Self::Refused(refusal) => json!({"error": refusal.message(), "reason": refusal.reason()}),
             Self::Unavailable { error, reason } => json!({"error": error, "reason": reason}),
             Self::Internal(detail) => {
-                eprintln!("internal error: {detail}");
+                tracing::error!(detail = %detail, "internal error");
                 json!({"error": "internal error"})
             }
             other => json!({"error": other.to_string()}),

@@ -62,8 +62,22 @@ fn with_path(uri: &axum::http::Uri, path: &str) -> Option<axum::http::Uri> {
     axum::http::Uri::from_parts(parts).ok()
 }
 
-/// Serves one Lambda request with `router`.
+/// Serves one Lambda request with `router`, in a span that names its request id (never its
+/// client address).
 pub async fn dispatch(router: Router, request: lambda_http::Request) -> Response {
+    let span = tracing::info_span!(
+        "request",
+        request_id = tracing::field::Empty,
+        method = %request.method(),
+        path = %request.uri().path(),
+    );
+    if let Some(context) = request.lambda_context_ref() {
+        span.record("request_id", context.request_id.as_str());
+    }
+    tracing::Instrument::instrument(dispatch_in_span(router, request), span).await
+}
+
+async fn dispatch_in_span(router: Router, request: lambda_http::Request) -> Response {
     let address = source_address(&request);
     let path = route_path(&request);
     let (mut parts, body) = request.into_parts();
@@ -78,10 +92,12 @@ pub async fn dispatch(router: Router, request: lambda_http::Request) -> Response
         lambda_http::Body::Binary(bytes) => Body::from(bytes),
         _ => Body::empty(),
     };
-    match router.oneshot(axum::http::Request::from_parts(parts, body)).await {
+    let response = match router.oneshot(axum::http::Request::from_parts(parts, body)).await {
         Ok(response) => response,
         Err(never) => match never {},
-    }
+    };
+    tracing::info!(status = response.status().as_u16(), "answered");
+    response
 }
 
 /// Runs `router` as a buffered function.

@@ -18,6 +18,7 @@ pub mod routes;
 pub mod secrets;
 pub mod sse;
 pub mod state;
+pub mod telemetry;
 pub mod turn_stream;
 pub mod visitor;
 

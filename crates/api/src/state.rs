@@ -57,9 +57,9 @@ impl State {
         let app = if let Some(url) = &config.app_database_url {
             connect("APP_DATABASE_URL", url)?
         } else {
-            eprintln!(
-                "warning: APP_DATABASE_URL is unset, so owner-scoped queries run as the owner role \
-                 and row-level security is not a second wall"
+            tracing::warn!(
+                "APP_DATABASE_URL is unset, so owner-scoped queries run as the owner role and \
+                 row-level security is not a second wall"
             );
             owner.clone()
         };

@@ -64,9 +64,11 @@ where
     F: Future<Output = ()> + Send + 'static,
 {
     let watcher = events.clone();
+    // The turn keeps the request's span: its log lines carry the request id.
+    let work = tracing::Instrument::in_current_span(work);
     tokio::spawn(async move {
         if let Err(failure) = tokio::spawn(work).await {
-            eprintln!("turn task failed: {failure}");
+            tracing::error!(%failure, "turn task failed");
             watcher.send(
                 "error",
                 &json!({"message": "the turn stopped unexpectedly; what was saved is kept, try again"}),
@@ -155,7 +157,7 @@ pub fn send_outcome(
             );
         }
         Err(e) => {
-            eprintln!("turn failed: {e}");
+            tracing::warn!(error = %e, "turn failed");
             let message = match e {
                 ConfirmError::Claimed | ConfirmError::Gone => e.to_string(),
                 _ => "the turn could not be completed; nothing was lost, try again".to_owned(),

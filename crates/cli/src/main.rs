@@ -130,6 +130,12 @@ struct SeedArgs {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Logs on stderr (stdout is the answer or the protocol), errors unless RUST_LOG asks for more.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
     if let Some(prompt) = cli.print {
         let args = chat_cmd::PrintArgs {
             prompt,

@@ -63,13 +63,29 @@ pub fn app(state: Arc<State>, web_dist: Option<&Path>) -> Router {
     kakeibo_api::routes::guard(api, &config).layer(middleware::from_fn(client_address))
 }
 
-/// Puts the socket's peer address on the request, as the Lambda adapter puts the gateway's.
+/// Puts the socket's peer address on the request, as the Lambda adapter puts the gateway's, and
+/// serves it in a `request` span as the Lambda adapter does (with an id of this process's own in
+/// place of Lambda's request id; never the address).
 async fn client_address(mut request: Request, next: Next) -> Response {
     if let Some(ConnectInfo(peer)) = request.extensions().get::<ConnectInfo<SocketAddr>>() {
         let address = ClientAddress(peer.ip().to_string());
         request.extensions_mut().insert(address);
     }
-    next.run(request).await
+    let span = tracing::info_span!(
+        "request",
+        request_id = %uuid::Uuid::new_v4(),
+        method = %request.method(),
+        path = %request.uri().path(),
+    );
+    tracing::Instrument::instrument(
+        async move {
+            let response = next.run(request).await;
+            tracing::info!(status = response.status().as_u16(), "answered");
+            response
+        },
+        span,
+    )
+    .await
 }
 
 /// Evaluation runs of the local server: the built-in suite in a task of this process, with this
@@ -90,7 +106,7 @@ impl InProcessEvals {
 }
 
 impl StartEval for InProcessEvals {
-    fn start<'a>(&'a self, requested_by: &'a str) -> BoxFuture<'a, Result<String, String>> {
+    fn start<'a>(&'a self, _requested_by: &'a str) -> BoxFuture<'a, Result<String, String>> {
         Box::pin(async move {
             models(&|name| self.state.config.var(name)).map_err(|e| e.to_string())?;
             if self.running.swap(true, Ordering::SeqCst) {
@@ -98,19 +114,21 @@ impl StartEval for InProcessEvals {
             }
             let state = Arc::clone(&self.state);
             let running = Running(Arc::clone(&self.running));
-            let who = requested_by.to_owned();
             tokio::spawn(async move {
                 // Cleared when the task ends, however it ends.
                 let _running = running;
-                eprintln!("kakeibo-dev: evaluation run started by {who}");
+                // The operator's address stays out of the log.
+                tracing::info!("evaluation run started by an operator");
                 let var = |name: &str| state.config.var(name);
-                let progress = |line: &str| eprintln!("kakeibo-dev: eval {line}");
+                let progress = |line: &str| tracing::info!("eval {line}");
                 match run_built_in(&state.app, &var, Trigger::Admin, None, &progress).await {
-                    Ok(report) => eprintln!(
-                        "kakeibo-dev: evaluation run finished: {}/{} passed ({}%)",
-                        report.passed, report.task_count, report.pass_rate
+                    Ok(report) => tracing::info!(
+                        "evaluation run finished: {}/{} passed ({}%)",
+                        report.passed,
+                        report.task_count,
+                        report.pass_rate
                     ),
-                    Err(e) => eprintln!("kakeibo-dev: evaluation run failed: {e}"),
+                    Err(e) => tracing::error!("evaluation run failed: {e}"),
                 }
             });
             Ok(

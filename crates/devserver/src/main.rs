@@ -25,10 +25,11 @@ struct Args {
 #[tokio::main]
 async fn main() -> Result<()> {
     let args = Args::parse();
+    kakeibo_api::telemetry::init("info");
     let mut vars: BTreeMap<String, String> = std::env::vars().collect();
     for name in ["JWT_SECRET", "RATE_LIMIT_SALT"] {
         if vars.get(name).is_none_or(|v| v.trim().is_empty()) {
-            eprintln!("kakeibo-dev: {name} is unset; using a random one for this process");
+            tracing::warn!("{name} is unset; using a random one for this process");
             let random = format!(
                 "{}{}",
                 uuid::Uuid::new_v4().simple(),
@@ -42,14 +43,14 @@ async fn main() -> Result<()> {
     let config = Config::from_vars(vars).context("configuration")?;
     let state = State::new(config).context("starting")?;
     match &state.model {
-        Ok(model) => eprintln!("kakeibo-dev: model {}:{}", model.name(), model.model()),
-        Err(why) => eprintln!("kakeibo-dev: no model — chat answers 503 until one is configured. {why}"),
+        Ok(model) => tracing::info!(provider = model.name(), model = model.model(), "model"),
+        Err(why) => tracing::warn!("no model — chat answers 503 until one is configured. {why}"),
     }
     let app = kakeibo_devserver::app(Arc::new(state), Some(&args.web_dist));
     let listener = tokio::net::TcpListener::bind(args.addr)
         .await
         .with_context(|| format!("listening on {}", args.addr))?;
-    eprintln!("kakeibo-dev: serving http://{}", args.addr);
+    tracing::info!("serving http://{}", args.addr);
     axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
         .with_graceful_shutdown(stopped())
         .await
@@ -89,5 +90,5 @@ async fn stopped() {
         why = terminate => why,
         why = orphaned => why,
     };
-    eprintln!("kakeibo-dev: stopping ({why})");
+    tracing::info!("stopping ({why})");
 }

@@ -62,6 +62,12 @@ struct Args {
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    // Logs on stderr (stdout is the answer or the protocol), errors unless RUST_LOG asks for more.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
     match run(Args::parse()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

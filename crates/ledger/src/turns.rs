@@ -547,10 +547,7 @@ impl Tracer for PgTracer {
     fn record(&self, event: TraceEvent) -> BoxFuture<'_, ()> {
         Box::pin(async move {
             if let Err(e) = self.insert(&event).await {
-                eprintln!(
-                    "kakeibo: trace event {} of run {} not recorded: {e}",
-                    event.seq, event.run_id
-                );
+                tracing::warn!(seq = event.seq, run_id = %event.run_id, error = %e, "trace event not recorded");
             }
         })
     }
@@ -701,6 +698,7 @@ impl Agent<'_> {
         Box::pin(self.chat_inner(conversation, text, policy, on_event))
     }
 
+    #[tracing::instrument(name = "turn", skip_all, fields(conversation_id = %conversation, run_id = tracing::field::Empty))]
     async fn chat_inner(
         &self,
         conversation: Uuid,
@@ -711,6 +709,12 @@ impl Agent<'_> {
         let owner = self.scope.owner;
         let history = self.store.history(owner, conversation).await?;
         let run_id = Uuid::new_v4();
+        tracing::Span::current().record("run_id", tracing::field::display(run_id));
+        tracing::info!(
+            provider = self.provider.name(),
+            model = self.provider.model(),
+            "turn started"
+        );
         self.store
             .start_run(
                 owner,
@@ -752,6 +756,7 @@ impl Agent<'_> {
             let pending = pending.clone();
             let suspended_id = self.store.suspend(owner, conversation, &turn).await?;
             self.store.update_run(owner, &turn, None).await?;
+            tracing::info!(suspended_turn_id = %suspended_id, "turn suspended until a person decides");
             return Ok(Outcome::Suspended {
                 run_id: turn.run_id.clone(),
                 suspended_id,
@@ -778,6 +783,11 @@ impl Agent<'_> {
 
     /// [`Agent::confirm`] after the claim, for callers that answer a lost claim before they start
     /// streaming (the HTTP confirm: `409`/`410` are statuses, not stream events).
+    #[tracing::instrument(
+        name = "confirm",
+        skip_all,
+        fields(conversation_id = %claim.conversation_id, suspended_turn_id = %claim.id)
+    )]
     pub async fn confirm_claimed(
         &self,
         claim: Claim,
@@ -855,6 +865,7 @@ impl Agent<'_> {
         self.store
             .update_run(self.scope.owner, &turn, Some(status))
             .await?;
+        tracing::info!(run_id = %turn.run_id, status = ?status, "turn finished");
         Ok(Outcome::Finished {
             run_id: turn.run_id.clone(),
             status,

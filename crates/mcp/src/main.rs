@@ -25,6 +25,12 @@ async fn main() -> ExitCode {
         println!("{HELP}");
         return ExitCode::SUCCESS;
     }
+    // Logs on stderr (stdout is the answer or the protocol), errors unless RUST_LOG asks for more.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
     match run().await {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
+    kakeibo_api::telemetry::init("info");
     if kakeibo_api::lambda::help_requested("admin", "the operator's overview and actions") {
         return Ok(());
     }

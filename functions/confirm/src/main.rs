@@ -2,6 +2,7 @@
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
+    kakeibo_api::telemetry::init("info");
     if kakeibo_api::lambda::help_requested("confirm", "POST /api/confirm") {
         return Ok(());
     }

@@ -7,6 +7,7 @@ use lambda_runtime::{LambdaEvent, service_fn};
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
+    kakeibo_api::telemetry::init("info");
     if kakeibo_api::lambda::help_requested(
         "eval",
         "the evaluation suite, on a schedule or when an operator starts it",

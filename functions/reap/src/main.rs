@@ -4,6 +4,7 @@ use lambda_runtime::{LambdaEvent, service_fn};
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
+    kakeibo_api::telemetry::init("info");
     if kakeibo_api::lambda::help_requested("reap", "the nightly housekeeping, on a schedule") {
         return Ok(());
     }

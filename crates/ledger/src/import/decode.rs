@@ -197,7 +197,10 @@ mod tests {
             "a,b\n1\n2,3\n4,5\n"
         );
         assert!(
-            matches!(decode(b"a,b\r\n1,2\r\n").unwrap().text, std::borrow::Cow::Borrowed(_)),
+            matches!(
+                decode(b"a,b\r\n1,2\r\n").unwrap().text,
+                std::borrow::Cow::Borrowed(_)
+            ),
             "nothing to change"
         );
     }
