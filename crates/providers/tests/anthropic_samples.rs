@@ -5,10 +5,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::too_many_lines)] // Tests may panic on what they did not expect.
 
 use futures_util::stream;
-use kakeibo_core::{Block, ProviderError, StopReason};
+use kakeibo_core::{Block, StopReason};
 use kakeibo_providers::anthropic::{events, wire};
 use serde_json::Value;
-use support::{Adapter, Sample, all_samples, assert_failure_says, corpus, tool_calls};
+use support::{Adapter, all_samples, assert_each_maps, corpus, outcome, tool_calls};
 
 mod support;
 
@@ -27,27 +27,8 @@ async fn every_anthropic_sample_maps() {
         return;
     };
     let outcomes = all_samples(&dir, &[".", "sdk-python-recordings"], &ANTHROPIC).await;
-    let get = |name: &str| {
-        outcomes
-            .iter()
-            .find(|s| s.name == name)
-            .map_or_else(|| panic!("sample {name} missing"), |s| &s.outcome)
-    };
-    for Sample {
-        name,
-        outcome,
-        failure,
-    } in &outcomes
-    {
-        match (outcome, failure) {
-            (Ok(_), failure) => assert!(failure.is_none(), "{name}: a failure sample mapped to a reply"),
-            (Err(e), Some(said)) => assert_failure_says(name, e, said),
-            (Err(e), None) if CUT.contains(&name.as_str()) => {
-                assert!(matches!(e, ProviderError::Protocol(_)), "{name}: {e}");
-            }
-            (Err(e), None) => panic!("{name}: {e}"),
-        }
-    }
+    let get = |name: &str| outcome(&outcomes, name);
+    assert_each_maps(&outcomes, &CUT);
 
     let text = get("vercel-ai__anthropic-text.chunks.txt").as_ref().unwrap();
     assert_eq!(text.stop_reason, StopReason::End);

@@ -7,7 +7,7 @@
 use futures_util::stream;
 use kakeibo_core::{Block, StopReason};
 use kakeibo_providers::openai::{events, wire};
-use support::{Adapter, Sample, all_samples, assert_failure_says, corpus, tool_calls};
+use support::{Adapter, all_samples, assert_each_maps, corpus, outcome, tool_calls};
 
 mod support;
 
@@ -27,24 +27,8 @@ async fn every_openai_sample_maps() {
         return;
     };
     let outcomes = all_samples(&dir, &["."], &OPENAI).await;
-    let get = |name: &str| {
-        outcomes
-            .iter()
-            .find(|s| s.name == name)
-            .map_or_else(|| panic!("sample {name} missing"), |s| &s.outcome)
-    };
-    for Sample {
-        name,
-        outcome,
-        failure,
-    } in &outcomes
-    {
-        match (outcome, failure) {
-            (Ok(_), failure) => assert!(failure.is_none(), "{name}: a failure sample mapped to a reply"),
-            (Err(e), Some(said)) => assert_failure_says(name, e, said),
-            (Err(e), None) => panic!("{name}: {e}"),
-        }
-    }
+    let get = |name: &str| outcome(&outcomes, name);
+    assert_each_maps(&outcomes, &[]);
 
     let text = get("vercel-ai__openai-text.chunks.txt").as_ref().unwrap();
     assert_eq!(text.stop_reason, StopReason::End);

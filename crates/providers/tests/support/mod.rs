@@ -116,6 +116,34 @@ pub fn assert_failure_says(name: &str, error: &ProviderError, said: &str) {
     );
 }
 
+/// That every sample maps as it should: a success to a reply, a failure to the provider's own
+/// words; `cut` names the streams that end early, which must be unreadable replies.
+pub fn assert_each_maps(samples: &[Sample], cut: &[&str]) {
+    for Sample {
+        name,
+        outcome,
+        failure,
+    } in samples
+    {
+        match (outcome, failure) {
+            (Ok(_), failure) => assert!(failure.is_none(), "{name}: a failure sample mapped to a reply"),
+            (Err(e), Some(said)) => assert_failure_says(name, e, said),
+            (Err(e), None) if cut.contains(&name.as_str()) => {
+                assert!(matches!(e, ProviderError::Protocol(_)), "{name}: {e}");
+            }
+            (Err(e), None) => panic!("{name}: {e}"),
+        }
+    }
+}
+
+/// The outcome of the sample `name`.
+pub fn outcome<'a>(samples: &'a [Sample], name: &str) -> &'a Result<ModelResponse, ProviderError> {
+    samples
+        .iter()
+        .find(|s| s.name == name)
+        .map_or_else(|| panic!("sample {name} missing"), |s| &s.outcome)
+}
+
 pub async fn all_samples(root: &Path, dirs: &[&str], adapter: &Adapter) -> Vec<Sample> {
     let streamed = async |chunks: Vec<Value>| drain((adapter.events)(chunks)).await.1;
     let mut files: Vec<PathBuf> = Vec::new();
