@@ -140,6 +140,14 @@ fn transport_error(error: &reqwest::Error) -> String {
     }
 }
 
+/// Sets `key` on a JSON object this crate built; a value that is not an object is left as it is
+/// (`value[key] = …` would panic on one).
+pub(crate) fn set(object: &mut Value, key: &str, value: Value) {
+    if let Some(map) = object.as_object_mut() {
+        map.insert(key.to_owned(), value);
+    }
+}
+
 /// The `data:` payloads of a server-sent event stream, as JSON. A stream that breaks is an
 /// error item; a payload that is not JSON is a protocol error; `[DONE]` ends the stream.
 pub fn sse_json(response: reqwest::Response) -> impl Stream<Item = Result<Value, ProviderError>> {

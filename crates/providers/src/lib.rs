@@ -3,6 +3,10 @@
 //!
 //! Gemini (the primary), Anthropic Messages and OpenAI-compatible Chat Completions. This crate knows HTTP (reqwest) and the providers' formats; it
 //! knows nothing of the ledger or the database.
+//!
+//! Nothing a provider sends may panic the process: indexing and string slicing are refused in the
+//! crate's code (tests aside), and the property tests feed every decoder arbitrary input.
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
 
 pub mod anthropic;
 pub mod gemini;

@@ -64,7 +64,8 @@ pub fn canonical(model: &str, request: &ModelRequest) -> Value {
 
 /// The fixture key of a request: 32 hex digits of the SHA-256 of its canonical form.
 pub fn key(model: &str, request: &ModelRequest) -> String {
-    hex::encode(&Sha256::digest(canonical(model, request).to_string().as_bytes())[..16])
+    let digest = Sha256::digest(canonical(model, request).to_string().as_bytes());
+    hex::encode(digest.get(..16).unwrap_or_default())
 }
 
 /// Where fixtures are kept: `KAKEIBO_FIXTURES`, else `fixtures/`.
@@ -178,7 +179,7 @@ impl Replay {
         })?;
         let fixture: Value = serde_json::from_str(&text)
             .map_err(|e| ProviderError::Protocol(format!("REPLAY: {} is not JSON: {e}", path.display())))?;
-        serde_json::from_value(fixture["response"].clone())
+        serde_json::from_value(fixture.get("response").cloned().unwrap_or_default())
             .map_err(|e| ProviderError::Protocol(format!("REPLAY: {} holds no reply: {e}", path.display())))
     }
 }

@@ -32,17 +32,20 @@ pub fn request_body(model: &str, request: &ModelRequest, stream: bool) -> Value 
         "stream": stream,
     });
     if !request.system.is_empty() {
-        body["system"] =
-            json!([{"type": "text", "text": request.system, "cache_control": {"type": "ephemeral"}}]);
+        crate::http::set(
+            &mut body,
+            "system",
+            json!([{"type": "text", "text": request.system, "cache_control": {"type": "ephemeral"}}]),
+        );
     }
     if !request.tools.is_empty() {
-        body["tools"] = Value::Array(
+        crate::http::set(&mut body, "tools", Value::Array(
             request
                 .tools
                 .iter()
                 .map(|d| json!({"name": d.name, "description": d.description, "input_schema": d.parameters}))
                 .collect(),
-        );
+        ));
     }
     body
 }
@@ -273,8 +276,8 @@ pub fn unary(body: &Value) -> Result<ModelResponse, ProviderError> {
     for (index, block) in body["content"].as_array().into_iter().flatten().enumerate() {
         let mut start = block.clone();
         // Complete blocks: text and tool input arrive whole.
-        if start["type"] == "text" {
-            start["text"] = json!("");
+        if start.get("type").and_then(Value::as_str) == Some("text") {
+            crate::http::set(&mut start, "text", json!(""));
         }
         accumulator.feed(&json!({"type": "content_block_start", "index": index, "content_block": start}))?;
         match block["type"].as_str().unwrap_or_default() {

@@ -123,7 +123,11 @@ impl ExplicitCache {
         hash.update(request.system.as_bytes());
         hash.update([0]);
         hash.update(serde_json::to_vec(&request.tools).unwrap_or_default());
-        Some(format!("kakeibo-{}", hex::encode(&hash.finalize()[..16])))
+        let digest = hash.finalize();
+        Some(format!(
+            "kakeibo-{}",
+            hex::encode(digest.get(..16).unwrap_or_default())
+        ))
     }
 
     /// What to do for the cache `key`.
@@ -222,9 +226,9 @@ pub fn create_body(model: &str, display_name: &str, request: &ModelRequest, ttl:
         object.remove("contents");
         object.remove("generationConfig");
     }
-    body["model"] = json!(model);
-    body["displayName"] = json!(display_name);
-    body["ttl"] = json!(ttl);
+    crate::http::set(&mut body, "model", json!(model));
+    crate::http::set(&mut body, "displayName", json!(display_name));
+    crate::http::set(&mut body, "ttl", json!(ttl));
     body
 }
 

@@ -376,7 +376,7 @@ impl Provider for Gemini {
             let body = match self.config.auth {
                 GeminiAuth::Vertex { .. } => inner,
                 GeminiAuth::ApiKey(_) => {
-                    inner["model"] = json!(self.config.model_resource());
+                    crate::http::set(&mut inner, "model", json!(self.config.model_resource()));
                     json!({"generateContentRequest": inner})
                 }
             };

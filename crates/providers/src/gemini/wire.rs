@@ -30,11 +30,15 @@ pub fn request_body(request: &ModelRequest, cached: Option<&str>) -> Value {
         "generationConfig": {"maxOutputTokens": request.max_tokens, "thinkingConfig": {"includeThoughts": true}},
     });
     if let Some(name) = cached {
-        body["cachedContent"] = json!(name);
+        crate::http::set(&mut body, "cachedContent", json!(name));
         return body;
     }
     if !request.system.is_empty() {
-        body["systemInstruction"] = json!({"parts": [{"text": request.system}]});
+        crate::http::set(
+            &mut body,
+            "systemInstruction",
+            json!({"parts": [{"text": request.system}]}),
+        );
     }
     if !request.tools.is_empty() {
         let declarations: Vec<Value> = request
@@ -42,8 +46,16 @@ pub fn request_body(request: &ModelRequest, cached: Option<&str>) -> Value {
             .iter()
             .map(|d| json!({"name": d.name, "description": d.description, "parameters": d.parameters}))
             .collect();
-        body["tools"] = json!([{"functionDeclarations": declarations}]);
-        body["toolConfig"] = json!({"functionCallingConfig": {"mode": "AUTO"}});
+        crate::http::set(
+            &mut body,
+            "tools",
+            json!([{"functionDeclarations": declarations}]),
+        );
+        crate::http::set(
+            &mut body,
+            "toolConfig",
+            json!({"functionCallingConfig": {"mode": "AUTO"}}),
+        );
     }
     body
 }
@@ -59,7 +71,7 @@ fn content(message: &Message) -> Value {
 
 fn with_signature(mut part: Value, meta: Option<&ProviderMeta>) -> Value {
     if let Some(meta) = meta {
-        part["thoughtSignature"] = json!(meta.0);
+        crate::http::set(&mut part, "thoughtSignature", json!(meta.0));
     }
     part
 }
@@ -78,7 +90,7 @@ fn part(block: &Block) -> Value {
         } => {
             let mut call = json!({"name": name, "args": input});
             if !is_minted(id) {
-                call["id"] = json!(id);
+                crate::http::set(&mut call, "id", json!(id));
             }
             with_signature(json!({"functionCall": call}), provider_meta.as_ref())
         }
@@ -91,7 +103,7 @@ fn part(block: &Block) -> Value {
             let key = if *is_error { "error" } else { "content" };
             let mut response = json!({"name": name, "response": {key: content}});
             if !is_minted(tool_use_id) {
-                response["id"] = json!(tool_use_id);
+                crate::http::set(&mut response, "id", json!(tool_use_id));
             }
             json!({"functionResponse": response})
         }

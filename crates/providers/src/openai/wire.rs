@@ -25,16 +25,16 @@ pub fn request_body(model: &str, request: &ModelRequest, stream: bool) -> Value 
     let mut body =
         json!({"model": model, "messages": messages, "max_tokens": request.max_tokens, "stream": stream});
     if stream {
-        body["stream_options"] = json!({"include_usage": true});
+        crate::http::set(&mut body, "stream_options", json!({"include_usage": true}));
     }
     if !request.tools.is_empty() {
-        body["tools"] = Value::Array(
+        crate::http::set(&mut body, "tools", Value::Array(
             request
                 .tools
                 .iter()
                 .map(|d| json!({"type": "function", "function": {"name": d.name, "description": d.description, "parameters": d.parameters}}))
                 .collect(),
-        );
+        ));
     }
     body
 }
@@ -72,7 +72,7 @@ fn wire_messages(message: &Message) -> Vec<Value> {
                 })
                 .collect();
             if !calls.is_empty() {
-                wire["tool_calls"] = Value::Array(calls);
+                crate::http::set(&mut wire, "tool_calls", Value::Array(calls));
             }
             for block in &message.content {
                 if let Block::ThoughtSummary {
@@ -81,7 +81,7 @@ fn wire_messages(message: &Message) -> Vec<Value> {
                 } = block
                     && REASONING_FIELDS.contains(&field.0.as_str())
                 {
-                    wire[field.0.as_str()] = json!(text);
+                    crate::http::set(&mut wire, field.0.as_str(), json!(text));
                 }
             }
             vec![wire]
