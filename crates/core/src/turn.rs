@@ -363,6 +363,7 @@ async fn trace(
     deps.tracer.record(event).await;
 }
 
+#[tracing::instrument(name = "model_call", skip_all, fields(iteration = turn.iteration + 1, model = deps.provider.model()))]
 async fn call_model(mut turn: Turn, deps: &Deps<'_>) -> Turn {
     let tools = if turn.tools_off {
         Vec::new()
@@ -382,6 +383,7 @@ async fn call_model(mut turn: Turn, deps: &Deps<'_>) -> Turn {
     let response = match result {
         Ok(response) => response,
         Err(e) => {
+            tracing::warn!(error = %e, latency_ms = latency, "the model could not answer");
             trace(
                 &mut turn,
                 deps,
@@ -399,6 +401,13 @@ async fn call_model(mut turn: Turn, deps: &Deps<'_>) -> Turn {
             return turn;
         }
     };
+    tracing::info!(
+        stop = ?response.stop_reason,
+        input_tokens = response.usage.input_tokens,
+        output_tokens = response.usage.output_tokens,
+        latency_ms = latency,
+        "model answered"
+    );
     turn.usage += response.usage;
     turn.cost += cost(deps.provider.model(), &response.usage).0;
     turn.iteration += 1;
@@ -532,6 +541,7 @@ enum Decision {
     Pending(PendingWrite),
 }
 
+#[tracing::instrument(name = "tools", skip_all, fields(calls = calls.len()))]
 async fn run_tools(mut turn: Turn, calls: Vec<ToolUse>, deps: &Deps<'_>) -> Turn {
     if turn.iteration >= MAX_ITERATIONS {
         let results = calls.iter().map(|c| error_result(c, ITERATION_LIMIT));
@@ -575,6 +585,8 @@ async fn run_tools(mut turn: Turn, calls: Vec<ToolUse>, deps: &Deps<'_>) -> Turn
             }
             Decision::Run { tool, confirmed } => {
                 let (content, is_error, latency) = outcome.unwrap_or_else(|| (String::new(), true, 0));
+                // The tool's name and how it went; never its input or result (the ledger's figures).
+                tracing::info!(tool = %call.name, call_id = %call.id, is_error, latency_ms = latency, "tool ran");
                 (content, is_error, confirmed, Some(latency), Some(tool.tier()))
             }
         };
