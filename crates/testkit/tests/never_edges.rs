@@ -1,0 +1,120 @@
+//! The workspace's one-way graph: the "never" edges ARCHITECTURE.md states, checked on the
+//! resolved dependency tree (`cargo tree`), so adding one fails here with the path that brought it.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Tests may panic on what they did not expect.
+
+use std::process::Command;
+
+/// The crates `package` depends on (normal edges, transitively), with `cargo tree`'s listing for
+/// the failure message.
+fn dependencies(package: &str) -> (Vec<String>, String) {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let output = Command::new(cargo)
+        .args([
+            "tree",
+            "--offline",
+            "-p",
+            package,
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+        ])
+        .current_dir(kakeibo_testkit::workspace_root())
+        .output()
+        .expect("cargo tree runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let tree = String::from_utf8_lossy(&output.stdout).into_owned();
+    let crates = tree
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| *name != package)
+        .map(str::to_owned)
+        .collect();
+    (crates, tree)
+}
+
+/// That none of `package`'s dependencies is named in `never` (a trailing `*` matches a prefix).
+fn assert_never(package: &str, never: &[&str], why: &str) {
+    let (crates, tree) = dependencies(package);
+    let banned: Vec<&String> = crates
+        .iter()
+        .filter(|name| {
+            never.iter().any(|n| match n.strip_suffix('*') {
+                Some(prefix) => name.starts_with(prefix),
+                None => *name == n,
+            })
+        })
+        .collect();
+    assert!(
+        banned.is_empty(),
+        "{package} {why}, yet depends on {banned:?}:\n{tree}"
+    );
+}
+
+/// AWS's SDK and Lambda runtime (not `aws-lc-rs`, the TLS library's cryptography).
+const AWS: &[&str] = &[
+    "aws-config",
+    "aws-sdk-*",
+    "aws-smithy-*",
+    "aws-types",
+    "aws-runtime",
+    "lambda_http",
+    "lambda_runtime",
+];
+
+/// Database and HTTP crates.
+const DATABASE_AND_HTTP: &[&str] = &[
+    "sqlx*",
+    "tokio-postgres",
+    "postgres*",
+    "reqwest",
+    "hyper",
+    "hyper-util",
+    "h2",
+    "http",
+    "axum",
+    "tower",
+    "rustls",
+];
+
+#[test]
+fn the_core_holds_no_database_http_or_aws_crate() {
+    let never: Vec<&str> = DATABASE_AND_HTTP.iter().chain(AWS).copied().collect();
+    assert_never("kakeibo-core", &never, "is provider-neutral and does no I/O");
+}
+
+#[test]
+fn the_providers_know_nothing_of_the_ledger_or_the_database() {
+    let never: Vec<&str> = ["kakeibo-ledger", "kakeibo-api", "sqlx*"]
+        .into_iter()
+        .chain(AWS.iter().copied())
+        .collect();
+    assert_never(
+        "kakeibo-providers",
+        &never,
+        "maps messages to the providers' wire formats",
+    );
+}
+
+#[test]
+fn the_developer_tools_depend_on_no_product_crate() {
+    let product = [
+        "kakeibo-core",
+        "kakeibo-ledger",
+        "kakeibo-providers",
+        "kakeibo-auth",
+        "kakeibo-api",
+        "kakeibo-evals",
+    ];
+    assert_never("xtask", &product, "drives initdb, psql and cargo as processes");
+    // The embedded cluster's helper and the suites' kit are the standard library alone.
+    for package in ["kakeibo-localdb", "kakeibo-testkit"] {
+        let (crates, tree) = dependencies(package);
+        assert!(crates.is_empty(), "{package} is standard library only:\n{tree}");
+    }
+}
