@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use kakeibo_ledger::{admin::AdminAllowlist, quota::QuotaLimits};
+use kakeibo_operator::{admin::AdminAllowlist, quota::QuotaLimits};
 
 use crate::secrets;
 

@@ -6,7 +6,8 @@ use axum::{
     http::{HeaderValue, StatusCode, header},
     response::{IntoResponse, Response},
 };
-use kakeibo_ledger::{LedgerError, quota::Refusal, turns::ConfirmError};
+use kakeibo_ledger::{LedgerError, turns::ConfirmError};
+use kakeibo_operator::quota::Refusal;
 use serde_json::json;
 
 /// Clears the session cookie on a `401`, so the browser starts a fresh visit next time.
@@ -112,9 +113,9 @@ impl From<LedgerError> for ApiError {
     }
 }
 
-impl From<kakeibo_ledger::uploads::UploadError> for ApiError {
-    fn from(e: kakeibo_ledger::uploads::UploadError) -> Self {
-        use kakeibo_ledger::uploads::UploadError as U;
+impl From<kakeibo_operator::uploads::UploadError> for ApiError {
+    fn from(e: kakeibo_operator::uploads::UploadError) -> Self {
+        use kakeibo_operator::uploads::UploadError as U;
         match e {
             U::Invalid(message) => Self::BadRequest(message),
             U::Full(message) => Self::Conflict(message),

@@ -10,7 +10,7 @@ use axum::{
 };
 use chrono::Utc;
 use kakeibo_auth::{Sessions, Visitor, session::token_from_cookies, visitors};
-use kakeibo_ledger::quota::{self, Refusal};
+use kakeibo_operator::quota::{self, Refusal};
 
 use crate::{error::ApiError, state::State};
 

@@ -12,15 +12,15 @@ const ALLOWED: &[(&str, &str)] = &[
     ("crates/ledger/src/db.rs", "defines OwnerRolePool"),
     ("crates/ledger/src/lib.rs", "re-exports it"),
     (
-        "crates/ledger/src/admin.rs",
+        "crates/operator/src/admin.rs",
         "the one door to cross-owner reads and the operator's actions",
     ),
     (
-        "crates/ledger/src/quota.rs",
+        "crates/operator/src/quota.rs",
         "per-address counters have no owner; the budget sums every owner's runs",
     ),
     (
-        "crates/ledger/src/housekeeping.rs",
+        "crates/operator/src/housekeeping.rs",
         "the nightly reaper deletes across owners by design",
     ),
     ("functions/reap/src/lib.rs", "runs the reaper"),

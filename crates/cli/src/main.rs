@@ -192,7 +192,7 @@ pub(crate) fn pool(args: &DbArgs) -> Result<sqlx::PgPool> {
 
 async fn reap(args: &DbArgs) -> Result<()> {
     let pool = kakeibo_ledger::OwnerRolePool::new(pool(args)?);
-    let reaped = kakeibo_ledger::housekeeping::reap(&pool, chrono::Utc::now())
+    let reaped = kakeibo_operator::housekeeping::reap(&pool, chrono::Utc::now())
         .await
         .context("reaping")?;
     outln!("{}", serde_json::to_string_pretty(&reaped)?);

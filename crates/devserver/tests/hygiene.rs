@@ -137,7 +137,7 @@ async fn a_visitor_keeps_a_bounded_number_of_statements(_: PgPoolOptions, connec
     let app = app(&state);
     let (cookie, _) = support::visitor(&app, "hello").await;
     let headers = [("origin", support::SITE), ("cookie", cookie.as_str())];
-    let limit = usize::try_from(kakeibo_ledger::uploads::MAX_UPLOADS_PER_OWNER).unwrap();
+    let limit = usize::try_from(kakeibo_operator::uploads::MAX_UPLOADS_PER_OWNER).unwrap();
     let mut ids = Vec::new();
     for i in 0..limit {
         let answer = post(

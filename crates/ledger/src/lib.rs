@@ -8,27 +8,25 @@
 //!
 //! Every owner-scoped function takes an [`OwnerId`] first and filters by it explicitly, even
 //! though row-level security filters again under `app_user`: each mechanism must hold alone.
-//! This crate knows PostgreSQL (sqlx) and nothing of HTTP, providers or AWS.
+//! This crate knows PostgreSQL (sqlx) and nothing of HTTP, providers or AWS. The operator's side
+//! (the admin door, quotas, uploads, housekeeping) is `kakeibo-operator`, over this crate; the
+//! tools, the importer and the turn store still live here.
 
 mod accounts;
-pub mod admin;
 pub mod conversations;
 pub mod dashboard;
 mod db;
 mod error;
-pub mod housekeeping;
 pub mod import;
 pub mod memory;
 mod money;
 mod owner;
-pub mod quota;
 mod rates;
 pub mod runs;
 pub mod seed;
 pub mod tools;
 mod transactions;
 pub mod turns;
-pub mod uploads;
 
 pub use accounts::{
     Account, AccountType, CHECKING, DEFAULT_CHART, UNCATEGORIZED, ensure_chart, find_account, list_accounts,

@@ -67,24 +67,15 @@ const AWS: &[&str] = &[
     "lambda_runtime",
 ];
 
-/// Database and HTTP crates.
-const DATABASE_AND_HTTP: &[&str] = &[
-    "sqlx*",
-    "tokio-postgres",
-    "postgres*",
-    "reqwest",
-    "hyper",
-    "hyper-util",
-    "h2",
-    "http",
-    "axum",
-    "tower",
-    "rustls",
-];
+/// Database crates.
+const DATABASE: &[&str] = &["sqlx*", "tokio-postgres", "postgres*"];
+
+/// HTTP crates.
+const HTTP: &[&str] = &["reqwest", "hyper", "hyper-util", "h2", "http", "axum", "tower"];
 
 #[test]
 fn the_core_holds_no_database_http_or_aws_crate() {
-    let never: Vec<&str> = DATABASE_AND_HTTP.iter().chain(AWS).copied().collect();
+    let never: Vec<&str> = DATABASE.iter().chain(HTTP).chain(AWS).copied().collect();
     assert_never("kakeibo-core", &never, "is provider-neutral and does no I/O");
 }
 
@@ -99,6 +90,19 @@ fn the_providers_know_nothing_of_the_ledger_or_the_database() {
         &never,
         "maps messages to the providers' wire formats",
     );
+}
+
+#[test]
+fn the_ledger_and_the_operators_side_know_nothing_of_http_providers_or_aws() {
+    let never: Vec<&str> = HTTP
+        .iter()
+        .chain(AWS)
+        .copied()
+        .chain(["kakeibo-providers", "kakeibo-api", "kakeibo-auth"])
+        .collect();
+    for package in ["kakeibo-ledger", "kakeibo-operator"] {
+        assert_never(package, &never, "stands on PostgreSQL alone");
+    }
 }
 
 #[test]

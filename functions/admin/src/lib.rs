@@ -23,10 +23,8 @@ use axum::{
 };
 use chrono::Utc;
 use kakeibo_api::{ApiError, State, request::json_body, visitor};
-use kakeibo_ledger::{
-    OwnerId,
-    admin::{self, AdminSession, assert_admin},
-};
+use kakeibo_ledger::OwnerId;
+use kakeibo_operator::admin::{self, AdminSession, assert_admin};
 use serde::Deserialize;
 use serde_json::json;
 use uuid::Uuid;

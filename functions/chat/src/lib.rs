@@ -36,11 +36,13 @@ use kakeibo_auth::{Visitor, visitors};
 use kakeibo_core::ConfirmPolicy;
 use kakeibo_ledger::{
     LedgerError,
-    admin::assert_admin,
     conversations::conversation_for_message,
-    quota::{self, QuotaKind},
     seed::ensure_demo_ledger,
     tools::{CurrencyCode, Scope, preview_upload as import_preview},
+};
+use kakeibo_operator::{
+    admin::assert_admin,
+    quota::{self, QuotaKind},
     uploads::{self, MAX_UPLOAD_BYTES, list_uploads as uploads_of, save_upload},
 };
 use serde::Deserialize;

@@ -23,7 +23,7 @@ use kakeibo_api::{
     turn_stream::{forward, send_outcome, spawn_turn},
     visitor,
 };
-use kakeibo_ledger::quota::{self, QuotaKind};
+use kakeibo_operator::quota::{self, QuotaKind};
 use serde::Deserialize;
 use uuid::Uuid;
 

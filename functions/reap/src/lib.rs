@@ -1,8 +1,9 @@
-//! The `reap` function: the nightly housekeeping (see `kakeibo_ledger::housekeeping`), started by
+//! The `reap` function: the nightly housekeeping (see `kakeibo_operator::housekeeping`), started by
 //! a schedule. Every count is logged and recorded in `housekeeping_runs`.
 
 use chrono::Utc;
-use kakeibo_ledger::{LedgerError, OwnerRolePool, housekeeping};
+use kakeibo_ledger::{LedgerError, OwnerRolePool};
+use kakeibo_operator::housekeeping;
 use serde_json::{Value, json};
 
 /// One invocation: whatever the event (a schedule's, or `{}` by hand), reap now.

@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::{db::OwnerRolePool, error::LedgerError, owner::OwnerId};
+use kakeibo_ledger::{LedgerError, OwnerId, OwnerRolePool};
 
 /// The operator's allowlist, normalised once.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -315,13 +315,13 @@ pub async fn run_detail(
     _: &AdminSession,
     pool: &OwnerRolePool,
     run: Uuid,
-) -> Result<Option<crate::runs::RunDetail>, LedgerError> {
+) -> Result<Option<kakeibo_ledger::runs::RunDetail>, LedgerError> {
     let owner: Option<Uuid> = sqlx::query_scalar("SELECT owner_id FROM trace_runs WHERE id = $1")
         .bind(run)
         .fetch_optional(pool.get())
         .await?;
     match owner {
-        Some(owner) => crate::runs::run_detail(OwnerId::new(owner), pool.get(), run).await,
+        Some(owner) => kakeibo_ledger::runs::run_detail(OwnerId::new(owner), pool.get(), run).await,
         None => Ok(None),
     }
 }

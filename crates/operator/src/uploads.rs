@@ -7,7 +7,7 @@ use sha2::{Digest, Sha256};
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use crate::{db::begin_for_owner, error::LedgerError, owner::OwnerId};
+use kakeibo_ledger::{LedgerError, OwnerId, begin_for_owner};
 
 /// The largest statement kept (the column's check says the same).
 pub const MAX_UPLOAD_BYTES: usize = 10 * 1024 * 1024;

@@ -13,7 +13,7 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::{db::OwnerRolePool, error::LedgerError};
+use kakeibo_ledger::{LedgerError, OwnerRolePool};
 
 /// How many rows each step deleted.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]

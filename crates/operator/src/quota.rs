@@ -7,7 +7,7 @@
 use chrono::{DateTime, NaiveDate, Utc};
 use sha2::{Digest, Sha256};
 
-use crate::{db::OwnerRolePool, error::LedgerError, owner::OwnerId};
+use kakeibo_ledger::{LedgerError, OwnerId, OwnerRolePool};
 
 /// The limits of SPEC §5; every one is configurable.
 #[derive(Debug, Clone, PartialEq)]

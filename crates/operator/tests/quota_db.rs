@@ -3,13 +3,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
 use chrono::{Duration, Utc};
-use kakeibo_ledger::{
-    OwnerId, OwnerRolePool,
-    quota::{QuotaKind, QuotaLimits, Refusal, consume, messages_today, refund},
-};
+use kakeibo_ledger::{OwnerId, OwnerRolePool};
+use kakeibo_operator::quota::{QuotaKind, QuotaLimits, Refusal, consume, messages_today, refund};
 use sqlx::PgPool;
 
 fn limits() -> QuotaLimits {
@@ -29,12 +25,21 @@ async fn count(pool: &PgPool, sql: &'static str, owner: OwnerId) -> i64 {
         .unwrap()
 }
 
+/// A new user row (as the owner role), returned as its owner id.
+async fn new_user(pool: &sqlx::PgPool) -> OwnerId {
+    let id: uuid::Uuid = sqlx::query_scalar("INSERT INTO users (is_anonymous) VALUES (true) RETURNING id")
+        .fetch_one(pool)
+        .await
+        .expect("user row");
+    OwnerId::new(id)
+}
+
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn reasons_come_in_order_and_refusals_charge_nothing(pool: PgPool) {
     let gate = OwnerRolePool::new(pool.clone());
     let now = Utc::now();
-    let anon = common::new_user(&pool).await;
-    let member = common::new_user(&pool).await;
+    let anon = new_user(&pool).await;
+    let member = new_user(&pool).await;
     sqlx::query("UPDATE users SET is_anonymous = false, email = 'm@example.com' WHERE id = $1")
         .bind(member.as_uuid())
         .execute(&pool)
@@ -63,7 +68,7 @@ async fn reasons_come_in_order_and_refusals_charge_nothing(pool: PgPool) {
     assert_eq!(count(&pool, day, anon).await, 2, "a refusal charges nothing");
 
     // The address cap (4) is shared by visitors behind it; its refusal gives the owner's charge back.
-    let third = common::new_user(&pool).await;
+    let third = new_user(&pool).await;
     assert_eq!(message(third, "addr-2").await, Ok(()));
     assert_eq!(message(third, "addr-2").await, Err(Refusal::IpQuota));
     assert_eq!(count(&pool, day, third).await, 1);
@@ -77,7 +82,7 @@ async fn reasons_come_in_order_and_refusals_charge_nothing(pool: PgPool) {
     );
 
     // The daily budget counts today's runs of everyone.
-    let fresh = common::new_user(&pool).await;
+    let fresh = new_user(&pool).await;
     sqlx::query(
         "INSERT INTO trace_runs (owner_id, provider, model, channel, cost_usd_est, started_at)
          VALUES ($1, 'script', 'script', 'web', 0.6, now()), ($1, 'script', 'script', 'web', 0.5, now() - interval '2 days')",
@@ -151,8 +156,8 @@ async fn messages_today_counts_what_the_gate_admitted(pool: PgPool) {
     let gate = OwnerRolePool::new(pool.clone());
     let now = Utc::now();
     let today = now.date_naive();
-    let owner = common::new_user(&pool).await;
-    let other = common::new_user(&pool).await;
+    let owner = new_user(&pool).await;
+    let other = new_user(&pool).await;
     assert_eq!(messages_today(owner, &gate, today).await.unwrap(), 0);
     for _ in 0..3 {
         // The anonymous cap is 2: the third is refused and not counted.

@@ -1,0 +1,14 @@
+//! kakeibo-operator: the operator's side of kakeibo — what reads or writes across owners, or
+//! belongs to no owner.
+//!
+//! [`admin`] is the one door to cross-owner reads and the operator's actions (the overview, runs,
+//! visitors, blocking); [`quota`] keeps the per-visitor and per-address counters and the global
+//! daily budget; [`uploads`] stores a visitor's statements for the import tool; [`housekeeping`]
+//! is the nightly reaper. Each module that crosses owners takes the owner role's pool, and the
+//! containment test of kakeibo-api lists it with the reason. It stands on `kakeibo-ledger` and
+//! knows nothing of HTTP, providers or AWS.
+
+pub mod admin;
+pub mod housekeeping;
+pub mod quota;
+pub mod uploads;
