@@ -106,6 +106,26 @@ fn the_ledger_and_the_operators_side_know_nothing_of_http_providers_or_aws() {
 }
 
 #[test]
+fn the_mcp_server_depends_on_no_http_client_or_provider() {
+    let (crates, tree) = dependencies("kakeibo-mcp");
+    assert!(
+        crates.iter().any(|c| c == "kakeibo-ledger") && crates.iter().any(|c| c == "rmcp"),
+        "{tree}"
+    );
+    let never: Vec<&str> = HTTP
+        .iter()
+        .chain(AWS)
+        .copied()
+        .chain(["kakeibo-providers", "eventsource-stream"])
+        .collect();
+    assert_never(
+        "kakeibo-mcp",
+        &never,
+        "serves the tools over stdio and makes no model call",
+    );
+}
+
+#[test]
 fn the_developer_tools_depend_on_no_product_crate() {
     let product = [
         "kakeibo-core",
