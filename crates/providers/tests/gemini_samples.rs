@@ -70,15 +70,6 @@ type Mapped = (
     Vec<(String, Option<String>)>,
 );
 
-/// An error object's `message`, or "" when it has none.
-fn said(error: &Value) -> String {
-    error
-        .get("message")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned()
-}
-
 async fn all(dir: &Path) -> Mapped {
     let mut out = Vec::new();
     let mut counted = 0;
@@ -114,7 +105,7 @@ async fn all(dir: &Path) -> Mapped {
                 } else {
                     let body = segments.into_iter().next().unwrap_or(Value::Null);
                     let error = body.get("error").unwrap_or(&body);
-                    (Err(wire::error_from(error, status)), Some(said(error)))
+                    (Err(wire::error_from(error, status)), Some(support::said(error)))
                 };
                 failures.push((format!("{name}#{i}"), failure));
                 out.push((format!("{name}#{i}"), outcome));
@@ -130,7 +121,7 @@ async fn all(dir: &Path) -> Mapped {
                     .get("error")
                     .or_else(|| body.pointer("/0/error"))
                     .unwrap_or(body);
-                failures.push((format!("{name}#{i}"), Some(said(error))));
+                failures.push((format!("{name}#{i}"), Some(support::said(error))));
                 out.push((format!("{name}#{i}"), Err(wire::error_from(error, status))));
             }
             continue;
@@ -147,7 +138,7 @@ async fn all(dir: &Path) -> Mapped {
             Sample::Chunks(chunks) if unary && chunks.len() == 1 => wire::unary(&chunks[0]),
             Sample::Chunks(chunks) => map(chunks).await.1,
             Sample::Error { status, body } => {
-                failure = Some(said(&body["error"]));
+                failure = Some(support::said(&body["error"]));
                 Err(wire::error_from(&body["error"], status))
             }
             Sample::Garbage => Err(ProviderError::Protocol("not JSON".into())),

@@ -113,40 +113,37 @@ struct Step {
     delta: i64,
 }
 
-/// How the rows are put in order of time before their balances are followed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Arrangement {
-    /// As the file lists them (read backwards when it lists the newest first).
-    File,
-    /// By their dates, the file's order kept within a day unless the balances say another: a row
-    /// the file lists out of its order of time is checked where its date puts it.
-    Dates,
-}
-
 /// Days with more rows than this keep the file's order within them (ordering a day by its
 /// balances costs the square of its rows).
 const DAY_CHAIN_LIMIT: usize = 64;
 
-/// The rows (indices into the links) oldest first, each account's rows together.
-fn sequence(
-    links: &[Link],
-    accounts: Accounts,
-    order: TimeOrder,
-    position: BalancePosition,
-    arrangement: Arrangement,
-) -> Vec<usize> {
-    let series = |i: usize| accounts.series(&links[i]);
+/// The rows (indices into the links) as the file lists them, oldest first (read backwards when it
+/// lists the newest first), each account's rows together.
+fn listed(links: &[Link], accounts: Accounts, order: TimeOrder) -> Vec<usize> {
     let mut sequence: Vec<usize> = match order {
         TimeOrder::OldestFirst => (0..links.len()).collect(),
         TimeOrder::NewestFirst => (0..links.len()).rev().collect(),
     };
-    let by_dates = arrangement == Arrangement::Dates && links.iter().all(|l| l.date.is_some());
-    if !by_dates {
-        sequence.sort_by_key(|&i| series(i));
-        return sequence;
+    sequence.sort_by_key(|&i| accounts.series(&links[i]));
+    sequence
+}
+
+/// The `listed` rows put in order by their dates, the file's order kept within a day unless the
+/// balances say another: a row the file lists out of its order of time is checked where its date
+/// puts it. `None` when a row has no date to go by.
+fn by_dates(
+    links: &[Link],
+    accounts: Accounts,
+    listed: &[usize],
+    position: BalancePosition,
+) -> Option<Vec<usize>> {
+    if links.iter().any(|l| l.date.is_none()) {
+        return None;
     }
-    sequence.sort_by_key(|&i| (series(i), links[i].date));
+    let series = |i: usize| accounts.series(&links[i]);
     let day = |i: usize| (series(i), links[i].date);
+    let mut sequence = listed.to_vec();
+    sequence.sort_by_key(|&i| day(i));
     let mut start = 0;
     while start < sequence.len() {
         let len = sequence[start..]
@@ -162,7 +159,7 @@ fn sequence(
         }
         start += len;
     }
-    sequence
+    Some(sequence)
 }
 
 /// Orders one day's rows so that each one's balance follows from the one before it where the
@@ -220,14 +217,16 @@ fn chain_day(links: &[Link], day: &mut [usize], mut before: Option<usize>, posit
 /// The steps between rows neighbouring in time: which row each checks, and by how much the
 /// balance moved across it (later minus earlier). Rows of different accounts are never
 /// neighbours, nor rows with an unreadable line between them in the file.
-fn steps(links: &[Link], accounts: Accounts, sequence: &[usize], position: BalancePosition) -> Vec<Step> {
-    // Unreadable lines before each link, counted from the top: any between two rows breaks them.
-    let mut broken = Vec::with_capacity(links.len());
-    let mut seen = 0usize;
-    for link in links {
-        seen += usize::from(link.broken_before);
-        broken.push(seen);
-    }
+///
+/// `broken[i]` counts the unreadable lines before link `i`, from the top ([`broken_counts`]): any
+/// between two rows breaks the step across them.
+fn steps(
+    links: &[Link],
+    accounts: Accounts,
+    broken: &[usize],
+    sequence: &[usize],
+    position: BalancePosition,
+) -> Vec<Step> {
     sequence
         .windows(2)
         .filter_map(|pair| {
@@ -247,6 +246,17 @@ fn steps(links: &[Link], accounts: Accounts, sequence: &[usize], position: Balan
                 BalancePosition::Before => earlier,
             };
             Some(Step { row, delta })
+        })
+        .collect()
+}
+
+/// For each link, how many unreadable lines lie before it in the file.
+fn broken_counts(links: &[Link]) -> Vec<usize> {
+    links
+        .iter()
+        .scan(0usize, |seen, link| {
+            *seen += usize::from(link.broken_before);
+            Some(*seen)
         })
         .collect()
 }
@@ -315,14 +325,16 @@ fn best_reading(links: &[Link], accounts: Accounts) -> Option<Reading> {
             .filter(|s| links[s.row].amount_minor.checked_abs() == s.delta.checked_abs())
             .count()
     };
+    let broken = broken_counts(links);
     let mut best: Option<Reading> = None;
     for order in orders(links) {
+        let listed = listed(links, accounts, order);
         for position in [BalancePosition::After, BalancePosition::Before] {
-            let listed = sequence(links, accounts, order, position, Arrangement::File);
-            let dated = sequence(links, accounts, order, position, Arrangement::Dates);
-            let by_date = dated != listed;
-            for (sequence, by_date) in [(dated, by_date), (listed, false)] {
-                let candidate = steps(links, accounts, &sequence, position);
+            // Rows by their dates first (a tie goes to it), then as listed, when those differ.
+            let dated = by_dates(links, accounts, &listed, position).filter(|d| *d != listed);
+            let readings = dated.iter().map(|d| (d, true)).chain([(&listed, false)]);
+            for (sequence, by_date) in readings {
+                let candidate = steps(links, accounts, &broken, sequence, position);
                 // Ties go to the reading under which the amounts move a held balance as they say.
                 let held = candidate
                     .iter()
@@ -337,10 +349,6 @@ fn best_reading(links: &[Link], accounts: Accounts) -> Option<Reading> {
                         steps: candidate,
                         score,
                     });
-                }
-                if !by_date {
-                    // The same rows in the same order: one reading.
-                    break;
                 }
             }
         }

@@ -91,12 +91,18 @@ pub struct Sample {
     pub failure: Option<String>,
 }
 
-/// What a failure body's provider said: its error's `message`.
-fn provider_said(body: &Value) -> String {
-    body.pointer("/error/message")
+/// What a provider said in an error object: its `message`, or "" when it has none.
+pub fn said(error: &Value) -> String {
+    error
+        .get("message")
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_owned()
+}
+
+/// What a failure body's provider said: its error's `message`.
+fn provider_said(body: &Value) -> String {
+    body.get("error").map(said).unwrap_or_default()
 }
 
 /// That a failure sample became a typed refusal or outage carrying the provider's own words —
