@@ -6,8 +6,10 @@ use axum::{
     http::{HeaderValue, StatusCode, header},
     response::{IntoResponse, Response},
 };
-use kakeibo_ledger::{LedgerError, turns::ConfirmError};
-use kakeibo_operator::quota::Refusal;
+use kakeibo_agent::{AgentError, ConfirmError};
+use kakeibo_ledger::LedgerError;
+use kakeibo_operator::{OperatorError, UploadError, quota::Refusal};
+use kakeibo_tools::ToolsError;
 use serde_json::json;
 
 /// Clears the session cookie on a `401`, so the browser starts a fresh visit next time.
@@ -46,14 +48,25 @@ pub enum ApiError {
     /// The service cannot answer now for a stated reason (for example, no model configured).
     #[error("{error}")]
     Unavailable { error: String, reason: &'static str },
-    /// Anything else: logged with its detail, answered as a bare `500`.
+    /// Anything else: logged with its whole source chain, answered as a bare `500`.
     #[error("internal error: {0}")]
-    Internal(String),
+    Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
 impl ApiError {
-    pub fn internal(e: impl std::fmt::Display) -> Self {
-        Self::Internal(e.to_string())
+    pub fn internal(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        Self::Internal(e.into())
+    }
+
+    /// An internal error met while `doing` something, the error kept as its source.
+    pub fn internal_while(
+        doing: &'static str,
+        e: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Self {
+        Self::Internal(Box::new(While {
+            doing,
+            source: e.into(),
+        }))
     }
 
     pub fn status(&self) -> StatusCode {
@@ -81,7 +94,7 @@ impl IntoResponse for ApiError {
             Self::Refused(refusal) => json!({"error": refusal.message(), "reason": refusal.reason()}),
             Self::Unavailable { error, reason } => json!({"error": error, "reason": reason}),
             Self::Internal(detail) => {
-                tracing::error!(detail = %detail, "internal error");
+                tracing::error!(detail = %chain(detail.as_ref()), "internal error");
                 json!({"error": "internal error"})
             }
             other => json!({"error": other.to_string()}),
@@ -104,22 +117,77 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// What was being done when an internal error struck, with the error as its source.
+#[derive(Debug, thiserror::Error)]
+#[error("{doing}")]
+struct While {
+    doing: &'static str,
+    #[source]
+    source: Box<dyn std::error::Error + Send + Sync>,
+}
+
+/// An error and each of its sources, outermost first: `a: b: c`, without repeating a source
+/// whose sentence the outer one already ends with.
+pub fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut said = error.to_string();
+    let mut next = error.source();
+    while let Some(source) = next {
+        let sentence = source.to_string();
+        if !said.ends_with(&sentence) {
+            said.push_str(": ");
+            said.push_str(&sentence);
+        }
+        next = source.source();
+    }
+    said
+}
+
 impl From<LedgerError> for ApiError {
     fn from(e: LedgerError) -> Self {
+        if e.is_refusal() {
+            Self::BadRequest(e.to_string())
+        } else {
+            Self::internal(e)
+        }
+    }
+}
+
+impl From<ToolsError> for ApiError {
+    fn from(e: ToolsError) -> Self {
         match e {
-            LedgerError::Invalid(message) => Self::BadRequest(message),
+            ToolsError::Ledger(inner) => inner.into(),
+            refused if refused.is_refusal() => Self::BadRequest(refused.to_string()),
             other => Self::internal(other),
         }
     }
 }
 
-impl From<kakeibo_operator::uploads::UploadError> for ApiError {
-    fn from(e: kakeibo_operator::uploads::UploadError) -> Self {
-        use kakeibo_operator::uploads::UploadError as U;
+impl From<AgentError> for ApiError {
+    fn from(e: AgentError) -> Self {
         match e {
-            U::Invalid(message) => Self::BadRequest(message),
-            U::Full(message) => Self::Conflict(message),
-            U::Ledger(inner) => inner.into(),
+            AgentError::Ledger(inner) => inner.into(),
+            AgentError::Tools(inner) => inner.into(),
+            other => Self::internal(other),
+        }
+    }
+}
+
+impl From<UploadError> for ApiError {
+    fn from(e: UploadError) -> Self {
+        match e {
+            UploadError::TooLarge { .. } | UploadError::BadFileName => Self::BadRequest(e.to_string()),
+            UploadError::Full { .. } => Self::Conflict(e.to_string()),
+            UploadError::Ledger(inner) => inner.into(),
+        }
+    }
+}
+
+impl From<OperatorError> for ApiError {
+    fn from(e: OperatorError) -> Self {
+        match e {
+            OperatorError::Ledger(inner) => inner.into(),
+            OperatorError::Agent(inner) => inner.into(),
+            other => Self::internal(other),
         }
     }
 }
@@ -130,7 +198,7 @@ impl From<ConfirmError> for ApiError {
             ConfirmError::Claimed => Self::Conflict(e.to_string()),
             ConfirmError::Gone => Self::Gone(e.to_string()),
             ConfirmError::TooLarge { .. } | ConfirmError::State(_) => Self::internal(e),
-            ConfirmError::Ledger(inner) => inner.into(),
+            ConfirmError::Store(inner) => inner.into(),
         }
     }
 }

@@ -2,15 +2,13 @@
 
 use std::sync::Arc;
 
+use kakeibo_agent::turns::{Agent, TurnStore};
 use kakeibo_auth::Sessions;
 use kakeibo_core::prompt::SYSTEM_PROMPT;
 use kakeibo_core::{PermissionRules, Provider};
-use kakeibo_ledger::{
-    OwnerId, OwnerRolePool,
-    tools::Scope,
-    turns::{Agent, TurnStore},
-};
+use kakeibo_ledger::{OwnerId, OwnerRolePool};
 use kakeibo_providers::select::{ModelRole, Settings};
+use kakeibo_tools::Scope;
 use sqlx::PgPool;
 
 use crate::{

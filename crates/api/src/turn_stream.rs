@@ -4,7 +4,7 @@
 use std::{future::Future, time::Instant};
 
 use kakeibo_core::{TurnEvent, WriteDecision, pricing};
-use kakeibo_ledger::turns::{ConfirmError, Outcome};
+use kakeibo_agent::turns::{ConfirmError, Outcome};
 use serde_json::{Value, json};
 use uuid::Uuid;
 

@@ -12,16 +12,14 @@ use std::{
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
+use kakeibo_agent::turns::{Agent, Outcome, TurnStore};
 use kakeibo_core::{
     ConfirmPolicy, PendingWrite, PermissionRules, Provider, RunStatus, Stop, Tier, Turn, TurnEvent,
     prompt::SYSTEM_PROMPT,
 };
-use kakeibo_ledger::{
-    OwnerId,
-    tools::{Scope, registry},
-    turns::{Agent, Outcome, TurnStore},
-};
+use kakeibo_ledger::OwnerId;
 use kakeibo_providers::select::{self, ModelRole};
+use kakeibo_tools::{Scope, registry};
 use serde_json::{Value, json};
 use tokio::sync::{Mutex, mpsc};
 use uuid::Uuid;

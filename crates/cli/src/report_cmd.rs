@@ -2,10 +2,8 @@
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
-use kakeibo_ledger::{
-    OwnerId,
-    tools::{Scope, registry},
-};
+use kakeibo_ledger::OwnerId;
+use kakeibo_tools::{Scope, registry};
 use serde_json::{Value, json};
 
 use crate::{DbArgs, pool, table};

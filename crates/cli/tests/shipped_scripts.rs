@@ -119,7 +119,7 @@ async fn every_shipped_script_answers_a_write_as_it_went(pool: PgPool) {
     kakeibo_ledger::seed::ensure_demo_ledger(DEV_OWNER, &pool)
         .await
         .unwrap();
-    let write_tools: Vec<&str> = kakeibo_ledger::tools::catalogue(&pool)
+    let write_tools: Vec<&str> = kakeibo_tools::catalogue(&pool)
         .into_iter()
         .filter(|tool| tool.tier == Tier::Write)
         .map(|tool| tool.name)

@@ -6,13 +6,11 @@
 //! message starting `<context_summary>` and an "Understood." reply) and merged into the next
 //! summary. With six groups or fewer nothing is evicted, even over budget.
 
-use serde_json::json;
-
 use crate::{
     message::{Block, Message, Role},
     provider::{ModelRequest, Provider, complete},
     tool::Declaration,
-    trace::{TraceEvent, TraceKind, Tracer, clip_payload},
+    trace::{EvictionTrace, TraceEvent, TracePayload, Tracer},
 };
 
 pub const CONTEXT_BUDGET_TOKENS: u64 = 60_000;
@@ -152,20 +150,19 @@ pub async fn fit(
         summary,
     };
     if let Some((tracer, run_id, seq)) = trace {
-        let payload = json!({
-            "evictedTurns": eviction.evicted_groups,
-            "evictedMessages": eviction.evicted_messages,
-            "keptTurns": kept.len(),
-            "tokensBefore": tokens_before,
-            "tokensAfter": tokens_after,
-            "budget": budget,
-            "summary": eviction.summary,
+        let payload = TracePayload::SummaryEviction(EvictionTrace {
+            evicted_turns: eviction.evicted_groups,
+            evicted_messages: eviction.evicted_messages,
+            kept_turns: kept.len(),
+            tokens_before,
+            tokens_after,
+            budget,
+            summary: eviction.summary.clone(),
         });
         let event = TraceEvent {
             run_id: run_id.to_owned(),
             seq: *seq,
-            kind: TraceKind::SummaryEviction,
-            payload: clip_payload(payload),
+            payload,
             latency_ms: None,
             usage: None,
             thought_summary: None,
@@ -232,6 +229,7 @@ mod tests {
         scripted::{Scripted, reply_text},
         trace::MemoryTracer,
     };
+    use serde_json::json;
 
     fn exchange(i: usize) -> Vec<Message> {
         vec![
@@ -291,7 +289,7 @@ mod tests {
         assert_eq!(&fitted[2..], &history[16..], "the six recent groups, whole");
         assert!(eviction.tokens_after < eviction.tokens_before);
         assert_eq!(seq, 5);
-        assert_eq!(tracer.events()[0].kind, TraceKind::SummaryEviction);
+        assert_eq!(tracer.events()[0].kind(), crate::TraceKind::SummaryEviction);
         assert!(
             summarizer.requests()[0].messages[0]
                 .text()

@@ -26,5 +26,8 @@ pub use pricing::MicroUsd;
 pub use provider::{ModelRequest, ModelResponse, Provider, ProviderError, StreamEvent};
 pub use registry::{CallError, DuplicateTool, ToolRegistry};
 pub use tool::{Declaration, Tier, Tool, ToolError, TypedTool, typed};
-pub use trace::{MemoryTracer, NoTrace, TraceEvent, TraceKind, Tracer};
+pub use trace::{
+    ConfirmTrace, ErrorTrace, EvictionTrace, MemoryTracer, ModelCallTrace, NoTrace, ToolCallTrace,
+    TraceEvent, TraceKind, TracePayload, Tracer,
+};
 pub use turn::{Deps, Phase, RunStatus, Stop, Turn, TurnEvent, WriteDecision, drive, step};

@@ -9,7 +9,7 @@ use std::{sync::Arc, time::Instant};
 
 use futures_util::{StreamExt, stream};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::{
     message::{Block, Message, StopReason, ToolResult, ToolUse, Usage},
@@ -19,7 +19,9 @@ use crate::{
     registry::ToolRegistry,
     schema::sorted,
     tool::{Tier, Tool, ToolError},
-    trace::{TraceEvent, TraceKind, Tracer, clip, clip_payload},
+    trace::{
+        ConfirmTrace, ErrorTrace, ModelCallTrace, ToolCallTrace, TraceEvent, TracePayload, Tracer, clip,
+    },
 };
 
 /// The version of the stored form of a turn. Older versions stay readable.
@@ -345,8 +347,7 @@ pub async fn step(mut turn: Turn, deps: &Deps<'_>) -> Turn {
 async fn trace(
     turn: &mut Turn,
     deps: &Deps<'_>,
-    kind: TraceKind,
-    payload: Value,
+    payload: TracePayload,
     latency_ms: Option<u64>,
     usage: Option<Usage>,
 ) {
@@ -354,8 +355,7 @@ async fn trace(
     let event = TraceEvent {
         run_id: turn.run_id.clone(),
         seq,
-        kind,
-        payload: clip_payload(payload),
+        payload,
         latency_ms,
         usage,
         thought_summary: None,
@@ -387,8 +387,7 @@ async fn call_model(mut turn: Turn, deps: &Deps<'_>) -> Turn {
             trace(
                 &mut turn,
                 deps,
-                TraceKind::Error,
-                json!({"kind": "provider", "error": e.to_string()}),
+                TracePayload::Error(ErrorTrace::Provider { error: e.to_string() }),
                 latency,
                 None,
             )
@@ -428,15 +427,14 @@ async fn call_model(mut turn: Turn, deps: &Deps<'_>) -> Turn {
         .record(TraceEvent {
             run_id: turn.run_id.clone(),
             seq,
-            kind: TraceKind::ModelCall,
-            payload: clip_payload(json!({
-                "iteration": turn.iteration,
-                "model": deps.provider.model(),
-                "modelVersion": response.model_version,
-                "stopReason": response.stop_reason,
-                "messageCount": request.messages.len(),
-                "content": response.message.content,
-            })),
+            payload: TracePayload::ModelCall(ModelCallTrace {
+                iteration: turn.iteration,
+                model: deps.provider.model().to_owned(),
+                model_version: response.model_version.clone(),
+                stop_reason: response.stop_reason,
+                message_count: request.messages.len(),
+                content: response.message.content.clone(),
+            }),
             latency_ms: latency,
             usage: Some(response.usage),
             thought_summary: (!thoughts.is_empty()).then(|| thoughts.join("\n")),
@@ -454,8 +452,7 @@ async fn after_reply(mut turn: Turn, deps: &Deps<'_>, response: crate::provider:
             trace(
                 &mut turn,
                 deps,
-                TraceKind::Error,
-                json!({"kind": "blocked"}),
+                TracePayload::Error(ErrorTrace::Blocked),
                 None,
                 None,
             )
@@ -476,8 +473,7 @@ async fn after_reply(mut turn: Turn, deps: &Deps<'_>, response: crate::provider:
             trace(
                 &mut turn,
                 deps,
-                TraceKind::Error,
-                json!({"kind": "max_tokens"}),
+                TracePayload::Error(ErrorTrace::MaxTokens),
                 None,
                 None,
             )
@@ -495,8 +491,9 @@ async fn after_reply(mut turn: Turn, deps: &Deps<'_>, response: crate::provider:
             trace(
                 &mut turn,
                 deps,
-                TraceKind::Error,
-                json!({"kind": "provider", "error": "the reply ended in an error"}),
+                TracePayload::Error(ErrorTrace::Provider {
+                    error: "the reply ended in an error".to_owned(),
+                }),
                 None,
                 None,
             )
@@ -546,8 +543,10 @@ async fn run_tools(mut turn: Turn, calls: Vec<ToolUse>, deps: &Deps<'_>) -> Turn
     if turn.iteration >= MAX_ITERATIONS {
         let results = calls.iter().map(|c| error_result(c, ITERATION_LIMIT));
         turn.history.push(Message::results(results));
-        let payload = json!({"kind": "iteration_limit", "iterations": turn.iteration});
-        trace(&mut turn, deps, TraceKind::Error, payload, None, None).await;
+        let payload = TracePayload::Error(ErrorTrace::IterationLimit {
+            iterations: turn.iteration,
+        });
+        trace(&mut turn, deps, payload, None, None).await;
         turn.tools_off = true;
         turn.phase = Phase::CallModel;
         return turn;
@@ -590,8 +589,15 @@ async fn run_tools(mut turn: Turn, calls: Vec<ToolUse>, deps: &Deps<'_>) -> Turn
                 (content, is_error, confirmed, Some(latency), Some(tool.tier()))
             }
         };
-        let payload = json!({"name": call.name, "tier": tier, "args": call.input, "result": content, "confirmed": confirmed, "error": is_error});
-        trace(&mut turn, deps, TraceKind::ToolCall, payload, latency, None).await;
+        let payload = TracePayload::ToolCall(ToolCallTrace {
+            name: call.name.clone(),
+            tier,
+            args: call.input.clone(),
+            result: content.clone(),
+            confirmed,
+            error: is_error,
+        });
+        trace(&mut turn, deps, payload, latency, None).await;
         (deps.on_event)(TurnEvent::ToolResult {
             id: call.id.clone(),
             name: call.name.clone(),
@@ -618,8 +624,11 @@ async fn run_tools(mut turn: Turn, calls: Vec<ToolUse>, deps: &Deps<'_>) -> Turn
 
     if !pending.is_empty() {
         for write in &pending {
-            let payload = json!({"id": write.id, "tool": write.tool, "tier": "write", "args": write.args, "summary": write.summary, "allowed": null, "suspended": true});
-            trace(&mut turn, deps, TraceKind::Confirm, payload, None, None).await;
+            let payload = ConfirmTrace {
+                suspended: Some(true),
+                ..ConfirmTrace::of(write, None)
+            };
+            trace(&mut turn, deps, TracePayload::Confirm(payload), None, None).await;
         }
         (deps.on_event)(TurnEvent::ConfirmRequest(pending.clone()));
         turn.phase = Phase::AwaitConfirm {
@@ -773,8 +782,8 @@ async fn decide(turn: &mut Turn, deps: &Deps<'_>, call: &ToolUse, tool: Option<A
 }
 
 async fn confirm_event(turn: &mut Turn, deps: &Deps<'_>, write: &PendingWrite, allowed: Option<bool>) {
-    let payload = json!({"id": write.id, "tool": write.tool, "tier": "write", "args": write.args, "summary": write.summary, "allowed": allowed});
-    trace(turn, deps, TraceKind::Confirm, payload, None, None).await;
+    let payload = TracePayload::Confirm(ConfirmTrace::of(write, allowed));
+    trace(turn, deps, payload, None, None).await;
 }
 
 /// Runs a tool: (content for the model, whether it is an error, latency in ms). A read that
@@ -914,6 +923,7 @@ pub fn now_unix() -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn status_names_are_the_serde_names() {

@@ -9,8 +9,8 @@ use std::sync::{
 
 use futures_util::future::BoxFuture;
 use kakeibo_core::{
-    Block, ConfirmPolicy, Deps, MemoryTracer, Message, PermissionRules, Phase, Role, RunStatus, StopReason,
-    Tier, ToolError, ToolRegistry, ToolResult, TraceKind, Turn, TypedTool, drive,
+    Block, ConfirmPolicy, Deps, ErrorTrace, MemoryTracer, Message, PermissionRules, Phase, Role, RunStatus,
+    StopReason, Tier, ToolError, ToolRegistry, ToolResult, TraceKind, TracePayload, Turn, TypedTool, drive,
     scripted::{Scripted, reply_calls, reply_stopped, reply_text},
     turn::{DECLINED, DENIED_BY_RULE, MAX_ITERATIONS},
     typed,
@@ -169,7 +169,7 @@ async fn the_loop_stops_at_the_cap_with_one_tool_free_answer() {
         h.tracer
             .events()
             .iter()
-            .any(|e| e.kind == TraceKind::Error && e.payload["kind"] == "iteration_limit")
+            .any(|e| matches!(e.payload, TracePayload::Error(ErrorTrace::IterationLimit { .. })))
     );
 }
 
@@ -321,7 +321,7 @@ async fn rules_and_policies_decide_writes() {
         .tracer
         .events()
         .into_iter()
-        .filter(|e| e.kind == TraceKind::Confirm)
+        .filter(|e| e.kind() == TraceKind::Confirm)
         .count();
     assert_eq!(confirms, 3, "every decision is traced");
 }

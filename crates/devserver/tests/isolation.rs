@@ -9,10 +9,8 @@
 mod support;
 
 use axum::http::{Method, StatusCode};
-use kakeibo_ledger::{
-    OwnerId,
-    tools::{Scope, registry},
-};
+use kakeibo_ledger::OwnerId;
+use kakeibo_tools::{Scope, registry};
 use serde_json::{Value, json};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use support::{Isolation, app, send, state, visitor};

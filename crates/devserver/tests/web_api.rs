@@ -13,7 +13,8 @@ use axum::{
     http::{Method, Request, StatusCode},
 };
 use kakeibo_api::State;
-use kakeibo_ledger::{OwnerId, tools::Scope};
+use kakeibo_ledger::OwnerId;
+use kakeibo_tools::Scope;
 use serde_json::{Value, json};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use support::{Answer, Isolation, app, read, send, state, turn_end, visitor};
@@ -550,7 +551,7 @@ async fn the_tool_catalogue_is_the_registry(_: PgPoolOptions, connect: PgConnect
     assert_eq!(tools.len(), 12);
     assert_eq!(tools.iter().filter(|t| t["tier"] == "write").count(), 5);
     assert_eq!(tools.iter().filter(|t| t["tier"] == "read").count(), 7);
-    let registry = kakeibo_ledger::tools::registry(&Scope::new(OwnerId::new(Uuid::nil()), state.app.clone()));
+    let registry = kakeibo_tools::registry(&Scope::new(OwnerId::new(Uuid::nil()), state.app.clone()));
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert_eq!(names, registry.names(), "registry order");
     for (tool, real) in tools.iter().zip(registry.tools()) {
@@ -638,7 +639,7 @@ async fn the_demo_model_quotes_the_ledger(_: PgPoolOptions, connect: PgConnectOp
     let app = app(&state);
     let (cookie, groceries) = visitor(&app, "How much did I spend on groceries in March 2025?").await;
     let owner = OwnerId::new(owner_of(&state, &cookie));
-    let tools = kakeibo_ledger::tools::registry(&Scope::new(owner, state.app.clone()));
+    let tools = kakeibo_tools::registry(&Scope::new(owner, state.app.clone()));
 
     let march = tools
         .call(

@@ -3,15 +3,12 @@
 
 use std::time::{Duration, Instant};
 
+use kakeibo_agent::turns::{Agent, Outcome, TurnStore};
 use kakeibo_core::{
     ConfirmPolicy, MicroUsd, PermissionRules, Provider, RunStatus, ToolRegistry, Usage, turn::CallRecord,
 };
-use kakeibo_ledger::{
-    LedgerError, OwnerId, begin_for_owner,
-    seed::reset_demo_ledger,
-    tools::Scope,
-    turns::{Agent, Outcome, TurnStore},
-};
+use kakeibo_ledger::{LedgerError, OwnerId, begin_for_owner, seed::reset_demo_ledger};
+use kakeibo_tools::Scope;
 use sqlx::PgPool;
 
 use crate::task::{ConfirmAnswer, Task};
@@ -130,7 +127,7 @@ impl Bench {
 
     /// The owner's tools (the judge reads each write's confirmation summary from them).
     pub fn tools(&self) -> ToolRegistry {
-        kakeibo_ledger::tools::registry(&Scope::new(self.owner, self.pool.clone()))
+        kakeibo_tools::registry(&Scope::new(self.owner, self.pool.clone()))
     }
 
     /// Runs `task`'s turns on a fresh ledger with `agent_model`, in one new conversation.

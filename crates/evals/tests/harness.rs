@@ -280,8 +280,7 @@ async fn sql_checks_see_only_the_evaluation_owner_and_cannot_write(
 async fn every_task_is_solvable(_: PgPoolOptions, connect: PgConnectOptions) {
     let bench = Bench::new(app_pool(&connect).await, EVAL_OWNER);
     let suite = Suite::from_files(&repo().join("evals/tasks"), &repo().join("evals/injection.yaml")).unwrap();
-    let registry =
-        kakeibo_ledger::tools::registry(&kakeibo_ledger::tools::Scope::new(EVAL_OWNER, bench.pool.clone()));
+    let registry = kakeibo_tools::registry(&kakeibo_tools::Scope::new(EVAL_OWNER, bench.pool.clone()));
     let writes: Vec<&str> = registry
         .declarations()
         .iter()

@@ -2,7 +2,11 @@
 
 use uuid::Uuid;
 
-use crate::money::{Currency, MoneyError};
+use crate::{
+    accounts::AccountType,
+    money::{Currency, MoneyError},
+    owner::OwnerId,
+};
 
 #[derive(Debug, thiserror::Error)]
 pub enum LedgerError {
@@ -26,8 +30,35 @@ pub enum LedgerError {
         account_currency: Currency,
         posting_currency: Currency,
     },
-    #[error("{0}")]
-    Invalid(String),
+    #[error("the account {account} holds another currency")]
+    AccountHoldsAnotherCurrency { account: String },
+    #[error(
+        "the statement states no currency (no symbol or code in its amounts, no currency column or \
+         header) and {account} holds nothing yet to go by: say which currency it is in (kakeibo import \
+         --currency EUR; the import tool's currency)"
+    )]
+    NoCurrencyToGoBy { account: String },
+    #[error("{account} is a {account_type:?} account; statements go into an asset or liability account")]
+    NotAStatementAccount {
+        account: String,
+        account_type: AccountType,
+    },
+    #[error("no import plan {0}: preview the statement first")]
+    NoPlan(Uuid),
+    #[error("import plan {0} was already committed")]
+    PlanCommitted(Uuid),
+    #[error("import plan {0} holds no plan")]
+    EmptyPlan(Uuid),
+    #[error("import plan {plan} is of a newer version {version}")]
+    NewerPlan { plan: Uuid, version: u32 },
+    #[error("import plan {plan} cannot be read: {source}")]
+    UnreadablePlan {
+        plan: Uuid,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("no visitor {0}")]
+    NoVisitor(OwnerId),
     /// A fault of ours, not of the caller's input (answered as a bare 500).
     #[error("internal: {0}")]
     Internal(String),
@@ -39,4 +70,23 @@ pub enum LedgerError {
     Database(#[from] sqlx::Error),
     #[error("migrations: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
+}
+
+impl LedgerError {
+    /// Whether this is a refusal of what the caller asked (answered with its sentence), rather
+    /// than a fault of the ledger's rules being broken by our own code, or of the database.
+    pub fn is_refusal(&self) -> bool {
+        matches!(
+            self,
+            Self::AccountHoldsAnotherCurrency { .. }
+                | Self::NoCurrencyToGoBy { .. }
+                | Self::NotAStatementAccount { .. }
+                | Self::NoPlan(_)
+                | Self::PlanCommitted(_)
+                | Self::EmptyPlan(_)
+                | Self::NewerPlan { .. }
+                | Self::UnreadablePlan { .. }
+                | Self::NoVisitor(_)
+        )
+    }
 }

@@ -8,25 +8,21 @@
 //!
 //! Every owner-scoped function takes an [`OwnerId`] first and filters by it explicitly, even
 //! though row-level security filters again under `app_user`: each mechanism must hold alone.
-//! This crate knows PostgreSQL (sqlx) and nothing of HTTP, providers or AWS. The operator's side
-//! (the admin door, quotas, uploads, housekeeping) is `kakeibo-operator`, over this crate; the
-//! tools, the importer and the turn store still live here.
+//! The CSV importer ([`import`]: decode, layout, amounts, dates, reconcile, plan and commit)
+//! writes through the same insert path. This crate knows PostgreSQL (sqlx) and nothing of HTTP,
+//! providers, turns or AWS: the tools stand on it in `kakeibo-tools`, the agent in
+//! `kakeibo-agent`, and the operator's side (the admin door, quotas, uploads, housekeeping) in
+//! `kakeibo-operator`.
 
 mod accounts;
-pub mod conversations;
-pub mod dashboard;
 mod db;
 mod error;
 pub mod import;
-pub mod memory;
 mod money;
 mod owner;
 mod rates;
-pub mod runs;
 pub mod seed;
-pub mod tools;
 mod transactions;
-pub mod turns;
 
 pub use accounts::{
     Account, AccountType, CHECKING, DEFAULT_CHART, UNCATEGORIZED, ensure_chart, find_account, list_accounts,

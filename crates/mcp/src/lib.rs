@@ -9,7 +9,7 @@
 //! on an HTTP client or a provider (a test reads `cargo tree` to hold that).
 
 use kakeibo_core::{Tier, ToolRegistry};
-use kakeibo_ledger::tools::{Scope, registry};
+use kakeibo_tools::{Scope, registry};
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
     model::{

@@ -3,8 +3,9 @@
 
 use std::{path::PathBuf, process::ExitCode};
 
-use kakeibo_ledger::{DEV_OWNER, OwnerId, tools::Scope};
+use kakeibo_ledger::{DEV_OWNER, OwnerId};
 use kakeibo_mcp::LedgerServer;
+use kakeibo_tools::Scope;
 use rmcp::ServiceExt;
 
 const HELP: &str = "kakeibo-mcp: the kakeibo ledger's tools for MCP clients, over stdio.

@@ -8,10 +8,8 @@ use std::{
     process::{Command, Stdio},
 };
 
-use kakeibo_ledger::{
-    DEV_OWNER,
-    tools::{Scope, registry},
-};
+use kakeibo_ledger::DEV_OWNER;
+use kakeibo_tools::{Scope, registry};
 use serde_json::{Value, json};
 use sqlx::{PgPool, postgres::PgConnectOptions};
 

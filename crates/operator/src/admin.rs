@@ -12,7 +12,9 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use kakeibo_ledger::{LedgerError, OwnerId, OwnerRolePool};
+use crate::OperatorError;
+use kakeibo_core::{ErrorTrace, TraceKind, trace::keys};
+use kakeibo_ledger::{OwnerId, OwnerRolePool};
 
 /// The operator's allowlist, normalised once.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -65,7 +67,7 @@ pub async fn set_live_chat_paused(
     _: &AdminSession,
     pool: &OwnerRolePool,
     paused: bool,
-) -> Result<(), LedgerError> {
+) -> Result<(), OperatorError> {
     sqlx::query(
         "INSERT INTO operator_flags (key, value, updated_at) VALUES ('live_chat_paused', $1, now())
          ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = now()",
@@ -82,7 +84,7 @@ pub async fn set_blocked(
     pool: &OwnerRolePool,
     owner: OwnerId,
     blocked: bool,
-) -> Result<bool, LedgerError> {
+) -> Result<bool, OperatorError> {
     let done = sqlx::query(
         "UPDATE users SET blocked_at = CASE WHEN $2 THEN coalesce(blocked_at, now()) ELSE NULL END WHERE id = $1",
     )
@@ -117,7 +119,7 @@ pub async fn overview(
     pool: &OwnerRolePool,
     now: DateTime<Utc>,
     daily_budget_usd: f64,
-) -> Result<Overview, LedgerError> {
+) -> Result<Overview, OperatorError> {
     // One transaction in UTC: "today" and every day boundary below are UTC days, as the quota
     // gate's are.
     let mut tx = pool.get().begin().await?;
@@ -145,36 +147,19 @@ pub async fn overview(
     .await?;
 
     // 3. Health, over 30 days.
-    let health: Value = sqlx::query_scalar(
-        "WITH r AS (SELECT * FROM trace_runs WHERE started_at >= $1::date - 29)
-         SELECT json_build_object(
-            'runs', (SELECT count(*) FROM r),
-            'by_status', coalesce((SELECT json_object_agg(status, n) FROM
-                            (SELECT status::text AS status, count(*) AS n FROM r GROUP BY status) AS s), '{}'::json),
-            'latency_p50_ms', (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY latency_ms) FROM r WHERE finished_at IS NOT NULL),
-            'latency_p95_ms', (SELECT percentile_cont(0.95) WITHIN GROUP (ORDER BY latency_ms) FROM r WHERE finished_at IS NOT NULL),
-            'tool_error_pct', (SELECT CASE WHEN count(*) = 0 THEN 0 ELSE
-                                 round(100.0 * count(*) FILTER (WHERE (e.payload->>'error')::boolean) / count(*), 1) END
-                               FROM trace_events e JOIN r ON r.id = e.run_id AND r.owner_id = e.owner_id
-                               WHERE e.type = 'tool_call'),
-            'iteration_limit_hits', (SELECT count(*) FROM trace_events e JOIN r ON r.id = e.run_id AND r.owner_id = e.owner_id
-                               WHERE e.type = 'error' AND e.payload->>'kind' = 'iteration_limit'))",
-    )
-    .bind(today)
-    .fetch_one(&mut *db)
-    .await?;
+    let health = health_panel(&mut *db, today).await?;
 
     // 4. Safety: writes counted as decisions. A proposal is an inline decision (no `expired` key)
     //    or a suspension (`suspended`); the decision after a suspension carries `expired`.
     let safety: Value = sqlx::query_scalar(
         "WITH c AS (SELECT e.* FROM trace_events e JOIN trace_runs r ON r.id = e.run_id AND r.owner_id = e.owner_id
-                    WHERE e.type = 'confirm' AND r.started_at >= $1::date - 29)
+                    WHERE e.type = $2::trace_event_type AND r.started_at >= $1::date - 29)
          SELECT json_build_object(
-            'writes_proposed', (SELECT count(*) FROM c WHERE c.payload ? 'suspended' OR NOT (c.payload ? 'expired')),
-            'writes_allowed', (SELECT count(*) FROM c WHERE c.payload->'allowed' = 'true'::jsonb),
-            'writes_declined', (SELECT count(*) FROM c WHERE c.payload->'allowed' = 'false'::jsonb
-                                   AND coalesce(c.payload->'expired', 'false'::jsonb) = 'false'::jsonb),
-            'writes_expired', (SELECT count(*) FROM c WHERE c.payload->'expired' = 'true'::jsonb),
+            'writes_proposed', (SELECT count(*) FROM c WHERE c.payload ? $4 OR NOT (c.payload ? $5)),
+            'writes_allowed', (SELECT count(*) FROM c WHERE c.payload->$3 = 'true'::jsonb),
+            'writes_declined', (SELECT count(*) FROM c WHERE c.payload->$3 = 'false'::jsonb
+                                   AND coalesce(c.payload->$5, 'false'::jsonb) = 'false'::jsonb),
+            'writes_expired', (SELECT count(*) FROM c WHERE c.payload->$5 = 'true'::jsonb),
             'writes_awaiting', (SELECT count(*) FROM suspended_turns WHERE status = 'pending' AND expires_at > now()),
             'imports', (SELECT count(*) FROM import_batches WHERE status = 'committed' AND imported_at >= $1::date - 29),
             'blocked_runs', coalesce((SELECT json_agg(json_build_object('id', id, 'owner_id', owner_id,
@@ -183,22 +168,15 @@ pub async fn overview(
                                      ORDER BY started_at DESC LIMIT 50) AS b), '[]'::json))",
     )
     .bind(today)
+    .bind(TraceKind::Confirm.as_str())
+    .bind(keys::CONFIRM_ALLOWED)
+    .bind(keys::CONFIRM_SUSPENDED)
+    .bind(keys::CONFIRM_EXPIRED)
     .fetch_one(&mut *db)
     .await?;
 
-    // 5. Tools.
-    let tools: Vec<Value> = sqlx::query_scalar(
-        "SELECT json_build_object('name', e.payload->>'name', 'calls', count(*),
-                 'error_pct', round(100.0 * count(*) FILTER (WHERE (e.payload->>'error')::boolean) / count(*), 1),
-                 'median_latency_ms', percentile_cont(0.5) WITHIN GROUP (ORDER BY e.latency_ms))
-         FROM trace_events e JOIN trace_runs r ON r.id = e.run_id AND r.owner_id = e.owner_id
-         WHERE e.type = 'tool_call' AND r.started_at >= $1::date - 29
-           AND coalesce((e.payload->>'confirmed')::boolean, true)
-         GROUP BY e.payload->>'name' ORDER BY count(*) DESC",
-    )
-    .bind(today)
-    .fetch_all(&mut *db)
-    .await?;
+    // 5. Tools, over 30 days.
+    let tools = tools_panel(&mut *db, today).await?;
 
     // 6. Recent runs.
     let recent: Vec<Value> = sqlx::query_scalar(
@@ -252,12 +230,61 @@ pub async fn overview(
     })
 }
 
+/// Runs over 30 days: how many, by status, their latency, tool errors and iteration limits.
+async fn health_panel(db: &mut sqlx::PgConnection, today: NaiveDate) -> Result<Value, OperatorError> {
+    sqlx::query_scalar(
+        "WITH r AS (SELECT * FROM trace_runs WHERE started_at >= $1::date - 29)
+         SELECT json_build_object(
+            'runs', (SELECT count(*) FROM r),
+            'by_status', coalesce((SELECT json_object_agg(status, n) FROM
+                            (SELECT status::text AS status, count(*) AS n FROM r GROUP BY status) AS s), '{}'::json),
+            'latency_p50_ms', (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY latency_ms) FROM r WHERE finished_at IS NOT NULL),
+            'latency_p95_ms', (SELECT percentile_cont(0.95) WITHIN GROUP (ORDER BY latency_ms) FROM r WHERE finished_at IS NOT NULL),
+            'tool_error_pct', (SELECT CASE WHEN count(*) = 0 THEN 0 ELSE
+                                 round(100.0 * count(*) FILTER (WHERE (e.payload->>$2)::boolean) / count(*), 1) END
+                               FROM trace_events e JOIN r ON r.id = e.run_id AND r.owner_id = e.owner_id
+                               WHERE e.type = $3::trace_event_type),
+            'iteration_limit_hits', (SELECT count(*) FROM trace_events e JOIN r ON r.id = e.run_id AND r.owner_id = e.owner_id
+                               WHERE e.type = $4::trace_event_type AND e.payload->>$5 = $6))",
+    )
+    .bind(today)
+    .bind(keys::TOOL_ERROR)
+    .bind(TraceKind::ToolCall.as_str())
+    .bind(TraceKind::Error.as_str())
+    .bind(keys::ERROR_KIND)
+    .bind(ErrorTrace::IterationLimit { iterations: 0 }.kind_name())
+    .fetch_one(db)
+    .await
+    .map_err(OperatorError::from)
+}
+
+/// Each tool over 30 days: calls, error rate, median latency (declined writes not counted).
+async fn tools_panel(db: &mut sqlx::PgConnection, today: NaiveDate) -> Result<Vec<Value>, OperatorError> {
+    sqlx::query_scalar(
+        "SELECT json_build_object('name', e.payload->>$2, 'calls', count(*),
+                 'error_pct', round(100.0 * count(*) FILTER (WHERE (e.payload->>$3)::boolean) / count(*), 1),
+                 'median_latency_ms', percentile_cont(0.5) WITHIN GROUP (ORDER BY e.latency_ms))
+         FROM trace_events e JOIN trace_runs r ON r.id = e.run_id AND r.owner_id = e.owner_id
+         WHERE e.type = $5::trace_event_type AND r.started_at >= $1::date - 29
+           AND coalesce((e.payload->>$4)::boolean, true)
+         GROUP BY e.payload->>$2 ORDER BY count(*) DESC",
+    )
+    .bind(today)
+    .bind(keys::TOOL_NAME)
+    .bind(keys::TOOL_ERROR)
+    .bind(keys::TOOL_CONFIRMED)
+    .bind(TraceKind::ToolCall.as_str())
+    .fetch_all(db)
+    .await
+    .map_err(OperatorError::from)
+}
+
 /// 1. Budget: today, month to date, the projection, the cap and ceiling, and 30 filled days.
 async fn budget_panel(
     db: &mut sqlx::PgConnection,
     today: NaiveDate,
     daily_budget_usd: f64,
-) -> Result<Value, LedgerError> {
+) -> Result<Value, OperatorError> {
     let month_start = NaiveDate::from_ymd_opt(today.year(), today.month(), 1).unwrap_or(today);
     let days_in_month = month_start
         .checked_add_months(chrono::Months::new(1))
@@ -315,13 +342,15 @@ pub async fn run_detail(
     _: &AdminSession,
     pool: &OwnerRolePool,
     run: Uuid,
-) -> Result<Option<kakeibo_ledger::runs::RunDetail>, LedgerError> {
+) -> Result<Option<kakeibo_agent::runs::RunDetail>, OperatorError> {
     let owner: Option<Uuid> = sqlx::query_scalar("SELECT owner_id FROM trace_runs WHERE id = $1")
         .bind(run)
         .fetch_optional(pool.get())
         .await?;
     match owner {
-        Some(owner) => kakeibo_ledger::runs::run_detail(OwnerId::new(owner), pool.get(), run).await,
+        Some(owner) => kakeibo_agent::runs::run_detail(OwnerId::new(owner), pool.get(), run)
+            .await
+            .map_err(OperatorError::from),
         None => Ok(None),
     }
 }
@@ -331,7 +360,7 @@ pub async fn visitor_exists(
     _: &AdminSession,
     pool: &OwnerRolePool,
     owner: Uuid,
-) -> Result<bool, LedgerError> {
+) -> Result<bool, OperatorError> {
     Ok(
         sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM users WHERE id = $1)")
             .bind(owner)

@@ -13,7 +13,8 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use kakeibo_ledger::{LedgerError, OwnerRolePool};
+use crate::OperatorError;
+use kakeibo_ledger::OwnerRolePool;
 
 /// How many rows each step deleted.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -46,7 +47,7 @@ const STEPS: [&str; 6] = [
 
 /// Deletes what is stale as of `now`, in one transaction, and records the counts in
 /// `housekeeping_runs`.
-pub async fn reap(pool: &OwnerRolePool, now: DateTime<Utc>) -> Result<Reaped, LedgerError> {
+pub async fn reap(pool: &OwnerRolePool, now: DateTime<Utc>) -> Result<Reaped, OperatorError> {
     let mut tx = pool.get().begin().await?;
     let mut counts = [0u64; 6];
     for (count, sql) in counts.iter_mut().zip(STEPS) {
@@ -77,7 +78,7 @@ pub async fn reap(pool: &OwnerRolePool, now: DateTime<Utc>) -> Result<Reaped, Le
         old_sign_in_attempts,
         stale_import_plans,
     };
-    let deleted = serde_json::to_value(&reaped).map_err(|e| LedgerError::Internal(e.to_string()))?;
+    let deleted = serde_json::to_value(&reaped).map_err(OperatorError::Serialise)?;
     sqlx::query("INSERT INTO housekeeping_runs (ran_at, deleted) VALUES ($1, $2)")
         .bind(now)
         .bind(deleted)

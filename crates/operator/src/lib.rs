@@ -9,6 +9,9 @@
 //! knows nothing of HTTP, providers or AWS.
 
 pub mod admin;
+mod error;
 pub mod housekeeping;
 pub mod quota;
 pub mod uploads;
+
+pub use error::{OperatorError, UploadError};

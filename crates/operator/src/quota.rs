@@ -7,7 +7,8 @@
 use chrono::{DateTime, NaiveDate, Utc};
 use sha2::{Digest, Sha256};
 
-use kakeibo_ledger::{LedgerError, OwnerId, OwnerRolePool};
+use crate::OperatorError;
+use kakeibo_ledger::{OwnerId, OwnerRolePool};
 
 /// The limits of SPEC §5; every one is configurable.
 #[derive(Debug, Clone, PartialEq)]
@@ -89,7 +90,7 @@ pub async fn consume(
     kind: QuotaKind,
     limits: &QuotaLimits,
     now: DateTime<Utc>,
-) -> Result<Result<(), Refusal>, LedgerError> {
+) -> Result<Result<(), Refusal>, OperatorError> {
     let kind = match kind {
         QuotaKind::Message => "message",
         QuotaKind::Resume => "resume",
@@ -114,9 +115,7 @@ pub async fn consume(
         "ip_quota" => Err(Refusal::IpQuota),
         "daily_cap" => Err(Refusal::DailyCap),
         other => {
-            return Err(LedgerError::Internal(format!(
-                "the quota gate answered {other:?}"
-            )));
+            return Err(OperatorError::UnknownVerdict(other.to_owned()));
         }
     })
 }
@@ -129,7 +128,7 @@ pub async fn admit_new_visitor(
     address_key: &str,
     limits: &QuotaLimits,
     now: DateTime<Utc>,
-) -> Result<bool, LedgerError> {
+) -> Result<bool, OperatorError> {
     if limits.address_daily <= 0 {
         return Ok(false);
     }
@@ -152,7 +151,7 @@ pub async fn messages_today(
     owner: OwnerId,
     pool: &OwnerRolePool,
     day: NaiveDate,
-) -> Result<i32, LedgerError> {
+) -> Result<i32, OperatorError> {
     let count: Option<i32> =
         sqlx::query_scalar("SELECT count FROM owner_daily_messages WHERE owner_id = $1 AND day = $2")
             .bind(owner.as_uuid())
@@ -168,7 +167,7 @@ pub async fn refund(
     pool: &OwnerRolePool,
     address_key: Option<&str>,
     now: DateTime<Utc>,
-) -> Result<(), LedgerError> {
+) -> Result<(), OperatorError> {
     let mut tx = pool.get().begin().await?;
     sqlx::query(
         "UPDATE owner_daily_messages SET count = greatest(count - 1, 0)

@@ -7,7 +7,9 @@ use sha2::{Digest, Sha256};
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use kakeibo_ledger::{LedgerError, OwnerId, begin_for_owner};
+use kakeibo_ledger::{OwnerId, begin_for_owner};
+
+pub use crate::error::UploadError;
 
 /// The largest statement kept (the column's check says the same).
 pub const MAX_UPLOAD_BYTES: usize = 10 * 1024 * 1024;
@@ -15,23 +17,6 @@ pub const MAX_UPLOAD_BYTES: usize = 10 * 1024 * 1024;
 pub const MAX_UPLOADS_PER_OWNER: i64 = 20;
 /// How many bytes of statements one visitor may keep at a time.
 pub const MAX_UPLOAD_STORAGE: i64 = 50 * 1024 * 1024;
-
-#[derive(Debug, thiserror::Error)]
-pub enum UploadError {
-    #[error("{0}")]
-    Invalid(String),
-    /// The visitor keeps too many statements already; deleting one makes room.
-    #[error("{0}")]
-    Full(String),
-    #[error(transparent)]
-    Ledger(#[from] LedgerError),
-}
-
-impl From<sqlx::Error> for UploadError {
-    fn from(e: sqlx::Error) -> Self {
-        Self::Ledger(LedgerError::Database(e))
-    }
-}
 
 #[derive(Debug, Clone, Serialize, sqlx::FromRow)]
 pub struct Upload {
@@ -52,19 +37,13 @@ pub async fn save_upload(
     content: &[u8],
 ) -> Result<Upload, UploadError> {
     if content.len() > MAX_UPLOAD_BYTES {
-        return Err(UploadError::Invalid(format!(
-            "the statement is {} bytes; the limit is {MAX_UPLOAD_BYTES}",
-            content.len()
-        )));
+        return Err(UploadError::TooLarge { bytes: content.len() });
     }
     let name = filename.trim();
     if name.is_empty() || name.len() > 255 || name.chars().any(char::is_control) {
-        return Err(UploadError::Invalid(
-            "the file name must be 1 to 255 characters without control characters".into(),
-        ));
+        return Err(UploadError::BadFileName);
     }
-    let size = i32::try_from(content.len())
-        .map_err(|_| UploadError::Invalid("the statement is too large".into()))?;
+    let size = i32::try_from(content.len()).map_err(|_| UploadError::TooLarge { bytes: content.len() })?;
     let mut tx = begin_for_owner(owner, pool).await?;
     // Serialise this visitor's uploads so the limits hold under concurrent requests.
     sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1::text, 7))")
@@ -78,10 +57,7 @@ pub async fn save_upload(
     .fetch_one(&mut *tx)
     .await?;
     if count >= MAX_UPLOADS_PER_OWNER || bytes + i64::from(size) > MAX_UPLOAD_STORAGE {
-        return Err(UploadError::Full(format!(
-            "you keep {count} statements ({bytes} bytes); the limit is {MAX_UPLOADS_PER_OWNER} statements and \
-             {MAX_UPLOAD_STORAGE} bytes: delete one first"
-        )));
+        return Err(UploadError::Full { count, bytes });
     }
     let upload = sqlx::query_as::<_, Upload>(
         "INSERT INTO uploads (owner_id, filename, content_type, size_bytes, sha256, content)
@@ -101,7 +77,7 @@ pub async fn save_upload(
 }
 
 /// Deletes one of the owner's uploads; `false` when the owner has no such upload.
-pub async fn delete_upload(owner: OwnerId, pool: &PgPool, id: Uuid) -> Result<bool, LedgerError> {
+pub async fn delete_upload(owner: OwnerId, pool: &PgPool, id: Uuid) -> Result<bool, UploadError> {
     let mut tx = begin_for_owner(owner, pool).await?;
     let done = sqlx::query("DELETE FROM uploads WHERE owner_id = $1 AND id = $2")
         .bind(owner.as_uuid())
@@ -113,7 +89,7 @@ pub async fn delete_upload(owner: OwnerId, pool: &PgPool, id: Uuid) -> Result<bo
 }
 
 /// The owner's uploads, newest first.
-pub async fn list_uploads(owner: OwnerId, pool: &PgPool) -> Result<Vec<Upload>, LedgerError> {
+pub async fn list_uploads(owner: OwnerId, pool: &PgPool) -> Result<Vec<Upload>, UploadError> {
     let mut tx = begin_for_owner(owner, pool).await?;
     let rows = sqlx::query_as::<_, Upload>(
         "SELECT id, filename, content_type, size_bytes, sha256, created_at

@@ -92,24 +92,56 @@ fn the_providers_know_nothing_of_the_ledger_or_the_database() {
     );
 }
 
-#[test]
-fn the_ledger_and_the_operators_side_know_nothing_of_http_providers_or_aws() {
-    let never: Vec<&str> = HTTP
-        .iter()
+/// What every crate that stands on PostgreSQL alone must never pull in.
+fn http_aws_and(more: &[&'static str]) -> Vec<&'static str> {
+    HTTP.iter()
         .chain(AWS)
         .copied()
         .chain(["kakeibo-providers", "kakeibo-api", "kakeibo-auth"])
-        .collect();
-    for package in ["kakeibo-ledger", "kakeibo-operator"] {
-        assert_never(package, &never, "stands on PostgreSQL alone");
-    }
+        .chain(more.iter().copied())
+        .collect()
+}
+
+#[test]
+fn the_ledger_knows_nothing_of_the_tools_the_agent_http_providers_or_aws() {
+    let never = http_aws_and(&["kakeibo-tools", "kakeibo-agent", "kakeibo-operator"]);
+    assert_never("kakeibo-ledger", &never, "is the bottom of the product's graph");
+}
+
+#[test]
+fn the_tools_know_nothing_of_turns_http_providers_or_aws() {
+    let never = http_aws_and(&["kakeibo-agent", "kakeibo-operator"]);
+    assert_never(
+        "kakeibo-tools",
+        &never,
+        "run over the ledger, called by whoever holds them",
+    );
+}
+
+#[test]
+fn the_agent_takes_its_provider_as_a_trait_and_knows_nothing_of_http_or_aws() {
+    let never = http_aws_and(&["kakeibo-operator"]);
+    assert_never(
+        "kakeibo-agent",
+        &never,
+        "drives the core's turn machine over a provider it is handed",
+    );
+}
+
+#[test]
+fn the_operators_side_knows_nothing_of_http_providers_or_aws() {
+    assert_never(
+        "kakeibo-operator",
+        &http_aws_and(&[]),
+        "stands on PostgreSQL alone",
+    );
 }
 
 #[test]
 fn the_mcp_server_depends_on_no_http_client_or_provider() {
     let (crates, tree) = dependencies("kakeibo-mcp");
     assert!(
-        crates.iter().any(|c| c == "kakeibo-ledger") && crates.iter().any(|c| c == "rmcp"),
+        crates.iter().any(|c| c == "kakeibo-tools") && crates.iter().any(|c| c == "rmcp"),
         "{tree}"
     );
     let never: Vec<&str> = HTTP
@@ -130,6 +162,9 @@ fn the_developer_tools_depend_on_no_product_crate() {
     let product = [
         "kakeibo-core",
         "kakeibo-ledger",
+        "kakeibo-tools",
+        "kakeibo-agent",
+        "kakeibo-operator",
         "kakeibo-providers",
         "kakeibo-auth",
         "kakeibo-api",

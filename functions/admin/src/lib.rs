@@ -100,10 +100,10 @@ async fn overview(Shared(admin): Shared<Admin>, request: Request) -> Result<Resp
 async fn evaluation(state: &State) -> Result<serde_json::Value, ApiError> {
     let running = kakeibo_evals::suite::running(&state.app)
         .await
-        .map_err(|e| ApiError::Internal(format!("checking for a running evaluation: {e}")))?;
+        .map_err(|e| ApiError::internal_while("checking for a running evaluation", e))?;
     let latest = kakeibo_evals::store::latest(&state.app)
         .await
-        .map_err(|e| ApiError::Internal(format!("reading the latest evaluation report: {e}")))?;
+        .map_err(|e| ApiError::internal_while("reading the latest evaluation report", e))?;
     let latest = latest.map(|report| {
         json!({
             "finishedAt": report["finishedAt"],
@@ -170,7 +170,7 @@ async fn action(Shared(admin): Shared<Admin>, request: Request) -> Result<Respon
             // A second start would wait for the first and then run the whole suite again.
             let running = kakeibo_evals::suite::running(&state.app)
                 .await
-                .map_err(|e| ApiError::Internal(format!("checking for a running evaluation: {e}")))?;
+                .map_err(|e| ApiError::internal_while("checking for a running evaluation", e))?;
             if running {
                 return Err(ApiError::Unavailable {
                     error: "an evaluation is running now; its report comes when it ends".into(),

@@ -25,6 +25,7 @@ use axum::{
     routing::{delete, get, post},
 };
 use chrono::Utc;
+use kakeibo_agent::conversations::conversation_for_message;
 use kakeibo_api::{
     ApiError, State,
     request::{ClientAddress, client_address, json_body, optional_json_body, read_body},
@@ -34,17 +35,13 @@ use kakeibo_api::{
 };
 use kakeibo_auth::{Visitor, visitors};
 use kakeibo_core::ConfirmPolicy;
-use kakeibo_ledger::{
-    LedgerError,
-    conversations::conversation_for_message,
-    seed::ensure_demo_ledger,
-    tools::{CurrencyCode, Scope, preview_upload as import_preview},
-};
+use kakeibo_ledger::seed::ensure_demo_ledger;
 use kakeibo_operator::{
     admin::assert_admin,
     quota::{self, QuotaKind},
     uploads::{self, MAX_UPLOAD_BYTES, list_uploads as uploads_of, save_upload},
 };
+use kakeibo_tools::{CurrencyCode, Scope, preview_upload as import_preview};
 use serde::Deserialize;
 use serde_json::json;
 use uuid::Uuid;
@@ -394,7 +391,7 @@ async fn preview_upload(
         let preview = match import_preview(&scope, id, account, input.currency).await {
             Ok(Some(preview)) => preview,
             Ok(None) => return Err(ApiError::NotFound),
-            Err(LedgerError::Invalid(why)) => return Err(ApiError::Unprocessable(why)),
+            Err(refused) if refused.is_refusal() => return Err(ApiError::Unprocessable(refused.to_string())),
             Err(other) => return Err(other.into()),
         };
         Ok(Json(preview).into_response())

@@ -2,12 +2,13 @@
 //! a schedule. Every count is logged and recorded in `housekeeping_runs`.
 
 use chrono::Utc;
-use kakeibo_ledger::{LedgerError, OwnerRolePool};
+use kakeibo_ledger::OwnerRolePool;
+use kakeibo_operator::OperatorError;
 use kakeibo_operator::housekeeping;
 use serde_json::{Value, json};
 
 /// One invocation: whatever the event (a schedule's, or `{}` by hand), reap now.
-pub async fn handle(pool: &OwnerRolePool, _event: Value) -> Result<Value, LedgerError> {
+pub async fn handle(pool: &OwnerRolePool, _event: Value) -> Result<Value, OperatorError> {
     let reaped = housekeeping::reap(pool, Utc::now()).await?;
     let summary = json!({"reaped": reaped});
     println!("{summary}");

@@ -19,8 +19,10 @@ use axum::{
     response::{IntoResponse, Response},
     routing::get,
 };
+use kakeibo_agent::{conversations, runs};
 use kakeibo_api::{ApiError, State, visitor};
-use kakeibo_ledger::{conversations, dashboard, runs, seed::ensure_demo_ledger};
+use kakeibo_ledger::seed::ensure_demo_ledger;
+use kakeibo_tools::dashboard;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -113,7 +115,7 @@ async fn dashboard(
 
 /// The agent's tools, from the real registry: no visitor's data, so no session needed.
 async fn list_tools(Shared(state): Shared<Arc<State>>) -> Response {
-    Json(serde_json::json!({"tools": kakeibo_ledger::tools::catalogue(&state.app)})).into_response()
+    Json(serde_json::json!({"tools": kakeibo_tools::catalogue(&state.app)})).into_response()
 }
 
 async fn list_conversations(
@@ -148,6 +150,6 @@ async fn latest_evaluation(Shared(state): Shared<Arc<State>>) -> Result<Response
             })),
         )
             .into_response()),
-        Err(e) => Err(ApiError::Internal(format!("reading the latest evaluation report: {e}"))),
+        Err(e) => Err(ApiError::internal_while("reading the latest evaluation report", e)),
     }
 }

@@ -182,10 +182,9 @@ fn planned_accounts(
             .iter()
             .any(|a| a.name.eq_ignore_ascii_case(&p.name) && a.currency != p.currency)
     }) {
-        return Err(LedgerError::Invalid(format!(
-            "the account {} holds another currency",
-            clash.name
-        )));
+        return Err(LedgerError::AccountHoldsAnotherCurrency {
+            account: clash.name.clone(),
+        });
     }
 
     Ok(accounts)
@@ -220,11 +219,9 @@ async fn settle_unstated_currency(
     // them as they are.
     let in_use = in_use.filter(|a| a.currency.decimals() == Currency::INR.decimals());
     let Some(account) = in_use else {
-        return Err(LedgerError::Invalid(format!(
-            "the statement states no currency (no symbol or code in its amounts, no currency column or \
-             header) and {base} holds nothing yet to go by: say which currency it is in (kakeibo import \
-             --currency EUR; the import tool's currency)"
-        )));
+        return Err(LedgerError::NoCurrencyToGoBy {
+            account: base.to_owned(),
+        });
     };
     for row in parsed.rows.iter_mut().filter(|r| r.currency_unstated) {
         row.currency = account.currency;
@@ -252,10 +249,10 @@ pub async fn plan(
     if let Some(named) = existing.iter().find(|a| a.name.eq_ignore_ascii_case(base))
         && !matches!(named.account_type, AccountType::Asset | AccountType::Liability)
     {
-        return Err(LedgerError::Invalid(format!(
-            "{} is a {:?} account; statements go into an asset or liability account",
-            named.name, named.account_type
-        )));
+        return Err(LedgerError::NotAStatementAccount {
+            account: named.name.clone(),
+            account_type: named.account_type,
+        });
     }
     let mut parsed = parsed;
     settle_unstated_currency(owner, conn, base, &existing, &mut parsed).await?;
@@ -431,8 +428,10 @@ async fn plan_rows(
     text.map_or_else(
         || Ok(Vec::new()),
         |text| {
-            serde_json::from_str(&text)
-                .map_err(|e| LedgerError::Invalid(format!("import plan {plan_id} cannot be read: {e}")))
+            serde_json::from_str(&text).map_err(|source| LedgerError::UnreadablePlan {
+                plan: plan_id,
+                source,
+            })
         },
     )
 }
@@ -649,28 +648,26 @@ async fn load_plan(owner: OwnerId, conn: &mut PgConnection, plan_id: Uuid) -> Re
     .await?;
     let plan = match stored {
         None => {
-            return Err(LedgerError::Invalid(format!(
-                "no import plan {plan_id}: preview the statement first"
-            )));
+            return Err(LedgerError::NoPlan(plan_id));
         }
         Some((status, _)) if status == "committed" => {
-            return Err(LedgerError::Invalid(format!(
-                "import plan {plan_id} was already committed"
-            )));
+            return Err(LedgerError::PlanCommitted(plan_id));
         }
-        Some((_, Some(text))) => serde_json::from_str::<Plan>(&text)
-            .map_err(|e| LedgerError::Invalid(format!("import plan {plan_id} cannot be read: {e}")))?,
+        Some((_, Some(text))) => {
+            serde_json::from_str::<Plan>(&text).map_err(|source| LedgerError::UnreadablePlan {
+                plan: plan_id,
+                source,
+            })?
+        }
         Some((_, None)) => {
-            return Err(LedgerError::Invalid(format!(
-                "import plan {plan_id} holds no plan"
-            )));
+            return Err(LedgerError::EmptyPlan(plan_id));
         }
     };
     if plan.version > PLAN_VERSION {
-        return Err(LedgerError::Invalid(format!(
-            "import plan {plan_id} is of a newer version {}",
-            plan.version
-        )));
+        return Err(LedgerError::NewerPlan {
+            plan: plan_id,
+            version: plan.version,
+        });
     }
 
     Ok(plan)

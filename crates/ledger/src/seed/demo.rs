@@ -29,7 +29,7 @@ pub async fn ensure_demo_ledger(owner: OwnerId, pool: &PgPool) -> Result<bool, L
             .fetch_optional(&mut *tx)
             .await?;
     match cloned {
-        None => return Err(LedgerError::Invalid(format!("no visitor {owner}"))),
+        None => return Err(LedgerError::NoVisitor(owner)),
         Some(Some(_)) => return Ok(false),
         Some(None) => {}
     }

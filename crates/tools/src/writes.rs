@@ -15,26 +15,23 @@ use super::{
     Scope,
     common::{Amount, Category, MONTH_PATTERN, check_month},
 };
-use crate::{
-    accounts::AccountType,
-    error::LedgerError,
-    money::{Currency, Money},
-    owner::OwnerId,
-};
+use kakeibo_ledger::{AccountType, Currency, LedgerError, Money, OwnerId};
+
+use crate::ToolsError;
 
 async fn category_account(
     owner: OwnerId,
     conn: &mut PgConnection,
     category: Category,
-) -> Result<crate::accounts::Account, LedgerError> {
+) -> Result<kakeibo_ledger::Account, ToolsError> {
     // A new visitor's ledger gets its chart of accounts on first use; the chart comes back whole.
     let wanted = category.name();
-    crate::accounts::ensure_chart(owner, conn, Currency::INR)
+    kakeibo_ledger::ensure_chart(owner, conn, Currency::INR)
         .await?
         .into_iter()
         .filter(|a| a.account_type.is_category() && a.name.eq_ignore_ascii_case(wanted))
         .min_by_key(|a| a.name != wanted)
-        .ok_or_else(|| LedgerError::UnknownAccountName(wanted.to_owned()))
+        .ok_or_else(|| ToolsError::Ledger(LedgerError::UnknownAccountName(wanted.to_owned())))
 }
 
 // region: categorize_transactions
@@ -71,7 +68,7 @@ pub async fn categorize(
     owner: OwnerId,
     conn: &mut PgConnection,
     input: &CategorizeInput,
-) -> Result<CategorizeOutput, LedgerError> {
+) -> Result<CategorizeOutput, ToolsError> {
     let target = category_account(owner, &mut *conn, input.category).await?;
     // (transaction id, whether it exists, chosen posting, its account, how many category postings)
     let rows: Vec<CategorizeCandidate> = sqlx::query_as(
@@ -102,7 +99,7 @@ pub async fn categorize(
             Some("no such transaction")
         } else if posting.is_none() {
             Some("no expense or income posting")
-        } else if candidates > 1 && name.as_deref() != Some(crate::UNCATEGORIZED) {
+        } else if candidates > 1 && name.as_deref() != Some(kakeibo_ledger::UNCATEGORIZED) {
             Some("ambiguous: more than one expense or income posting")
         } else if name.as_deref() == Some(target.name.as_str()) {
             Some("already in that category")
@@ -197,7 +194,7 @@ pub async fn set_category_rule(
     owner: OwnerId,
     conn: &mut PgConnection,
     input: &RuleInput,
-) -> Result<RuleOutput, LedgerError> {
+) -> Result<RuleOutput, ToolsError> {
     let target = category_account(owner, &mut *conn, input.category).await?;
     let pattern = input.pattern.trim();
     let id: Uuid = sqlx::query_scalar(
@@ -285,13 +282,12 @@ pub async fn set_budget(
     owner: OwnerId,
     conn: &mut PgConnection,
     input: &BudgetInput,
-) -> Result<BudgetOutput, LedgerError> {
+) -> Result<BudgetOutput, ToolsError> {
     let target = category_account(owner, &mut *conn, input.category).await?;
     if target.account_type != AccountType::Expense {
-        return Err(LedgerError::Invalid(format!(
-            "{} is income; budgets are for spending categories",
-            target.name
-        )));
+        return Err(ToolsError::IncomeBudget {
+            category: target.name,
+        });
     }
     let id: Uuid = sqlx::query_scalar(
         "INSERT INTO budgets (owner_id, account_id, month, amount_minor, currency) VALUES ($1, $2, $3, $4, $5)
@@ -384,7 +380,7 @@ pub async fn memory_save(
     owner: OwnerId,
     conn: &mut PgConnection,
     input: &MemoryInput,
-) -> Result<MemoryOutput, LedgerError> {
+) -> Result<MemoryOutput, ToolsError> {
     let (content, category) = (input.content.trim(), input.category.trim());
     let id: Uuid = sqlx::query_scalar(
         "WITH inserted AS (

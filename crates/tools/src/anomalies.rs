@@ -12,7 +12,7 @@ use super::{
     Scope,
     common::{Amount, Filter, MONTH_PATTERN, Month, TransactionView, check_month, month_arg, transactions},
 };
-use crate::money::Money;
+use kakeibo_ledger::Money;
 
 /// Which month to examine.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -100,7 +100,7 @@ struct Normal {
 pub(crate) fn flag(month: Month, views: &[TransactionView]) -> AnomaliesOutput {
     let in_month = |v: &&TransactionView| v.date >= month.first_day && v.date <= month.last_day();
     let judged = |v: &&TransactionView| {
-        v.category_type.as_deref() == Some("expense") && v.category != crate::UNCATEGORIZED
+        v.category_type.as_deref() == Some("expense") && v.category != kakeibo_ledger::UNCATEGORIZED
     };
 
     // Spending is the negated account amount: a purchase is positive, a refund negative.

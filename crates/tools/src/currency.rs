@@ -6,10 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::common::Amount;
-use crate::{
-    money::Currency,
-    rates::{STATIC_RATES, StaticRates},
-};
+use kakeibo_ledger::{Currency, STATIC_RATES, StaticRates};
 
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 pub enum CurrencyCode {

@@ -7,11 +7,9 @@ use serde::{Deserialize, Serialize};
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-use crate::{
-    error::LedgerError,
-    money::{Currency, Money},
-    owner::OwnerId,
-};
+use kakeibo_ledger::{Currency, LedgerError, Money, OwnerId};
+
+use crate::ToolsError;
 
 pub const MONTH_PATTERN: &str = r"^[0-9]{4}-(0[1-9]|1[0-2])$";
 pub const ISO_DATE_PATTERN: &str = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$";
@@ -133,10 +131,12 @@ pub fn merchant_key(description: &str) -> String {
 }
 
 /// Maps a ledger failure to what the model is told.
-pub fn tool_error(error: LedgerError) -> ToolError {
+pub fn tool_error(error: ToolsError) -> ToolError {
     match error {
-        LedgerError::Database(e) if is_transient(&e) => ToolError::Transient(e.to_string()),
-        LedgerError::Database(_) | LedgerError::Migrate(_) => {
+        ToolsError::Ledger(LedgerError::Database(e)) if is_transient(&e) => {
+            ToolError::Transient(e.to_string())
+        }
+        ToolsError::Ledger(LedgerError::Database(_) | LedgerError::Migrate(_)) => {
             ToolError::Failed("the ledger database refused the request".into())
         }
         other => ToolError::Refused(other.to_string()),
@@ -195,7 +195,7 @@ pub async fn transactions(
     owner: OwnerId,
     conn: &mut PgConnection,
     filter: &Filter<'_>,
-) -> Result<Vec<TransactionView>, LedgerError> {
+) -> Result<Vec<TransactionView>, ToolsError> {
     let sql = if filter.ascending {
         VIEW_ASCENDING
     } else {

@@ -6,12 +6,9 @@ use chrono::NaiveDate;
 use serde_json::{Value, json};
 use sqlx::PgPool;
 
-use crate::{
-    db::begin_for_owner,
-    error::LedgerError,
-    owner::OwnerId,
-    tools::{Month, Scope, registry},
-};
+use kakeibo_ledger::{OwnerId, begin_for_owner};
+
+use crate::{Month, Scope, ToolsError, registry};
 
 /// How many months the by-month series covers, ending with the chosen month.
 pub const DASHBOARD_MONTHS: u32 = 6;
@@ -19,7 +16,7 @@ pub const DASHBOARD_MONTHS: u32 = 6;
 pub const DASHBOARD_TRANSACTIONS: i64 = 200;
 
 /// A month as the dashboard is asked for it: exactly `YYYY-MM`, a real month.
-pub fn parse_month(text: &str) -> Result<Month, LedgerError> {
+pub fn parse_month(text: &str) -> Result<Month, ToolsError> {
     let bytes = text.as_bytes();
     let shaped = bytes.len() == 7
         && bytes[4] == b'-'
@@ -27,17 +24,16 @@ pub fn parse_month(text: &str) -> Result<Month, LedgerError> {
             .iter()
             .enumerate()
             .all(|(i, b)| i == 4 || b.is_ascii_digit());
-    shaped.then(|| Month::parse(text)).flatten().ok_or_else(|| {
-        LedgerError::Invalid(format!(
-            "month must be a calendar month written YYYY-MM, such as 2025-03; {text:?} is not one"
-        ))
-    })
+    shaped
+        .then(|| Month::parse(text))
+        .flatten()
+        .ok_or_else(|| ToolsError::BadMonth(text.to_owned()))
 }
 
 /// The dashboard of `month` (default: the latest month of the owner's ledger); `{"empty": true,
 /// "months": [], "transactions": []}` when the ledger has no transactions. A month without
-/// transactions has empty figures. A malformed `month` is [`LedgerError::Invalid`].
-pub async fn dashboard(owner: OwnerId, pool: &PgPool, month: Option<&str>) -> Result<Value, LedgerError> {
+/// transactions has empty figures. A malformed `month` is [`ToolsError::BadMonth`].
+pub async fn dashboard(owner: OwnerId, pool: &PgPool, month: Option<&str>) -> Result<Value, ToolsError> {
     let asked = month.map(parse_month).transpose()?;
     let mut tx = begin_for_owner(owner, pool).await?;
     let latest: Option<NaiveDate> =
@@ -58,13 +54,13 @@ pub async fn dashboard(owner: OwnerId, pool: &PgPool, month: Option<&str>) -> Re
     let chosen = match asked {
         Some(month) => month,
         None => Month::parse(&latest.format("%Y-%m").to_string())
-            .ok_or_else(|| LedgerError::Internal(format!("no month of {latest}")))?,
+            .ok_or_else(|| ToolsError::Calendar(format!("of {latest}")))?,
     };
     let month = chosen.label();
     let first = chosen
         .first_day
         .checked_sub_months(chrono::Months::new(DASHBOARD_MONTHS - 1))
-        .ok_or_else(|| LedgerError::Internal(format!("no month before {month}")))?;
+        .ok_or_else(|| ToolsError::Calendar(format!("before {month}")))?;
     let tools = registry(&Scope::new(owner, pool.clone()));
     let call = |name: &'static str, input: Value| {
         let tools = &tools;
@@ -72,7 +68,7 @@ pub async fn dashboard(owner: OwnerId, pool: &PgPool, month: Option<&str>) -> Re
             tools
                 .call(name, input)
                 .await
-                .map_err(|e| LedgerError::Internal(format!("{name}: {e}")))
+                .map_err(|source| ToolsError::Dashboard { tool: name, source })
         }
     };
     let by_category = call(
@@ -145,10 +141,10 @@ mod tests {
             "2025-03-01",
             "２０２５-03",
         ] {
-            let Err(LedgerError::Invalid(why)) = parse_month(bad) else {
+            let Err(e @ ToolsError::BadMonth(_)) = parse_month(bad) else {
                 panic!("{bad:?} was taken for a month");
             };
-            assert!(why.contains("YYYY-MM"), "{why}");
+            assert!(e.to_string().contains("YYYY-MM"), "{e}");
         }
     }
 }

@@ -4,20 +4,21 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests may panic on what they did not expect.
 
+#[path = "../../ledger/tests/common/mod.rs"]
 mod common;
 
 use chrono::NaiveDate;
 use common::{app_pool, new_user, owner_pool};
+use kakeibo_agent::turns::{Agent, Outcome, TurnStore};
 use kakeibo_core::{
     Block, ConfirmPolicy, PermissionRules, RunStatus,
     scripted::{Scripted, reply_calls, reply_text},
 };
 use kakeibo_ledger::{
     Currency, NewPosting, NewTransaction, OwnerId, begin_for_owner, find_account, insert_transactions, seed,
-    tools::Scope,
-    turns::{Agent, Outcome, TurnStore},
     with_owner,
 };
+use kakeibo_tools::Scope;
 use serde_json::{Value, json};
 use sqlx::{
     PgPool,

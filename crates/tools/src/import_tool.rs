@@ -12,8 +12,9 @@ use uuid::Uuid;
 use sqlx::PgConnection;
 
 use super::{Scope, currency::CurrencyCode};
-use crate::{
-    LedgerError, OwnerId,
+use crate::ToolsError;
+use kakeibo_ledger::{
+    OwnerId,
     import::{self, Mapping, ParseOptions},
 };
 
@@ -101,20 +102,18 @@ pub async fn import_statement(
     scope: &Scope,
     conn: &mut PgConnection,
     input: ImportInput,
-) -> Result<Value, LedgerError> {
+) -> Result<Value, ToolsError> {
     let owner = scope.owner;
     if !input.dry_run {
-        let plan_id = input
-            .plan_id
-            .ok_or_else(|| LedgerError::Invalid("plan_id is missing".into()))?;
+        let plan_id = input.plan_id.ok_or(ToolsError::MissingPlanId)?;
         let report = import::commit(owner, conn, plan_id, &mut |_, _| {}).await?;
         return Ok(json!({"dry_run": false, "committed": report}));
     }
     let (filename, bytes) = match (input.upload_id, &input.path) {
         (Some(upload), _) => read_upload(owner, &mut *conn, upload).await?,
         (None, Some(path)) => read_confined(scope.import_root.as_deref(), path)
-            .map_err(|e| LedgerError::Invalid(e.to_string()))?,
-        (None, None) => return Err(LedgerError::Invalid("upload_id or path is missing".into())),
+            .map_err(|e| ToolsError::PathRefused(e.to_string()))?,
+        (None, None) => return Err(ToolsError::MissingStatement),
     };
     let options = ParseOptions {
         mapping: input.mapping.unwrap_or_default(),
@@ -124,16 +123,20 @@ pub async fn import_statement(
     let saved = import::saved_mapping(
         owner,
         &mut *conn,
-        input.account.as_deref().unwrap_or(crate::accounts::CHECKING),
+        input.account.as_deref().unwrap_or(kakeibo_ledger::CHECKING),
     )
     .await?;
-    let parsed = import::parse_with_saved(&bytes, &options, saved.as_ref())
-        .map_err(|e| LedgerError::Invalid(format!("{filename}: {e}")))?;
+    let parsed = import::parse_with_saved(&bytes, &options, saved.as_ref()).map_err(|source| {
+        ToolsError::Unreadable {
+            filename: filename.clone(),
+            source,
+        }
+    })?;
     let (plan_id, plan) = import::plan(
         owner,
         conn,
         &filename,
-        &crate::import::file_sha256(&bytes),
+        &kakeibo_ledger::import::file_sha256(&bytes),
         parsed,
         input.account.as_deref(),
     )
@@ -146,16 +149,16 @@ pub async fn import_statement(
 /// The dry run of [`import_statement`] on an upload of `scope`'s owner, without the model (the
 /// page's preview): the same plan stored in `import_batches` and the same preview JSON as the
 /// tool's `dry_run: true`, nothing added to the ledger. `None` when the owner has no such upload;
-/// a statement the importer cannot read is [`LedgerError::Invalid`] with its sentence.
+/// a statement the importer cannot read is [`ToolsError::Unreadable`] with its sentence.
 pub async fn preview_upload(
     scope: &Scope,
     upload: Uuid,
     account: Option<String>,
     currency: Option<CurrencyCode>,
-) -> Result<Option<Value>, LedgerError> {
+) -> Result<Option<Value>, ToolsError> {
     let owner = scope.owner;
     let scope_inner = scope.clone();
-    crate::db::with_owner(owner, &scope.pool, move |conn| {
+    kakeibo_ledger::with_owner(owner, &scope.pool, move |conn| {
         Box::pin(async move {
             let exists: bool =
                 sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM uploads WHERE owner_id = $1 AND id = $2)")
@@ -186,14 +189,14 @@ async fn read_upload(
     owner: OwnerId,
     conn: &mut PgConnection,
     upload: Uuid,
-) -> Result<(String, Vec<u8>), LedgerError> {
+) -> Result<(String, Vec<u8>), ToolsError> {
     let found: Option<(String, Vec<u8>)> =
         sqlx::query_as("SELECT filename, content FROM uploads WHERE owner_id = $1 AND id = $2")
             .bind(owner.as_uuid())
             .bind(upload)
             .fetch_optional(conn)
             .await?;
-    found.ok_or_else(|| LedgerError::Invalid(format!("there is no upload {upload}")))
+    found.ok_or(ToolsError::NoUpload(upload))
 }
 
 /// A file under the import folder, and nowhere else: the path is resolved (symbolic links

@@ -2,20 +2,19 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests may panic on what they did not expect.
 
+#[path = "../../ledger/tests/common/mod.rs"]
 mod common;
 
 use common::{app_pool, new_user, owner_pool};
+use kakeibo_agent::turns::{Agent, TurnStore};
 use kakeibo_core::{
     ConfirmPolicy, PermissionRules,
     context::estimate_tokens,
     prompt::SYSTEM_PROMPT,
     scripted::{Scripted, reply_text},
 };
-use kakeibo_ledger::{
-    DEV_OWNER, begin_for_owner, memory,
-    tools::{Scope, registry},
-    turns::{Agent, TurnStore},
-};
+use kakeibo_ledger::{DEV_OWNER, begin_for_owner};
+use kakeibo_tools::{Scope, memory, registry};
 use sqlx::{
     PgPool,
     postgres::{PgConnectOptions, PgPoolOptions},

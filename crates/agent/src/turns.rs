@@ -16,24 +16,22 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
 use kakeibo_core::{
-    ConfirmPolicy, Deps, Message, PendingWrite, PermissionRules, Phase, Provider, RunStatus, ToolRegistry,
-    ToolResult, TraceEvent, TraceKind, Tracer, Turn, TurnEvent, WriteDecision, context,
+    ConfirmPolicy, ConfirmTrace, Deps, Message, PendingWrite, PermissionRules, Phase, Provider, RunStatus,
+    Tier, ToolCallTrace, ToolRegistry, ToolResult, TraceEvent, TracePayload, Tracer, Turn, TurnEvent,
+    WriteDecision, context,
     turn::{
         DECLINED, EXPIRED, StateError, declined_result, drive, expired_result, result_summary, tool_data,
     },
 };
-use serde_json::{Value, json};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 use sqlx::{Acquire, PgConnection, PgPool};
 use uuid::Uuid;
 
-use crate::{
-    db::begin_for_owner,
-    error::LedgerError,
-    memory,
-    owner::OwnerId,
-    tools::{Scope, run_write},
-};
+use kakeibo_ledger::{OwnerId, begin_for_owner};
+use kakeibo_tools::{Scope, memory, run_write};
+
+use crate::AgentError;
 
 /// The largest stored turn.
 pub const MAX_STATE_BYTES: usize = 256 * 1024;
@@ -51,12 +49,24 @@ pub enum ConfirmError {
     #[error(transparent)]
     State(#[from] StateError),
     #[error(transparent)]
-    Ledger(#[from] LedgerError),
+    Store(#[from] AgentError),
 }
 
 impl From<sqlx::Error> for ConfirmError {
     fn from(e: sqlx::Error) -> Self {
-        Self::Ledger(LedgerError::Database(e))
+        Self::Store(AgentError::from(e))
+    }
+}
+
+impl From<kakeibo_tools::ToolsError> for ConfirmError {
+    fn from(e: kakeibo_tools::ToolsError) -> Self {
+        Self::Store(AgentError::Tools(e))
+    }
+}
+
+impl From<kakeibo_ledger::LedgerError> for ConfirmError {
+    fn from(e: kakeibo_ledger::LedgerError) -> Self {
+        Self::Store(AgentError::Ledger(e))
     }
 }
 
@@ -103,7 +113,7 @@ impl TurnStore {
         &self.pool
     }
 
-    pub async fn new_conversation(&self, owner: OwnerId, title: Option<&str>) -> Result<Uuid, LedgerError> {
+    pub async fn new_conversation(&self, owner: OwnerId, title: Option<&str>) -> Result<Uuid, AgentError> {
         let mut tx = begin_for_owner(owner, &self.pool).await?;
         let id =
             sqlx::query_scalar("INSERT INTO conversations (owner_id, title) VALUES ($1, $2) RETURNING id")
@@ -116,7 +126,7 @@ impl TurnStore {
     }
 
     /// The stored messages of a conversation, in order.
-    pub async fn history(&self, owner: OwnerId, conversation: Uuid) -> Result<Vec<Message>, LedgerError> {
+    pub async fn history(&self, owner: OwnerId, conversation: Uuid) -> Result<Vec<Message>, AgentError> {
         let mut tx = begin_for_owner(owner, &self.pool).await?;
         let rows: Vec<Value> = sqlx::query_scalar(
             "SELECT message FROM conversation_messages WHERE owner_id = $1 AND conversation_id = $2 ORDER BY seq",
@@ -127,9 +137,7 @@ impl TurnStore {
         .await?;
         tx.commit().await?;
         rows.into_iter()
-            .map(|v| {
-                serde_json::from_value(v).map_err(|e| LedgerError::Invalid(format!("a stored message: {e}")))
-            })
+            .map(|v| serde_json::from_value(v).map_err(AgentError::StoredMessage))
             .collect()
     }
 
@@ -141,7 +149,7 @@ impl TurnStore {
         provider: &str,
         model: &str,
         channel: &str,
-    ) -> Result<(), LedgerError> {
+    ) -> Result<(), AgentError> {
         let mut tx = begin_for_owner(owner, &self.pool).await?;
         sqlx::query(
             "INSERT INTO trace_runs (id, owner_id, conversation_id, provider, model, channel)
@@ -165,9 +173,8 @@ impl TurnStore {
         owner: OwnerId,
         turn: &Turn,
         finished: Option<RunStatus>,
-    ) -> Result<(), LedgerError> {
-        let run_id =
-            Uuid::parse_str(&turn.run_id).map_err(|e| LedgerError::Invalid(format!("run id: {e}")))?;
+    ) -> Result<(), AgentError> {
+        let run_id = AgentError::run_id(&turn.run_id)?;
         let status = finished.map(RunStatus::as_str);
         let mut tx = begin_for_owner(owner, &self.pool).await?;
         sqlx::query(
@@ -195,7 +202,7 @@ impl TurnStore {
     /// Marks the owner's unfinished runs of `conversation` as aborted (a turn stopped by the
     /// person mid-flight: its run row would otherwise stay open); runs waiting for a confirmation
     /// are left alone. Returns how many.
-    pub async fn abort_open_runs(&self, owner: OwnerId, conversation: Uuid) -> Result<u64, LedgerError> {
+    pub async fn abort_open_runs(&self, owner: OwnerId, conversation: Uuid) -> Result<u64, AgentError> {
         let mut tx = begin_for_owner(owner, &self.pool).await?;
         let done = sqlx::query(
             "UPDATE trace_runs SET status = 'aborted', finished_at = now(),
@@ -217,7 +224,7 @@ impl TurnStore {
         owner: OwnerId,
         conversation: Uuid,
         history: &[Message],
-    ) -> Result<(), LedgerError> {
+    ) -> Result<(), AgentError> {
         let mut tx = begin_for_owner(owner, &self.pool).await?;
         replace_history(owner, &mut tx, conversation, history).await?;
         tx.commit().await?;
@@ -232,8 +239,7 @@ impl TurnStore {
         turn: &Turn,
     ) -> Result<Uuid, ConfirmError> {
         let (state, args_hash, expires_at) = stored_form(turn)?;
-        let run_id =
-            Uuid::parse_str(&turn.run_id).map_err(|e| LedgerError::Invalid(format!("run id: {e}")))?;
+        let run_id = AgentError::run_id(&turn.run_id)?;
         let mut tx = begin_for_owner(owner, &self.pool).await?;
         let id = sqlx::query_scalar(
             "INSERT INTO suspended_turns (owner_id, conversation_id, run_id, version, state, args_hash, expires_at)
@@ -476,7 +482,7 @@ async fn replace_history(
     conn: &mut PgConnection,
     conversation: Uuid,
     history: &[Message],
-) -> Result<(), LedgerError> {
+) -> Result<(), AgentError> {
     sqlx::query("DELETE FROM conversation_messages WHERE owner_id = $1 AND conversation_id = $2")
         .bind(owner.as_uuid())
         .bind(conversation)
@@ -486,7 +492,7 @@ async fn replace_history(
         .iter()
         .map(serde_json::to_value)
         .collect::<Result<_, _>>()
-        .map_err(|e| LedgerError::Invalid(format!("storing a message: {e}")))?;
+        .map_err(AgentError::StoringMessage)?;
     let seqs: Vec<i32> = (0..i32::try_from(messages.len()).unwrap_or(i32::MAX)).collect();
     sqlx::query(
         "INSERT INTO conversation_messages (owner_id, conversation_id, seq, message)
@@ -554,12 +560,8 @@ impl Tracer for PgTracer {
 }
 
 impl PgTracer {
-    async fn insert(&self, event: &TraceEvent) -> Result<(), LedgerError> {
-        let run_id = Uuid::parse_str(&event.run_id).map_err(|e| LedgerError::Invalid(e.to_string()))?;
-        let kind = serde_json::to_value(event.kind)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_default();
+    async fn insert(&self, event: &TraceEvent) -> Result<(), AgentError> {
+        let run_id = AgentError::run_id(&event.run_id)?;
         let tokens = |f: fn(&kakeibo_core::Usage) -> u64| {
             event
                 .usage
@@ -576,8 +578,8 @@ impl PgTracer {
         .bind(self.owner.as_uuid())
         .bind(run_id)
         .bind(i32::try_from(event.seq).unwrap_or(i32::MAX))
-        .bind(kind)
-        .bind(&event.payload)
+        .bind(event.kind().as_str())
+        .bind(event.payload.stored())
         .bind(event.latency_ms.map(|l| i32::try_from(l).unwrap_or(i32::MAX)))
         .bind(tokens(|u| u.input_tokens))
         .bind(tokens(|u| u.output_tokens))
@@ -590,14 +592,13 @@ impl PgTracer {
     }
 }
 
-async fn record(tracer: &PgTracer, turn: &mut Turn, kind: TraceKind, payload: Value) {
+async fn record(tracer: &PgTracer, turn: &mut Turn, payload: TracePayload) {
     let seq = turn.next_seq;
     turn.next_seq += 1;
     let event = TraceEvent {
         run_id: turn.run_id.clone(),
         seq,
-        kind,
-        payload: kakeibo_core::trace::clip_payload(payload),
+        payload,
         latency_ms: None,
         usage: None,
         thought_summary: None,
@@ -630,7 +631,7 @@ impl<'a> Agent<'a> {
     ) -> Self {
         Self {
             store,
-            tools: crate::tools::registry(&scope),
+            tools: kakeibo_tools::registry(&scope),
             scope,
             provider,
             system,
@@ -816,13 +817,21 @@ impl Agent<'_> {
             {
                 let allowed =
                     !claim.expired && decisions.iter().any(|(id, allowed)| *id == write.id && *allowed);
-                let confirm = json!({"id": write.id, "tool": write.tool, "tier": "write", "args": write.args,
-                    "summary": write.summary, "allowed": allowed, "expired": claim.expired});
-                record(&tracer, &mut turn, TraceKind::Confirm, confirm).await;
+                let confirm = ConfirmTrace {
+                    expired: Some(claim.expired),
+                    ..ConfirmTrace::of(write, Some(allowed))
+                };
+                record(&tracer, &mut turn, TracePayload::Confirm(confirm)).await;
                 if allowed {
-                    let call = json!({"name": write.tool, "tier": "write", "args": write.args, "result": result.content,
-                        "confirmed": true, "error": result.is_error});
-                    record(&tracer, &mut turn, TraceKind::ToolCall, call).await;
+                    let call = ToolCallTrace {
+                        name: write.tool.clone(),
+                        tier: Some(Tier::Write),
+                        args: write.args.clone(),
+                        result: result.content.clone(),
+                        confirmed: Some(true),
+                        error: result.is_error,
+                    };
+                    record(&tracer, &mut turn, TracePayload::ToolCall(call)).await;
                 }
             }
             // The stream says what became of each write of the batch, in call order, before

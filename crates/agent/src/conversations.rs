@@ -6,7 +6,9 @@ use serde_json::Value;
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use crate::{db::begin_for_owner, error::LedgerError, owner::OwnerId};
+use kakeibo_ledger::{OwnerId, begin_for_owner};
+
+use crate::AgentError;
 
 #[derive(Debug, Clone, Serialize, sqlx::FromRow)]
 pub struct ConversationSummary {
@@ -36,7 +38,7 @@ const SUMMARY: &str = "SELECT c.id, c.title, c.created_at, c.updated_at,
 pub async fn list_conversations(
     owner: OwnerId,
     pool: &PgPool,
-) -> Result<Vec<ConversationSummary>, LedgerError> {
+) -> Result<Vec<ConversationSummary>, AgentError> {
     let mut tx = begin_for_owner(owner, pool).await?;
     let rows = sqlx::query_as::<_, ConversationSummary>(sqlx::AssertSqlSafe(format!(
         "{SUMMARY} ORDER BY c.updated_at DESC, c.id LIMIT 200"
@@ -53,7 +55,7 @@ pub async fn conversation(
     owner: OwnerId,
     pool: &PgPool,
     id: Uuid,
-) -> Result<Option<Conversation>, LedgerError> {
+) -> Result<Option<Conversation>, AgentError> {
     let mut tx = begin_for_owner(owner, pool).await?;
     let summary =
         sqlx::query_as::<_, ConversationSummary>(sqlx::AssertSqlSafe(format!("{SUMMARY} AND c.id = $2")))
@@ -82,7 +84,7 @@ pub async fn conversation_for_message(
     pool: &PgPool,
     requested: Option<Uuid>,
     first_message: &str,
-) -> Result<Option<Uuid>, LedgerError> {
+) -> Result<Option<Uuid>, AgentError> {
     let mut tx = begin_for_owner(owner, pool).await?;
     let id: Option<Uuid> = if let Some(id) = requested {
         sqlx::query_scalar("SELECT id FROM conversations WHERE owner_id = $1 AND id = $2")

@@ -1,17 +1,24 @@
-//! The finance tools the model calls, built per owner over a connection pool.
+//! kakeibo-tools: the twelve finance tools the model calls, the dashboard's figures and the
+//! model's memory, each built per owner over a connection pool.
 //!
 //! Read tools: `search_transactions`, `get_spend_report`, `get_budget_status`,
 //! `detect_recurring`, `flag_anomalies`, `convert_currency`, `list_accounts`. Write tools:
 //! `import_statement_csv`, `categorize_transactions`, `set_category_rule`, `set_budget`,
-//! `memory_save`. Each runs inside
-//! [`with_owner`] and filters by its owner itself. Amounts always go out as
-//! `{amount_minor, formatted, currency}`; different currencies are never added together.
+//! `memory_save`. Each runs inside [`with_owner`] and filters by its owner itself. Amounts always
+//! go out as `{amount_minor, formatted, currency}`; different currencies are never added
+//! together. [`dashboard`] computes the web's first-page figures through the same read tools, and
+//! [`memory`] keeps what the model saved about an owner and recalls it into the system prompt.
+//! It stands on `kakeibo-ledger` and `kakeibo-core`'s tool contract, and knows nothing of turns,
+//! HTTP, providers or AWS.
 
 mod anomalies;
 mod common;
 mod currency;
+pub mod dashboard;
+mod error;
 mod import_tool;
 mod list_accounts;
+pub mod memory;
 mod recurring;
 mod reports;
 mod search;
@@ -26,6 +33,7 @@ pub use self::{
     anomalies::FlagAnomalies,
     common::{Amount, Category, ISO_DATE_PATTERN, MONTH_PATTERN, Month, merchant_key},
     currency::{ConvertCurrency, CurrencyCode},
+    error::ToolsError,
     import_tool::{ImportInput, ImportStatementCsv, import_statement, preview_upload, read_confined},
     list_accounts::ListAccounts,
     recurring::DetectRecurring,
@@ -36,7 +44,7 @@ pub use self::{
         SetCategoryRule, categorize, memory_save, set_budget, set_category_rule,
     },
 };
-use crate::{db::with_owner, owner::OwnerId};
+use kakeibo_ledger::{OwnerId, with_owner};
 
 /// Where a tool runs: whose ledger, through which pool (`app_user` in the functions, so
 /// row-level security applies too).
@@ -70,7 +78,7 @@ impl Scope {
     where
         F: for<'c> FnOnce(
             &'c mut sqlx::PgConnection,
-        ) -> futures_util::future::BoxFuture<'c, Result<T, crate::LedgerError>>,
+        ) -> futures_util::future::BoxFuture<'c, Result<T, crate::ToolsError>>,
     {
         with_owner(self.owner, &self.pool, work)
             .await
@@ -91,8 +99,8 @@ pub async fn run_write(
     fn parse<T: serde::de::DeserializeOwned>(args: serde_json::Value) -> Result<T, ToolError> {
         serde_json::from_value(args).map_err(|e| ToolError::InvalidInput(vec![e.to_string()]))
     }
-    fn value<T: serde::Serialize>(out: T) -> Result<serde_json::Value, crate::LedgerError> {
-        serde_json::to_value(out).map_err(|e| crate::LedgerError::Invalid(e.to_string()))
+    fn value<T: serde::Serialize>(out: T) -> Result<serde_json::Value, crate::ToolsError> {
+        serde_json::to_value(out).map_err(crate::ToolsError::Serialise)
     }
     let owner = scope.owner;
     let out = match name {

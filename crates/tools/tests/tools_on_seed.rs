@@ -9,17 +9,15 @@
     clippy::cast_possible_wrap
 )] // Small figures.
 
+#[path = "../../ledger/tests/common/mod.rs"]
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use common::{app_pool, owner_pool};
 use kakeibo_core::{CallError, ToolError, ToolRegistry, schema};
-use kakeibo_ledger::{
-    DEV_OWNER, seed,
-    tools::{Scope, registry},
-    with_owner,
-};
+use kakeibo_ledger::{DEV_OWNER, seed, with_owner};
+use kakeibo_tools::{Scope, registry};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use sqlx::{
@@ -836,7 +834,7 @@ async fn declarations_are_restricted_and_byte_stable(pool: PgPool) {
         );
     }
     // The declarations of another build and process: the committed snapshot.
-    let snapshot = kakeibo_testkit::workspace_root().join("crates/ledger/tests/snapshots/declarations.json");
+    let snapshot = kakeibo_testkit::workspace_root().join("crates/tools/tests/snapshots/declarations.json");
     if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
         std::fs::write(&snapshot, a.declarations_json()).unwrap();
     }

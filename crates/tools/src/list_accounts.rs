@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{Scope, common::Amount};
-use crate::money::Currency;
+use kakeibo_ledger::Currency;
 
 /// No arguments.
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -15,16 +15,13 @@
 
 use std::time::Instant;
 
+use kakeibo_agent::turns::{Agent, Outcome, TurnStore};
 use kakeibo_core::{
     Block, ConfirmPolicy, PermissionRules,
     scripted::{Scripted, reply_calls, reply_text},
 };
-use kakeibo_ledger::{
-    DEV_OWNER, seed,
-    tools::{Scope, registry},
-    turns::{Agent, Outcome, TurnStore},
-    with_owner,
-};
+use kakeibo_ledger::{DEV_OWNER, seed, with_owner};
+use kakeibo_tools::{Scope, registry};
 use serde_json::json;
 
 fn calls() -> Vec<(&'static str, serde_json::Value)> {
@@ -40,6 +37,7 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[index.saturating_sub(1).min(sorted.len() - 1)]
 }
 
+#[path = "../../ledger/benches/support/mod.rs"]
 mod support;
 use support as scratch;
 

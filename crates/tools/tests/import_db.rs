@@ -4,15 +4,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests may panic on what they did not expect.
 
+#[path = "../../ledger/tests/common/mod.rs"]
 mod common;
+#[path = "../../ledger/tests/corpus/mod.rs"]
 mod corpus;
 
 use common::{app_pool, new_user, owner_pool};
 use kakeibo_core::{CallError, ToolError, ToolRegistry};
-use kakeibo_ledger::{
-    OwnerId,
-    tools::{Scope, registry},
-};
+use kakeibo_ledger::OwnerId;
+use kakeibo_tools::{Scope, registry};
 use serde_json::{Value, json};
 use sqlx::{
     PgPool,

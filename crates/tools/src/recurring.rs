@@ -11,7 +11,7 @@ use super::{
     Scope,
     common::{Amount, Filter, TransactionView, merchant_key, transactions},
 };
-use crate::money::Currency;
+use kakeibo_ledger::Currency;
 
 /// How strict to be.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -181,13 +181,16 @@ fn rounded_div(numerator: i128, denominator: i128) -> i128 {
 
 fn most_common_category(members: &[&TransactionView]) -> String {
     let mut counts: HashMap<&str, usize> = HashMap::new();
-    for m in members.iter().filter(|m| m.category != crate::UNCATEGORIZED) {
+    for m in members
+        .iter()
+        .filter(|m| m.category != kakeibo_ledger::UNCATEGORIZED)
+    {
         *counts.entry(m.category.as_str()).or_default() += 1;
     }
     counts
         .into_iter()
         .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(a.0)))
-        .map_or_else(|| crate::UNCATEGORIZED.to_owned(), |(c, _)| c.to_owned())
+        .map_or_else(|| kakeibo_ledger::UNCATEGORIZED.to_owned(), |(c, _)| c.to_owned())
 }
 
 fn is_income(members: &[&TransactionView]) -> bool {

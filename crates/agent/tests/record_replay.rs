@@ -5,6 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests may panic on what they did not expect.
 
+#[path = "../../ledger/tests/common/mod.rs"]
 mod common;
 
 use std::{
@@ -15,18 +16,16 @@ use std::{
 
 use axum::{Router, body::Body, extract::State, http::header, response::Response, routing::post};
 use common::{app_pool, new_user, owner_pool};
+use kakeibo_agent::turns::{Agent, Outcome, TurnStore};
 use kakeibo_core::{Block, ConfirmPolicy, Message, PermissionRules, Provider, RunStatus};
-use kakeibo_ledger::{
-    OwnerId,
-    tools::Scope,
-    turns::{Agent, Outcome, TurnStore},
-};
+use kakeibo_ledger::OwnerId;
 use kakeibo_providers::{
     Gemini, GeminiConfig,
     gemini::cache::CacheSettings,
     http::Secret,
     replay::{Recorder, Replay},
 };
+use kakeibo_tools::Scope;
 use serde_json::{Value, json};
 use sqlx::{
     PgPool,

@@ -4,19 +4,18 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests may panic on what they did not expect.
 
+#[path = "../../ledger/tests/common/mod.rs"]
 mod common;
 
 use common::{app_pool, new_user, owner_pool};
+use kakeibo_agent::turns::{Agent, ConfirmError, Outcome, PgTracer, TurnStore};
 use kakeibo_core::{
     Block, ConfirmPolicy, Message, PermissionRules, Phase, ProviderMeta, RunStatus, Turn,
     scripted::{Scripted, reply_calls, reply_text},
     turn::{Deps, step},
 };
-use kakeibo_ledger::{
-    OwnerId,
-    tools::{Scope, registry},
-    turns::{Agent, ConfirmError, Outcome, PgTracer, TurnStore},
-};
+use kakeibo_ledger::OwnerId;
+use kakeibo_tools::{Scope, registry};
 use serde_json::json;
 use sqlx::{
     PgPool,

@@ -14,7 +14,7 @@ use super::{
         Amount, ISO_DATE_PATTERN, MONTH_PATTERN, Month, check_month, check_range, month_arg, parse_date,
     },
 };
-use crate::money::Currency;
+use kakeibo_ledger::Currency;
 
 /// A month, or an inclusive range of days.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -158,7 +158,7 @@ impl TypedTool for GetSpendReport {
                         .bind(to)
                         .bind(group_by == GroupBy::Month)
                         .bind(include_income)
-                        .bind(crate::UNCATEGORIZED)
+                        .bind(kakeibo_ledger::UNCATEGORIZED)
                         .fetch_all(conn)
                         .await?)
                     })

@@ -6,7 +6,9 @@ use serde_json::Value;
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use crate::{db::begin_for_owner, error::LedgerError, owner::OwnerId};
+use kakeibo_ledger::{OwnerId, begin_for_owner};
+
+use crate::AgentError;
 
 /// One row of the runs list.
 #[derive(Debug, Clone, Serialize, sqlx::FromRow)]
@@ -57,7 +59,7 @@ const RUN_COLUMNS: &str =
     cost_usd_est::float8 AS cost_usd_est, latency_ms";
 
 /// The owner's latest runs, newest first (at most `limit`, which is clamped to 1..=500).
-pub async fn list_runs(owner: OwnerId, pool: &PgPool, limit: i64) -> Result<Vec<RunSummary>, LedgerError> {
+pub async fn list_runs(owner: OwnerId, pool: &PgPool, limit: i64) -> Result<Vec<RunSummary>, AgentError> {
     let mut tx = begin_for_owner(owner, pool).await?;
     let rows = sqlx::query_as::<_, RunSummary>(sqlx::AssertSqlSafe(format!(
         "SELECT {RUN_COLUMNS} FROM trace_runs WHERE owner_id = $1 ORDER BY started_at DESC, id LIMIT $2"
@@ -71,7 +73,7 @@ pub async fn list_runs(owner: OwnerId, pool: &PgPool, limit: i64) -> Result<Vec<
 }
 
 /// One run of the owner with its events; `None` when the owner has no such run.
-pub async fn run_detail(owner: OwnerId, pool: &PgPool, run: Uuid) -> Result<Option<RunDetail>, LedgerError> {
+pub async fn run_detail(owner: OwnerId, pool: &PgPool, run: Uuid) -> Result<Option<RunDetail>, AgentError> {
     let mut tx = begin_for_owner(owner, pool).await?;
     let summary = sqlx::query_as::<_, RunSummary>(sqlx::AssertSqlSafe(format!(
         "SELECT {RUN_COLUMNS} FROM trace_runs WHERE owner_id = $1 AND id = $2"

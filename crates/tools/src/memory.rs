@@ -3,7 +3,9 @@
 use kakeibo_core::{Block, Message};
 use sqlx::PgConnection;
 
-use crate::{error::LedgerError, owner::OwnerId, tools::Category};
+use kakeibo_ledger::OwnerId;
+
+use crate::{Category, ToolsError};
 
 /// How many of the most recent memories are always recalled.
 pub const RECENT_MEMORIES: i64 = 20;
@@ -48,7 +50,7 @@ pub async fn recall(
     owner: OwnerId,
     conn: &mut PgConnection,
     question: &str,
-) -> Result<Vec<String>, LedgerError> {
+) -> Result<Vec<String>, ToolsError> {
     let named: Vec<String> = mentioned_categories(question)
         .into_iter()
         .map(str::to_lowercase)

@@ -1,0 +1,19 @@
+//! kakeibo-agent: the agent over a ledger — the turn store, the tracer, [`Agent`], conversations
+//! and runs.
+//!
+//! [`Agent`] runs one chat turn: it reads the conversation's history and the owner's memory,
+//! drives `kakeibo-core`'s turn machine over a provider and the tools of `kakeibo-tools`, and
+//! stores what the turn said. A write the model asks for suspends the turn in
+//! `suspended_turns`; [`TurnStore`] resumes it in another process under the exactly-once confirm
+//! protocol (claim, apply, continue, finish). [`PgTracer`] records each step in `trace_events`
+//! and `trace_runs`; [`conversations`] lists an owner's threads and [`runs`] reads their traces
+//! back. It stands on `kakeibo-ledger`, `kakeibo-tools` and `kakeibo-core`, takes its provider
+//! as a trait object, and knows nothing of HTTP or AWS.
+
+pub mod conversations;
+mod error;
+pub mod runs;
+pub mod turns;
+
+pub use error::AgentError;
+pub use turns::{Agent, ConfirmError, Outcome, PgTracer, TurnStore};

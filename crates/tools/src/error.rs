@@ -1,0 +1,67 @@
+//! What the tools refuse, and what fails under them.
+
+use kakeibo_core::CallError;
+use kakeibo_ledger::{LedgerError, import::ImportError};
+use uuid::Uuid;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ToolsError {
+    #[error("month must be a calendar month written YYYY-MM, such as 2025-03; {0:?} is not one")]
+    BadMonth(String),
+    #[error("plan_id is missing")]
+    MissingPlanId,
+    #[error("upload_id or path is missing")]
+    MissingStatement,
+    #[error("there is no upload {0}")]
+    NoUpload(Uuid),
+    /// A path outside the import folder, or no import folder at all: the sentence names the rule.
+    #[error("{0}")]
+    PathRefused(String),
+    #[error("{filename}: {source}")]
+    Unreadable {
+        filename: String,
+        #[source]
+        source: ImportError,
+    },
+    #[error("{category} is income; budgets are for spending categories")]
+    IncomeBudget { category: String },
+    /// A tool's answer that would not serialise: a fault of ours.
+    #[error("serialising a tool's answer: {0}")]
+    Serialise(#[source] serde_json::Error),
+    /// A read tool the dashboard calls failed: a fault of ours or of the database.
+    #[error("the dashboard's {tool}: {source}")]
+    Dashboard {
+        tool: &'static str,
+        #[source]
+        source: CallError,
+    },
+    /// Month arithmetic out of the calendar's range: a fault of ours.
+    #[error("no month {0}")]
+    Calendar(String),
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
+}
+
+impl From<sqlx::Error> for ToolsError {
+    fn from(e: sqlx::Error) -> Self {
+        Self::Ledger(LedgerError::Database(e))
+    }
+}
+
+impl ToolsError {
+    /// Whether this refuses what the caller asked (answered with its sentence), rather than a
+    /// fault of ours or of the database (logged, answered as a bare failure).
+    pub fn is_refusal(&self) -> bool {
+        match self {
+            Self::BadMonth(_)
+            | Self::MissingPlanId
+            | Self::MissingStatement
+            | Self::NoUpload(_)
+            | Self::PathRefused(_)
+            | Self::Unreadable { .. }
+            | Self::IncomeBudget { .. } => true,
+            Self::Serialise(_) | Self::Dashboard { .. } | Self::Calendar(_) => false,
+            Self::Ledger(e) => e.is_refusal(),
+        }
+    }
+}
