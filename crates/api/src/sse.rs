@@ -28,6 +28,11 @@ impl Events {
     pub fn send(&self, event: &str, data: &Value) {
         let _ = self.0.send(frame(event, data));
     }
+
+    /// Sends a turn's event: its `type` as the SSE event, the rest as its data.
+    pub fn emit(&self, event: &kakeibo_core::Event) {
+        self.send(event.name(), &event.data());
+    }
 }
 
 /// A `200 text/event-stream` response fed by the returned [`Events`]; the stream ends when every

@@ -3,8 +3,8 @@
 
 use std::{future::Future, time::Instant};
 
-use kakeibo_core::{TurnEvent, WriteDecision, pricing};
 use kakeibo_agent::turns::{ConfirmError, Outcome};
+use kakeibo_core::{Event, EventUsage, Tier, TurnEnd, TurnEvent, pricing};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
@@ -13,48 +13,11 @@ use crate::sse::Events;
 /// Forwards the loop's events as they happen. Confirmation requests are sent once the turn is
 /// stored (they need its id), by [`send_outcome`].
 pub fn forward(events: &Events) -> impl Fn(TurnEvent) + Send + Sync + '_ {
-    move |event| match event {
-        TurnEvent::Token(delta) => events.send("token", &json!({"delta": delta})),
-        TurnEvent::ToolCall {
-            id,
-            name,
-            input,
-            tier,
-        } => {
-            events.send(
-                "tool_call",
-                &json!({"id": id, "name": name, "args": input, "tier": tier}),
-            );
+    move |event| {
+        if let Some(event) = Event::of(event) {
+            events.emit(&event);
         }
-        TurnEvent::ToolResult {
-            id,
-            name,
-            is_error,
-            summary,
-            decision,
-        } => events.send(
-            "tool_result",
-            &tool_result(&id, &name, &summary, is_error, decision),
-        ),
-        TurnEvent::ConfirmRequest(_) => {}
     }
-}
-
-/// The data of a `tool_result` event: `{id, name, summary, isError}`, and `decision`
-/// (`allowed`, `declined`, `expired`) only for a write a person decided on a confirm — the key is
-/// absent otherwise, never `null`.
-pub fn tool_result(
-    id: &str,
-    name: &str,
-    summary: &str,
-    is_error: bool,
-    decision: Option<WriteDecision>,
-) -> Value {
-    let mut data = json!({"id": id, "name": name, "summary": summary, "isError": is_error});
-    if let Some(decision) = decision {
-        data["decision"] = json!(decision);
-    }
-    data
 }
 
 /// Runs a turn's `work` in a task of its own, and says so on the stream when that task dies
@@ -69,10 +32,9 @@ where
     tokio::spawn(async move {
         if let Err(failure) = tokio::spawn(work).await {
             tracing::error!(%failure, "turn task failed");
-            watcher.send(
-                "error",
-                &json!({"message": "the turn stopped unexpectedly; what was saved is kept, try again"}),
-            );
+            watcher.emit(&Event::Error {
+                message: "the turn stopped unexpectedly; what was saved is kept, try again".to_owned(),
+            });
         }
     });
 }
@@ -119,50 +81,52 @@ pub fn send_outcome(
         }) => {
             let (_, uncached) = pricing::cost(model, &turn.usage);
             record_spend(turn.cost);
-            events.send(
-                "turn_end",
-                &json!({
-                    "run_id": run_id,
-                    "conversation_id": conversation,
-                    "status": status.as_str(),
-                    "usage": {
-                        "inputTokens": turn.usage.input_tokens,
-                        "outputTokens": turn.usage.output_tokens,
-                        "cachedTokens": turn.usage.cached_tokens,
-                        "thoughtTokens": turn.usage.thought_tokens,
-                    },
-                    "cost_usd_est": turn.cost.decimal(),
-                    "uncached_cost_usd_est": uncached.decimal(),
-                    "latency_ms": latency_ms,
-                    "iterations": turn.iteration,
-                }),
-            );
+            events.emit(&Event::TurnEnd(TurnEnd {
+                run_id,
+                conversation_id: conversation.to_string(),
+                status: status.as_str().to_owned(),
+                suspended_turn_id: None,
+                usage: Some(EventUsage::from(&turn.usage)),
+                cost_usd_est: Some(turn.cost.decimal()),
+                uncached_cost_usd_est: Some(uncached.decimal()),
+                latency_ms,
+                iterations: Some(turn.iteration),
+            }));
         }
         Ok(Outcome::Suspended {
             run_id,
             suspended_id,
             pending,
         }) => {
-            for write in &pending {
-                events.send(
-                    "confirm_request",
-                    &json!({"id": write.id, "tool": write.tool, "args": write.args, "summary": write.summary,
-                            "tier": "write", "suspended_turn_id": suspended_id}),
-                );
+            for write in pending {
+                events.emit(&Event::ConfirmRequest {
+                    id: write.id,
+                    tool: write.tool,
+                    args: write.args,
+                    summary: write.summary,
+                    tier: Tier::Write,
+                    suspended_turn_id: suspended_id.to_string(),
+                });
             }
-            events.send(
-                "turn_end",
-                &json!({"run_id": run_id, "conversation_id": conversation, "status": "suspended",
-                        "suspended_turn_id": suspended_id, "latency_ms": latency_ms}),
-            );
+            events.emit(&Event::TurnEnd(TurnEnd {
+                run_id,
+                conversation_id: conversation.to_string(),
+                status: "suspended".to_owned(),
+                suspended_turn_id: Some(suspended_id.to_string()),
+                usage: None,
+                cost_usd_est: None,
+                uncached_cost_usd_est: None,
+                latency_ms,
+                iterations: None,
+            }));
         }
         Err(e) => {
-            tracing::warn!(error = %e, "turn failed");
+            tracing::warn!(error = %crate::error::chain(&e), "turn failed");
             let message = match e {
                 ConfirmError::Claimed | ConfirmError::Gone => e.to_string(),
                 _ => "the turn could not be completed; nothing was lost, try again".to_owned(),
             };
-            events.send("error", &json!({"message": message}));
+            events.emit(&Event::Error { message });
         }
     }
 }
@@ -170,31 +134,6 @@ pub fn send_outcome(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_decided_writes_carry_a_decision() {
-        let read = tool_result("c1", "get_spend_report", "<tool_data>", false, None);
-        assert_eq!(
-            read,
-            json!({"id": "c1", "name": "get_spend_report", "summary": "<tool_data>", "isError": false})
-        );
-        let declined = tool_result(
-            "c2",
-            "set_budget",
-            "declined",
-            false,
-            Some(WriteDecision::Declined),
-        );
-        assert_eq!(declined["decision"], "declined");
-        assert_eq!(
-            tool_result("c3", "set_budget", "", false, Some(WriteDecision::Allowed))["decision"],
-            "allowed"
-        );
-        assert_eq!(
-            tool_result("c4", "set_budget", "", false, Some(WriteDecision::Expired))["decision"],
-            "expired"
-        );
-    }
 
     #[test]
     fn the_spend_metric_is_embedded_metric_format() {

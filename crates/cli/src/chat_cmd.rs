@@ -289,32 +289,9 @@ async fn print_inner(args: PrintArgs) -> Result<u8> {
     let started = Instant::now();
     let styled = std::io::stderr().is_terminal();
     let streamed = |event: TurnEvent| {
-        let line = match event {
-            TurnEvent::Token(delta) => json!({"type": "token", "delta": delta}),
-            TurnEvent::ToolCall {
-                id,
-                name,
-                input,
-                tier,
-            } => {
-                json!({"type": "tool_call", "id": id, "name": name, "args": input, "tier": tier})
-            }
-            TurnEvent::ToolResult {
-                id,
-                name,
-                is_error,
-                summary,
-                decision,
-            } => {
-                let mut line = json!({"type": "tool_result", "id": id, "name": name, "is_error": is_error, "summary": summary});
-                if let Some(decision) = decision {
-                    line["decision"] = json!(decision);
-                }
-                line
-            }
-            TurnEvent::ConfirmRequest(_) => return,
-        };
-        crate::outln!("{line}");
+        if let Some(event) = kakeibo_core::Event::of(event) {
+            crate::outln!("{}", event.to_json());
+        }
     };
     let human = human_events(styled, true);
     let on_event: &(dyn Fn(TurnEvent) + Send + Sync) = match args.format {

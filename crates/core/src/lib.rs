@@ -7,6 +7,7 @@
 //! client or AWS crate: the other crates implement its traits.
 
 pub mod context;
+pub mod event;
 pub mod message;
 pub mod policy;
 pub mod pricing;
@@ -20,6 +21,7 @@ pub mod tool;
 pub mod trace;
 pub mod turn;
 
+pub use event::{Event, EventUsage, TurnEnd};
 pub use message::{Block, Message, ProviderMeta, Role, StopReason, ToolResult, ToolUse, Usage};
 pub use policy::{Action, ConfirmPolicy, PendingWrite, PermissionRules, Rule};
 pub use pricing::MicroUsd;
