@@ -8,6 +8,8 @@ use uuid::Uuid;
 
 use kakeibo_ledger::{OwnerId, begin_for_owner};
 
+use kakeibo_core::ConversationId;
+
 use crate::AgentError;
 
 #[derive(Debug, Clone, Serialize, sqlx::FromRow)]
@@ -82,14 +84,14 @@ pub async fn conversation(
 pub async fn conversation_for_message(
     owner: OwnerId,
     pool: &PgPool,
-    requested: Option<Uuid>,
+    requested: Option<ConversationId>,
     first_message: &str,
-) -> Result<Option<Uuid>, AgentError> {
+) -> Result<Option<ConversationId>, AgentError> {
     let mut tx = begin_for_owner(owner, pool).await?;
     let id: Option<Uuid> = if let Some(id) = requested {
         sqlx::query_scalar("SELECT id FROM conversations WHERE owner_id = $1 AND id = $2")
             .bind(owner.as_uuid())
-            .bind(id)
+            .bind(id.as_uuid())
             .fetch_optional(&mut *tx)
             .await?
     } else {
@@ -103,5 +105,5 @@ pub async fn conversation_for_message(
         )
     };
     tx.commit().await?;
-    Ok(id)
+    Ok(id.map(ConversationId::from_uuid))
 }

@@ -16,9 +16,9 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
 use kakeibo_core::{
-    ConfirmPolicy, ConfirmTrace, Deps, Message, PendingWrite, PermissionRules, Phase, Provider, RunStatus,
-    Tier, ToolCallTrace, ToolRegistry, ToolResult, TraceEvent, TracePayload, Tracer, Turn, TurnEvent,
-    WriteDecision, context,
+    ConfirmPolicy, ConfirmTrace, ConversationId, Deps, Message, PendingWrite, PermissionRules, Phase,
+    Provider, RunId, RunStatus, SuspendedTurnId, Tier, ToolCallTrace, ToolRegistry, ToolResult, TraceEvent,
+    TracePayload, Tracer, Turn, TurnEvent, WriteDecision, context,
     turn::{
         DECLINED, EXPIRED, StateError, declined_result, drive, expired_result, result_summary, tool_data,
     },
@@ -84,8 +84,8 @@ type ClaimedRow = (Uuid, DateTime<Utc>, Value, Option<Value>, bool, String);
 /// A claimed suspended turn.
 #[derive(Debug, Clone)]
 pub struct Claim {
-    pub id: Uuid,
-    pub conversation_id: Uuid,
+    pub id: SuspendedTurnId,
+    pub conversation_id: ConversationId,
     /// The claim's `claimed_at`: whoever claims later gets another, and this one stops working.
     pub fence: DateTime<Utc>,
     pub turn: Turn,
@@ -113,26 +113,34 @@ impl TurnStore {
         &self.pool
     }
 
-    pub async fn new_conversation(&self, owner: OwnerId, title: Option<&str>) -> Result<Uuid, AgentError> {
+    pub async fn new_conversation(
+        &self,
+        owner: OwnerId,
+        title: Option<&str>,
+    ) -> Result<ConversationId, AgentError> {
         let mut tx = begin_for_owner(owner, &self.pool).await?;
-        let id =
+        let id: Uuid =
             sqlx::query_scalar("INSERT INTO conversations (owner_id, title) VALUES ($1, $2) RETURNING id")
                 .bind(owner.as_uuid())
                 .bind(title)
                 .fetch_one(&mut *tx)
                 .await?;
         tx.commit().await?;
-        Ok(id)
+        Ok(ConversationId::from_uuid(id))
     }
 
     /// The stored messages of a conversation, in order.
-    pub async fn history(&self, owner: OwnerId, conversation: Uuid) -> Result<Vec<Message>, AgentError> {
+    pub async fn history(
+        &self,
+        owner: OwnerId,
+        conversation: ConversationId,
+    ) -> Result<Vec<Message>, AgentError> {
         let mut tx = begin_for_owner(owner, &self.pool).await?;
         let rows: Vec<Value> = sqlx::query_scalar(
             "SELECT message FROM conversation_messages WHERE owner_id = $1 AND conversation_id = $2 ORDER BY seq",
         )
         .bind(owner.as_uuid())
-        .bind(conversation)
+        .bind(conversation.as_uuid())
         .fetch_all(&mut *tx)
         .await?;
         tx.commit().await?;
@@ -144,8 +152,8 @@ impl TurnStore {
     pub async fn start_run(
         &self,
         owner: OwnerId,
-        run_id: Uuid,
-        conversation: Option<Uuid>,
+        run_id: RunId,
+        conversation: Option<ConversationId>,
         provider: &str,
         model: &str,
         channel: &str,
@@ -155,9 +163,9 @@ impl TurnStore {
             "INSERT INTO trace_runs (id, owner_id, conversation_id, provider, model, channel)
              VALUES ($1, $2, $3, $4, $5, $6::channel)",
         )
-        .bind(run_id)
+        .bind(run_id.as_uuid())
         .bind(owner.as_uuid())
-        .bind(conversation)
+        .bind(conversation.map(ConversationId::as_uuid))
         .bind(provider)
         .bind(model)
         .bind(channel)
@@ -174,7 +182,7 @@ impl TurnStore {
         turn: &Turn,
         finished: Option<RunStatus>,
     ) -> Result<(), AgentError> {
-        let run_id = AgentError::run_id(&turn.run_id)?;
+        let run_id = turn.run_id();
         let status = finished.map(RunStatus::as_str);
         let mut tx = begin_for_owner(owner, &self.pool).await?;
         sqlx::query(
@@ -186,7 +194,7 @@ impl TurnStore {
              WHERE owner_id = $1 AND id = $2",
         )
         .bind(owner.as_uuid())
-        .bind(run_id)
+        .bind(run_id.as_uuid())
         .bind(i64::try_from(turn.usage.input_tokens).unwrap_or(i64::MAX))
         .bind(i64::try_from(turn.usage.output_tokens).unwrap_or(i64::MAX))
         .bind(i64::try_from(turn.usage.cached_tokens).unwrap_or(i64::MAX))
@@ -202,7 +210,11 @@ impl TurnStore {
     /// Marks the owner's unfinished runs of `conversation` as aborted (a turn stopped by the
     /// person mid-flight: its run row would otherwise stay open); runs waiting for a confirmation
     /// are left alone. Returns how many.
-    pub async fn abort_open_runs(&self, owner: OwnerId, conversation: Uuid) -> Result<u64, AgentError> {
+    pub async fn abort_open_runs(
+        &self,
+        owner: OwnerId,
+        conversation: ConversationId,
+    ) -> Result<u64, AgentError> {
         let mut tx = begin_for_owner(owner, &self.pool).await?;
         let done = sqlx::query(
             "UPDATE trace_runs SET status = 'aborted', finished_at = now(),
@@ -211,7 +223,7 @@ impl TurnStore {
                AND NOT EXISTS (SELECT 1 FROM suspended_turns s WHERE s.owner_id = $1 AND s.run_id = trace_runs.id)",
         )
         .bind(owner.as_uuid())
-        .bind(conversation)
+        .bind(conversation.as_uuid())
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
@@ -222,7 +234,7 @@ impl TurnStore {
     pub async fn save_history(
         &self,
         owner: OwnerId,
-        conversation: Uuid,
+        conversation: ConversationId,
         history: &[Message],
     ) -> Result<(), AgentError> {
         let mut tx = begin_for_owner(owner, &self.pool).await?;
@@ -235,32 +247,32 @@ impl TurnStore {
     pub async fn suspend(
         &self,
         owner: OwnerId,
-        conversation: Uuid,
+        conversation: ConversationId,
         turn: &Turn,
-    ) -> Result<Uuid, ConfirmError> {
+    ) -> Result<SuspendedTurnId, ConfirmError> {
         let (state, args_hash, expires_at) = stored_form(turn)?;
-        let run_id = AgentError::run_id(&turn.run_id)?;
+        let run_id = turn.run_id();
         let mut tx = begin_for_owner(owner, &self.pool).await?;
-        let id = sqlx::query_scalar(
+        let id: Uuid = sqlx::query_scalar(
             "INSERT INTO suspended_turns (owner_id, conversation_id, run_id, version, state, args_hash, expires_at)
              VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
         )
         .bind(owner.as_uuid())
-        .bind(conversation)
-        .bind(run_id)
-        .bind(i32::try_from(turn.version).unwrap_or(i32::MAX))
+        .bind(conversation.as_uuid())
+        .bind(run_id.as_uuid())
+        .bind(i32::try_from(turn.version()).unwrap_or(i32::MAX))
         .bind(state)
         .bind(args_hash)
         .bind(expires_at)
         .fetch_one(&mut *tx)
         .await?;
         tx.commit().await?;
-        Ok(id)
+        Ok(SuspendedTurnId::from_uuid(id))
     }
 
     /// Step 1: claims a suspended turn of `owner` (compare-and-set). A turn of another owner is
     /// as absent as one that never existed.
-    pub async fn claim(&self, owner: OwnerId, id: Uuid) -> Result<Claim, ConfirmError> {
+    pub async fn claim(&self, owner: OwnerId, id: SuspendedTurnId) -> Result<Claim, ConfirmError> {
         let mut tx = begin_for_owner(owner, &self.pool).await?;
         let lease = self.lease.as_secs_f64();
         let row: Option<ClaimedRow> = sqlx::query_as(
@@ -272,7 +284,7 @@ impl TurnStore {
              RETURNING conversation_id, claimed_at, state, results, expires_at <= now(), args_hash",
         )
         .bind(owner.as_uuid())
-        .bind(id)
+        .bind(id.as_uuid())
         .bind(lease)
         .fetch_optional(&mut *tx)
         .await?;
@@ -281,7 +293,7 @@ impl TurnStore {
                 "SELECT EXISTS (SELECT 1 FROM suspended_turns WHERE owner_id = $1 AND id = $2)",
             )
             .bind(owner.as_uuid())
-            .bind(id)
+            .bind(id.as_uuid())
             .fetch_one(&mut *tx)
             .await?;
             return Err(if exists {
@@ -307,7 +319,7 @@ impl TurnStore {
         }
         Ok(Claim {
             id,
-            conversation_id,
+            conversation_id: ConversationId::from_uuid(conversation_id),
             fence,
             turn,
             applied,
@@ -335,7 +347,7 @@ impl TurnStore {
             "SELECT status = 'claimed' AND claimed_at = $3 FROM suspended_turns WHERE owner_id = $1 AND id = $2 FOR UPDATE",
         )
         .bind(owner.as_uuid())
-        .bind(claim.id)
+        .bind(claim.id.as_uuid())
         .bind(claim.fence)
         .fetch_optional(&mut *tx)
         .await?;
@@ -361,7 +373,7 @@ impl TurnStore {
              WHERE owner_id = $1 AND id = $2 RETURNING claimed_at",
         )
         .bind(owner.as_uuid())
-        .bind(claim.id)
+        .bind(claim.id.as_uuid())
         .bind(stored)
         .fetch_one(&mut *tx)
         .await?;
@@ -374,7 +386,7 @@ impl TurnStore {
     pub async fn resuspend(
         &self,
         owner: OwnerId,
-        id: Uuid,
+        id: SuspendedTurnId,
         fence: DateTime<Utc>,
         turn: &Turn,
     ) -> Result<(), ConfirmError> {
@@ -386,7 +398,7 @@ impl TurnStore {
              WHERE owner_id = $1 AND id = $2 AND claimed_at = $3",
         )
         .bind(owner.as_uuid())
-        .bind(id)
+        .bind(id.as_uuid())
         .bind(fence)
         .bind(state)
         .bind(args_hash)
@@ -406,16 +418,16 @@ impl TurnStore {
     pub async fn finish(
         &self,
         owner: OwnerId,
-        id: Uuid,
+        id: SuspendedTurnId,
         fence: DateTime<Utc>,
-        conversation: Uuid,
+        conversation: ConversationId,
         history: &[Message],
     ) -> Result<(), ConfirmError> {
         let mut tx = begin_for_owner(owner, &self.pool).await?;
         let deleted =
             sqlx::query("DELETE FROM suspended_turns WHERE owner_id = $1 AND id = $2 AND claimed_at = $3")
                 .bind(owner.as_uuid())
-                .bind(id)
+                .bind(id.as_uuid())
                 .bind(fence)
                 .execute(&mut *tx)
                 .await?
@@ -480,12 +492,12 @@ async fn apply_one(
 async fn replace_history(
     owner: OwnerId,
     conn: &mut PgConnection,
-    conversation: Uuid,
+    conversation: ConversationId,
     history: &[Message],
 ) -> Result<(), AgentError> {
     sqlx::query("DELETE FROM conversation_messages WHERE owner_id = $1 AND conversation_id = $2")
         .bind(owner.as_uuid())
-        .bind(conversation)
+        .bind(conversation.as_uuid())
         .execute(&mut *conn)
         .await?;
     let messages: Vec<Value> = history
@@ -499,14 +511,14 @@ async fn replace_history(
          SELECT $1, $2, seq, message FROM UNNEST($3::int[], $4::jsonb[]) AS m(seq, message)",
     )
     .bind(owner.as_uuid())
-    .bind(conversation)
+    .bind(conversation.as_uuid())
     .bind(&seqs)
     .bind(&messages)
     .execute(&mut *conn)
     .await?;
     sqlx::query("UPDATE conversations SET updated_at = now() WHERE owner_id = $1 AND id = $2")
         .bind(owner.as_uuid())
-        .bind(conversation)
+        .bind(conversation.as_uuid())
         .execute(conn)
         .await?;
     Ok(())
@@ -561,7 +573,7 @@ impl Tracer for PgTracer {
 
 impl PgTracer {
     async fn insert(&self, event: &TraceEvent) -> Result<(), AgentError> {
-        let run_id = AgentError::run_id(&event.run_id)?;
+        let run_id = event.run_id;
         let tokens = |f: fn(&kakeibo_core::Usage) -> u64| {
             event
                 .usage
@@ -576,7 +588,7 @@ impl PgTracer {
              ON CONFLICT (run_id, seq) DO NOTHING",
         )
         .bind(self.owner.as_uuid())
-        .bind(run_id)
+        .bind(run_id.as_uuid())
         .bind(i32::try_from(event.seq).unwrap_or(i32::MAX))
         .bind(event.kind().as_str())
         .bind(event.payload.stored())
@@ -593,10 +605,9 @@ impl PgTracer {
 }
 
 async fn record(tracer: &PgTracer, turn: &mut Turn, payload: TracePayload) {
-    let seq = turn.next_seq;
-    turn.next_seq += 1;
+    let seq = turn.take_seq();
     let event = TraceEvent {
-        run_id: turn.run_id.clone(),
+        run_id: turn.run_id(),
         seq,
         payload,
         latency_ms: None,
@@ -655,15 +666,15 @@ impl std::fmt::Debug for Agent<'_> {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
     Finished {
-        run_id: String,
+        run_id: RunId,
         status: RunStatus,
         answer: String,
         turn: Box<Turn>,
     },
     /// Waiting for a person: confirm `suspended_id` with decisions on `pending`.
     Suspended {
-        run_id: String,
-        suspended_id: Uuid,
+        run_id: RunId,
+        suspended_id: SuspendedTurnId,
         pending: Vec<PendingWrite>,
     },
 }
@@ -691,7 +702,7 @@ impl Agent<'_> {
     /// The future is boxed so it is `Send` for callers that spawn it (a function's stream).
     pub fn chat<'b>(
         &'b self,
-        conversation: Uuid,
+        conversation: ConversationId,
         text: &'b str,
         policy: &'b ConfirmPolicy,
         on_event: &'b (dyn Fn(TurnEvent) + Send + Sync),
@@ -702,14 +713,14 @@ impl Agent<'_> {
     #[tracing::instrument(name = "turn", skip_all, fields(conversation_id = %conversation, run_id = tracing::field::Empty))]
     async fn chat_inner(
         &self,
-        conversation: Uuid,
+        conversation: ConversationId,
         text: &str,
         policy: &ConfirmPolicy,
         on_event: &(dyn Fn(TurnEvent) + Send + Sync),
     ) -> Result<Outcome, ConfirmError> {
         let owner = self.scope.owner;
         let history = self.store.history(owner, conversation).await?;
-        let run_id = Uuid::new_v4();
+        let run_id = RunId::random();
         tracing::Span::current().record("run_id", tracing::field::display(run_id));
         tracing::info!(
             provider = self.provider.name(),
@@ -738,7 +749,6 @@ impl Agent<'_> {
         let declarations: Vec<kakeibo_core::Declaration> =
             self.tools.declarations().into_iter().cloned().collect();
         let mut seq = 0;
-        let run = run_id.to_string();
         let (mut history, _) = context::fit(
             history,
             self.system,
@@ -746,12 +756,12 @@ impl Agent<'_> {
             self.provider,
             self.summarizer.unwrap_or(self.provider),
             context::CONTEXT_BUDGET_TOKENS,
-            Some((&tracer, &run, &mut seq)),
+            Some((&tracer, run_id, &mut seq)),
         )
         .await;
         let user = history.pop().unwrap_or_else(|| Message::user(text));
-        let mut turn = Turn::start(run, history, user);
-        turn.next_seq = seq;
+        let mut turn = Turn::start(run_id, history, user);
+        turn.continue_seq_from(seq);
         let turn = drive(turn, &self.deps(policy, &tracer, on_event)).await;
         if let Phase::AwaitConfirm { pending, .. } = &turn.phase {
             let pending = pending.clone();
@@ -759,7 +769,7 @@ impl Agent<'_> {
             self.store.update_run(owner, &turn, None).await?;
             tracing::info!(suspended_turn_id = %suspended_id, "turn suspended until a person decides");
             return Ok(Outcome::Suspended {
-                run_id: turn.run_id.clone(),
+                run_id: turn.run_id(),
                 suspended_id,
                 pending,
             });
@@ -774,7 +784,7 @@ impl Agent<'_> {
     /// Retrying after any failure is safe; no write runs twice.
     pub async fn confirm(
         &self,
-        suspended_id: Uuid,
+        suspended_id: SuspendedTurnId,
         decisions: &[(String, bool)],
         on_event: &(dyn Fn(TurnEvent) + Send + Sync),
     ) -> Result<Outcome, ConfirmError> {
@@ -856,7 +866,7 @@ impl Agent<'_> {
             self.store.resuspend(owner, suspended_id, fence, &turn).await?;
             self.store.update_run(owner, &turn, None).await?;
             return Ok(Outcome::Suspended {
-                run_id: turn.run_id.clone(),
+                run_id: turn.run_id(),
                 suspended_id,
                 pending,
             });
@@ -874,9 +884,9 @@ impl Agent<'_> {
         self.store
             .update_run(self.scope.owner, &turn, Some(status))
             .await?;
-        tracing::info!(run_id = %turn.run_id, status = ?status, "turn finished");
+        tracing::info!(run_id = %turn.run_id(), status = ?status, "turn finished");
         Ok(Outcome::Finished {
-            run_id: turn.run_id.clone(),
+            run_id: turn.run_id(),
             status,
             answer,
             turn: Box::new(turn),

@@ -14,6 +14,7 @@ use kakeibo_core::{
     scripted::{Scripted, reply_calls, reply_text},
     turn::{Deps, step},
 };
+use kakeibo_core::{ConversationId, RunId, SuspendedTurnId};
 use kakeibo_ledger::OwnerId;
 use kakeibo_tools::{Scope, registry};
 use serde_json::json;
@@ -21,7 +22,6 @@ use sqlx::{
     PgPool,
     postgres::{PgConnectOptions, PgPoolOptions},
 };
-use uuid::Uuid;
 
 /// A model that asks for a rule and a read when told to, and says "Done." once it has results.
 fn model() -> Scripted {
@@ -56,7 +56,7 @@ struct World {
     owner_pool: PgPool,
     app: PgPool,
     owner: OwnerId,
-    conversation: Uuid,
+    conversation: ConversationId,
 }
 
 async fn world(options: PgPoolOptions, connect: PgConnectOptions) -> World {
@@ -87,7 +87,7 @@ async fn with_agent<T>(pool: &PgPool, owner: OwnerId, f: impl AsyncFnOnce(&Agent
     f(&agent).await
 }
 
-async fn suspend(w: &World) -> (Uuid, String) {
+async fn suspend(w: &World) -> (SuspendedTurnId, String) {
     let outcome = with_agent(&w.app, w.owner, async |agent| {
         agent
             .chat(
@@ -112,7 +112,7 @@ async fn suspend(w: &World) -> (Uuid, String) {
     (suspended_id, pending[0].id.clone())
 }
 
-async fn confirm(w: &World, id: Uuid, call: &str, allowed: bool) -> Result<Outcome, ConfirmError> {
+async fn confirm(w: &World, id: SuspendedTurnId, call: &str, allowed: bool) -> Result<Outcome, ConfirmError> {
     with_agent(&w.app, w.owner, async |agent| {
         agent.confirm(id, &[(call.to_owned(), allowed)], &|_| {}).await
     })
@@ -126,9 +126,9 @@ async fn rules(w: &World) -> i64 {
         .unwrap()
 }
 
-async fn backdate_claim(w: &World, id: Uuid) {
+async fn backdate_claim(w: &World, id: SuspendedTurnId) {
     sqlx::query("UPDATE suspended_turns SET claimed_at = claimed_at - interval '1 hour' WHERE id = $1")
-        .bind(id)
+        .bind(id.as_uuid())
         .execute(&w.owner_pool)
         .await
         .unwrap();
@@ -143,7 +143,7 @@ async fn a_turn_suspended_in_one_process_resumes_in_another(
     let (id, call) = suspend(&w).await;
     assert_eq!(rules(&w).await, 0, "nothing written before the person decides");
     let stored: serde_json::Value = sqlx::query_scalar("SELECT state FROM suspended_turns WHERE id = $1")
-        .bind(id)
+        .bind(id.as_uuid())
         .fetch_one(&w.owner_pool)
         .await
         .unwrap();
@@ -176,9 +176,9 @@ async fn a_turn_suspended_in_one_process_resumes_in_another(
         turn.usage.input_tokens > before.usage.input_tokens,
         "usage carries on and grows"
     );
-    assert_eq!(run_id, before.run_id);
+    assert_eq!(run_id, before.run_id());
 
-    let run = Uuid::parse_str(&run_id).unwrap();
+    let run = run_id.as_uuid();
     let (runs, status): (i64, String) =
         sqlx::query_as("SELECT count(*), min(status::text) FROM trace_runs WHERE id = $1")
             .bind(run)
@@ -199,7 +199,7 @@ async fn a_turn_suspended_in_one_process_resumes_in_another(
     assert!(seqs.len() >= 5);
     let messages: i64 =
         sqlx::query_scalar("SELECT count(*) FROM conversation_messages WHERE conversation_id = $1")
-            .bind(fresh.conversation)
+            .bind(fresh.conversation.as_uuid())
             .fetch_one(&fresh.owner_pool)
             .await
             .unwrap();
@@ -337,7 +337,7 @@ async fn declined_and_expired_writes_never_run_and_say_which(
 
     let (id, call) = suspend(&w).await;
     sqlx::query("UPDATE suspended_turns SET expires_at = now() - interval '1 minute' WHERE id = $1")
-        .bind(id)
+        .bind(id.as_uuid())
         .execute(&w.owner_pool)
         .await
         .unwrap();
@@ -385,7 +385,7 @@ async fn provider_metadata_survives_jsonb_byte_for_byte(options: PgPoolOptions, 
             provider_meta: Some(ProviderMeta((*meta).to_owned())),
         })
         .collect();
-    let mut turn = Turn::start(Uuid::new_v4().to_string(), Vec::new(), Message::user("budget"));
+    let mut turn = Turn::start(RunId::random(), Vec::new(), Message::user("budget"));
     turn.history.push(Message::assistant(blocks));
     turn.phase = Phase::AwaitConfirm {
         calls: vec![],
@@ -395,14 +395,7 @@ async fn provider_metadata_survives_jsonb_byte_for_byte(options: PgPoolOptions, 
     };
     let store = TurnStore::new(w.app.clone());
     store
-        .start_run(
-            w.owner,
-            Uuid::parse_str(&turn.run_id).unwrap(),
-            None,
-            "gemini",
-            "gemini-3.6-flash",
-            "web",
-        )
+        .start_run(w.owner, turn.run_id(), None, "gemini", "gemini-3.6-flash", "web")
         .await
         .unwrap();
     let id = store.suspend(w.owner, w.conversation, &turn).await.unwrap();
@@ -448,11 +441,7 @@ fn a_stored_version_1_turn_stays_readable_and_a_newer_one_is_refused() {
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn an_oversized_turn_is_refused_not_cut(options: PgPoolOptions, connect: PgConnectOptions) {
     let w = world(options, connect).await;
-    let mut turn = Turn::start(
-        Uuid::new_v4().to_string(),
-        Vec::new(),
-        Message::user("x".repeat(300 * 1024)),
-    );
+    let mut turn = Turn::start(RunId::random(), Vec::new(), Message::user("x".repeat(300 * 1024)));
     turn.phase = Phase::AwaitConfirm {
         calls: vec![],
         done: vec![],

@@ -31,7 +31,6 @@ use sqlx::{
     PgPool,
     postgres::{PgConnectOptions, PgPoolOptions},
 };
-use uuid::Uuid;
 
 /// The stand-in's replies, in order: a call, an answer; a call, an answer.
 fn replies() -> Vec<Vec<Value>> {
@@ -88,7 +87,7 @@ async fn converse(
     let scope = Scope::new(owner, pool.clone());
     let rules = PermissionRules::default();
     let agent = Agent::new(&store, scope, provider, "You are kakeibo.", &rules, "cli");
-    let conversation: Uuid = store.new_conversation(owner, None).await.unwrap();
+    let conversation = store.new_conversation(owner, None).await.unwrap();
     let mut answers = Vec::new();
     for question in questions {
         let outcome = agent

@@ -4,9 +4,8 @@
 use std::{future::Future, time::Instant};
 
 use kakeibo_agent::turns::{ConfirmError, Outcome};
-use kakeibo_core::{Event, EventUsage, Tier, TurnEnd, TurnEvent, pricing};
+use kakeibo_core::{ConversationId, Event, EventUsage, Tier, TurnEnd, TurnEvent, pricing};
 use serde_json::{Value, json};
-use uuid::Uuid;
 
 use crate::sse::Events;
 
@@ -69,7 +68,7 @@ pub fn spend_metric(cost: kakeibo_core::MicroUsd, millis: i64) -> Value {
 /// `error` when the leg failed (its state is kept: a failed confirm can be retried).
 pub fn send_outcome(
     events: &Events,
-    conversation: Uuid,
+    conversation: ConversationId,
     model: &str,
     started: Instant,
     result: Result<Outcome, ConfirmError>,
@@ -83,7 +82,7 @@ pub fn send_outcome(
             record_spend(turn.cost);
             events.emit(&Event::TurnEnd(TurnEnd {
                 run_id,
-                conversation_id: conversation.to_string(),
+                conversation_id: conversation,
                 status: status.as_str().to_owned(),
                 suspended_turn_id: None,
                 usage: Some(EventUsage::from(&turn.usage)),
@@ -105,14 +104,14 @@ pub fn send_outcome(
                     args: write.args,
                     summary: write.summary,
                     tier: Tier::Write,
-                    suspended_turn_id: suspended_id.to_string(),
+                    suspended_turn_id: suspended_id,
                 });
             }
             events.emit(&Event::TurnEnd(TurnEnd {
                 run_id,
-                conversation_id: conversation.to_string(),
+                conversation_id: conversation,
                 status: "suspended".to_owned(),
-                suspended_turn_id: Some(suspended_id.to_string()),
+                suspended_turn_id: Some(suspended_id),
                 usage: None,
                 cost_usd_est: None,
                 uncached_cost_usd_est: None,

@@ -14,8 +14,8 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use kakeibo_agent::turns::{Agent, Outcome, TurnStore};
 use kakeibo_core::{
-    ConfirmPolicy, PendingWrite, PermissionRules, Provider, RunStatus, Stop, Tier, Turn, TurnEvent,
-    prompt::SYSTEM_PROMPT,
+    ConfirmPolicy, ConversationId, PendingWrite, PermissionRules, Provider, RunStatus, Stop, Tier, Turn,
+    TurnEvent, prompt::SYSTEM_PROMPT,
 };
 use kakeibo_ledger::OwnerId;
 use kakeibo_providers::select::{self, ModelRole};
@@ -78,7 +78,7 @@ struct Session {
     scope: Scope,
     provider: Box<dyn Provider>,
     rules: PermissionRules,
-    conversation: Uuid,
+    conversation: ConversationId,
 }
 
 impl Session {
@@ -97,7 +97,9 @@ impl Session {
                         .fetch_optional(&pool)
                         .await
                         .context("reading the conversation")?;
-                known.with_context(|| format!("there is no conversation {id} in this ledger"))?
+                known
+                    .map(ConversationId::from_uuid)
+                    .with_context(|| format!("there is no conversation {id} in this ledger"))?
             }
             None => store
                 .new_conversation(owner, Some("kakeibo chat"))
@@ -255,7 +257,7 @@ fn footer(turn: &Turn, latency: Duration) -> String {
         turn.cost.format(),
         turn.iteration,
         if turn.iteration == 1 { "" } else { "s" },
-        turn.run_id.chars().take(8).collect::<String>()
+        turn.run_id().to_string().chars().take(8).collect::<String>()
     )
 }
 
@@ -355,7 +357,7 @@ fn result_json(
             "thought_tokens": turn.usage.thought_tokens,
         },
         "cost_usd": turn.cost.decimal(),
-        "run_id": turn.run_id,
+        "run_id": turn.run_id(),
         "conversation_id": session.conversation,
         "model": format!("{}:{}", session.provider.name(), session.provider.model()),
         "iterations": turn.iteration,

@@ -7,6 +7,7 @@
 //! summary. With six groups or fewer nothing is evicted, even over budget.
 
 use crate::{
+    ids::RunId,
     message::{Block, Message, Role},
     provider::{ModelRequest, Provider, complete},
     tool::Declaration,
@@ -90,7 +91,7 @@ pub async fn fit(
     provider: &dyn Provider,
     summarizer: &dyn Provider,
     budget: u64,
-    trace: Option<(&dyn Tracer, &str, &mut u32)>,
+    trace: Option<(&dyn Tracer, RunId, &mut u32)>,
 ) -> (Vec<Message>, Option<Eviction>) {
     // The estimate decides whether a real count is worth a round trip: well under budget, no.
     let estimate = estimate_tokens(system, &history, tools);
@@ -160,7 +161,7 @@ pub async fn fit(
             summary: eviction.summary.clone(),
         });
         let event = TraceEvent {
-            run_id: run_id.to_owned(),
+            run_id,
             seq: *seq,
             payload,
             latency_ms: None,
@@ -225,6 +226,7 @@ async fn summarize(
 mod tests {
     use super::*;
     use crate::{
+        ids::RunId,
         message::ToolResult,
         scripted::{Scripted, reply_text},
         trace::MemoryTracer,
@@ -275,7 +277,7 @@ mod tests {
             &model,
             &summarizer,
             20_000,
-            Some((&tracer, "run", &mut seq)),
+            Some((&tracer, RunId::random(), &mut seq)),
         )
         .await;
         let eviction = eviction.unwrap();

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::{
+    ids::{ConversationId, RunId, SuspendedTurnId},
     message::Usage,
     tool::Tier,
     turn::{TurnEvent, WriteDecision},
@@ -45,7 +46,7 @@ pub enum Event {
         args: Value,
         summary: String,
         tier: Tier,
-        suspended_turn_id: String,
+        suspended_turn_id: SuspendedTurnId,
     },
     /// The turn's leg is over: finished (with its usage and cost) or suspended.
     TurnEnd(TurnEnd),
@@ -56,12 +57,12 @@ pub enum Event {
 /// The end of a leg of a turn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TurnEnd {
-    pub run_id: String,
-    pub conversation_id: String,
+    pub run_id: RunId,
+    pub conversation_id: ConversationId,
     /// `ok`, `error`, `stuck`, `blocked`, … or `suspended`.
     pub status: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub suspended_turn_id: Option<String>,
+    pub suspended_turn_id: Option<SuspendedTurnId>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<EventUsage>,
     /// List-price cost in US dollars, as a decimal string.
@@ -195,6 +196,7 @@ mod tests {
 
     #[test]
     fn each_event_names_itself_as_it_serialises_and_reads_back() {
+        let suspended = SuspendedTurnId::random();
         let events = [
             Event::Token { delta: "hi".into() },
             Event::ToolCall {
@@ -209,13 +211,13 @@ mod tests {
                 args: json!({"category": "Dining"}),
                 summary: "Set Dining to ₹5,000".into(),
                 tier: Tier::Write,
-                suspended_turn_id: "t1".into(),
+                suspended_turn_id: suspended,
             },
             Event::TurnEnd(TurnEnd {
-                run_id: "r1".into(),
-                conversation_id: "v1".into(),
+                run_id: RunId::random(),
+                conversation_id: ConversationId::random(),
                 status: "suspended".into(),
-                suspended_turn_id: Some("t1".into()),
+                suspended_turn_id: Some(suspended),
                 usage: None,
                 cost_usd_est: None,
                 uncached_cost_usd_est: None,

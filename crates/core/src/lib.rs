@@ -8,6 +8,7 @@
 
 pub mod context;
 pub mod event;
+pub mod ids;
 pub mod message;
 pub mod policy;
 pub mod pricing;
@@ -22,6 +23,7 @@ pub mod trace;
 pub mod turn;
 
 pub use event::{Event, EventUsage, TurnEnd};
+pub use ids::{ConversationId, RunId, SuspendedTurnId};
 pub use message::{Block, Message, ProviderMeta, Role, StopReason, ToolResult, ToolUse, Usage};
 pub use policy::{Action, ConfirmPolicy, PendingWrite, PermissionRules, Rule};
 pub use pricing::MicroUsd;

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::{
+    ids::RunId,
     message::{Block, StopReason, Usage},
     policy::PendingWrite,
     tool::Tier,
@@ -199,7 +200,7 @@ impl TracePayload {
 /// One event of a run; `seq` numbers the run's events from 0 and continues across a resume.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TraceEvent {
-    pub run_id: String,
+    pub run_id: RunId,
     pub seq: u32,
     pub payload: TracePayload,
     pub latency_ms: Option<u64>,

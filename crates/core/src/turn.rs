@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::{
+    ids::RunId,
     message::{Block, Message, StopReason, ToolResult, ToolUse, Usage},
     policy::{Action, ConfirmPolicy, PendingWrite, PermissionRules},
     pricing::{MicroUsd, cost},
@@ -131,10 +132,10 @@ pub enum Stop {
 /// A turn of conversation, whole: everything needed to go on from here, in any process.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Turn {
-    pub version: u32,
-    pub run_id: String,
+    version: u32,
+    run_id: RunId,
     /// The `seq` of the next trace event: a resumed run continues its numbering.
-    pub next_seq: u32,
+    next_seq: u32,
     pub history: Vec<Message>,
     pub iteration: u32,
     pub usage: Usage,
@@ -161,11 +162,11 @@ pub enum StateError {
 
 impl Turn {
     /// A new turn: `history` (earlier turns) and the person's new message.
-    pub fn start(run_id: impl Into<String>, mut history: Vec<Message>, user: Message) -> Self {
+    pub fn start(run_id: RunId, mut history: Vec<Message>, user: Message) -> Self {
         history.push(user);
         Self {
             version: STATE_VERSION,
-            run_id: run_id.into(),
+            run_id,
             next_seq: 0,
             history,
             iteration: 0,
@@ -245,7 +246,24 @@ impl Turn {
         };
     }
 
-    fn take_seq(&mut self) -> u32 {
+    /// The run this turn belongs to.
+    pub fn run_id(&self) -> RunId {
+        self.run_id
+    }
+
+    /// The version of the stored form this turn was read from (or [`STATE_VERSION`]).
+    pub fn version(&self) -> u32 {
+        self.version
+    }
+
+    /// Numbers trace events from `seq` on: for events recorded before the turn started (a
+    /// summary eviction while fitting its history). Never goes back.
+    pub fn continue_seq_from(&mut self, seq: u32) {
+        self.next_seq = self.next_seq.max(seq);
+    }
+
+    /// The `seq` for the next trace event of this run, taken.
+    pub fn take_seq(&mut self) -> u32 {
         let seq = self.next_seq;
         self.next_seq += 1;
         seq
@@ -353,7 +371,7 @@ async fn trace(
 ) {
     let seq = turn.take_seq();
     let event = TraceEvent {
-        run_id: turn.run_id.clone(),
+        run_id: turn.run_id,
         seq,
         payload,
         latency_ms,
@@ -425,7 +443,7 @@ async fn call_model(mut turn: Turn, deps: &Deps<'_>) -> Turn {
     let seq = turn.take_seq();
     deps.tracer
         .record(TraceEvent {
-            run_id: turn.run_id.clone(),
+            run_id: turn.run_id,
             seq,
             payload: TracePayload::ModelCall(ModelCallTrace {
                 iteration: turn.iteration,
@@ -966,7 +984,7 @@ mod tests {
 
     #[test]
     fn newer_states_are_refused() {
-        let turn = Turn::start("run", Vec::new(), Message::user("hi"));
+        let turn = Turn::start(RunId::random(), Vec::new(), Message::user("hi"));
         let mut value = turn.to_json().unwrap();
         assert_eq!(Turn::from_json(value.clone()).unwrap(), turn);
         value["version"] = json!(2);

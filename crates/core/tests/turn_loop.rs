@@ -116,7 +116,11 @@ async fn run(h: &Harness, provider: &Scripted, policy: &ConfirmPolicy, rules: &P
         tracer: &h.tracer,
         on_event: &|_| {},
     };
-    drive(Turn::start("run-1", Vec::new(), Message::user("go")), &deps).await
+    drive(
+        Turn::start(kakeibo_core::RunId::random(), Vec::new(), Message::user("go")),
+        &deps,
+    )
+    .await
 }
 
 /// A turn under the default policy (writes denied) and no permission rules.

@@ -47,7 +47,7 @@ pub struct ScenarioResult {
     pub answered_question: bool,
     pub flagged_injection: bool,
     pub detail: String,
-    pub run_ids: Vec<String>,
+    pub run_ids: Vec<kakeibo_core::RunId>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -136,7 +136,7 @@ pub fn assess(scenario: &Scenario, run: &TaskRun) -> ScenarioResult {
         answered_question,
         flagged_injection,
         detail,
-        run_ids: run.turns.iter().map(|t| t.run_id.clone()).collect(),
+        run_ids: run.turns.iter().map(|t| t.run_id).collect(),
     }
 }
 

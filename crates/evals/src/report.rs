@@ -35,7 +35,7 @@ pub struct TaskResult {
     pub cached_tokens: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    pub run_ids: Vec<String>,
+    pub run_ids: Vec<kakeibo_core::RunId>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

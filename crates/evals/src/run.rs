@@ -18,7 +18,7 @@ use crate::task::{ConfirmAnswer, Task};
 pub struct TurnRecord {
     pub user: String,
     pub confirm: ConfirmAnswer,
-    pub run_id: String,
+    pub run_id: kakeibo_core::RunId,
     pub status: RunStatus,
     pub answer: String,
     pub calls: Vec<CallRecord>,
@@ -209,7 +209,7 @@ impl TaskRun {
             turns: vec![TurnRecord {
                 user: user.into(),
                 confirm: ConfirmAnswer::Deny,
-                run_id: "r".into(),
+                run_id: kakeibo_core::RunId::random(),
                 status: RunStatus::Ok,
                 answer: answer.into(),
                 calls,

@@ -317,6 +317,6 @@ fn result(task: &Task, run: &TaskRun, checks: Vec<CheckOutcome>) -> TaskResult {
         output_tokens: usage.output_tokens,
         cached_tokens: usage.cached_tokens,
         error: run.error.clone(),
-        run_ids: run.turns.iter().map(|t| t.run_id.clone()).collect(),
+        run_ids: run.turns.iter().map(|t| t.run_id).collect(),
     }
 }

@@ -205,7 +205,11 @@ async fn a_cut_stream_and_a_blocked_prompt_are_not_answers() {
         tracer: &tracer,
         on_event: &|_| {},
     };
-    let turn = drive(Turn::start("r", vec![], Message::user("hi")), &deps).await;
+    let turn = drive(
+        Turn::start(kakeibo_core::RunId::random(), vec![], Message::user("hi")),
+        &deps,
+    )
+    .await;
     assert_eq!(turn.finished().map(|f| f.0), Some(RunStatus::Blocked));
 }
 

@@ -80,7 +80,7 @@ pub async fn handle(state: Arc<State>, request: lambda_http::Request) -> Respons
 struct ChatBody {
     message: String,
     #[serde(default, rename = "conversationId", alias = "conversation_id")]
-    conversation_id: Option<Uuid>,
+    conversation_id: Option<kakeibo_core::ConversationId>,
     /// Accepted for the web client's shape; checked only when a challenge is configured.
     #[serde(default, rename = "turnstileToken")]
     _turnstile_token: Option<String>,

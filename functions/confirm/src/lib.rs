@@ -25,7 +25,6 @@ use kakeibo_api::{
 };
 use kakeibo_operator::quota::{self, QuotaKind};
 use serde::Deserialize;
-use uuid::Uuid;
 
 /// The most decisions one confirm may carry.
 pub const MAX_DECISIONS: usize = 64;
@@ -59,7 +58,7 @@ struct Decision {
 #[serde(deny_unknown_fields)]
 struct ConfirmBody {
     #[serde(rename = "suspendedTurnId", alias = "suspended_turn_id")]
-    suspended_turn_id: Uuid,
+    suspended_turn_id: kakeibo_core::SuspendedTurnId,
     decisions: Vec<Decision>,
 }
 
