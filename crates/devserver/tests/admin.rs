@@ -5,40 +5,38 @@
 
 mod support;
 
-use axum::http::{Method, StatusCode};
+use axum::http::StatusCode;
 use serde_json::json;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use support::{Isolation, app, send, state, visitor};
+use support::{Isolation, TestApp, state};
 
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn only_operators_see_the_admin_routes(_: PgPoolOptions, connect: PgConnectOptions) {
     let state = state(&connect, Isolation::Rls, &[]).await;
-    let app = app(&state);
-    let (anonymous, _) = visitor(&app, "hello").await;
-    let (member, _) = visitor(&app, "hello").await;
-    let member = send(
-        &app,
-        Method::POST,
-        "/api/session/sign-up",
-        Some(json!({"email": "member@example.com", "password": "a long enough password"})),
-        Some(&member),
-    )
-    .await
-    .session_cookie()
-    .unwrap();
+    let app = TestApp::new(&state);
+    let (anonymous, _) = app.visitor("hello").await;
+    let (member, _) = app.visitor("hello").await;
+    let member = app
+        .post(
+            "/api/session/sign-up",
+            json!({"email": "member@example.com", "password": "a long enough password"}),
+            Some(&member),
+        )
+        .await
+        .session_cookie()
+        .unwrap();
     // Signing up with an address on ADMIN_EMAILS makes no operator: only `kakeibo operator add`
     // does, so nobody takes the door by signing up before the operator.
-    let (squatter, _) = visitor(&app, "hello").await;
-    let squatter = send(
-        &app,
-        Method::POST,
-        "/api/session/sign-up",
-        Some(json!({"email": "ops@kakeibo.example", "password": "a long enough password"})),
-        Some(&squatter),
-    )
-    .await
-    .session_cookie()
-    .unwrap();
+    let (squatter, _) = app.visitor("hello").await;
+    let squatter = app
+        .post(
+            "/api/session/sign-up",
+            json!({"email": "ops@kakeibo.example", "password": "a long enough password"}),
+            Some(&squatter),
+        )
+        .await
+        .session_cookie()
+        .unwrap();
     let forged = "kakeibo_session=eyJhbGciOiJub25lIn0.e30.".to_owned();
     for (who, cookie) in [
         ("no session", None),
@@ -50,32 +48,17 @@ async fn only_operators_see_the_admin_routes(_: PgPoolOptions, connect: PgConnec
         ),
         ("forged", Some(&forged)),
     ] {
-        let overview = send(
-            &app,
-            Method::GET,
-            "/api/admin/overview",
-            None,
-            cookie.map(String::as_str),
-        )
-        .await;
+        let overview = app.get("/api/admin/overview", cookie.map(String::as_str)).await;
         assert_eq!(overview.status, StatusCode::NOT_FOUND, "{who}: {}", overview.body);
-        let action = send(
-            &app,
-            Method::POST,
-            "/api/admin/action",
-            Some(json!({"action": "pause_live_chat", "paused": true})),
-            cookie.map(String::as_str),
-        )
-        .await;
+        let action = app
+            .post(
+                "/api/admin/action",
+                json!({"action": "pause_live_chat", "paused": true}),
+                cookie.map(String::as_str),
+            )
+            .await;
         assert_eq!(action.status, StatusCode::NOT_FOUND, "{who}: {}", action.body);
-        let session = send(
-            &app,
-            Method::GET,
-            "/api/session",
-            None,
-            cookie.map(String::as_str),
-        )
-        .await;
+        let session = app.get("/api/session", cookie.map(String::as_str)).await;
         assert_ne!(
             session.json()["visitor"]["operator"],
             json!(true),
@@ -83,15 +66,9 @@ async fn only_operators_see_the_admin_routes(_: PgPoolOptions, connect: PgConnec
         );
         assert_eq!(
             overview.body,
-            send(
-                &app,
-                Method::GET,
-                "/api/admin/nothing",
-                None,
-                cookie.map(String::as_str)
-            )
-            .await
-            .body,
+            app.get("/api/admin/nothing", cookie.map(String::as_str))
+                .await
+                .body,
             "{who}: indistinguishable from no route"
         );
     }
@@ -106,7 +83,7 @@ async fn only_operators_see_the_admin_routes(_: PgPoolOptions, connect: PgConnec
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn the_operator_sees_the_panels_and_pauses_and_blocks(_: PgPoolOptions, connect: PgConnectOptions) {
     let state = state(&connect, Isolation::Rls, &[]).await;
-    let app = app(&state);
+    let app = TestApp::new(&state);
     // The operator account is made out of band, then signed in to from a visit with a run.
     kakeibo_auth::visitors::make_operator(
         &state.owner_pool,
@@ -115,19 +92,18 @@ async fn the_operator_sees_the_panels_and_pauses_and_blocks(_: PgPoolOptions, co
     )
     .await
     .unwrap();
-    let (operator, _) = visitor(&app, "set a budget").await;
-    let operator = send(
-        &app,
-        Method::POST,
-        "/api/session/sign-in",
-        Some(json!({"email": "ops@kakeibo.example", "password": "a long enough password"})),
-        Some(&operator),
-    )
-    .await
-    .session_cookie()
-    .unwrap();
-    let (visitor_cookie, _) = visitor(&app, "how much did I spend").await;
-    let session = send(&app, Method::GET, "/api/session", None, Some(&operator)).await;
+    let (operator, _) = app.visitor("set a budget").await;
+    let operator = app
+        .post(
+            "/api/session/sign-in",
+            json!({"email": "ops@kakeibo.example", "password": "a long enough password"}),
+            Some(&operator),
+        )
+        .await
+        .session_cookie()
+        .unwrap();
+    let (visitor_cookie, _) = app.visitor("how much did I spend").await;
+    let session = app.get("/api/session", Some(&operator)).await;
     assert_eq!(
         session.json()["visitor"]["operator"],
         json!(true),
@@ -135,7 +111,7 @@ async fn the_operator_sees_the_panels_and_pauses_and_blocks(_: PgPoolOptions, co
         session.body
     );
 
-    let overview = send(&app, Method::GET, "/api/admin/overview", None, Some(&operator)).await;
+    let overview = app.get("/api/admin/overview", Some(&operator)).await;
     assert_eq!(overview.status, StatusCode::OK, "{}", overview.body);
     let o = overview.json();
     for panel in [
@@ -193,14 +169,9 @@ async fn the_operator_sees_the_panels_and_pauses_and_blocks(_: PgPoolOptions, co
         .as_str()
         .unwrap()
         .to_owned();
-    let read = send(
-        &app,
-        Method::GET,
-        &format!("/api/admin/runs/{visitors_run}"),
-        None,
-        Some(&operator),
-    )
-    .await;
+    let read = app
+        .get(&format!("/api/admin/runs/{visitors_run}"), Some(&operator))
+        .await;
     assert_eq!(read.status, StatusCode::OK, "{}", read.body);
     assert_eq!(read.json()["id"], visitors_run.as_str());
     assert!(
@@ -208,80 +179,48 @@ async fn the_operator_sees_the_panels_and_pauses_and_blocks(_: PgPoolOptions, co
         "{}",
         read.body
     );
-    let own = send(
-        &app,
-        Method::GET,
-        &format!("/api/runs/{visitors_run}"),
-        None,
-        Some(&visitor_cookie),
-    )
-    .await;
+    let own = app
+        .get(&format!("/api/runs/{visitors_run}"), Some(&visitor_cookie))
+        .await;
     assert_eq!(own.json()["events"], read.json()["events"], "the same trace");
-    let theirs = send(
-        &app,
-        Method::GET,
-        &format!("/api/admin/runs/{visitors_run}"),
-        None,
-        Some(&visitor_cookie),
-    )
-    .await;
+    let theirs = app
+        .get(&format!("/api/admin/runs/{visitors_run}"), Some(&visitor_cookie))
+        .await;
     assert_eq!(theirs.status, StatusCode::NOT_FOUND, "{}", theirs.body);
-    let unknown = send(
-        &app,
-        Method::GET,
-        &format!("/api/admin/runs/{}", uuid::Uuid::new_v4()),
-        None,
-        Some(&operator),
-    )
-    .await;
+    let unknown = app
+        .get(
+            &format!("/api/admin/runs/{}", uuid::Uuid::new_v4()),
+            Some(&operator),
+        )
+        .await;
     assert_eq!(unknown.status, StatusCode::NOT_FOUND);
 
     // Pause: every visitor's chat is refused with `paused`; unpause lets it through.
-    let pause = send(
-        &app,
-        Method::POST,
-        "/api/admin/action",
-        Some(json!({"action": "pause_live_chat", "paused": true})),
-        Some(&operator),
-    )
-    .await;
+    let pause = app
+        .post(
+            "/api/admin/action",
+            json!({"action": "pause_live_chat", "paused": true}),
+            Some(&operator),
+        )
+        .await;
     assert_eq!(pause.status, StatusCode::OK, "{}", pause.body);
-    let refused = send(
-        &app,
-        Method::POST,
-        "/api/chat",
-        Some(json!({"message": "hello"})),
-        Some(&visitor_cookie),
-    )
-    .await;
+    let refused = app.chat(Some(&visitor_cookie), "hello").await;
     assert_eq!(
         (refused.status, refused.json()["reason"].clone()),
         (StatusCode::SERVICE_UNAVAILABLE, json!("paused"))
     );
     assert_eq!(
-        send(&app, Method::GET, "/api/admin/overview", None, Some(&operator))
-            .await
-            .json()["budget"]["state"],
+        app.get("/api/admin/overview", Some(&operator)).await.json()["budget"]["state"],
         "paused"
     );
-    send(
-        &app,
-        Method::POST,
+    app.post(
         "/api/admin/action",
-        Some(json!({"action": "pause_live_chat", "paused": false})),
+        json!({"action": "pause_live_chat", "paused": false}),
         Some(&operator),
     )
     .await;
     assert_eq!(
-        send(
-            &app,
-            Method::POST,
-            "/api/chat",
-            Some(json!({"message": "hello"})),
-            Some(&visitor_cookie)
-        )
-        .await
-        .status,
+        app.chat(Some(&visitor_cookie), "hello").await.status,
         StatusCode::OK
     );
 
@@ -291,23 +230,15 @@ async fn the_operator_sees_the_panels_and_pauses_and_blocks(_: PgPoolOptions, co
         .verify(visitor_cookie.trim_start_matches("kakeibo_session="))
         .unwrap()
         .sub;
-    let block = send(
-        &app,
-        Method::POST,
-        "/api/admin/action",
-        Some(json!({"action": "block_owner", "ownerId": visitor_id, "blocked": true})),
-        Some(&operator),
-    )
-    .await;
+    let block = app
+        .post(
+            "/api/admin/action",
+            json!({"action": "block_owner", "ownerId": visitor_id, "blocked": true}),
+            Some(&operator),
+        )
+        .await;
     assert_eq!(block.status, StatusCode::OK, "{}", block.body);
-    let refused = send(
-        &app,
-        Method::POST,
-        "/api/chat",
-        Some(json!({"message": "hello"})),
-        Some(&visitor_cookie),
-    )
-    .await;
+    let refused = app.chat(Some(&visitor_cookie), "hello").await;
     assert_eq!(
         (refused.status, refused.json()["reason"].clone()),
         (StatusCode::SERVICE_UNAVAILABLE, json!("blocked"))
@@ -319,14 +250,7 @@ async fn the_operator_sees_the_panels_and_pauses_and_blocks(_: PgPoolOptions, co
         json!({"action": "block_owner", "ownerId": uuid::Uuid::new_v4(), "blocked": true}),
         json!({"action": "pause_live_chat"}),
     ] {
-        let answer = send(
-            &app,
-            Method::POST,
-            "/api/admin/action",
-            Some(bad.clone()),
-            Some(&operator),
-        )
-        .await;
+        let answer = app.post("/api/admin/action", bad.clone(), Some(&operator)).await;
         assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{bad}: {}", answer.body);
     }
 }
@@ -343,8 +267,8 @@ async fn the_operator_starts_an_evaluation_and_everyone_reads_its_report(
         support::repo_root().join("fixtures/scripts/eval.yaml").display()
     );
     let state = state(&connect, Isolation::Rls, &[("KAKEIBO_PROVIDER", &script)]).await;
-    let app = app(&state);
-    let before = send(&app, Method::GET, "/api/evals/latest", None, None).await;
+    let app = TestApp::new(&state);
+    let before = app.get("/api/evals/latest", None).await;
     assert_eq!(before.status, StatusCode::NOT_FOUND);
     assert!(
         before.body.contains("no evaluation has run yet"),
@@ -352,51 +276,33 @@ async fn the_operator_starts_an_evaluation_and_everyone_reads_its_report(
         before.body
     );
 
-    let (stranger, _) = visitor(&app, "hello").await;
+    let (stranger, _) = app.visitor("hello").await;
     let start = json!({"action": "run_eval"});
-    let refused = send(
-        &app,
-        Method::POST,
-        "/api/admin/action",
-        Some(start.clone()),
-        Some(&stranger),
-    )
-    .await;
+    let refused = app
+        .post("/api/admin/action", start.clone(), Some(&stranger))
+        .await;
     assert_eq!(refused.status, StatusCode::NOT_FOUND, "{}", refused.body);
 
     kakeibo_auth::visitors::make_operator(&state.owner_pool, "ops@kakeibo.example", "a long enough password")
         .await
         .unwrap();
-    let operator = send(
-        &app,
-        Method::POST,
-        "/api/session/sign-in",
-        Some(json!({"email": "ops@kakeibo.example", "password": "a long enough password"})),
-        Some(&stranger),
-    )
-    .await
-    .session_cookie()
-    .unwrap();
-    let started = send(
-        &app,
-        Method::POST,
-        "/api/admin/action",
-        Some(start.clone()),
-        Some(&operator),
-    )
-    .await;
+    let operator = app
+        .post(
+            "/api/session/sign-in",
+            json!({"email": "ops@kakeibo.example", "password": "a long enough password"}),
+            Some(&stranger),
+        )
+        .await
+        .session_cookie()
+        .unwrap();
+    let started = app
+        .post("/api/admin/action", start.clone(), Some(&operator))
+        .await;
     assert_eq!(started.status, StatusCode::ACCEPTED, "{}", started.body);
     assert_eq!(started.json()["ok"], true);
     // One run at a time: a second start while the first runs is refused with its reason (the
     // database lock once the run holds it, this process's own flag before that).
-    let again = send(
-        &app,
-        Method::POST,
-        "/api/admin/action",
-        Some(start),
-        Some(&operator),
-    )
-    .await;
+    let again = app.post("/api/admin/action", start, Some(&operator)).await;
     assert_eq!(again.status, StatusCode::SERVICE_UNAVAILABLE, "{}", again.body);
     let reason = again.json()["reason"].clone();
     assert!(
@@ -406,7 +312,7 @@ async fn the_operator_starts_an_evaluation_and_everyone_reads_its_report(
 
     let deadline = std::time::Instant::now() + std::time::Duration::from_mins(2);
     let report = loop {
-        let latest = send(&app, Method::GET, "/api/evals/latest", None, None).await;
+        let latest = app.get("/api/evals/latest", None).await;
         if latest.status == StatusCode::OK {
             break latest.json();
         }
@@ -432,7 +338,7 @@ async fn the_operator_starts_an_evaluation_and_everyone_reads_its_report(
     assert_eq!(first["description"], task.description.as_str());
     assert_eq!(report["injection"]["scenarios"].as_array().unwrap().len(), 6);
     // The overview says the run is over and which one was the latest.
-    let overview = send(&app, Method::GET, "/api/admin/overview", None, Some(&operator)).await;
+    let overview = app.get("/api/admin/overview", Some(&operator)).await;
     assert_eq!(overview.status, StatusCode::OK, "{}", overview.body);
     let evaluation = &overview.json()["evaluation"];
     assert_eq!(evaluation["running"], false, "{evaluation}");

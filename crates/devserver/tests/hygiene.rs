@@ -7,27 +7,20 @@ mod support;
 
 use axum::{body::Body, http::Request};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use support::{Isolation, app, read, state};
-use tower::ServiceExt;
+use support::{Isolation, TestApp, state};
 
-async fn post(app: &axum::Router, path: &str, headers: &[(&str, &str)], body: Vec<u8>) -> support::Answer {
+async fn post(app: &TestApp, path: &str, headers: &[(&str, &str)], body: Vec<u8>) -> support::Answer {
     let mut request = Request::post(path);
     for (k, v) in headers {
         request = request.header(*k, *v);
     }
-    read(
-        app.clone()
-            .oneshot(request.body(Body::from(body)).unwrap())
-            .await
-            .unwrap(),
-    )
-    .await
+    app.raw(request.body(Body::from(body)).unwrap()).await
 }
 
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn bad_requests_get_clear_answers(_: PgPoolOptions, connect: PgConnectOptions) {
     let state = state(&connect, Isolation::Rls, &[]).await;
-    let app = app(&state);
+    let app = TestApp::new(&state);
     let json = ("content-type", "application/json");
     let hello = br#"{"message":"hello"}"#.to_vec();
 
@@ -95,13 +88,9 @@ async fn bad_requests_get_clear_answers(_: PgPoolOptions, connect: PgConnectOpti
         (unknown.status.as_u16(), unknown.json()["error"].clone()),
         (404, "not found".into())
     );
-    let wrong = read(
-        app.clone()
-            .oneshot(Request::get("/api/chat").body(Body::empty()).unwrap())
-            .await
-            .unwrap(),
-    )
-    .await;
+    let wrong = app
+        .raw(Request::get("/api/chat").body(Body::empty()).unwrap())
+        .await;
     assert_eq!(
         (wrong.status.as_u16(), wrong.json()["error"].clone()),
         (405, "method not allowed".into())
@@ -111,7 +100,7 @@ async fn bad_requests_get_clear_answers(_: PgPoolOptions, connect: PgConnectOpti
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn without_a_model_chat_says_what_to_configure(_: PgPoolOptions, connect: PgConnectOptions) {
     let state = state(&connect, Isolation::Rls, &[("KAKEIBO_PROVIDER", "")]).await;
-    let app = app(&state);
+    let app = TestApp::new(&state);
     let answer = post(
         &app,
         "/api/chat",
@@ -134,8 +123,8 @@ async fn without_a_model_chat_says_what_to_configure(_: PgPoolOptions, connect: 
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn a_visitor_keeps_a_bounded_number_of_statements(_: PgPoolOptions, connect: PgConnectOptions) {
     let state = state(&connect, Isolation::Rls, &[]).await;
-    let app = app(&state);
-    let (cookie, _) = support::visitor(&app, "hello").await;
+    let app = TestApp::new(&state);
+    let (cookie, _) = app.visitor("hello").await;
     let headers = [("origin", support::SITE), ("cookie", cookie.as_str())];
     let limit = usize::try_from(kakeibo_operator::uploads::MAX_UPLOADS_PER_OWNER).unwrap();
     let mut ids = Vec::new();
@@ -164,14 +153,14 @@ async fn a_visitor_keeps_a_bounded_number_of_statements(_: PgPoolOptions, connec
             .unwrap()
             .contains("delete one first")
     );
-    let deleted = support::send(
-        &app,
-        axum::http::Method::DELETE,
-        &format!("/api/uploads/{}", ids[0]),
-        None,
-        Some(&cookie),
-    )
-    .await;
+    let deleted = app
+        .request(
+            axum::http::Method::DELETE,
+            &format!("/api/uploads/{}", ids[0]),
+            None,
+            Some(&cookie),
+        )
+        .await;
     assert_eq!(deleted.status, 200, "{}", deleted.body);
     let again = post(
         &app,
@@ -194,7 +183,7 @@ async fn behind_the_cdn_only_requests_with_its_header_are_served(
         &[("ORIGIN_VERIFY", "from-the-cdn-0123456789")],
     )
     .await;
-    let app = app(&state);
+    let app = TestApp::new(&state);
     let json = ("content-type", "application/json");
     let site = ("origin", support::SITE);
     let hello = br#"{"message":"hello"}"#.to_vec();

@@ -8,12 +8,12 @@
 
 mod support;
 
-use axum::http::{Method, StatusCode};
+use axum::http::StatusCode;
 use kakeibo_ledger::OwnerId;
 use kakeibo_tools::{Scope, registry};
 use serde_json::{Value, json};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use support::{Isolation, app, send, state, visitor};
+use support::{Isolation, TestApp, state};
 use uuid::Uuid;
 
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
@@ -40,11 +40,11 @@ fn ids(list: &Value, key: &str) -> Vec<String> {
 
 async fn suite(connect: &PgConnectOptions, isolation: Isolation) {
     let state = state(connect, isolation, &[]).await;
-    let app = app(&state);
+    let app = TestApp::new(&state);
     let mode = format!("{isolation:?}");
 
     // Visitor A: a suspended write, a finished turn, an upload.
-    let (a, a_chat) = visitor(&app, "set a budget").await;
+    let (a, a_chat) = app.visitor("set a budget").await;
     let pending = a_chat
         .events()
         .into_iter()
@@ -56,18 +56,17 @@ async fn suite(connect: &PgConnectOptions, isolation: Isolation) {
     let a_conversation = a_end["conversation_id"].as_str().unwrap().to_owned();
     let a_run = a_end["run_id"].as_str().unwrap().to_owned();
     let upload = app
-        .clone()
-        .oneshot_upload(
+        .upload(
             &a,
             "a-statement.csv",
-            "Date,Description,Amount\n2025-06-02,Secret shop,-999\n",
+            b"Date,Description,Amount\n2025-06-02,Secret shop,-999\n",
         )
         .await;
     assert_eq!(upload.status, StatusCode::CREATED, "{}", upload.body);
     let a_upload = upload.json()["id"].as_str().unwrap().to_owned();
 
     // Visitor B.
-    let (b, _) = visitor(&app, "how much did I spend").await;
+    let (b, _) = app.visitor("how much did I spend").await;
     let world = World {
         state,
         app,
@@ -88,7 +87,7 @@ async fn suite(connect: &PgConnectOptions, isolation: Isolation) {
 /// Two visitors' worth of rows: A has a run, a conversation, a waiting write and an upload.
 struct World {
     state: std::sync::Arc<kakeibo_api::State>,
-    app: axum::Router,
+    app: TestApp,
     mode: String,
     a: String,
     b: String,
@@ -122,8 +121,8 @@ async fn reads_and_lists(w: &World) {
             format!("/api/conversations/{}", Uuid::new_v4()),
         ),
     ] {
-        let theirs = send(app, Method::GET, &path, None, Some(b)).await;
-        let nobodys = send(app, Method::GET, &random, None, Some(b)).await;
+        let theirs = app.get(&path, Some(b)).await;
+        let nobodys = app.get(&random, Some(b)).await;
         assert_eq!(
             theirs.status,
             StatusCode::NOT_FOUND,
@@ -135,33 +134,30 @@ async fn reads_and_lists(w: &World) {
             (nobodys.status, nobodys.body),
             "{mode}: {path}"
         );
-        let own = send(app, Method::GET, &path, None, Some(a)).await;
+        let own = app.get(&path, Some(a)).await;
         assert_eq!(own.status, StatusCode::OK, "{mode}: A reads {path}");
     }
 
     // B's lists hold nothing of A's.
-    let runs = send(app, Method::GET, "/api/runs", None, Some(b)).await.json();
+    let runs = app.runs(Some(b)).await.json();
     assert!(!ids(&runs, "runs").contains(a_run), "{mode}: runs");
     assert_eq!(ids(&runs, "runs").len(), 1, "{mode}: B has its own run only");
-    let conversations = send(app, Method::GET, "/api/conversations", None, Some(b))
-        .await
-        .json();
+    let conversations = app.conversations(Some(b)).await.json();
     assert!(
         !ids(&conversations, "conversations").contains(a_conversation),
         "{mode}: conversations"
     );
-    let uploads = send(app, Method::GET, "/api/uploads", None, Some(b)).await.json();
+    let uploads = app.get("/api/uploads", Some(b)).await.json();
     assert!(ids(&uploads, "uploads").is_empty(), "{mode}: uploads");
 
     // B cannot post into A's conversation.
-    let into = send(
-        app,
-        Method::POST,
-        "/api/chat",
-        Some(json!({"message": "hello", "conversationId": a_conversation})),
-        Some(b),
-    )
-    .await;
+    let into = app
+        .post(
+            "/api/chat",
+            json!({"message": "hello", "conversationId": a_conversation}),
+            Some(b),
+        )
+        .await;
     assert_eq!(into.status, StatusCode::NOT_FOUND, "{mode}: {}", into.body);
     let b_id = owner_of(&w.state, b).as_uuid();
     let charged: i32 = sqlx::query_scalar("SELECT count FROM owner_daily_messages WHERE owner_id = $1")
@@ -186,36 +182,33 @@ async fn confirms(w: &World) {
     // B cannot confirm A's suspended turn — nor tell it from one that never existed — and the
     // attempt takes nothing from A.
     let decisions = json!([{"id": pending["id"], "allowed": true}]);
-    let theirs = send(
-        app,
-        Method::POST,
-        "/api/confirm",
-        Some(json!({"suspendedTurnId": a_suspended, "decisions": decisions})),
-        Some(b),
-    )
-    .await;
-    let nobodys = send(
-        app,
-        Method::POST,
-        "/api/confirm",
-        Some(json!({"suspendedTurnId": Uuid::new_v4(), "decisions": decisions})),
-        Some(b),
-    )
-    .await;
+    let theirs = app
+        .post(
+            "/api/confirm",
+            json!({"suspendedTurnId": a_suspended, "decisions": decisions}),
+            Some(b),
+        )
+        .await;
+    let nobodys = app
+        .post(
+            "/api/confirm",
+            json!({"suspendedTurnId": Uuid::new_v4(), "decisions": decisions}),
+            Some(b),
+        )
+        .await;
     assert_eq!(theirs.status, StatusCode::GONE, "{mode}: {}", theirs.body);
     assert_eq!(
         (theirs.status, theirs.body),
         (nobodys.status, nobodys.body),
         "{mode}"
     );
-    let own = send(
-        app,
-        Method::POST,
-        "/api/confirm",
-        Some(json!({"suspendedTurnId": a_suspended, "decisions": decisions})),
-        Some(a),
-    )
-    .await;
+    let own = app
+        .post(
+            "/api/confirm",
+            json!({"suspendedTurnId": a_suspended, "decisions": decisions}),
+            Some(a),
+        )
+        .await;
     assert_eq!(own.status, StatusCode::OK, "{mode}: {}", own.body);
     assert_eq!(support::turn_end(&own)["status"], "ok", "{mode}");
 }
@@ -240,12 +233,8 @@ async fn ledgers_and_uploads(w: &World) {
             .find(|c| c["category"] == "Dining")
             .and_then(|c| c["budget"]["amount_minor"].as_i64())
     };
-    let a_dash = send(app, Method::GET, "/api/dashboard", None, Some(a))
-        .await
-        .json();
-    let b_dash = send(app, Method::GET, "/api/dashboard", None, Some(b))
-        .await
-        .json();
+    let a_dash = app.dashboard(Some(a)).await.json();
+    let b_dash = app.dashboard(Some(b)).await.json();
     assert_eq!(budget_of(&a_dash), Some(800_000), "{mode}: {a_dash}");
     assert_eq!(budget_of(&b_dash), None, "{mode}: {b_dash}");
 
@@ -260,46 +249,24 @@ async fn ledgers_and_uploads(w: &World) {
         .await;
     assert!(opened.is_err(), "{mode}: B opened A's upload: {opened:?}");
     // Nor delete it.
-    let deleted = send(
-        app,
-        Method::DELETE,
-        &format!("/api/uploads/{a_upload}"),
-        None,
-        Some(b),
-    )
-    .await;
+    let deleted = app.delete(&format!("/api/uploads/{a_upload}"), Some(b)).await;
     assert_eq!(deleted.status, StatusCode::NOT_FOUND, "{mode}: {}", deleted.body);
     // Nor preview it on the page: the same 404 as an upload that never existed.
-    let theirs = send(
-        app,
-        Method::POST,
-        &format!("/api/uploads/{a_upload}/preview"),
-        None,
-        Some(b),
-    )
-    .await;
-    let nobodys = send(
-        app,
-        Method::POST,
-        &format!("/api/uploads/{}/preview", Uuid::new_v4()),
-        None,
-        Some(b),
-    )
-    .await;
+    let theirs = app
+        .post_empty(&format!("/api/uploads/{a_upload}/preview"), Some(b))
+        .await;
+    let nobodys = app
+        .post_empty(&format!("/api/uploads/{}/preview", Uuid::new_v4()), Some(b))
+        .await;
     assert_eq!(theirs.status, StatusCode::NOT_FOUND, "{mode}: {}", theirs.body);
     assert_eq!(
         (theirs.status, theirs.body),
         (nobodys.status, nobodys.body),
         "{mode}"
     );
-    let own = send(
-        app,
-        Method::POST,
-        &format!("/api/uploads/{a_upload}/preview"),
-        None,
-        Some(a),
-    )
-    .await;
+    let own = app
+        .post_empty(&format!("/api/uploads/{a_upload}/preview"), Some(a))
+        .await;
     assert_eq!(own.status, StatusCode::OK, "{mode}: {}", own.body);
     assert_eq!(own.json()["rows_to_add"], 1, "{mode}");
     let a_owner = owner_of(state, a);
@@ -317,22 +284,4 @@ async fn ledgers_and_uploads(w: &World) {
 fn owner_of(state: &kakeibo_api::State, cookie: &str) -> OwnerId {
     let token = cookie.trim_start_matches("kakeibo_session=");
     state.sessions.verify(token).unwrap().owner()
-}
-
-/// Uploads through the router with a session.
-trait Upload {
-    async fn oneshot_upload(self, cookie: &str, name: &str, text: &str) -> support::Answer;
-}
-
-impl Upload for axum::Router {
-    async fn oneshot_upload(self, cookie: &str, name: &str, text: &str) -> support::Answer {
-        use tower::ServiceExt;
-        let request = axum::http::Request::post(format!("/api/uploads?filename={name}"))
-            .header("origin", support::SITE)
-            .header("cookie", cookie)
-            .header("content-type", "text/csv")
-            .body(axum::body::Body::from(text.to_owned()))
-            .unwrap();
-        support::read(self.oneshot(request).await.unwrap()).await
-    }
 }

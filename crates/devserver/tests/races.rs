@@ -9,7 +9,7 @@ use chrono::Utc;
 use kakeibo_auth::visitors;
 use serde_json::{Value, json};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use support::{Isolation, app, http_client, post, serve, sse_events, state};
+use support::{Isolation, TestApp, http_client, post, serve, sse_events, state};
 
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn two_hundred_messages_at_once_admit_exactly_eight(_: PgPoolOptions, connect: PgConnectOptions) {
@@ -20,7 +20,7 @@ async fn two_hundred_messages_at_once_admit_exactly_eight(_: PgPoolOptions, conn
         .issue(visitor.owner(), visitor.session_epoch, Utc::now())
         .unwrap();
     let cookie = format!("kakeibo_session={token}");
-    let base = serve(app(&state)).await;
+    let base = serve(TestApp::new(&state).router()).await;
     let client = http_client();
 
     let attempts = (0..200).map(|i| {
@@ -70,7 +70,7 @@ async fn two_hundred_messages_at_once_admit_exactly_eight(_: PgPoolOptions, conn
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn a_hundred_confirms_at_once_stream_once_and_write_once(_: PgPoolOptions, connect: PgConnectOptions) {
     let state = state(&connect, Isolation::Rls, &[]).await;
-    let base = serve(app(&state)).await;
+    let base = serve(TestApp::new(&state).router()).await;
     let client = http_client();
     let (status, body, cookie) = post(
         &client,

@@ -6,14 +6,14 @@
 
 mod support;
 
-use axum::http::{Method, StatusCode};
+use axum::http::StatusCode;
 use base64::Engine;
 use chrono::{Duration, Utc};
 use jsonwebtoken::{Algorithm, EncodingKey, Header, encode};
 use kakeibo_auth::{Claims, visitors};
 use serde_json::json;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use support::{Isolation, app, send, state, visitor};
+use support::{Isolation, TestApp, state};
 
 fn b64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
@@ -41,16 +41,11 @@ fn sign(claims: &Claims, secret: &[u8]) -> String {
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn forged_expired_and_orphaned_sessions_are_401(_: PgPoolOptions, connect: PgConnectOptions) {
     let state = state(&connect, Isolation::Rls, &[]).await;
-    let app = app(&state);
-    let (cookie, _) = visitor(&app, "hello").await;
+    let app = TestApp::new(&state);
+    let (cookie, _) = app.visitor("hello").await;
     let token = cookie.trim_start_matches("kakeibo_session=").to_owned();
     let owner = state.sessions.verify(&token).unwrap().sub;
-    assert_eq!(
-        send(&app, Method::GET, "/api/runs", None, Some(&cookie))
-            .await
-            .status,
-        StatusCode::OK
-    );
+    assert_eq!(app.runs(Some(&cookie)).await.status, StatusCode::OK);
 
     let now = Utc::now();
     let good = claims(owner, now, Duration::hours(1));
@@ -78,14 +73,7 @@ async fn forged_expired_and_orphaned_sessions_are_401(_: PgPoolOptions, connect:
         ("tampered payload", tampered),
         ("garbage", not_a_token),
     ] {
-        let answer = send(
-            &app,
-            Method::GET,
-            "/api/runs",
-            None,
-            Some(&format!("kakeibo_session={forged}")),
-        )
-        .await;
+        let answer = app.runs(Some(&format!("kakeibo_session={forged}"))).await;
         assert_eq!(
             answer.status,
             StatusCode::UNAUTHORIZED,
@@ -98,21 +86,14 @@ async fn forged_expired_and_orphaned_sessions_are_401(_: PgPoolOptions, connect:
             "{attack}: {clears}"
         );
         // A forged session never starts a visit either.
-        let chat = send(
-            &app,
-            Method::POST,
-            "/api/chat",
-            Some(json!({"message": "hi"})),
-            Some(&format!("kakeibo_session={forged}")),
-        )
-        .await;
+        let chat = app.chat(Some(&format!("kakeibo_session={forged}")), "hi").await;
         assert_eq!(chat.status, StatusCode::UNAUTHORIZED, "{attack}: chat");
     }
 
     // A valid token of a deleted visitor.
-    let deleted = send(&app, Method::DELETE, "/api/account", None, Some(&cookie)).await;
+    let deleted = app.delete_account(Some(&cookie)).await;
     assert_eq!(deleted.status, StatusCode::OK, "{}", deleted.body);
-    let after = send(&app, Method::GET, "/api/runs", None, Some(&cookie)).await;
+    let after = app.runs(Some(&cookie)).await;
     assert_eq!(after.status, StatusCode::UNAUTHORIZED, "{}", after.body);
 }
 
@@ -150,38 +131,28 @@ async fn rows_of(pool: &sqlx::PgPool, owner: uuid::Uuid) -> i64 {
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn sign_up_keeps_and_sign_in_moves_the_visitors_rows(_: PgPoolOptions, connect: PgConnectOptions) {
     let state = state(&connect, Isolation::Rls, &[]).await;
-    let app = app(&state);
+    let app = TestApp::new(&state);
     let pool = state.owner_pool.get().clone();
 
     // X chats anonymously, then signs up: same visitor, now with an account.
-    let (x, _) = visitor(&app, "how much did I spend").await;
+    let (x, _) = app.visitor("how much did I spend").await;
     let x_id = state
         .sessions
         .verify(x.trim_start_matches("kakeibo_session="))
         .unwrap()
         .sub;
     let credentials = json!({"email": "Ana@Example.com ", "password": "a long enough password"});
-    let signed_up = send(
-        &app,
-        Method::POST,
-        "/api/session/sign-up",
-        Some(credentials.clone()),
-        Some(&x),
-    )
-    .await;
+    let signed_up = app
+        .post("/api/session/sign-up", credentials.clone(), Some(&x))
+        .await;
     assert_eq!(signed_up.status, StatusCode::OK, "{}", signed_up.body);
     assert_eq!(signed_up.json()["visitor"]["id"], x_id.to_string());
     assert_eq!(signed_up.json()["visitor"]["email"], "ana@example.com");
     assert_eq!(signed_up.json()["visitor"]["anonymous"], false);
     let x = signed_up.session_cookie().unwrap();
-    let again = send(
-        &app,
-        Method::POST,
-        "/api/session/sign-up",
-        Some(credentials.clone()),
-        Some(&x),
-    )
-    .await;
+    let again = app
+        .post("/api/session/sign-up", credentials.clone(), Some(&x))
+        .await;
     assert_eq!(
         again.status,
         StatusCode::BAD_REQUEST,
@@ -190,7 +161,7 @@ async fn sign_up_keeps_and_sign_in_moves_the_visitors_rows(_: PgPoolOptions, con
     );
 
     // Sign-up checks.
-    let (fresh, _) = visitor(&app, "hello").await;
+    let (fresh, _) = app.visitor("hello").await;
     for (body, status) in [
         (
             json!({"email": "ana@example.com", "password": "another long password"}),
@@ -206,33 +177,21 @@ async fn sign_up_keeps_and_sign_in_moves_the_visitors_rows(_: PgPoolOptions, con
         ),
         (json!({"email": "bo@example.com"}), StatusCode::BAD_REQUEST),
     ] {
-        let answer = send(
-            &app,
-            Method::POST,
-            "/api/session/sign-up",
-            Some(body.clone()),
-            Some(&fresh),
-        )
-        .await;
+        let answer = app.post("/api/session/sign-up", body.clone(), Some(&fresh)).await;
         assert_eq!(answer.status, status, "{body}: {}", answer.body);
     }
 
     // Y, a new anonymous visitor with a conversation, signs in as X: Y's rows move, Y is gone.
-    let (y, _) = visitor(&app, "set a budget").await;
+    let (y, _) = app.visitor("set a budget").await;
     let y_id = state
         .sessions
         .verify(y.trim_start_matches("kakeibo_session="))
         .unwrap()
         .sub;
     assert!(rows_of(&pool, y_id).await > 0);
-    let signed_in = send(
-        &app,
-        Method::POST,
-        "/api/session/sign-in",
-        Some(credentials.clone()),
-        Some(&y),
-    )
-    .await;
+    let signed_in = app
+        .post("/api/session/sign-in", credentials.clone(), Some(&y))
+        .await;
     assert_eq!(signed_in.status, StatusCode::OK, "{}", signed_in.body);
     assert_eq!(signed_in.json()["visitor"]["id"], x_id.to_string());
     assert_eq!(
@@ -241,9 +200,7 @@ async fn sign_up_keeps_and_sign_in_moves_the_visitors_rows(_: PgPoolOptions, con
         "nothing is left with the anonymous visitor"
     );
     let x = signed_in.session_cookie().unwrap();
-    let conversations = send(&app, Method::GET, "/api/conversations", None, Some(&x))
-        .await
-        .json();
+    let conversations = app.conversations(Some(&x)).await.json();
     assert_eq!(
         conversations["conversations"].as_array().unwrap().len(),
         2,
@@ -258,30 +215,25 @@ async fn sign_up_keeps_and_sign_in_moves_the_visitors_rows(_: PgPoolOptions, con
         transactions, 352,
         "the account keeps its own ledger; the anonymous one is not merged in"
     );
-    let gone = send(&app, Method::GET, "/api/runs", None, Some(&y)).await;
+    let gone = app.runs(Some(&y)).await;
     assert_eq!(gone.status, StatusCode::UNAUTHORIZED);
 
     // Sign out clears the cookie; deleting the account deletes everything.
-    let out = send(&app, Method::POST, "/api/session/sign-out", None, Some(&x)).await;
+    let out = app.sign_out(Some(&x)).await;
     assert!(out.headers["set-cookie"].to_str().unwrap().contains("Max-Age=0"));
     assert!(rows_of(&pool, x_id).await > 0);
-    let signed_out = send(&app, Method::DELETE, "/api/account", None, Some(&x)).await;
+    let signed_out = app.delete_account(Some(&x)).await;
     assert_eq!(
         signed_out.status,
         StatusCode::UNAUTHORIZED,
         "the signed-out session deletes nothing"
     );
-    let x = send(
-        &app,
-        Method::POST,
-        "/api/session/sign-in",
-        Some(credentials),
-        None,
-    )
-    .await
-    .session_cookie()
-    .unwrap();
-    let deleted = send(&app, Method::DELETE, "/api/account", None, Some(&x)).await;
+    let x = app
+        .post("/api/session/sign-in", credentials, None)
+        .await
+        .session_cookie()
+        .unwrap();
+    let deleted = app.delete_account(Some(&x)).await;
     assert_eq!(deleted.status, StatusCode::OK);
     assert_eq!(rows_of(&pool, x_id).await, 0);
     let users: i64 = sqlx::query_scalar("SELECT count(*) FROM users WHERE id = $1")
@@ -298,7 +250,7 @@ async fn an_anonymous_ledger_moves_onto_an_account_that_has_none(
     connect: PgConnectOptions,
 ) {
     let state = state(&connect, Isolation::Rls, &[]).await;
-    let app = app(&state);
+    let app = TestApp::new(&state);
     let pool = state.owner_pool.get().clone();
     // An account made without ever touching its ledger.
     let account = visitors::create_anonymous(&state.owner_pool).await.unwrap();
@@ -311,7 +263,7 @@ async fn an_anonymous_ledger_moves_onto_an_account_that_has_none(
     .await
     .unwrap();
     // An anonymous visitor who set a budget.
-    let (y, chat) = visitor(&app, "set a budget").await;
+    let (y, chat) = app.visitor("set a budget").await;
     let pending = chat
         .events()
         .into_iter()
@@ -320,19 +272,16 @@ async fn an_anonymous_ledger_moves_onto_an_account_that_has_none(
         .1;
     let confirm = json!({"suspendedTurnId": pending["suspended_turn_id"], "decisions": [{"id": pending["id"], "allowed": true}]});
     assert_eq!(
-        send(&app, Method::POST, "/api/confirm", Some(confirm), Some(&y))
-            .await
-            .status,
+        app.post("/api/confirm", confirm, Some(&y)).await.status,
         StatusCode::OK
     );
-    let signed_in = send(
-        &app,
-        Method::POST,
-        "/api/session/sign-in",
-        Some(json!({"email": "cy@example.com", "password": "a long enough password"})),
-        Some(&y),
-    )
-    .await;
+    let signed_in = app
+        .post(
+            "/api/session/sign-in",
+            json!({"email": "cy@example.com", "password": "a long enough password"}),
+            Some(&y),
+        )
+        .await;
     assert_eq!(signed_in.status, StatusCode::OK, "{}", signed_in.body);
     let budgets: i64 = sqlx::query_scalar("SELECT count(*) FROM budgets WHERE owner_id = $1")
         .bind(account.id)
@@ -348,7 +297,7 @@ async fn an_anonymous_ledger_moves_onto_an_account_that_has_none(
     assert_eq!(transactions, 352);
     // The moved ledger is whole: every posting references an account of the same owner.
     let x = signed_in.session_cookie().unwrap();
-    let dashboard = send(&app, Method::GET, "/api/dashboard", None, Some(&x)).await;
+    let dashboard = app.dashboard(Some(&x)).await;
     assert_eq!(dashboard.status, StatusCode::OK, "{}", dashboard.body);
     let again: i64 = sqlx::query_scalar("SELECT count(*) FROM transactions WHERE owner_id = $1")
         .bind(account.id)
@@ -361,7 +310,7 @@ async fn an_anonymous_ledger_moves_onto_an_account_that_has_none(
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn repeated_failed_sign_ins_are_slowed(_: PgPoolOptions, connect: PgConnectOptions) {
     let state = state(&connect, Isolation::Rls, &[]).await;
-    let app = app(&state);
+    let app = TestApp::new(&state);
     let account = visitors::create_anonymous(&state.owner_pool).await.unwrap();
     visitors::sign_up(
         &state.owner_pool,
@@ -373,14 +322,7 @@ async fn repeated_failed_sign_ins_are_slowed(_: PgPoolOptions, connect: PgConnec
     .unwrap();
     let wrong = json!({"email": "dee@example.com", "password": "the wrong password"});
     for attempt in 0..kakeibo_auth::visitors::FREE_FAILURES {
-        let answer = send(
-            &app,
-            Method::POST,
-            "/api/session/sign-in",
-            Some(wrong.clone()),
-            None,
-        )
-        .await;
+        let answer = app.post("/api/session/sign-in", wrong.clone(), None).await;
         assert_eq!(
             answer.status,
             StatusCode::UNAUTHORIZED,
@@ -389,26 +331,18 @@ async fn repeated_failed_sign_ins_are_slowed(_: PgPoolOptions, connect: PgConnec
         );
     }
     let right = json!({"email": "dee@example.com", "password": "the right password"});
-    let slowed = send(
-        &app,
-        Method::POST,
-        "/api/session/sign-in",
-        Some(right.clone()),
-        None,
-    )
-    .await;
+    let slowed = app.post("/api/session/sign-in", right.clone(), None).await;
     assert_eq!(slowed.status, StatusCode::TOO_MANY_REQUESTS, "{}", slowed.body);
     assert!(slowed.headers.contains_key("retry-after"));
     // An unknown address is slowed the same way, so a wait does not reveal which accounts exist.
     for _ in 0..kakeibo_auth::visitors::FREE_FAILURES {
-        let answer = send(
-            &app,
-            Method::POST,
-            "/api/session/sign-in",
-            Some(json!({"email": "nobody@example.com", "password": "whatever it is"})),
-            None,
-        )
-        .await;
+        let answer = app
+            .post(
+                "/api/session/sign-in",
+                json!({"email": "nobody@example.com", "password": "whatever it is"}),
+                None,
+            )
+            .await;
         assert!(matches!(
             answer.status,
             StatusCode::UNAUTHORIZED | StatusCode::TOO_MANY_REQUESTS
@@ -419,7 +353,7 @@ async fn repeated_failed_sign_ins_are_slowed(_: PgPoolOptions, connect: PgConnec
         .execute(state.owner_pool.get())
         .await
         .unwrap();
-    let through = send(&app, Method::POST, "/api/session/sign-in", Some(right), None).await;
+    let through = app.post("/api/session/sign-in", right, None).await;
     assert_eq!(through.status, StatusCode::OK, "{}", through.body);
 }
 
@@ -454,78 +388,43 @@ async fn sign_out_and_sign_up_end_copied_sessions_and_a_typo_keeps_the_visit(
     connect: PgConnectOptions,
 ) {
     let state = state(&connect, Isolation::Rls, &[]).await;
-    let app = app(&state);
+    let app = TestApp::new(&state);
 
     // Signing up moves the session epoch on: a copy of the anonymous token stops working.
-    let (anonymous, _) = visitor(&app, "hello").await;
+    let (anonymous, _) = app.visitor("hello").await;
     let credentials = json!({"email": "eve@example.com", "password": "a long enough password"});
-    let signed_up = send(
-        &app,
-        Method::POST,
-        "/api/session/sign-up",
-        Some(credentials.clone()),
-        Some(&anonymous),
-    )
-    .await;
+    let signed_up = app
+        .post("/api/session/sign-up", credentials.clone(), Some(&anonymous))
+        .await;
     assert_eq!(signed_up.status, StatusCode::OK);
-    assert_eq!(
-        send(&app, Method::GET, "/api/runs", None, Some(&anonymous))
-            .await
-            .status,
-        StatusCode::UNAUTHORIZED
-    );
+    assert_eq!(app.runs(Some(&anonymous)).await.status, StatusCode::UNAUTHORIZED);
     let account = signed_up.session_cookie().unwrap();
-    assert_eq!(
-        send(&app, Method::GET, "/api/runs", None, Some(&account))
-            .await
-            .status,
-        StatusCode::OK
-    );
+    assert_eq!(app.runs(Some(&account)).await.status, StatusCode::OK);
 
     // Signing out ends every copy of the session.
     let copy = account.clone();
-    send(&app, Method::POST, "/api/session/sign-out", None, Some(&account)).await;
-    let after = send(&app, Method::GET, "/api/runs", None, Some(&copy)).await;
+    app.sign_out(Some(&account)).await;
+    let after = app.runs(Some(&copy)).await;
     assert_eq!(after.status, StatusCode::UNAUTHORIZED, "{}", after.body);
 
     // A wrong password is a 401 that keeps the visitor's own (anonymous) session.
-    let (visit, _) = visitor(&app, "hello").await;
-    let wrong = send(
-        &app,
-        Method::POST,
-        "/api/session/sign-in",
-        Some(json!({"email": "eve@example.com", "password": "not the password"})),
-        Some(&visit),
-    )
-    .await;
+    let (visit, _) = app.visitor("hello").await;
+    let wrong = app
+        .post(
+            "/api/session/sign-in",
+            json!({"email": "eve@example.com", "password": "not the password"}),
+            Some(&visit),
+        )
+        .await;
     assert_eq!(wrong.status, StatusCode::UNAUTHORIZED);
     assert!(
         !wrong.headers.contains_key("set-cookie"),
         "the session cookie is kept"
     );
-    assert_eq!(
-        send(&app, Method::GET, "/api/runs", None, Some(&visit))
-            .await
-            .status,
-        StatusCode::OK
-    );
-    let right = send(
-        &app,
-        Method::POST,
-        "/api/session/sign-in",
-        Some(credentials),
-        Some(&visit),
-    )
-    .await;
+    assert_eq!(app.runs(Some(&visit)).await.status, StatusCode::OK);
+    let right = app.post("/api/session/sign-in", credentials, Some(&visit)).await;
     assert_eq!(right.status, StatusCode::OK);
-    let conversations = send(
-        &app,
-        Method::GET,
-        "/api/conversations",
-        None,
-        right.session_cookie().as_deref(),
-    )
-    .await;
+    let conversations = app.conversations(right.session_cookie().as_deref()).await;
     assert_eq!(
         conversations.json()["conversations"].as_array().unwrap().len(),
         2,
@@ -539,7 +438,7 @@ async fn concurrent_guesses_are_counted_before_the_password_is_checked(
     connect: PgConnectOptions,
 ) {
     let state = state(&connect, Isolation::Rls, &[]).await;
-    let app = app(&state);
+    let app = TestApp::new(&state);
     let account = visitors::create_anonymous(&state.owner_pool).await.unwrap();
     visitors::sign_up(
         &state.owner_pool,
@@ -553,9 +452,7 @@ async fn concurrent_guesses_are_counted_before_the_password_is_checked(
         let app = app.clone();
         tokio::spawn(async move {
             let body = json!({"email": "fay@example.com", "password": format!("guess number {i}")});
-            send(&app, Method::POST, "/api/session/sign-in", Some(body), None)
-                .await
-                .status
+            app.post("/api/session/sign-in", body, None).await.status
         })
     });
     let mut checked = 0;

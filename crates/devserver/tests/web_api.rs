@@ -7,18 +7,13 @@
 
 mod support;
 
-use axum::{
-    Router,
-    body::Body,
-    http::{Method, Request, StatusCode},
-};
+use axum::http::StatusCode;
 use kakeibo_api::State;
 use kakeibo_ledger::OwnerId;
 use kakeibo_tools::Scope;
 use serde_json::{Value, json};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use support::{Answer, Isolation, app, read, send, state, turn_end, visitor};
-use tower::ServiceExt;
+use support::{Answer, Isolation, TestApp, state, turn_end};
 use uuid::Uuid;
 
 /// The owner behind a session cookie.
@@ -49,63 +44,35 @@ fn events_named(answer: &Answer, name: &str) -> Vec<Value> {
         .collect()
 }
 
-async fn chat(app: &Router, message: &str, cookie: &str) -> Answer {
-    let answer = send(
-        app,
-        Method::POST,
-        "/api/chat",
-        Some(json!({"message": message})),
-        Some(cookie),
-    )
-    .await;
+async fn chat(app: &TestApp, message: &str, cookie: &str) -> Answer {
+    let answer = app.chat(Some(cookie), message).await;
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
     answer
 }
 
 /// Confirms every pending write of `chat`, the i-th allowed when `allowed[i]`.
-async fn confirm(app: &Router, chat: &Answer, allowed: &[bool], cookie: &str) -> Answer {
+async fn confirm(app: &TestApp, chat: &Answer, allowed: &[bool], cookie: &str) -> Answer {
     let requests = events_named(chat, "confirm_request");
     assert_eq!(requests.len(), allowed.len(), "{}", chat.body);
-    let decisions: Vec<Value> = requests
+    let decisions: Vec<(Value, bool)> = requests
         .iter()
         .zip(allowed)
-        .map(|(r, a)| json!({"id": r["id"], "allowed": a}))
+        .map(|(r, a)| (r["id"].clone(), *a))
         .collect();
-    let body = json!({"suspendedTurnId": requests[0]["suspended_turn_id"], "decisions": decisions});
-    let answer = send(app, Method::POST, "/api/confirm", Some(body), Some(cookie)).await;
+    let answer = app
+        .confirm(Some(cookie), &requests[0]["suspended_turn_id"], &decisions)
+        .await;
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
     answer
-}
-
-async fn upload(app: &Router, cookie: &str, filename: &str, bytes: &[u8]) -> Answer {
-    let request = Request::post(format!("/api/uploads?filename={filename}"))
-        .header("origin", support::SITE)
-        .header("cookie", cookie)
-        .header("content-type", "text/csv")
-        .body(Body::from(bytes.to_vec()))
-        .unwrap();
-    read(app.clone().oneshot(request).await.unwrap()).await
-}
-
-/// `POST /api/uploads/{id}/preview` with no body at all.
-async fn preview(app: &Router, cookie: &str, id: &str) -> Answer {
-    send(
-        app,
-        Method::POST,
-        &format!("/api/uploads/{id}/preview"),
-        None,
-        Some(cookie),
-    )
-    .await
 }
 
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn the_confirm_stream_says_what_became_of_each_write(_: PgPoolOptions, connect: PgConnectOptions) {
     let state = state(&connect, Isolation::Rls, &[]).await;
-    let app = app(&state);
+    let app = TestApp::new(&state);
 
     // A read's tool_result has no decision at all.
-    let (cookie, spent) = visitor(&app, "how much did I spend").await;
+    let (cookie, spent) = app.visitor("how much did I spend").await;
     let read_results = events_named(&spent, "tool_result");
     assert_eq!(read_results.len(), 1, "{}", spent.body);
     assert_eq!(read_results[0]["name"], "get_spend_report");
@@ -208,8 +175,8 @@ async fn the_confirm_stream_says_what_became_of_each_write(_: PgPoolOptions, con
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn the_dashboard_goes_month_by_month(_: PgPoolOptions, connect: PgConnectOptions) {
     let state = state(&connect, Isolation::Rls, &[]).await;
-    let app = app(&state);
-    let (cookie, _) = visitor(&app, "hello").await;
+    let app = TestApp::new(&state);
+    let (cookie, _) = app.visitor("hello").await;
     let months = ["2025-01", "2025-02", "2025-03", "2025-04", "2025-05", "2025-06"];
     let group_names = |report: &Value| -> Vec<String> {
         report["groups"]
@@ -221,7 +188,7 @@ async fn the_dashboard_goes_month_by_month(_: PgPoolOptions, connect: PgConnectO
     };
 
     // The latest month by default; the series in calendar order; every month there is.
-    let latest = send(&app, Method::GET, "/api/dashboard", None, Some(&cookie)).await;
+    let latest = app.dashboard(Some(&cookie)).await;
     assert_eq!(latest.status, StatusCode::OK, "{}", latest.body);
     let latest = latest.json();
     assert_eq!(latest["month"], "2025-06");
@@ -244,14 +211,7 @@ async fn the_dashboard_goes_month_by_month(_: PgPoolOptions, connect: PgConnectO
     assert!(first["amount"]["formatted"].as_str().unwrap().contains('₹'));
 
     // Another month: its figures, and the six months ending with it.
-    let march = send(
-        &app,
-        Method::GET,
-        "/api/dashboard?month=2025-03",
-        None,
-        Some(&cookie),
-    )
-    .await;
+    let march = app.get("/api/dashboard?month=2025-03", Some(&cookie)).await;
     assert_eq!(march.status, StatusCode::OK, "{}", march.body);
     let march = march.json();
     assert_eq!(march["month"], "2025-03");
@@ -291,14 +251,7 @@ async fn the_dashboard_goes_month_by_month(_: PgPoolOptions, connect: PgConnectO
     );
 
     // A month without transactions is empty figures, not an error.
-    let empty = send(
-        &app,
-        Method::GET,
-        "/api/dashboard?month=2024-01",
-        None,
-        Some(&cookie),
-    )
-    .await;
+    let empty = app.get("/api/dashboard?month=2024-01", Some(&cookie)).await;
     assert_eq!(empty.status, StatusCode::OK, "{}", empty.body);
     let empty = empty.json();
     assert_eq!(empty["empty"], false);
@@ -309,14 +262,9 @@ async fn the_dashboard_goes_month_by_month(_: PgPoolOptions, connect: PgConnectO
 
     // A malformed month is a 400 that says what a month looks like.
     for bad in ["2025-13", "march", "2025-3", "2025-03-01", ""] {
-        let answer = send(
-            &app,
-            Method::GET,
-            &format!("/api/dashboard?month={bad}"),
-            None,
-            Some(&cookie),
-        )
-        .await;
+        let answer = app
+            .get(&format!("/api/dashboard?month={bad}"), Some(&cookie))
+            .await;
         assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{bad}: {}", answer.body);
         assert!(
             answer.json()["error"].as_str().unwrap().contains("YYYY-MM"),
@@ -332,10 +280,10 @@ async fn a_visit_starts_without_a_message_and_the_session_counts_messages(
     connect: PgConnectOptions,
 ) {
     let state = state(&connect, Isolation::Rls, &[("IP_DAILY_MESSAGE_QUOTA", "3")]).await;
-    let app = app(&state);
+    let app = TestApp::new(&state);
 
     // No visit: no visitor, no messages.
-    let nobody = send(&app, Method::GET, "/api/session", None, None).await;
+    let nobody = app.get("/api/session", None).await;
     assert_eq!(nobody.status, StatusCode::OK);
     let nobody = nobody.json();
     assert_eq!(nobody["visitor"], Value::Null);
@@ -346,7 +294,7 @@ async fn a_visit_starts_without_a_message_and_the_session_counts_messages(
     assert!(nobody.get("messages").is_none(), "{nobody}");
 
     // POST starts one: 201, a cookie, the same body as GET.
-    let started = send(&app, Method::POST, "/api/session", None, None).await;
+    let started = app.post_empty("/api/session", None).await;
     assert_eq!(started.status, StatusCode::CREATED, "{}", started.body);
     let cookie = started.session_cookie().expect("a new visit gets a session");
     let body = started.json();
@@ -356,50 +304,47 @@ async fn a_visit_starts_without_a_message_and_the_session_counts_messages(
     let id = body["visitor"]["id"].clone();
 
     // Again with the session: 200, the same visitor.
-    let again = send(&app, Method::POST, "/api/session", None, Some(&cookie)).await;
+    let again = app.post_empty("/api/session", Some(&cookie)).await;
     assert_eq!(again.status, StatusCode::OK, "{}", again.body);
     assert_eq!(again.json()["visitor"]["id"], id);
 
     // A statement can be uploaded now, before any message.
-    let uploaded = upload(
-        &app,
-        &cookie,
-        "tea.csv",
-        b"Date,Description,Amount\n2025-07-01,Tea,-40\n",
-    )
-    .await;
+    let uploaded = app
+        .upload(
+            &cookie,
+            "tea.csv",
+            b"Date,Description,Amount\n2025-07-01,Tea,-40\n",
+        )
+        .await;
     assert_eq!(uploaded.status, StatusCode::CREATED, "{}", uploaded.body);
 
     // A message counts.
     chat(&app, "hello", &cookie).await;
-    let session = send(&app, Method::GET, "/api/session", None, Some(&cookie)).await;
+    let session = app.get("/api/session", Some(&cookie)).await;
     assert_eq!(session.status, StatusCode::OK);
     let session = session.json();
     assert_eq!(session["visitor"]["id"], id);
     assert_eq!(session["messages"], json!({"limit": 8, "used": 1, "left": 7}));
 
     // Signed in, the limit is the signed-in quota; the day's count stays.
-    let signed_up = send(
-        &app,
-        Method::POST,
-        "/api/session/sign-up",
-        Some(json!({"email": "web@example.com", "password": "a long enough password"})),
-        Some(&cookie),
-    )
-    .await;
+    let signed_up = app
+        .post(
+            "/api/session/sign-up",
+            json!({"email": "web@example.com", "password": "a long enough password"}),
+            Some(&cookie),
+        )
+        .await;
     assert_eq!(signed_up.status, StatusCode::OK, "{}", signed_up.body);
     let account = signed_up.session_cookie().unwrap();
-    let session = send(&app, Method::GET, "/api/session", None, Some(&account))
-        .await
-        .json();
+    let session = app.get("/api/session", Some(&account)).await.json();
     assert_eq!(session["messages"], json!({"limit": 25, "used": 1, "left": 24}));
 
     // New visits are counted per address, as a first message's are (this one made 1 of 3).
-    let second = send(&app, Method::POST, "/api/session", None, None).await;
+    let second = app.post_empty("/api/session", None).await;
     assert_eq!(second.status, StatusCode::CREATED, "{}", second.body);
-    let third = send(&app, Method::POST, "/api/session", None, None).await;
+    let third = app.post_empty("/api/session", None).await;
     assert_eq!(third.status, StatusCode::CREATED, "{}", third.body);
-    let fourth = send(&app, Method::POST, "/api/session", None, None).await;
+    let fourth = app.post_empty("/api/session", None).await;
     assert_eq!(fourth.status, StatusCode::SERVICE_UNAVAILABLE, "{}", fourth.body);
     assert_eq!(fourth.json()["reason"], "ip_quota");
 }
@@ -407,8 +352,9 @@ async fn a_visit_starts_without_a_message_and_the_session_counts_messages(
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn an_upload_is_previewed_without_the_model(_: PgPoolOptions, connect: PgConnectOptions) {
     let state = state(&connect, Isolation::Rls, &[]).await;
-    let app = app(&state);
-    let cookie = send(&app, Method::POST, "/api/session", None, None)
+    let app = TestApp::new(&state);
+    let cookie = app
+        .post_empty("/api/session", None)
         .await
         .session_cookie()
         .unwrap();
@@ -426,21 +372,16 @@ async fn an_upload_is_previewed_without_the_model(_: PgPoolOptions, connect: PgC
     };
 
     // Without a session there is nothing to preview.
-    let first = upload(&app, &cookie, "july.csv", statement).await;
+    let first = app.upload(&cookie, "july.csv", statement).await;
     assert_eq!(first.status, StatusCode::CREATED, "{}", first.body);
     let first_id = first.json()["id"].as_str().unwrap().to_owned();
-    let anonymous = send(
-        &app,
-        Method::POST,
-        &format!("/api/uploads/{first_id}/preview"),
-        None,
-        None,
-    )
-    .await;
+    let anonymous = app
+        .post_empty(&format!("/api/uploads/{first_id}/preview"), None)
+        .await;
     assert_eq!(anonymous.status, StatusCode::UNAUTHORIZED);
 
     // The preview: the tool's dry run, a stored plan, nothing in the ledger yet.
-    let previewed = preview(&app, &cookie, &first_id).await;
+    let previewed = app.preview(&cookie, &first_id).await;
     assert_eq!(previewed.status, StatusCode::OK, "{}", previewed.body);
     let plan = previewed.json();
     assert_eq!(plan["dry_run"], true);
@@ -463,24 +404,22 @@ async fn an_upload_is_previewed_without_the_model(_: PgPoolOptions, connect: PgC
     assert_eq!(stored, "planned");
 
     // A body may name the account and the currency; a currency the importer does not know is 400.
-    let with_body = send(
-        &app,
-        Method::POST,
-        &format!("/api/uploads/{first_id}/preview"),
-        Some(json!({"account": "Checking", "currency": "INR"})),
-        Some(&cookie),
-    )
-    .await;
+    let with_body = app
+        .post(
+            &format!("/api/uploads/{first_id}/preview"),
+            json!({"account": "Checking", "currency": "INR"}),
+            Some(&cookie),
+        )
+        .await;
     assert_eq!(with_body.status, StatusCode::OK, "{}", with_body.body);
     assert_eq!(with_body.json()["rows_to_add"], 3);
-    let bad_currency = send(
-        &app,
-        Method::POST,
-        &format!("/api/uploads/{first_id}/preview"),
-        Some(json!({"currency": "XYZ"})),
-        Some(&cookie),
-    )
-    .await;
+    let bad_currency = app
+        .post(
+            &format!("/api/uploads/{first_id}/preview"),
+            json!({"currency": "XYZ"}),
+            Some(&cookie),
+        )
+        .await;
     assert_eq!(
         bad_currency.status,
         StatusCode::BAD_REQUEST,
@@ -507,9 +446,9 @@ async fn an_upload_is_previewed_without_the_model(_: PgPoolOptions, connect: PgC
     assert_eq!(count().await, 355);
 
     // The same bytes again: nothing to add, every row a duplicate.
-    let second = upload(&app, &cookie, "july-again.csv", statement).await;
+    let second = app.upload(&cookie, "july-again.csv", statement).await;
     assert_eq!(second.status, StatusCode::CREATED, "{}", second.body);
-    let again = preview(&app, &cookie, second.json()["id"].as_str().unwrap()).await;
+    let again = app.preview(&cookie, second.json()["id"].as_str().unwrap()).await;
     assert_eq!(again.status, StatusCode::OK, "{}", again.body);
     let again = again.json();
     assert_eq!(again["rows_to_add"], 0);
@@ -517,18 +456,20 @@ async fn an_upload_is_previewed_without_the_model(_: PgPoolOptions, connect: PgC
     assert_eq!(count().await, 355);
 
     // Another visitor's upload, an unknown id, or no id at all: 404, the same answer.
-    let (other, _) = visitor(&app, "hello").await;
-    let theirs = preview(&app, &other, &first_id).await;
+    let (other, _) = app.visitor("hello").await;
+    let theirs = app.preview(&other, &first_id).await;
     assert_eq!(theirs.status, StatusCode::NOT_FOUND, "{}", theirs.body);
-    let unknown = preview(&app, &cookie, &Uuid::new_v4().to_string()).await;
+    let unknown = app.preview(&cookie, &Uuid::new_v4().to_string()).await;
     assert_eq!((unknown.status, &unknown.body), (theirs.status, &theirs.body));
-    let not_an_id = preview(&app, &cookie, "statement").await;
+    let not_an_id = app.preview(&cookie, "statement").await;
     assert_eq!(not_an_id.status, StatusCode::NOT_FOUND);
 
     // A file the importer cannot read: 422 with its sentence.
-    let garbage = upload(&app, &cookie, "garbage.csv", b"\0\0\x01\x02binary\xff\xfe").await;
+    let garbage = app
+        .upload(&cookie, "garbage.csv", b"\0\0\x01\x02binary\xff\xfe")
+        .await;
     assert_eq!(garbage.status, StatusCode::CREATED, "{}", garbage.body);
-    let refused = preview(&app, &cookie, garbage.json()["id"].as_str().unwrap()).await;
+    let refused = app.preview(&cookie, garbage.json()["id"].as_str().unwrap()).await;
     assert_eq!(
         refused.status,
         StatusCode::UNPROCESSABLE_ENTITY,
@@ -544,8 +485,8 @@ async fn an_upload_is_previewed_without_the_model(_: PgPoolOptions, connect: PgC
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn the_tool_catalogue_is_the_registry(_: PgPoolOptions, connect: PgConnectOptions) {
     let state = state(&connect, Isolation::Rls, &[]).await;
-    let app = app(&state);
-    let answer = send(&app, Method::GET, "/api/tools", None, None).await;
+    let app = TestApp::new(&state);
+    let answer = app.get("/api/tools", None).await;
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
     let tools = answer.json()["tools"].as_array().unwrap().clone();
     assert_eq!(tools.len(), 12);
@@ -563,15 +504,13 @@ async fn the_tool_catalogue_is_the_registry(_: PgPoolOptions, connect: PgConnect
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn a_message_without_a_conversation_starts_one(_: PgPoolOptions, connect: PgConnectOptions) {
     let state = state(&connect, Isolation::Rls, &[]).await;
-    let app = app(&state);
-    let (cookie, first) = visitor(&app, "hello").await;
+    let app = TestApp::new(&state);
+    let (cookie, first) = app.visitor("hello").await;
     let a = turn_end(&first)["conversation_id"].clone();
     let second = chat(&app, "hello again", &cookie).await;
     let b = turn_end(&second)["conversation_id"].clone();
     assert_ne!(a, b, "no conversationId: a new conversation");
-    let listed = send(&app, Method::GET, "/api/conversations", None, Some(&cookie))
-        .await
-        .json();
+    let listed = app.conversations(Some(&cookie)).await.json();
     let mut titles: Vec<&str> = listed["conversations"]
         .as_array()
         .unwrap()
@@ -582,33 +521,28 @@ async fn a_message_without_a_conversation_starts_one(_: PgPoolOptions, connect: 
     assert_eq!(titles, ["hello", "hello again"]);
 
     // Naming the first continues it.
-    let continued = send(
-        &app,
-        Method::POST,
-        "/api/chat",
-        Some(json!({"message": "and once more", "conversationId": a})),
-        Some(&cookie),
-    )
-    .await;
+    let continued = app
+        .post(
+            "/api/chat",
+            json!({"message": "and once more", "conversationId": a}),
+            Some(&cookie),
+        )
+        .await;
     assert_eq!(continued.status, StatusCode::OK, "{}", continued.body);
     assert_eq!(turn_end(&continued)["conversation_id"], a);
-    let thread = send(
-        &app,
-        Method::GET,
-        &format!("/api/conversations/{}", a.as_str().unwrap()),
-        None,
-        Some(&cookie),
-    )
-    .await;
+    let thread = app
+        .get(
+            &format!("/api/conversations/{}", a.as_str().unwrap()),
+            Some(&cookie),
+        )
+        .await;
     // One `messages` key: the thread's messages, not a second key with their count beside it
     // (a JSON object with a key twice means whatever the reader's parser decides).
     assert_eq!(thread.body.matches("\"messages\":").count(), 1, "{}", thread.body);
     let thread = thread.json();
     assert_eq!(thread["messages"].as_array().unwrap().len(), 4, "{thread}");
     assert_eq!(thread["message_count"], 4, "{thread}");
-    let listed = send(&app, Method::GET, "/api/conversations", None, Some(&cookie))
-        .await
-        .json();
+    let listed = app.conversations(Some(&cookie)).await.json();
     assert_eq!(listed["conversations"].as_array().unwrap().len(), 2);
     let listed_a = listed["conversations"]
         .as_array()
@@ -619,15 +553,14 @@ async fn a_message_without_a_conversation_starts_one(_: PgPoolOptions, connect: 
     assert_eq!(listed_a["message_count"], 4, "{listed}");
 
     // Another visitor's conversation is not found, and nothing is charged for it.
-    let (other, _) = visitor(&app, "hello").await;
-    let into = send(
-        &app,
-        Method::POST,
-        "/api/chat",
-        Some(json!({"message": "let me in", "conversationId": a})),
-        Some(&other),
-    )
-    .await;
+    let (other, _) = app.visitor("hello").await;
+    let into = app
+        .post(
+            "/api/chat",
+            json!({"message": "let me in", "conversationId": a}),
+            Some(&other),
+        )
+        .await;
     assert_eq!(into.status, StatusCode::NOT_FOUND, "{}", into.body);
 }
 
@@ -636,8 +569,10 @@ async fn a_message_without_a_conversation_starts_one(_: PgPoolOptions, connect: 
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn the_demo_model_quotes_the_ledger(_: PgPoolOptions, connect: PgConnectOptions) {
     let state = state(&connect, Isolation::Rls, &[]).await;
-    let app = app(&state);
-    let (cookie, groceries) = visitor(&app, "How much did I spend on groceries in March 2025?").await;
+    let app = TestApp::new(&state);
+    let (cookie, groceries) = app
+        .visitor("How much did I spend on groceries in March 2025?")
+        .await;
     let owner = OwnerId::new(owner_of(&state, &cookie));
     let tools = kakeibo_tools::registry(&Scope::new(owner, state.app.clone()));
 

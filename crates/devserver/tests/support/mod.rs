@@ -1,4 +1,5 @@
-//! Shared by the function tests: a `State` on the per-test database (with `app_user` under
+//! Shared by the functions' end-to-end tests (this crate's `tests/` is their one home): a `State`
+//! on the per-test database (with `app_user` under
 //! row-level security, or the owner role for the run that tests our own owner filters), requests
 //! through the routers, API Gateway events, and SSE parsing.
 
@@ -84,9 +85,136 @@ pub async fn state(connect: &PgConnectOptions, isolation: Isolation, extra: &[(&
     Arc::new(State::with_pools(config, pools).expect("state"))
 }
 
-/// Every route, as the local server mounts them.
-pub fn app(state: &Arc<State>) -> Router {
-    kakeibo_devserver::app(Arc::clone(state), None)
+/// Every route, as the local server mounts them, behind typed requests from the site's origin:
+/// the one way the function tests talk to the functions.
+#[derive(Clone)]
+pub struct TestApp(Router);
+
+impl TestApp {
+    pub fn new(state: &Arc<State>) -> Self {
+        Self(kakeibo_devserver::app(Arc::clone(state), None))
+    }
+
+    /// The router itself (to serve it on a port).
+    pub fn router(&self) -> Router {
+        self.0.clone()
+    }
+
+    /// A request as given, answered whole.
+    pub async fn raw(&self, request: Request<Body>) -> Answer {
+        read(self.0.clone().oneshot(request).await.unwrap()).await
+    }
+
+    /// `method path` with a JSON `body` and the session `cookie` when given.
+    pub async fn request(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+        cookie: Option<&str>,
+    ) -> Answer {
+        let mut builder = Request::builder()
+            .method(method)
+            .uri(path)
+            .header("origin", SITE)
+            .header("host", "kakeibo.example");
+        if let Some(cookie) = cookie {
+            builder = builder.header("cookie", cookie);
+        }
+        let body = match body {
+            Some(v) => {
+                builder = builder.header("content-type", "application/json");
+                Body::from(v.to_string())
+            }
+            None => Body::empty(),
+        };
+        self.raw(builder.body(body).unwrap()).await
+    }
+
+    pub async fn get(&self, path: &str, cookie: Option<&str>) -> Answer {
+        self.request(Method::GET, path, None, cookie).await
+    }
+
+    pub async fn post(&self, path: &str, body: Value, cookie: Option<&str>) -> Answer {
+        self.request(Method::POST, path, Some(body), cookie).await
+    }
+
+    /// A `POST` with no body at all.
+    pub async fn post_empty(&self, path: &str, cookie: Option<&str>) -> Answer {
+        self.request(Method::POST, path, None, cookie).await
+    }
+
+    pub async fn delete(&self, path: &str, cookie: Option<&str>) -> Answer {
+        self.request(Method::DELETE, path, None, cookie).await
+    }
+
+    /// `POST /api/chat` with `message`.
+    pub async fn chat(&self, cookie: Option<&str>, message: &str) -> Answer {
+        self.post("/api/chat", serde_json::json!({"message": message}), cookie)
+            .await
+    }
+
+    /// A new anonymous visitor (through a first chat message) and their session cookie.
+    pub async fn visitor(&self, message: &str) -> (String, Answer) {
+        let answer = self.chat(None, message).await;
+        assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+        (
+            answer.session_cookie().expect("a new visitor gets a session"),
+            answer,
+        )
+    }
+
+    /// `POST /api/confirm`: each pending write of the suspended turn `(call id, allowed)`.
+    pub async fn confirm(
+        &self,
+        cookie: Option<&str>,
+        suspended_turn_id: &Value,
+        decisions: &[(Value, bool)],
+    ) -> Answer {
+        let decisions: Vec<Value> = decisions
+            .iter()
+            .map(|(id, allowed)| serde_json::json!({"id": id, "allowed": allowed}))
+            .collect();
+        let body = serde_json::json!({"suspendedTurnId": suspended_turn_id, "decisions": decisions});
+        self.post("/api/confirm", body, cookie).await
+    }
+
+    pub async fn runs(&self, cookie: Option<&str>) -> Answer {
+        self.get("/api/runs", cookie).await
+    }
+
+    pub async fn conversations(&self, cookie: Option<&str>) -> Answer {
+        self.get("/api/conversations", cookie).await
+    }
+
+    pub async fn dashboard(&self, cookie: Option<&str>) -> Answer {
+        self.get("/api/dashboard", cookie).await
+    }
+
+    pub async fn sign_out(&self, cookie: Option<&str>) -> Answer {
+        self.post_empty("/api/session/sign-out", cookie).await
+    }
+
+    pub async fn delete_account(&self, cookie: Option<&str>) -> Answer {
+        self.delete("/api/account", cookie).await
+    }
+
+    /// `POST /api/uploads?filename=…` with the statement's bytes as `text/csv`.
+    pub async fn upload(&self, cookie: &str, filename: &str, bytes: &[u8]) -> Answer {
+        let request = Request::post(format!("/api/uploads?filename={filename}"))
+            .header("origin", SITE)
+            .header("cookie", cookie)
+            .header("content-type", "text/csv")
+            .body(Body::from(bytes.to_vec()))
+            .unwrap();
+        self.raw(request).await
+    }
+
+    /// `POST /api/uploads/{id}/preview` with no body at all.
+    pub async fn preview(&self, cookie: &str, id: &str) -> Answer {
+        self.post_empty(&format!("/api/uploads/{id}/preview"), Some(cookie))
+            .await
+    }
 }
 
 /// An answer, read whole.
@@ -136,33 +264,6 @@ pub fn sse_events(text: &str) -> Vec<(String, Value)> {
         .collect()
 }
 
-/// A request from the site's origin, with the session cookie when given.
-pub async fn send(
-    app: &Router,
-    method: Method,
-    path: &str,
-    body: Option<Value>,
-    cookie: Option<&str>,
-) -> Answer {
-    let mut builder = Request::builder()
-        .method(method)
-        .uri(path)
-        .header("origin", SITE)
-        .header("host", "kakeibo.example");
-    if let Some(cookie) = cookie {
-        builder = builder.header("cookie", cookie);
-    }
-    let body = match body {
-        Some(v) => {
-            builder = builder.header("content-type", "application/json");
-            Body::from(v.to_string())
-        }
-        None => Body::empty(),
-    };
-    let response = app.clone().oneshot(builder.body(body).unwrap()).await.unwrap();
-    read(response).await
-}
-
 pub async fn read(response: axum::response::Response) -> Answer {
     let status = response.status();
     let headers = response.headers().clone();
@@ -172,23 +273,6 @@ pub async fn read(response: axum::response::Response) -> Answer {
         headers,
         body: String::from_utf8_lossy(&bytes).into_owned(),
     }
-}
-
-/// A new anonymous visitor (through a first chat message) and their session cookie.
-pub async fn visitor(app: &Router, message: &str) -> (String, Answer) {
-    let answer = send(
-        app,
-        Method::POST,
-        "/api/chat",
-        Some(serde_json::json!({"message": message})),
-        None,
-    )
-    .await;
-    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
-    (
-        answer.session_cookie().expect("a new visitor gets a session"),
-        answer,
-    )
 }
 
 /// The `turn_end` data of an SSE answer.
