@@ -10,6 +10,9 @@
 //! back. It stands on `kakeibo-ledger`, `kakeibo-tools` and `kakeibo-core`, takes its provider
 //! as a trait object, and knows nothing of HTTP or AWS.
 
+// A statement, a provider or a person can send anything: no indexing that can panic.
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
+
 pub mod conversations;
 mod error;
 pub mod runs;

@@ -10,6 +10,9 @@
 //!
 //! Functions depend on this crate, never on one another.
 
+// A request, a provider or a person can send anything: no indexing that can panic.
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
+
 pub mod config;
 pub mod error;
 pub mod lambda;

@@ -8,6 +8,9 @@
 //!
 //! It depends on the ledger for owners and the owner-role pool, and on nothing of HTTP.
 
+// A statement, a provider or a person can send anything: no indexing that can panic.
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
+
 pub mod password;
 pub mod session;
 pub mod visitors;

@@ -169,7 +169,8 @@ pub async fn sign_in(
     now: DateTime<Utc>,
 ) -> Result<Visitor, AuthError> {
     let email = normalise_email(email).map_err(|_| AuthError::BadCredentials)?;
-    let keys: Vec<String> = std::iter::once(format!("account:{email}"))
+    let account_key = format!("account:{email}");
+    let keys: Vec<String> = std::iter::once(account_key.clone())
         .chain(address_key.map(|k| format!("address:{k}")))
         .collect();
     if let Some(wait) = count_attempt(pool, &keys, now).await? {
@@ -193,7 +194,7 @@ pub async fn sign_in(
     };
     // A success clears the account's count and takes this attempt back from the address's.
     sqlx::query("DELETE FROM sign_in_failures WHERE key = $1")
-        .bind(&keys[0])
+        .bind(&account_key)
         .execute(pool.get())
         .await?;
     if let Some(address) = keys.get(1) {

@@ -54,12 +54,16 @@ fn groups(history: &[Message]) -> Vec<&[Message]> {
         .map(|(i, _)| i)
         .collect();
     let mut out = Vec::new();
-    if starts.first().is_some_and(|s| *s > 0) {
-        out.push(&history[..starts[0]]);
+    if let Some(before) = starts
+        .first()
+        .and_then(|&s| history.get(..s))
+        .filter(|b| !b.is_empty())
+    {
+        out.push(before);
     }
-    for (n, start) in starts.iter().enumerate() {
+    for (n, &start) in starts.iter().enumerate() {
         let end = starts.get(n + 1).copied().unwrap_or(history.len());
-        out.push(&history[*start..end]);
+        out.extend(history.get(start..end));
     }
     out
 }

@@ -6,6 +6,9 @@
 //! ([`trace`]), pricing, and the turn state machine ([`turn`]). It depends on no database, HTTP
 //! client or AWS crate: the other crates implement its traits.
 
+// A statement, a provider or a person can send anything: no indexing that can panic.
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
+
 pub mod context;
 pub mod event;
 pub mod ids;

@@ -22,8 +22,9 @@ impl MicroUsd {
         if self.0.abs() < 10_000 {
             format!("${}", self.decimal())
         } else {
+            // Six ASCII decimals: the last two go.
             let text = self.decimal();
-            format!("${}", &text[..text.len() - 2])
+            format!("${}", text.get(..text.len().saturating_sub(2)).unwrap_or(&text))
         }
     }
 }

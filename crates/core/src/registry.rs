@@ -41,8 +41,12 @@ pub struct DuplicateTool(pub &'static str);
 impl ToolRegistry {
     pub fn new(mut tools: Vec<Arc<dyn Tool>>) -> Result<Self, DuplicateTool> {
         tools.sort_by_key(|t| t.name());
-        if let Some(pair) = tools.windows(2).find(|w| w[0].name() == w[1].name()) {
-            return Err(DuplicateTool(pair[0].name()));
+        if let Some((twice, _)) = tools
+            .iter()
+            .zip(tools.iter().skip(1))
+            .find(|(a, b)| a.name() == b.name())
+        {
+            return Err(DuplicateTool(twice.name()));
         }
         Ok(Self {
             tools,
@@ -68,7 +72,7 @@ impl ToolRegistry {
         self.tools
             .binary_search_by_key(&name, |t| t.name())
             .ok()
-            .map(|i| &self.tools[i])
+            .and_then(|i| self.tools.get(i))
     }
 
     pub fn names(&self) -> Vec<&'static str> {

@@ -160,7 +160,9 @@ fn fold_type_list(object: &mut Map<String, Value>) {
                 object.remove("type");
             }
             1 => {
-                object.insert("type".into(), others[0].clone());
+                if let Some(only) = others.first() {
+                    object.insert("type".into(), only.clone());
+                }
             }
             _ => {
                 let branches = others

@@ -154,11 +154,13 @@ impl Script {
         else {
             return plain("(script: there is no user message)");
         };
-        let said = request.messages[latest].text();
-        let step_index = request.messages[latest + 1..]
-            .iter()
-            .filter(|m| m.role == Role::Assistant)
-            .count();
+        let said = request
+            .messages
+            .get(latest)
+            .map(Message::text)
+            .unwrap_or_default();
+        let after = request.messages.get(latest + 1..).unwrap_or_default();
+        let step_index = after.iter().filter(|m| m.role == Role::Assistant).count();
         let Some((rule_index, rule)) = self
             .rules
             .iter()
@@ -174,7 +176,7 @@ impl Script {
                 step_index + 1
             ));
         };
-        let results = latest_results(&request.messages[latest + 1..]);
+        let results = latest_results(after);
         let all_declined = !results.is_empty() && results.iter().all(|r| not_run(r).is_some());
         let (text, calls) = match &step.declined {
             Some(declined) if all_declined => (Some(declined), &[][..]),
@@ -249,14 +251,13 @@ fn not_run(content: &str) -> Option<&'static str> {
 fn quote_results(text: &str, results: &[&str]) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(start) = rest.find("{{result.") {
-        let Some(len) = rest[start..].find("}}") else {
+    while let Some((before, after)) = rest.split_once("{{result.") {
+        let Some((inner, tail)) = after.split_once("}}") else {
             break;
         };
-        out.push_str(&rest[..start]);
-        let reference = &rest[start + 2..start + len];
-        out.push_str(&quote(reference, results));
-        rest = &rest[start + len + 2..];
+        out.push_str(before);
+        out.push_str(&quote(&format!("result.{inner}"), results));
+        rest = tail;
     }
     out.push_str(rest);
     out
@@ -309,18 +310,19 @@ fn substitute(value: Value, pattern: &Regex, caps: &regex::Captures<'_>) -> Valu
 fn fill(text: &str, pattern: &Regex, caps: &regex::Captures<'_>) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(start) = rest.find("${") {
-        let Some(len) = rest[start..].find('}') else {
+    while let Some((before, after)) = rest.split_once("${") {
+        let Some((name, tail)) = after.split_once('}') else {
             break;
         };
-        let name = &rest[start + 2..start + len];
-        out.push_str(&rest[..start]);
+        out.push_str(before);
         if let Some(found) = caps.name(name) {
             out.push_str(found.as_str());
         } else if !pattern.capture_names().flatten().any(|n| n == name) {
-            out.push_str(&rest[start..=start + len]);
+            out.push_str("${");
+            out.push_str(name);
+            out.push('}');
         }
-        rest = &rest[start + len + 1..];
+        rest = tail;
     }
     out.push_str(rest);
     out

@@ -674,11 +674,14 @@ type Outcome = (String, bool, u64);
 
 async fn execute_batch(calls: &[ToolUse], decisions: &[Decision]) -> Vec<Option<Outcome>> {
     // Reads together (bounded), then writes one at a time, in call order.
-    let reads: Vec<(usize, Arc<dyn Tool>)> = decisions
+    let reads: Vec<(usize, Arc<dyn Tool>, Value)> = decisions
         .iter()
         .enumerate()
-        .filter_map(|(i, d)| match d {
-            Decision::Run { tool, .. } if tool.tier() == Tier::Read => Some((i, Arc::clone(tool))),
+        .zip(calls)
+        .filter_map(|((i, d), call)| match d {
+            Decision::Run { tool, .. } if tool.tier() == Tier::Read => {
+                Some((i, Arc::clone(tool), call.input.clone()))
+            }
             _ => None,
         })
         .collect();
@@ -687,21 +690,20 @@ async fn execute_batch(calls: &[ToolUse], decisions: &[Decision]) -> Vec<Option<
     // the turn's future `Send` only for one lifetime, and the functions spawn turns.
     let jobs: Vec<futures_util::future::BoxFuture<'static, (usize, Outcome)>> = reads
         .into_iter()
-        .map(|(i, tool)| {
-            let input = calls[i].input.clone();
-            Box::pin(async move { (i, execute(tool.as_ref(), input).await) }) as _
-        })
+        .map(|(i, tool, input)| Box::pin(async move { (i, execute(tool.as_ref(), input).await) }) as _)
         .collect();
     let read_results: Vec<(usize, (String, bool, u64))> =
         stream::iter(jobs).buffered(READ_CONCURRENCY).collect().await;
     for (i, outcome) in read_results {
-        outcomes[i] = Some(outcome);
+        if let Some(slot) = outcomes.get_mut(i) {
+            *slot = Some(outcome);
+        }
     }
-    for (i, decision) in decisions.iter().enumerate() {
+    for ((decision, call), slot) in decisions.iter().zip(calls).zip(outcomes.iter_mut()) {
         if let Decision::Run { tool, .. } = decision
             && tool.tier() == Tier::Write
         {
-            outcomes[i] = Some(execute(tool.as_ref(), calls[i].input.clone()).await);
+            *slot = Some(execute(tool.as_ref(), call.input.clone()).await);
         }
     }
 
@@ -884,11 +886,12 @@ pub fn tool_data(value: &Value) -> String {
 /// The same call failing the same way three times among the recent calls means the run is
 /// going nowhere.
 fn stuck(calls: &[CallRecord]) -> Option<String> {
-    let recent = &calls[calls.len().saturating_sub(8)..];
+    let recent = calls.get(calls.len().saturating_sub(8)..).unwrap_or_default();
     for (i, call) in recent.iter().enumerate().filter(|(_, c)| c.is_error) {
         let key = |c: &CallRecord| (c.name.clone(), sorted(&c.args).to_string(), c.outcome.clone());
-        let repeats = recent[i..]
+        let repeats = recent
             .iter()
+            .skip(i)
             .filter(|c| c.is_error && key(c) == key(call))
             .count();
         if repeats >= 3 {

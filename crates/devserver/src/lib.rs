@@ -2,6 +2,9 @@
 //! Lambda binaries run (without the Lambda runtime), and the built web app (`web/dist`) for
 //! everything outside `/api/`.
 
+// A request, a provider or a person can send anything: no indexing that can panic.
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
+
 use std::{
     net::SocketAddr,
     path::Path,

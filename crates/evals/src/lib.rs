@@ -11,6 +11,9 @@
 //! It depends on the core, the ledger and the providers, never on HTTP plumbing or AWS: the CLI
 //! (`kakeibo-evals`), the `eval` function and the local server all drive it.
 
+// A statement, a provider or a person can send anything: no indexing that can panic.
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
+
 pub mod checks;
 pub mod embedded;
 pub mod injection;

@@ -101,7 +101,7 @@ pub fn percentile<T: Copy + PartialOrd>(values: &[T], p: u32) -> Option<T> {
     let index = usize::try_from(rank.saturating_sub(1))
         .unwrap_or(0)
         .min(sorted.len() - 1);
-    Some(sorted[index])
+    sorted.get(index).copied()
 }
 
 impl EvalReport {

@@ -14,6 +14,9 @@
 //! `kakeibo-agent`, and the operator's side (the admin door, quotas, uploads, housekeeping) in
 //! `kakeibo-operator`.
 
+// A statement, a provider or a person can send anything: no indexing that can panic.
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
+
 mod accounts;
 mod db;
 mod error;

@@ -29,15 +29,14 @@ impl Currency {
     /// Parses a code, accepting lowercase and surrounding spaces (`" usd"` is USD).
     pub fn parse(code: &str) -> Result<Self, MoneyError> {
         let trimmed = code.trim();
-        let bytes = trimmed.as_bytes();
-        if bytes.len() != 3 || !bytes.iter().all(u8::is_ascii_alphabetic) {
-            return Err(MoneyError::BadCurrency(code.to_owned()));
+        match *trimmed.as_bytes() {
+            [a, b, c] if [a, b, c].iter().all(u8::is_ascii_alphabetic) => Ok(Self([
+                a.to_ascii_uppercase(),
+                b.to_ascii_uppercase(),
+                c.to_ascii_uppercase(),
+            ])),
+            _ => Err(MoneyError::BadCurrency(code.to_owned())),
         }
-        Ok(Self([
-            bytes[0].to_ascii_uppercase(),
-            bytes[1].to_ascii_uppercase(),
-            bytes[2].to_ascii_uppercase(),
-        ]))
     }
 
     pub fn as_str(&self) -> &str {
@@ -120,10 +119,10 @@ impl Money {
     pub fn parse_decimal(text: &str, currency: Currency) -> Result<Self, MoneyError> {
         let bad = || MoneyError::BadAmount(text.to_owned());
         let trimmed = text.trim();
-        let (negative, unsigned) = match trimmed.as_bytes().first() {
-            Some(b'-') => (true, &trimmed[1..]),
-            Some(b'+') => (false, &trimmed[1..]),
-            _ => (false, trimmed),
+        let (negative, unsigned) = if let Some(rest) = trimmed.strip_prefix('-') {
+            (true, rest)
+        } else {
+            (false, trimmed.strip_prefix('+').unwrap_or(trimmed))
         };
         let (whole, fraction) = unsigned.split_once('.').unwrap_or((unsigned, ""));
         let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());

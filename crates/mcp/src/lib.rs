@@ -8,6 +8,9 @@
 //! The server makes no model calls: it depends on `kakeibo-core` and `kakeibo-ledger` only, never
 //! on an HTTP client or a provider (a test reads `cargo tree` to hold that).
 
+// A request, a provider or a person can send anything: no indexing that can panic.
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
+
 use kakeibo_core::{Tier, ToolRegistry};
 use kakeibo_tools::{Scope, registry};
 use rmcp::{

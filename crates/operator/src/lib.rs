@@ -8,6 +8,9 @@
 //! containment test of kakeibo-api lists it with the reason. It stands on `kakeibo-ledger` and
 //! knows nothing of HTTP, providers or AWS.
 
+// A statement, a provider or a person can send anything: no indexing that can panic.
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
+
 pub mod admin;
 mod error;
 pub mod housekeeping;

@@ -178,7 +178,7 @@ pub(crate) fn flag(month: Month, views: &[TransactionView]) -> AnomaliesOutput {
             .push(v);
     }
     for same in copies.values().filter(|c| c.len() > 1) {
-        for v in &same[1..] {
+        for v in same.iter().skip(1) {
             anomalies.push(entry(
                 v,
                 "duplicate",

@@ -19,7 +19,7 @@ pub const DASHBOARD_TRANSACTIONS: i64 = 200;
 pub fn parse_month(text: &str) -> Result<Month, ToolsError> {
     let bytes = text.as_bytes();
     let shaped = bytes.len() == 7
-        && bytes[4] == b'-'
+        && bytes.get(4) == Some(&b'-')
         && bytes
             .iter()
             .enumerate()
@@ -89,8 +89,9 @@ pub async fn dashboard(owner: OwnerId, pool: &PgPool, month: Option<&str>) -> Re
         json!({"from": chosen.first_day.to_string(), "to": chosen.last_day().to_string(), "limit": DASHBOARD_TRANSACTIONS}),
     )
     .await?;
-    let transactions: Vec<Value> = found["transactions"]
-        .as_array()
+    let transactions: Vec<Value> = found
+        .get("transactions")
+        .and_then(Value::as_array)
         .map(|rows| rows.iter().map(transaction_row).collect())
         .unwrap_or_default();
     Ok(json!({

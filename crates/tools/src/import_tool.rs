@@ -142,7 +142,9 @@ pub async fn import_statement(
     )
     .await?;
     let mut preview = import::preview(plan_id, &plan);
-    preview["dry_run"] = json!(true);
+    if let Some(fields) = preview.as_object_mut() {
+        fields.insert("dry_run".to_owned(), json!(true));
+    }
     Ok(preview)
 }
 

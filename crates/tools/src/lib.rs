@@ -11,6 +11,9 @@
 //! It stands on `kakeibo-ledger` and `kakeibo-core`'s tool contract, and knows nothing of turns,
 //! HTTP, providers or AWS.
 
+// A statement, a provider or a person can send anything: no indexing that can panic.
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
+
 mod anomalies;
 mod common;
 mod currency;

@@ -109,7 +109,11 @@ pub(crate) fn detect(views: &[TransactionView], min_occurrences: usize) -> Recur
         if members.len() < min_occurrences.max(2) {
             continue;
         }
-        let gaps: Vec<f64> = members.windows(2).map(|w| gap_days(w[0], w[1])).collect();
+        let gaps: Vec<f64> = members
+            .iter()
+            .zip(members.iter().skip(1))
+            .map(|(a, b)| gap_days(a, b))
+            .collect();
         let median = median(&gaps);
         let tolerance = (0.4 * median).max(4.0);
         if gaps.iter().any(|g| (g - median).abs() > tolerance) {
@@ -121,7 +125,9 @@ pub(crate) fn detect(views: &[TransactionView], min_occurrences: usize) -> Recur
         else {
             continue;
         };
-        let currency = members[0].currency();
+        let Some(currency) = members.first().map(|m| m.currency()) else {
+            continue;
+        };
         let total: i128 = members.iter().map(|m| i128::from(m.amount_minor)).sum();
         let average = rounded_div(total, i128::try_from(members.len()).unwrap_or(1));
         let category = most_common_category(&members);
@@ -162,10 +168,12 @@ fn gap_days(a: &TransactionView, b: &TransactionView) -> f64 {
 fn median(values: &[f64]) -> f64 {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
-    match sorted.len() {
+    let n = sorted.len();
+    let at = |i: usize| sorted.get(i).copied().unwrap_or(0.0);
+    match n {
         0 => 0.0,
-        n if n % 2 == 1 => sorted[n / 2],
-        n => f64::midpoint(sorted[n / 2 - 1], sorted[n / 2]),
+        n if n % 2 == 1 => at(n / 2),
+        n => f64::midpoint(at(n / 2 - 1), at(n / 2)),
     }
 }
 

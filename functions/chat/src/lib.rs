@@ -15,6 +15,9 @@
 //! | `DELETE /api/uploads/{id}` | one of them deleted |
 //! | `POST /api/uploads/{id}/preview` `{account?, currency?}` (or no body) | the importer's preview of it (the import tool's dry run, a stored plan); `404` not the visitor's, `422` a file the importer cannot read |
 
+// A request, a provider or a person can send anything: no indexing that can panic.
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
+
 use std::{sync::Arc, time::Instant};
 
 use axum::{

@@ -7,6 +7,9 @@
 //! never `403`, nothing to detect). A write without a decision is declined. Quota kind `resume`:
 //! never refused for the message quotas.
 
+// A request, a provider or a person can send anything: no indexing that can panic.
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
+
 use std::{sync::Arc, time::Instant};
 
 use axum::{

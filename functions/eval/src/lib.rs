@@ -5,6 +5,9 @@
 //! A run's tasks must end a minute before the invocation's time runs out: one still running
 //! then is stopped, and it and the tasks left are in the report as not run (`complete: false`). Without a model it fails, saying which setting is missing.
 
+// A request, a provider or a person can send anything: no indexing that can panic.
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
+
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use kakeibo_evals::launch::{LaunchError, Trigger, run_built_in};

@@ -11,6 +11,9 @@
 //! | `GET /api/evals/latest` | the newest evaluation report (no visitor's data: anyone may read it) |
 //! | `GET /api/tools` | `{tools: [{name, tier, description}]}`: the agent's tools in registry order (anyone) |
 
+// A request, a provider or a person can send anything: no indexing that can panic.
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
+
 use std::sync::Arc;
 
 use axum::{

@@ -183,7 +183,10 @@ pub fn parse_amount(cell: &str, mark: DecimalMark, default: Currency) -> Result<
     // A figure with more decimals than its currency has is not rounded: a wrong cent is wrong money.
     if let Some((_, fraction)) = cleaned.split_once('.') {
         let decimals = of.decimals() as usize;
-        if fraction.len() > decimals && fraction[decimals..].bytes().any(|d| d != b'0') {
+        if fraction
+            .get(decimals..)
+            .is_some_and(|extra| extra.bytes().any(|d| d != b'0'))
+        {
             return Err(format!(
                 "{cell:?} has more decimals than {of} has ({decimals}): say which currency the statement \
                  is in (kakeibo import --currency)"
@@ -213,7 +216,9 @@ fn strip_shared_sign(text: &str, default: Currency) -> Result<String, String> {
     let head = text.trim_start_matches(mark);
     let rest = head.trim_end_matches(mark);
     // A lone point after the number belongs to it ("12." is twelve), not to a mark.
-    let (lead, trail) = (&text[..text.len() - head.len()], &head[rest.len()..]);
+    // `head` is a suffix of `text` and `rest` a prefix of `head`.
+    let lead = text.strip_suffix(head).unwrap_or_default();
+    let trail = head.strip_prefix(rest).unwrap_or_default();
     let found = [lead, trail]
         .into_iter()
         .map(str::trim)
@@ -253,14 +258,17 @@ fn strip_currency(text: &str) -> Option<(String, Currency)> {
             .ok()
             .filter(|_| code.chars().all(|c| c.is_ascii_uppercase()))
     };
-    if text.len() > 3 && text.is_char_boundary(3) {
-        if let Some(c) = code_at(&text[..3]) {
-            return Some((text[3..].to_owned(), c));
-        }
-        if text.is_char_boundary(text.len() - 3)
-            && let Some(c) = code_at(&text[text.len() - 3..])
+    if text.len() > 3 {
+        if let (Some(code), Some(rest)) = (text.get(..3), text.get(3..))
+            && let Some(c) = code_at(code)
         {
-            return Some((text[..text.len() - 3].to_owned(), c));
+            return Some((rest.to_owned(), c));
+        }
+        let cut = text.len() - 3;
+        if let (Some(rest), Some(code)) = (text.get(..cut), text.get(cut..))
+            && let Some(c) = code_at(code)
+        {
+            return Some((rest.to_owned(), c));
         }
     }
     None

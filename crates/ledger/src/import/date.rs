@@ -71,9 +71,9 @@ fn shape(cell: &str) -> Option<Shape> {
     if date_part.len() == 8 && date_part.chars().all(|c| c.is_ascii_digit()) {
         // 20200213
         return Some(Shape::YearFirst(
-            date_part[..4].parse().ok()?,
-            date_part[4..6].parse().ok()?,
-            date_part[6..].parse().ok()?,
+            date_part.get(..4)?.parse().ok()?,
+            date_part.get(4..6)?.parse().ok()?,
+            date_part.get(6..)?.parse().ok()?,
         ));
     }
     let parts: Vec<&str> = date_part
@@ -189,7 +189,8 @@ pub fn decide_order<'a>(cells: impl Iterator<Item = &'a str>) -> Result<(DateOrd
                     .iter()
                     .filter_map(|&(a, b, y)| build(order, a, b, y))
                     .collect();
-                dates.windows(2).all(|w| w[0] <= w[1]) || dates.windows(2).all(|w| w[0] >= w[1])
+                let pairs = || dates.iter().zip(dates.iter().skip(1));
+                pairs().all(|(a, b)| a <= b) || pairs().all(|(a, b)| a >= b)
             };
             match (sorted_as(DateOrder::DayFirst), sorted_as(DateOrder::MonthFirst)) {
                 (false, true) => Ok((

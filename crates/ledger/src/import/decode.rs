@@ -93,16 +93,17 @@ pub fn decode(bytes: &[u8]) -> Result<Decoded<'_>, ImportError> {
 fn line_list(lines: &[usize]) -> String {
     const SHOWN: usize = 8;
     let named: Vec<String> = lines.iter().take(SHOWN).map(ToString::to_string).collect();
-    match lines.len() {
-        1 => format!("line {}", named[0]),
-        n if n <= SHOWN => format!("lines {} and {}", named[..n - 1].join(", "), named[n - 1]),
-        n => format!("lines {}, … ({n} in all)", named.join(", ")),
+    match (lines.len(), named.split_last()) {
+        (_, None) => String::new(),
+        (1, Some((only, _))) => format!("line {only}"),
+        (n, Some((last, before))) if n <= SHOWN => format!("lines {} and {last}", before.join(", ")),
+        (n, Some(_)) => format!("lines {}, … ({n} in all)", named.join(", ")),
     }
 }
 
 /// NUL bytes, or many control characters, mean this is not a text file.
 fn looks_binary(bytes: &[u8]) -> bool {
-    let sample = &bytes[..bytes.len().min(8192)];
+    let sample = bytes.get(..8192).unwrap_or(bytes);
     if sample.contains(&0) {
         return true;
     }
@@ -137,7 +138,12 @@ fn checked<'a>(text: std::borrow::Cow<'a, str>, encoding: &str) -> Result<Decode
     // several may hold one among its other line ends: each is a line end, as the CSV reader takes
     // it, so the lines counted are the lines read.
     let lone_return = |text: &str| {
-        text.as_bytes().windows(2).any(|w| w[0] == b'\r' && w[1] != b'\n') || text.ends_with('\r')
+        let bytes = text.as_bytes();
+        bytes
+            .iter()
+            .zip(bytes.iter().skip(1))
+            .any(|(&a, &b)| a == b'\r' && b != b'\n')
+            || text.ends_with('\r')
     };
     let text = if lone_return(&text) {
         Cow::Owned(text.replace("\r\n", "\n").replace('\r', "\n"))

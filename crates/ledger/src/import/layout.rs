@@ -477,12 +477,12 @@ pub fn spanned_records(text: &str, delimiter: u8) -> impl Iterator<Item = Record
         while matches!(bytes.get(start), Some(b'\n' | b'\r')) {
             start += 1;
         }
-        line += newlines(&bytes[offset.min(start)..start]);
+        line += newlines(bytes.get(offset.min(start)..start).unwrap_or_default());
         offset = start.max(offset);
         let end = usize::try_from(reader.position().byte())
             .unwrap_or(bytes.len())
             .clamp(offset, bytes.len());
-        let raw = &bytes[offset..end];
+        let raw = bytes.get(offset..end).unwrap_or_default();
         let inner = newlines(raw) - usize::from(raw.ends_with(b"\n"));
         Some(Record {
             line,

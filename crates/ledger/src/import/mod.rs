@@ -525,7 +525,7 @@ fn split_lines(
         if *seen {
             continue;
         }
-        if raw_lines[index].trim().is_empty() {
+        if raw_lines.get(index).is_none_or(|l| l.trim().is_empty()) {
             lines.blank += 1;
         } else {
             // Every non-blank line is a record; should one ever not be, say so rather than lose it.
@@ -686,7 +686,7 @@ fn apply_reconciliation(parsed: &mut Parsed, chain: &Chain, header: &str, raw_li
     let refused: std::collections::BTreeMap<usize, &str> = verdict
         .refused
         .iter()
-        .map(|r| (links[r.index].line, r.message.as_str()))
+        .filter_map(|r| Some((links.get(r.index)?.line, r.message.as_str())))
         .collect();
     // In place: a copy of every row would double a large statement's memory.
     let errors = &mut parsed.errors;

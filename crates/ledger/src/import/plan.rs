@@ -565,7 +565,7 @@ pub async fn commit(
             stored_chunk += 1;
             rows
         } else if done < inline.len() {
-            inline[done..inline.len().min(done + ROWS_PER_CHUNK)].to_vec()
+            inline.iter().skip(done).take(ROWS_PER_CHUNK).cloned().collect()
         } else {
             Vec::new()
         };

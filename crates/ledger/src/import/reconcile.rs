@@ -119,6 +119,10 @@ const DAY_CHAIN_LIMIT: usize = 64;
 
 /// The rows (indices into the links) as the file lists them, oldest first (read backwards when it
 /// lists the newest first), each account's rows together.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "every index is a position in `links` (from `0..links.len()` or a step's row), never a figure of the statement"
+)]
 fn listed(links: &[Link], accounts: Accounts, order: TimeOrder) -> Vec<usize> {
     let mut sequence: Vec<usize> = match order {
         TimeOrder::OldestFirst => (0..links.len()).collect(),
@@ -131,6 +135,10 @@ fn listed(links: &[Link], accounts: Accounts, order: TimeOrder) -> Vec<usize> {
 /// The `listed` rows put in order by their dates, the file's order kept within a day unless the
 /// balances say another: a row the file lists out of its order of time is checked where its date
 /// puts it. `None` when a row has no date to go by.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "every index is a position in `links` (from `0..links.len()` or a step's row), never a figure of the statement"
+)]
 fn by_dates(
     links: &[Link],
     accounts: Accounts,
@@ -166,6 +174,10 @@ fn by_dates(
 /// balances allow (a bank may list a day's rows in any order): from the row before the day, the
 /// next is one whose balance follows; when none does, the first left that no other row left leads
 /// to; the file's order otherwise.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "every index is a position in `links` (from `0..links.len()` or a step's row), never a figure of the statement"
+)]
 fn chain_day(links: &[Link], day: &mut [usize], mut before: Option<usize>, position: BalancePosition) {
     let pair = |a: Option<i64>, b: Option<i64>| [a, b];
     // The balance a row leaves, and the ones it may start from (its amount's sign is not trusted).
@@ -220,6 +232,10 @@ fn chain_day(links: &[Link], day: &mut [usize], mut before: Option<usize>, posit
 ///
 /// `broken[i]` counts the unreadable lines before link `i`, from the top ([`broken_counts`]): any
 /// between two rows breaks the step across them.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "every index is a position in `links` (from `0..links.len()` or a step's row), never a figure of the statement"
+)]
 fn steps(
     links: &[Link],
     accounts: Accounts,
@@ -264,8 +280,9 @@ fn broken_counts(links: &[Link]) -> Vec<usize> {
 /// The orders of time the dates allow: the one they move in, or both when they do not move.
 fn orders(links: &[Link]) -> Vec<TimeOrder> {
     let dated: Vec<chrono::NaiveDate> = links.iter().filter_map(|l| l.date).collect();
-    let rising = dated.windows(2).filter(|w| w[1] > w[0]).count();
-    let falling = dated.windows(2).filter(|w| w[1] < w[0]).count();
+    let pairs = || dated.iter().zip(dated.iter().skip(1));
+    let rising = pairs().filter(|(a, b)| b > a).count();
+    let falling = pairs().filter(|(a, b)| b < a).count();
     match rising.cmp(&falling) {
         std::cmp::Ordering::Greater => vec![TimeOrder::OldestFirst],
         std::cmp::Ordering::Less => vec![TimeOrder::NewestFirst],
@@ -318,6 +335,10 @@ pub fn reconcile(column: &str, links: &[Link]) -> Option<Verdict> {
 
 /// Each reading the dates allow, balances after the rows first, rows by their dates before rows
 /// as listed; the first of those under which the most amounts equal their balance change wins.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "every index is a position in `links` (from `0..links.len()` or a step's row), never a figure of the statement"
+)]
 fn best_reading(links: &[Link], accounts: Accounts) -> Option<Reading> {
     let magnitude = |steps: &[Step]| {
         steps
@@ -357,6 +378,10 @@ fn best_reading(links: &[Link], accounts: Accounts) -> Option<Reading> {
 }
 
 /// Checks the rows against their balances, with the accounts as said.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "every index is a position in `links` (from `0..links.len()` or a step's row), never a figure of the statement"
+)]
 fn read(column: &str, links: &[Link], accounts: Accounts) -> Option<Verdict> {
     let best = best_reading(links, accounts);
     let Reading {

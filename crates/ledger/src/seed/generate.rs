@@ -469,11 +469,14 @@ fn draft_month(rng: &mut Mulberry32, month: &str, out: &mut Vec<Draft>) -> Resul
     for group in &NOISE {
         for _ in 0..group.per_month {
             let date = day(1 + u32::try_from(draw(rng, i64::from(days_in_month))).unwrap_or(0))?;
-            let merchant = group.merchants[usize::try_from(draw(
+            let pick = usize::try_from(draw(
                 rng,
                 i64::try_from(group.merchants.len()).unwrap_or(i64::MAX),
             ))
-            .unwrap_or(0)];
+            .unwrap_or(0);
+            let merchant = group.merchants.get(pick).ok_or_else(|| {
+                LedgerError::Seed(format!("no merchant {pick} among {}", group.merchants.len()))
+            })?;
             let raw = group.min_minor + draw(rng, group.max_minor - group.min_minor);
             let amount = round_half_up_to_hundred(raw);
             let reference = 100_000 + draw(rng, 899_999);

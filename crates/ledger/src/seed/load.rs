@@ -41,7 +41,9 @@ pub fn transaction_id(owner: OwnerId, csv_line: usize, date: NaiveDate, descript
     };
     let digest = Sha256::digest(text);
     let mut bytes = [0u8; 16];
-    bytes.copy_from_slice(&digest[..16]);
+    for (byte, from) in bytes.iter_mut().zip(digest.iter()) {
+        *byte = *from;
+    }
     Builder::from_sha1_bytes(bytes).into_uuid()
 }
 
