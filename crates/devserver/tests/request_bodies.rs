@@ -1,0 +1,199 @@
+//! Arbitrary JSON into every route that reads a request body: whatever arrives, a route answers
+//! — no panic, no `500` — and a refusal is JSON `{error}`. The bodies are objects keyed by the
+//! routes' own field names (and others), with values of every JSON kind, plus bare values and
+//! bodies that are not JSON at all. `PROPTEST_CASES` sets how many bodies each route gets
+//! (default 24). Text holds no NUL character: refusing those at the edge is the reliability
+//! work that follows.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use axum::{
+    body::Body,
+    http::{Request, StatusCode},
+};
+use proptest::{
+    collection::vec,
+    prelude::*,
+    sample::select,
+    strategy::ValueTree,
+    test_runner::{Config, TestRunner},
+};
+use serde_json::{Map, Value};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use support::{Isolation, SITE, TestApp, state};
+
+/// Field names the routes read, and a few they do not.
+const KEYS: &[&str] = &[
+    "message",
+    "conversationId",
+    "conversation_id",
+    "suspendedTurnId",
+    "suspended_turn_id",
+    "decisions",
+    "id",
+    "allowed",
+    "email",
+    "password",
+    "account",
+    "currency",
+    "action",
+    "owner",
+    "ownerId",
+    "paused",
+    "x",
+];
+
+fn text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[ -~]{0,16}",
+        "[^\u{0}]{0,24}",
+        Just("00000000-0000-0000-0000-000000000000".to_owned()),
+        Just("EUR".to_owned()),
+        Just("a@b.example".to_owned()),
+    ]
+}
+
+fn json() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        any::<u64>().prop_map(Value::from),
+        (-1.0e12f64..1.0e12).prop_map(Value::from),
+        text().prop_map(Value::String),
+    ];
+    leaf.prop_recursive(3, 32, 5, |inner| {
+        prop_oneof![
+            vec(inner.clone(), 0..5).prop_map(Value::Array),
+            vec((select(KEYS), inner), 0..6).prop_map(|pairs| {
+                Value::Object(
+                    pairs
+                        .into_iter()
+                        .map(|(k, v)| (k.to_owned(), v))
+                        .collect::<Map<_, _>>(),
+                )
+            }),
+        ]
+    })
+}
+
+/// A body of one route's own shape, its values arbitrary text or JSON.
+fn shaped() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        (text(), json()).prop_map(|(m, c)| serde_json::json!({"message": m, "conversationId": c})),
+        text().prop_map(|m| serde_json::json!({"message": m})),
+        (text(), vec((text(), json()), 0..3)).prop_map(|(id, d)| {
+            let decisions: Vec<Value> = d
+                .into_iter()
+                .map(|(i, a)| serde_json::json!({"id": i, "allowed": a}))
+                .collect();
+            serde_json::json!({"suspendedTurnId": id, "decisions": decisions})
+        }),
+        (text(), text()).prop_map(|(e, p)| serde_json::json!({"email": e, "password": p})),
+        (json(), json()).prop_map(|(a, c)| serde_json::json!({"account": a, "currency": c})),
+    ]
+}
+
+/// A body: an object of the routes' keys, a route's own shape, any JSON, or not JSON at all.
+fn body() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        4 => shaped().prop_map(|v| v.to_string().into_bytes()),
+        6 => vec((select(KEYS), json()), 0..5).prop_map(|pairs| {
+            Value::Object(pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect::<Map<_, _>>())
+                .to_string()
+                .into_bytes()
+        }),
+        2 => json().prop_map(|v| v.to_string().into_bytes()),
+        1 => vec(any::<u8>(), 0..64),
+    ]
+}
+
+fn bodies(cases: usize) -> Vec<Vec<u8>> {
+    let mut runner = TestRunner::new(Config::default());
+    let strategy = body();
+    (0..cases)
+        .map(|_| strategy.new_tree(&mut runner).expect("a body").current())
+        .collect()
+}
+
+fn cases() -> usize {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(24)
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn no_body_makes_a_route_fail(_: PgPoolOptions, connect: PgConnectOptions) {
+    let generous = [
+        ("ANON_DAILY_MESSAGE_QUOTA", "100000"),
+        ("USER_DAILY_MESSAGE_QUOTA", "100000"),
+        ("IP_DAILY_MESSAGE_QUOTA", "100000"),
+    ];
+    let state = state(&connect, Isolation::Rls, &generous).await;
+    let app = TestApp::new(&state);
+    let (cookie, _) = app.visitor("hello").await;
+    let upload = app
+        .upload(&cookie, "s.csv", b"Date,Description,Amount\n2025-06-02,Tea,-40\n")
+        .await;
+    let upload_id = upload.json()["id"].as_str().unwrap().to_owned();
+    let routes = [
+        "/api/chat".to_owned(),
+        "/api/confirm".to_owned(),
+        "/api/session".to_owned(),
+        "/api/session/sign-up".to_owned(),
+        "/api/session/sign-in".to_owned(),
+        "/api/admin/action".to_owned(),
+        format!("/api/uploads/{upload_id}/preview"),
+    ];
+    let mut answered = 0;
+    let mut statuses = std::collections::BTreeMap::<(String, u16), usize>::new();
+    for body in bodies(cases()) {
+        for route in &routes {
+            // Signing up or in as the visitor would end the session the other routes go on with.
+            let signs = route.starts_with("/api/session/sign-");
+            let sessions = if signs {
+                vec![None]
+            } else {
+                vec![None, Some(cookie.as_str())]
+            };
+            for session in sessions {
+                let mut request = Request::post(route.as_str())
+                    .header("origin", SITE)
+                    .header("content-type", "application/json");
+                if let Some(cookie) = session {
+                    request = request.header("cookie", cookie);
+                }
+                let answer = app.raw(request.body(Body::from(body.clone())).unwrap()).await;
+                let shown = String::from_utf8_lossy(&body);
+                assert_ne!(
+                    answer.status,
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "{route} answered 500 to {shown}: {}",
+                    answer.body
+                );
+                if answer.status.is_client_error() {
+                    let said = answer.json();
+                    assert!(
+                        said["error"].as_str().is_some_and(|e| !e.is_empty()),
+                        "{route}, {shown}: a refusal without a sentence: {}",
+                        answer.body
+                    );
+                }
+                *statuses
+                    .entry((route.clone(), answer.status.as_u16()))
+                    .or_default() += 1;
+                answered += 1;
+            }
+        }
+    }
+    assert_eq!(answered, cases() * (routes.len() * 2 - 2));
+    println!("(route, status): answers — {statuses:?}");
+    // Some bodies are the route's own: a chat message gets through to the model.
+    assert!(
+        statuses.contains_key(&("/api/chat".to_owned(), 200)),
+        "{statuses:?}"
+    );
+}
