@@ -542,6 +542,60 @@ async fn after_reply(mut turn: Turn, deps: &Deps<'_>, response: crate::provider:
     turn
 }
 
+/// How `call` was answered, from its decision and what running it came to; the write itself
+/// when it waits for a person.
+fn answered(
+    call: &ToolUse,
+    decision: Decision,
+    outcome: Option<ToolOutcome>,
+    deps: &Deps<'_>,
+) -> Result<Answered, PendingWrite> {
+    match decision {
+        Decision::Pending(write) => Err(write),
+        Decision::Answer {
+            content,
+            confirmed,
+            is_error,
+        } => {
+            let tier = deps.tools.get(&call.name).map(|t| t.tier());
+            Ok(Answered {
+                content,
+                is_error,
+                confirmed,
+                latency: None,
+                tier,
+            })
+        }
+        Decision::Run { tool, confirmed } => {
+            let ToolOutcome {
+                content,
+                is_error,
+                latency_ms,
+            } = outcome.unwrap_or_else(|| ToolOutcome::error(String::new(), 0));
+            // The tool's name and how it went; never its input or result (the ledger's figures).
+            tracing::info!(tool = %call.name, call_id = %call.id, is_error, latency_ms, "tool ran");
+            Ok(Answered {
+                content,
+                is_error,
+                confirmed,
+                latency: Some(latency_ms),
+                tier: Some(tool.tier()),
+            })
+        }
+    }
+}
+
+/// How one call of a batch was answered, run or not.
+struct Answered {
+    content: String,
+    is_error: bool,
+    /// `Some` for a write: whether the person allowed it.
+    confirmed: Option<bool>,
+    /// `None` when the tool did not run.
+    latency: Option<u64>,
+    tier: Option<Tier>,
+}
+
 /// What to do with one call of a batch.
 enum Decision {
     Run {
@@ -587,26 +641,20 @@ async fn run_tools(mut turn: Turn, calls: Vec<ToolUse>, deps: &Deps<'_>) -> Turn
     let mut done = Vec::new();
     let mut pending = Vec::new();
     for ((call, decision), outcome) in calls.iter().zip(decisions).zip(outcomes.drain(..)) {
-        let (content, is_error, confirmed, latency, tier) = match decision {
-            Decision::Pending(write) => {
+        let answer = match answered(call, decision, outcome, deps) {
+            Ok(answer) => answer,
+            Err(write) => {
                 pending.push(write);
                 continue;
             }
-            Decision::Answer {
-                content,
-                confirmed,
-                is_error,
-            } => {
-                let tier = deps.tools.get(&call.name).map(|t| t.tier());
-                (content, is_error, confirmed, None, tier)
-            }
-            Decision::Run { tool, confirmed } => {
-                let (content, is_error, latency) = outcome.unwrap_or_else(|| (String::new(), true, 0));
-                // The tool's name and how it went; never its input or result (the ledger's figures).
-                tracing::info!(tool = %call.name, call_id = %call.id, is_error, latency_ms = latency, "tool ran");
-                (content, is_error, confirmed, Some(latency), Some(tool.tier()))
-            }
         };
+        let Answered {
+            content,
+            is_error,
+            confirmed,
+            latency,
+            tier,
+        } = answer;
         let payload = TracePayload::ToolCall(ToolCallTrace {
             name: call.name.clone(),
             tier,
@@ -669,8 +717,26 @@ async fn run_tools(mut turn: Turn, calls: Vec<ToolUse>, deps: &Deps<'_>) -> Turn
 
 /// Runs the calls decided to run: reads together (bounded), then writes one at a time, in call
 /// order. Returns an outcome per call, `None` for calls that do not run.
-/// (content for the model, whether it is an error, latency in ms) of one call.
-type Outcome = (String, bool, u64);
+/// What one tool call came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOutcome {
+    /// What the model is told.
+    pub content: String,
+    pub is_error: bool,
+    pub latency_ms: u64,
+}
+
+impl ToolOutcome {
+    fn error(content: String, latency_ms: u64) -> Self {
+        Self {
+            content,
+            is_error: true,
+            latency_ms,
+        }
+    }
+}
+
+type Outcome = ToolOutcome;
 
 async fn execute_batch(calls: &[ToolUse], decisions: &[Decision]) -> Vec<Option<Outcome>> {
     // Reads together (bounded), then writes one at a time, in call order.
@@ -692,7 +758,7 @@ async fn execute_batch(calls: &[ToolUse], decisions: &[Decision]) -> Vec<Option<
         .into_iter()
         .map(|(i, tool, input)| Box::pin(async move { (i, execute(tool.as_ref(), input).await) }) as _)
         .collect();
-    let read_results: Vec<(usize, (String, bool, u64))> =
+    let read_results: Vec<(usize, ToolOutcome)> =
         stream::iter(jobs).buffered(READ_CONCURRENCY).collect().await;
     for (i, outcome) in read_results {
         if let Some(slot) = outcomes.get_mut(i) {
@@ -806,9 +872,9 @@ async fn confirm_event(turn: &mut Turn, deps: &Deps<'_>, write: &PendingWrite, a
     trace(turn, deps, payload, None, None).await;
 }
 
-/// Runs a tool: (content for the model, whether it is an error, latency in ms). A read that
+/// Runs a tool: what the model is told, whether it is an error, how long it took. A read that
 /// fails with a transient error is tried once more.
-pub async fn execute(tool: &dyn Tool, input: Value) -> (String, bool, u64) {
+pub async fn execute(tool: &dyn Tool, input: Value) -> ToolOutcome {
     let started = Instant::now();
     let mut outcome = tool.execute(input.clone()).await;
     if tool.tier() == Tier::Read && outcome.as_ref().is_err_and(is_transient) {
@@ -816,19 +882,24 @@ pub async fn execute(tool: &dyn Tool, input: Value) -> (String, bool, u64) {
     }
     let latency = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     match outcome {
-        Ok(value) => (tool_data(&value), false, latency),
-        Err(ToolError::InvalidInput(problems)) => (
+        Ok(value) => ToolOutcome {
+            content: tool_data(&value),
+            is_error: false,
+            latency_ms: latency,
+        },
+        Err(ToolError::InvalidInput(problems)) => ToolOutcome::error(
             format!(
                 "Invalid arguments for {}: {}. Fix the arguments and call the tool again.",
                 tool.name(),
                 problems.join("; ")
             ),
-            true,
             latency,
         ),
-        Err(ToolError::Refused(message)) => (format!("The tool refused: {message}"), true, latency),
+        Err(ToolError::Refused(message)) => {
+            ToolOutcome::error(format!("The tool refused: {message}"), latency)
+        }
         Err(e @ (ToolError::Transient(_) | ToolError::Failed(_))) => {
-            (format!("The tool failed: {e}"), true, latency)
+            ToolOutcome::error(format!("The tool failed: {e}"), latency)
         }
     }
 }
