@@ -16,8 +16,4 @@ pub enum AgentError {
     Ledger(#[from] LedgerError),
 }
 
-impl From<sqlx::Error> for AgentError {
-    fn from(e: sqlx::Error) -> Self {
-        Self::Ledger(LedgerError::Database(e))
-    }
-}
+kakeibo_ledger::database_errors_are_ledger_errors!(AgentError);

@@ -78,11 +78,7 @@ pub enum AuthError {
     Ledger(#[from] LedgerError),
 }
 
-impl From<sqlx::Error> for AuthError {
-    fn from(e: sqlx::Error) -> Self {
-        Self::Ledger(LedgerError::Database(e))
-    }
-}
+kakeibo_ledger::database_errors_are_ledger_errors!(AuthError);
 
 const VISITOR_COLUMNS: &str =
     "id, email, is_anonymous, blocked_at IS NOT NULL AS blocked, operator, session_epoch,

@@ -40,11 +40,7 @@ pub enum SuiteError {
     Ledger(#[from] LedgerError),
 }
 
-impl From<sqlx::Error> for SuiteError {
-    fn from(e: sqlx::Error) -> Self {
-        Self::Ledger(LedgerError::Database(e))
-    }
-}
+kakeibo_ledger::database_errors_are_ledger_errors!(SuiteError);
 
 /// The tasks and injection scenarios of a run.
 #[derive(Debug, Clone)]

@@ -90,3 +90,19 @@ impl LedgerError {
         )
     }
 }
+
+/// `From<sqlx::Error>` for error enums that hold a `Ledger(LedgerError)` variant: a database
+/// error met over the ledger is the ledger's (`LedgerError::Database`), so each caller tells it
+/// apart in one place.
+#[macro_export]
+macro_rules! database_errors_are_ledger_errors {
+    ($($error:ty),+ $(,)?) => {
+        $(
+            impl From<sqlx::Error> for $error {
+                fn from(e: sqlx::Error) -> Self {
+                    Self::Ledger($crate::LedgerError::Database(e))
+                }
+            }
+        )+
+    };
+}

@@ -19,12 +19,6 @@ pub enum OperatorError {
     Ledger(#[from] LedgerError),
 }
 
-impl From<sqlx::Error> for OperatorError {
-    fn from(e: sqlx::Error) -> Self {
-        Self::Ledger(LedgerError::Database(e))
-    }
-}
-
 /// Why an upload was not kept.
 #[derive(Debug, thiserror::Error)]
 pub enum UploadError {
@@ -42,8 +36,4 @@ pub enum UploadError {
     Ledger(#[from] LedgerError),
 }
 
-impl From<sqlx::Error> for UploadError {
-    fn from(e: sqlx::Error) -> Self {
-        Self::Ledger(LedgerError::Database(e))
-    }
-}
+kakeibo_ledger::database_errors_are_ledger_errors!(OperatorError, UploadError);

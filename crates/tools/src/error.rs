@@ -42,12 +42,6 @@ pub enum ToolsError {
     Ledger(#[from] LedgerError),
 }
 
-impl From<sqlx::Error> for ToolsError {
-    fn from(e: sqlx::Error) -> Self {
-        Self::Ledger(LedgerError::Database(e))
-    }
-}
-
 impl ToolsError {
     /// Whether this refuses what the caller asked (answered with its sentence), rather than a
     /// fault of ours or of the database (logged, answered as a bare failure).
@@ -65,3 +59,5 @@ impl ToolsError {
         }
     }
 }
+
+kakeibo_ledger::database_errors_are_ledger_errors!(ToolsError);
