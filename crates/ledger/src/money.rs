@@ -1,7 +1,10 @@
 //! Money as integer minor units of one currency, parsed from text and formatted for people.
 //!
 //! No floating point anywhere: amounts are `i64` minor units (paise, cents, yen), parsed
-//! digit by digit and formatted with the currency's own decimals and digit grouping.
+//! digit by digit and formatted with the currency's own decimals and digit grouping. No
+//! arithmetic here can overflow or panic: every step is checked or saturating.
+
+#![cfg_attr(not(test), deny(clippy::arithmetic_side_effects))]
 
 use std::{fmt, str::FromStr};
 
@@ -138,13 +141,18 @@ impl Money {
         {
             minor = minor
                 .checked_mul(10)
-                .and_then(|m| m.checked_add(i64::from(digit - b'0')))
+                .and_then(|m| m.checked_add(i64::from(digit.saturating_sub(b'0'))))
                 .ok_or_else(overflow)?;
         }
         if fraction.as_bytes().get(decimals).is_some_and(|d| *d >= b'5') {
             minor = minor.checked_add(1).ok_or_else(overflow)?;
         }
-        Ok(Self::new(if negative { -minor } else { minor }, currency))
+        let signed = if negative {
+            minor.checked_neg().ok_or_else(overflow)?
+        } else {
+            minor
+        };
+        Ok(Self::new(signed, currency))
     }
 
     /// The amount as a plain decimal with the currency's decimals and no grouping: `-3255.00`.
@@ -183,8 +191,12 @@ impl Money {
             return (sign, magnitude.to_string(), None);
         }
         let scale = 10u64.pow(decimals);
-        let fraction = format!("{:0width$}", magnitude % scale, width = decimals as usize);
-        (sign, (magnitude / scale).to_string(), Some(fraction))
+        let (units, cents) = (
+            magnitude.checked_div(scale).unwrap_or(0),
+            magnitude.checked_rem(scale).unwrap_or(0),
+        );
+        let fraction = format!("{cents:0width$}", width = decimals as usize);
+        (sign, units.to_string(), Some(fraction))
     }
 }
 
@@ -196,9 +208,9 @@ impl fmt::Display for Money {
 
 /// `1234567` → `1,234,567`.
 fn group_western(digits: &str) -> String {
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    let mut out = String::with_capacity(digits.len().saturating_mul(2));
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+        if i > 0 && digits.len().saturating_sub(i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -211,10 +223,10 @@ fn group_indian(digits: &str) -> String {
     if digits.len() <= 3 {
         return digits.to_owned();
     }
-    let (head, tail) = digits.split_at(digits.len() - 3);
-    let mut out = String::with_capacity(digits.len() + digits.len() / 2);
+    let (head, tail) = digits.split_at(digits.len().saturating_sub(3));
+    let mut out = String::with_capacity(digits.len().saturating_mul(2));
     for (i, c) in head.chars().enumerate() {
-        if i > 0 && (head.len() - i).is_multiple_of(2) {
+        if i > 0 && head.len().saturating_sub(i).is_multiple_of(2) {
             out.push(',');
         }
         out.push(c);
