@@ -8,7 +8,8 @@
 //! [`injection`] suite runs first. [`suite`] puts a run together; [`report`] writes it as JSON
 //! and Markdown; [`store`] keeps it in PostgreSQL for `GET /api/evals/latest`.
 //!
-//! It depends on the core, the ledger and the providers, never on HTTP plumbing or AWS: the CLI
+//! It depends on the core, the ledger, the tools, the agent and the providers, never on HTTP
+//! plumbing or AWS: the CLI
 //! (`kakeibo-evals`), the `eval` function and the local server all drive it.
 
 // A statement, a provider or a person can send anything: no indexing that can panic.

@@ -98,8 +98,8 @@ impl LedgerError {
 macro_rules! database_errors_are_ledger_errors {
     ($($error:ty),+ $(,)?) => {
         $(
-            impl From<sqlx::Error> for $error {
-                fn from(e: sqlx::Error) -> Self {
+            impl From<$crate::__sqlx::Error> for $error {
+                fn from(e: $crate::__sqlx::Error) -> Self {
                     Self::Ledger($crate::LedgerError::Database(e))
                 }
             }

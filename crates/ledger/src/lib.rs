@@ -35,6 +35,9 @@ pub use error::LedgerError;
 pub use money::{Currency, Money, MoneyError};
 pub use owner::{DEV_OWNER, EVAL_OWNER, OwnerId};
 pub use rates::{STATIC_RATES, StaticRates};
+/// For [`database_errors_are_ledger_errors!`]: the sqlx this crate's errors hold.
+#[doc(hidden)]
+pub use sqlx as __sqlx;
 pub use transactions::{
     InsertOutcome, NewPosting, NewTransaction, insert_transaction, insert_transactions, source_hash,
 };

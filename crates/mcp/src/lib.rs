@@ -5,8 +5,9 @@
 //! that says the server is read-only. Arguments are validated again here, whatever the client
 //! checked. Results are the tools' JSON as text.
 //!
-//! The server makes no model calls: it depends on `kakeibo-core` and `kakeibo-ledger` only, never
-//! on an HTTP client or a provider (a test reads `cargo tree` to hold that).
+//! The server makes no model calls: it depends on `kakeibo-core`, `kakeibo-ledger` and
+//! `kakeibo-tools`, never on an HTTP client or a provider (a test reads `cargo tree` to hold
+//! that).
 
 // A request, a provider or a person can send anything: no indexing that can panic.
 #![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]

@@ -5,7 +5,8 @@
 //! visitors, blocking); [`quota`] keeps the per-visitor and per-address counters and the global
 //! daily budget; [`uploads`] stores a visitor's statements for the import tool; [`housekeeping`]
 //! is the nightly reaper. Each module that crosses owners takes the owner role's pool, and the
-//! containment test of kakeibo-api lists it with the reason. It stands on `kakeibo-ledger` and
+//! containment test of kakeibo-api lists it with the reason. It stands on `kakeibo-ledger`
+//! (with `kakeibo-agent` for a run's detail and `kakeibo-core`'s trace keys for the panels) and
 //! knows nothing of HTTP, providers or AWS.
 
 // A statement, a provider or a person can send anything: no indexing that can panic.

@@ -423,7 +423,7 @@ fn bench(db: &Database) -> Result<ExitCode> {
         .env("DATABASE_URL", &urls.test_master)
         .status_ok()?;
     process::step("orchestration overhead of a turn against its tools alone (release build)");
-    process::cargo(&["bench", "--package", "kakeibo-ledger", "--bench", "turn"])
+    process::cargo(&["bench", "--package", "kakeibo-agent", "--bench", "turn"])
         .env("DATABASE_URL", &urls.test_master)
         .status_ok()?;
     process::step("cold start of a function binary to its first response, and its peak RSS (release build)");

@@ -1,5 +1,8 @@
 //! Amounts as banks write them, parsed from text: signs, parentheses, `CR`/`DR`, currency
-//! symbols and codes, thousands separators, decimal points and decimal commas.
+//! symbols and codes, thousands separators, decimal points and decimal commas. No arithmetic
+//! here can overflow or panic: a statement chooses every length and figure it meets.
+
+#![cfg_attr(not(test), deny(clippy::arithmetic_side_effects))]
 
 use crate::money::{Currency, Money};
 
@@ -93,19 +96,19 @@ pub fn decide_decimal_mark<'a>(cells: impl Iterator<Item = &'a str>) -> DecimalM
         let last_comma = digits.rfind(',');
         let last_point = digits.rfind('.');
         match (last_comma, last_point) {
-            (Some(c), Some(p)) if c > p => comma += 1,
-            (Some(_), Some(_)) => point += 1,
+            (Some(c), Some(p)) if c > p => comma = comma.saturating_add(1),
+            (Some(_), Some(_)) => point = point.saturating_add(1),
             (Some(c), None) => {
-                let after = digits.len() - c - 1;
+                let after = digits.len().saturating_sub(c).saturating_sub(1);
                 if (1..=2).contains(&after) {
-                    comma += 1;
+                    comma = comma.saturating_add(1);
                 }
             }
             (None, Some(p)) => {
-                let after = digits.len() - p - 1;
+                let after = digits.len().saturating_sub(p).saturating_sub(1);
                 // `1.234` alone is ambiguous; three digits after a lone point count for neither.
                 if after != 3 || digits.matches('.').count() == 1 && digits.len() <= 4 {
-                    point += 1;
+                    point = point.saturating_add(1);
                 }
             }
             (None, None) => {}
@@ -138,7 +141,7 @@ pub fn parse_amount(cell: &str, mark: DecimalMark, default: Currency) -> Result<
         let upper = text.to_uppercase();
         if upper.ends_with("DR") || upper.ends_with("CR") {
             negative ^= upper.ends_with("DR");
-            text.truncate(text.len() - 2);
+            text.truncate(text.len().saturating_sub(2));
         } else if let Some(inner) = text.strip_prefix('(').and_then(|t| t.strip_suffix(')')) {
             negative = !negative;
             text = inner.to_owned();
@@ -195,7 +198,10 @@ pub fn parse_amount(cell: &str, mark: DecimalMark, default: Currency) -> Result<
     }
     let money = Money::parse_decimal(&cleaned, of).map_err(|e| e.to_string())?;
     let minor = if negative {
-        -money.amount_minor
+        money
+            .amount_minor
+            .checked_neg()
+            .ok_or_else(|| format!("{cell:?} is too large an amount"))?
     } else {
         money.amount_minor
     };
@@ -258,13 +264,13 @@ fn strip_currency(text: &str) -> Option<(String, Currency)> {
             .ok()
             .filter(|_| code.chars().all(|c| c.is_ascii_uppercase()))
     };
-    if text.len() > 3 {
-        if let (Some(code), Some(rest)) = (text.get(..3), text.get(3..))
-            && let Some(c) = code_at(code)
-        {
+    // Only where the first three bytes are whole characters (as before: a cell such as
+    // `12€USD` names two currencies and stays refused).
+    if let (true, Some(code), Some(rest)) = (text.len() > 3, text.get(..3), text.get(3..)) {
+        if let Some(c) = code_at(code) {
             return Some((rest.to_owned(), c));
         }
-        let cut = text.len() - 3;
+        let cut = text.len().saturating_sub(3);
         if let (Some(rest), Some(code)) = (text.get(..cut), text.get(cut..))
             && let Some(c) = code_at(code)
         {
@@ -345,7 +351,8 @@ mod tests {
             Some(10_000)
         );
         // Letters that are no currency are not dropped to leave a number.
-        for bad in ["abc12", "12 pending", "₿0.5"] {
+        // Nor is a cell that names two currencies read as one of them.
+        for bad in ["abc12", "12 pending", "₿0.5", "12€USD"] {
             assert!(parse_amount(bad, DecimalMark::Point, inr).is_err(), "{bad:?}");
         }
     }
