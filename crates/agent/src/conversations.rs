@@ -56,13 +56,13 @@ pub async fn list_conversations(
 pub async fn conversation(
     owner: OwnerId,
     pool: &PgPool,
-    id: Uuid,
+    id: ConversationId,
 ) -> Result<Option<Conversation>, AgentError> {
     let mut tx = begin_for_owner(owner, pool).await?;
     let summary =
         sqlx::query_as::<_, ConversationSummary>(sqlx::AssertSqlSafe(format!("{SUMMARY} AND c.id = $2")))
             .bind(owner.as_uuid())
-            .bind(id)
+            .bind(id.as_uuid())
             .fetch_optional(&mut *tx)
             .await?;
     let Some(summary) = summary else {
@@ -72,7 +72,7 @@ pub async fn conversation(
         "SELECT message FROM conversation_messages WHERE owner_id = $1 AND conversation_id = $2 ORDER BY seq",
     )
     .bind(owner.as_uuid())
-    .bind(id)
+    .bind(id.as_uuid())
     .fetch_all(&mut *tx)
     .await?;
     tx.commit().await?;

@@ -8,6 +8,8 @@ use uuid::Uuid;
 
 use kakeibo_ledger::{OwnerId, begin_for_owner};
 
+use kakeibo_core::RunId;
+
 use crate::AgentError;
 
 /// One row of the runs list.
@@ -73,7 +75,8 @@ pub async fn list_runs(owner: OwnerId, pool: &PgPool, limit: i64) -> Result<Vec<
 }
 
 /// One run of the owner with its events; `None` when the owner has no such run.
-pub async fn run_detail(owner: OwnerId, pool: &PgPool, run: Uuid) -> Result<Option<RunDetail>, AgentError> {
+pub async fn run_detail(owner: OwnerId, pool: &PgPool, run: RunId) -> Result<Option<RunDetail>, AgentError> {
+    let run = run.as_uuid();
     let mut tx = begin_for_owner(owner, pool).await?;
     let summary = sqlx::query_as::<_, RunSummary>(sqlx::AssertSqlSafe(format!(
         "SELECT {RUN_COLUMNS} FROM trace_runs WHERE owner_id = $1 AND id = $2"

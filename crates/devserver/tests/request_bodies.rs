@@ -45,6 +45,10 @@ const KEYS: &[&str] = &[
     "x",
 ];
 
+/// The operator's actions with a field they do not take, and one that is no action (starting an
+/// evaluation is left out: it would run one).
+const ACTIONS: &[&str] = &["pause_live_chat", "block_owner", "delete_everything"];
+
 fn text() -> impl Strategy<Value = String> {
     prop_oneof![
         "[ -~]{0,16}",
@@ -79,6 +83,11 @@ fn json() -> impl Strategy<Value = Value> {
     })
 }
 
+/// Mostly a boolean, sometimes anything.
+fn flag() -> impl Strategy<Value = Value> {
+    prop_oneof![3 => any::<bool>().prop_map(Value::Bool), 1 => json()]
+}
+
 /// A body of one route's own shape, its values arbitrary text or JSON.
 fn shaped() -> impl Strategy<Value = Value> {
     prop_oneof![
@@ -93,6 +102,12 @@ fn shaped() -> impl Strategy<Value = Value> {
         }),
         (text(), text()).prop_map(|(e, p)| serde_json::json!({"email": e, "password": p})),
         (json(), json()).prop_map(|(a, c)| serde_json::json!({"account": a, "currency": c})),
+        flag().prop_map(|flag| serde_json::json!({"action": "pause_live_chat", "paused": flag})),
+        (prop_oneof![text().prop_map(Value::String), json()], flag()).prop_map(|(owner, flag)| {
+            serde_json::json!({"action": "block_owner", "ownerId": owner, "blocked": flag})
+        }),
+        (select(ACTIONS), json())
+            .prop_map(|(action, extra)| serde_json::json!({"action": action, "x": extra})),
     ]
 }
 
@@ -191,9 +206,55 @@ async fn no_body_makes_a_route_fail(_: PgPoolOptions, connect: PgConnectOptions)
     }
     assert_eq!(answered, cases() * (routes.len() * 2 - 2));
     println!("(route, status): answers — {statuses:?}");
-    // Some bodies are the route's own: a chat message gets through to the model.
+    // Some bodies are the route's own: a chat message gets through to the model, and the
+    // visitor's session holds to the end.
     assert!(
         statuses.contains_key(&("/api/chat".to_owned(), 200)),
         "{statuses:?}"
+    );
+    assert_eq!(app.runs(Some(&cookie)).await.status, StatusCode::OK);
+
+    // The operator's door reads its body only for an operator: the same bodies, as one.
+    kakeibo_auth::visitors::make_operator(&state.owner_pool, "ops@kakeibo.example", "a long enough password")
+        .await
+        .unwrap();
+    let operator = app
+        .post(
+            "/api/session/sign-in",
+            serde_json::json!({"email": "ops@kakeibo.example", "password": "a long enough password"}),
+            None,
+        )
+        .await
+        .session_cookie()
+        .unwrap();
+    let mut actions = std::collections::BTreeMap::<u16, usize>::new();
+    for body in bodies(cases()) {
+        let request = Request::post("/api/admin/action")
+            .header("origin", SITE)
+            .header("cookie", operator.as_str())
+            .header("content-type", "application/json")
+            .body(Body::from(body.clone()))
+            .unwrap();
+        let answer = app.raw(request).await;
+        let shown = String::from_utf8_lossy(&body);
+        assert_ne!(
+            answer.status,
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the admin action answered 500 to {shown}: {}",
+            answer.body
+        );
+        if answer.status.is_client_error() {
+            assert!(
+                answer.json()["error"].as_str().is_some_and(|e| !e.is_empty()),
+                "{shown}: {}",
+                answer.body
+            );
+        }
+        *actions.entry(answer.status.as_u16()).or_default() += 1;
+    }
+    println!("admin action, status: answers — {actions:?}");
+    assert!(
+        !actions.contains_key(&404),
+        "the operator was let in: {actions:?}"
     );
 }

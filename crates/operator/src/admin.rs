@@ -341,10 +341,10 @@ async fn budget_panel(
 pub async fn run_detail(
     _: &AdminSession,
     pool: &OwnerRolePool,
-    run: Uuid,
+    run: kakeibo_core::RunId,
 ) -> Result<Option<kakeibo_agent::runs::RunDetail>, OperatorError> {
     let owner: Option<Uuid> = sqlx::query_scalar("SELECT owner_id FROM trace_runs WHERE id = $1")
-        .bind(run)
+        .bind(run.as_uuid())
         .fetch_optional(pool.get())
         .await?;
     match owner {

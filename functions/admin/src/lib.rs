@@ -127,7 +127,7 @@ async fn run_detail(
 ) -> Result<Response, ApiError> {
     let state = admin.state;
     let session = operator(&state, request.headers()).await?;
-    let run = Uuid::parse_str(&run).map_err(|_| ApiError::NotFound)?;
+    let run: kakeibo_core::RunId = run.parse().map_err(|_| ApiError::NotFound)?;
     let detail = admin::run_detail(&session, &state.owner_pool, run)
         .await?
         .ok_or(ApiError::NotFound)?;

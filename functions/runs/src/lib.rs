@@ -27,7 +27,6 @@ use kakeibo_api::{ApiError, State, visitor};
 use kakeibo_ledger::seed::ensure_demo_ledger;
 use kakeibo_tools::dashboard;
 use serde::{Deserialize, Serialize};
-use uuid::Uuid;
 
 /// The function's routes, unfinished (the local server merges every function's routes).
 pub fn routes(state: Arc<State>) -> Router {
@@ -59,8 +58,9 @@ fn answer(resolved: &visitor::Resolved, value: impl Serialize) -> Response {
 }
 
 /// A path id; anything that is not a UUID cannot name a row, so it is `404` too.
-fn id(text: &str) -> Result<Uuid, ApiError> {
-    Uuid::parse_str(text).map_err(|_| ApiError::NotFound)
+/// An id from the path; one that does not parse names nothing there is.
+fn id<T: std::str::FromStr>(text: &str) -> Result<T, ApiError> {
+    text.parse().map_err(|_| ApiError::NotFound)
 }
 
 #[derive(Debug, Deserialize)]
