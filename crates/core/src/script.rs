@@ -249,14 +249,33 @@ fn not_run(content: &str) -> Option<&'static str> {
 
 /// `text` with every `{{result.N/pointer}}` replaced (see the module's documentation).
 fn quote_results(text: &str, results: &[&str]) -> String {
+    replace_spans(text, "{{result.", "}}", |inner| {
+        Some(quote(&format!("result.{inner}"), results))
+    })
+}
+
+/// `text` with each span from `open` to the next `close` replaced by what `with` makes of what
+/// lies between (`None` keeps the span as written); an unclosed span and the rest stay as they are.
+fn replace_spans(
+    text: &str,
+    open: &str,
+    close: &str,
+    mut with: impl FnMut(&str) -> Option<String>,
+) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some((before, after)) = rest.split_once("{{result.") {
-        let Some((inner, tail)) = after.split_once("}}") else {
+    while let Some((before, after)) = rest.split_once(open) {
+        let Some((inner, tail)) = after.split_once(close) else {
             break;
         };
         out.push_str(before);
-        out.push_str(&quote(&format!("result.{inner}"), results));
+        if let Some(replaced) = with(inner) {
+            out.push_str(&replaced);
+        } else {
+            out.push_str(open);
+            out.push_str(inner);
+            out.push_str(close);
+        }
         rest = tail;
     }
     out.push_str(rest);
@@ -307,25 +326,17 @@ fn substitute(value: Value, pattern: &Regex, caps: &regex::Captures<'_>) -> Valu
     }
 }
 
+/// `text` with each `${name}` replaced by that capture (empty when it took no part), a name the
+/// pattern does not have left as written.
 fn fill(text: &str, pattern: &Regex, caps: &regex::Captures<'_>) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some((before, after)) = rest.split_once("${") {
-        let Some((name, tail)) = after.split_once('}') else {
-            break;
-        };
-        out.push_str(before);
-        if let Some(found) = caps.name(name) {
-            out.push_str(found.as_str());
-        } else if !pattern.capture_names().flatten().any(|n| n == name) {
-            out.push_str("${");
-            out.push_str(name);
-            out.push('}');
-        }
-        rest = tail;
-    }
-    out.push_str(rest);
-    out
+    replace_spans(text, "${", "}", |name| match caps.name(name) {
+        Some(found) => Some(found.as_str().to_owned()),
+        None => pattern
+            .capture_names()
+            .flatten()
+            .any(|n| n == name)
+            .then(String::new),
+    })
 }
 
 fn plain(text: &str) -> ModelResponse {
