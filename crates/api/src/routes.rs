@@ -19,6 +19,16 @@ pub fn finish(router: Router, config: &Config) -> Router {
     )
 }
 
+/// A function's `routes` on `state`, finished as [`finish`] does: what each function's `router`
+/// is.
+pub fn function(
+    state: std::sync::Arc<crate::State>,
+    routes: fn(std::sync::Arc<crate::State>) -> Router,
+) -> Router {
+    let config = state.config.clone();
+    finish(routes(state), &config)
+}
+
 /// A JSON `405` for a known route with the wrong method, the origin check on writes, and the
 /// origin-verify check (for a router that brings its own fallback, like the local server's).
 pub fn guard(router: Router, config: &Config) -> Router {

@@ -43,8 +43,7 @@ pub fn routes(state: Arc<State>) -> Router {
 
 /// Every route of the function, finished: JSON `404`/`405`, the origin check on writes.
 pub fn router(state: Arc<State>) -> Router {
-    let config = state.config.clone();
-    kakeibo_api::routes::finish(routes(state), &config)
+    kakeibo_api::routes::function(state, routes)
 }
 
 /// One Lambda request (what `main` runs and tests call).
