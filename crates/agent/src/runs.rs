@@ -6,9 +6,8 @@ use serde_json::Value;
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use kakeibo_ledger::{OwnerId, begin_for_owner};
-
 use kakeibo_core::RunId;
+use kakeibo_ledger::{OwnerId, begin_for_owner};
 
 use crate::AgentError;
 

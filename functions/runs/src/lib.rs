@@ -56,8 +56,8 @@ fn answer(resolved: &visitor::Resolved, value: impl Serialize) -> Response {
     resolved.respond(Ok(Json(value).into_response()))
 }
 
-/// A path id; anything that is not a UUID cannot name a row, so it is `404` too.
-/// An id from the path; one that does not parse names nothing there is.
+/// A path id (a run's or a conversation's); anything that does not parse cannot name a row, so
+/// it is `404` too.
 fn id<T: std::str::FromStr>(text: &str) -> Result<T, ApiError> {
     text.parse().map_err(|_| ApiError::NotFound)
 }
