@@ -283,18 +283,7 @@ async fn the_operator_starts_an_evaluation_and_everyone_reads_its_report(
         .await;
     assert_eq!(refused.status, StatusCode::NOT_FOUND, "{}", refused.body);
 
-    kakeibo_auth::visitors::make_operator(&state.owner_pool, "ops@kakeibo.example", "a long enough password")
-        .await
-        .unwrap();
-    let operator = app
-        .post(
-            "/api/session/sign-in",
-            json!({"email": "ops@kakeibo.example", "password": "a long enough password"}),
-            Some(&stranger),
-        )
-        .await
-        .session_cookie()
-        .unwrap();
+    let operator = app.operator(&state, Some(&stranger)).await;
     let started = app
         .post("/api/admin/action", start.clone(), Some(&operator))
         .await;

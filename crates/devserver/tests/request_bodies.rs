@@ -146,6 +146,33 @@ fn cases() -> usize {
         .unwrap_or(24)
 }
 
+/// `body` posted to `route` (with the session `cookie` when given), held to the rules: no `500`,
+/// and a refusal is JSON `{error}` with a sentence. The answer's status.
+async fn answered(app: &TestApp, route: &str, body: &[u8], cookie: Option<&str>) -> u16 {
+    let mut request = Request::post(route)
+        .header("origin", SITE)
+        .header("content-type", "application/json");
+    if let Some(cookie) = cookie {
+        request = request.header("cookie", cookie);
+    }
+    let answer = app.raw(request.body(Body::from(body.to_vec())).unwrap()).await;
+    let shown = String::from_utf8_lossy(body);
+    assert_ne!(
+        answer.status,
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "{route} answered 500 to {shown}: {}",
+        answer.body
+    );
+    if answer.status.is_client_error() {
+        assert!(
+            answer.json()["error"].as_str().is_some_and(|e| !e.is_empty()),
+            "{route}, {shown}: a refusal without a sentence: {}",
+            answer.body
+        );
+    }
+    answer.status.as_u16()
+}
+
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn no_body_makes_a_route_fail(_: PgPoolOptions, connect: PgConnectOptions) {
     let generous = [
@@ -169,9 +196,9 @@ async fn no_body_makes_a_route_fail(_: PgPoolOptions, connect: PgConnectOptions)
         "/api/admin/action".to_owned(),
         format!("/api/uploads/{upload_id}/preview"),
     ];
-    let mut answered = 0;
+    let bodies = bodies(cases());
     let mut statuses = std::collections::BTreeMap::<(String, u16), usize>::new();
-    for body in bodies(cases()) {
+    for body in &bodies {
         for route in &routes {
             // Signing up or in as the visitor would end the session the other routes go on with.
             let signs = route.starts_with("/api/session/sign-");
@@ -181,36 +208,11 @@ async fn no_body_makes_a_route_fail(_: PgPoolOptions, connect: PgConnectOptions)
                 vec![None, Some(cookie.as_str())]
             };
             for session in sessions {
-                let mut request = Request::post(route.as_str())
-                    .header("origin", SITE)
-                    .header("content-type", "application/json");
-                if let Some(cookie) = session {
-                    request = request.header("cookie", cookie);
-                }
-                let answer = app.raw(request.body(Body::from(body.clone())).unwrap()).await;
-                let shown = String::from_utf8_lossy(&body);
-                assert_ne!(
-                    answer.status,
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "{route} answered 500 to {shown}: {}",
-                    answer.body
-                );
-                if answer.status.is_client_error() {
-                    let said = answer.json();
-                    assert!(
-                        said["error"].as_str().is_some_and(|e| !e.is_empty()),
-                        "{route}, {shown}: a refusal without a sentence: {}",
-                        answer.body
-                    );
-                }
-                *statuses
-                    .entry((route.clone(), answer.status.as_u16()))
-                    .or_default() += 1;
-                answered += 1;
+                let status = answered(&app, route, body, session).await;
+                *statuses.entry((route.clone(), status)).or_default() += 1;
             }
         }
     }
-    assert_eq!(answered, bodies(cases()).len() * (routes.len() * 2 - 2));
     println!("(route, status): answers — {statuses:?}");
     // Some bodies are the route's own: a chat message gets through to the model, and the
     // visitor's session holds to the end.
@@ -221,42 +223,11 @@ async fn no_body_makes_a_route_fail(_: PgPoolOptions, connect: PgConnectOptions)
     assert_eq!(app.runs(Some(&cookie)).await.status, StatusCode::OK);
 
     // The operator's door reads its body only for an operator: the same bodies, as one.
-    kakeibo_auth::visitors::make_operator(&state.owner_pool, "ops@kakeibo.example", "a long enough password")
-        .await
-        .unwrap();
-    let operator = app
-        .post(
-            "/api/session/sign-in",
-            serde_json::json!({"email": "ops@kakeibo.example", "password": "a long enough password"}),
-            None,
-        )
-        .await
-        .session_cookie()
-        .unwrap();
+    let operator = app.operator(&state, None).await;
     let mut actions = std::collections::BTreeMap::<u16, usize>::new();
-    for body in bodies(cases()) {
-        let request = Request::post("/api/admin/action")
-            .header("origin", SITE)
-            .header("cookie", operator.as_str())
-            .header("content-type", "application/json")
-            .body(Body::from(body.clone()))
-            .unwrap();
-        let answer = app.raw(request).await;
-        let shown = String::from_utf8_lossy(&body);
-        assert_ne!(
-            answer.status,
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "the admin action answered 500 to {shown}: {}",
-            answer.body
-        );
-        if answer.status.is_client_error() {
-            assert!(
-                answer.json()["error"].as_str().is_some_and(|e| !e.is_empty()),
-                "{shown}: {}",
-                answer.body
-            );
-        }
-        *actions.entry(answer.status.as_u16()).or_default() += 1;
+    for body in &bodies {
+        let status = answered(&app, "/api/admin/action", body, Some(&operator)).await;
+        *actions.entry(status).or_default() += 1;
     }
     println!("admin action, status: answers — {actions:?}");
     assert!(

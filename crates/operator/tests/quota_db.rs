@@ -3,7 +3,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../../ledger/tests/common/mod.rs"]
+mod common;
+
 use chrono::{Duration, Utc};
+use common::new_user;
 use kakeibo_ledger::{OwnerId, OwnerRolePool};
 use kakeibo_operator::quota::{QuotaKind, QuotaLimits, Refusal, consume, messages_today, refund};
 use sqlx::PgPool;
@@ -23,15 +27,6 @@ async fn count(pool: &PgPool, sql: &'static str, owner: OwnerId) -> i64 {
         .fetch_one(pool)
         .await
         .unwrap()
-}
-
-/// A new user row (as the owner role), returned as its owner id.
-async fn new_user(pool: &sqlx::PgPool) -> OwnerId {
-    let id: uuid::Uuid = sqlx::query_scalar("INSERT INTO users (is_anonymous) VALUES (true) RETURNING id")
-        .fetch_one(pool)
-        .await
-        .expect("user row");
-    OwnerId::new(id)
 }
 
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]

@@ -210,6 +210,26 @@ impl TestApp {
         self.raw(request).await
     }
 
+    /// An operator account `ops@kakeibo.example` made out of band (as `kakeibo operator add`
+    /// does), signed in to from the visit `cookie` (or a new one): the operator's session cookie.
+    pub async fn operator(&self, state: &State, cookie: Option<&str>) -> String {
+        kakeibo_auth::visitors::make_operator(
+            &state.owner_pool,
+            "ops@kakeibo.example",
+            "a long enough password",
+        )
+        .await
+        .unwrap();
+        self.post(
+            "/api/session/sign-in",
+            serde_json::json!({"email": "ops@kakeibo.example", "password": "a long enough password"}),
+            cookie,
+        )
+        .await
+        .session_cookie()
+        .expect("the operator is signed in")
+    }
+
     /// `POST /api/uploads/{id}/preview` with no body at all.
     pub async fn preview(&self, cookie: &str, id: &str) -> Answer {
         self.post_empty(&format!("/api/uploads/{id}/preview"), Some(cookie))
