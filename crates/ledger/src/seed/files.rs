@@ -120,7 +120,7 @@ pub fn labels_json(data: &SeedData) -> Result<String, LedgerError> {
     let mut by_category: Vec<(String, usize)> = Vec::new();
     for row in &data.rows {
         match by_category.iter_mut().find(|(name, _)| name == row.category) {
-            Some((_, count)) => *count += 1,
+            Some((_, count)) => *count = count.saturating_add(1),
             None => by_category.push((row.category.to_owned(), 1)),
         }
     }

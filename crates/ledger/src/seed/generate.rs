@@ -366,7 +366,7 @@ pub fn generate() -> Result<SeedData, LedgerError> {
         drafts
             .iter()
             .position(|d| d.date == date && d.description == description)
-            .map(|i| i + 1)
+            .map(|i| i.saturating_add(1))
             .ok_or_else(|| LedgerError::Seed(format!("planted row {description:?} went missing")))
     };
     let hostile = HOSTILE
@@ -394,13 +394,14 @@ pub fn generate() -> Result<SeedData, LedgerError> {
     let rows = drafts
         .into_iter()
         .enumerate()
-        .map(|(i, d)| SeedRow {
-            line: i + 1,
+        .map(|(i, d)| (i.saturating_add(1), d))
+        .map(|(line, d)| SeedRow {
+            line,
             date: d.date,
             description: d.description,
             amount_minor: d.amount_minor,
             category: d.category,
-            uncategorized_on_import: uncategorized.contains(&(i + 1)),
+            uncategorized_on_import: uncategorized.contains(&line),
         })
         .collect();
 
@@ -439,11 +440,11 @@ fn draft_month(rng: &mut Mulberry32, month: &str, out: &mut Vec<Draft>) -> Resul
     out.push(Draft {
         date: first,
         description: SALARY.to_owned(),
-        amount_minor: SALARY_MINOR + bonus,
+        amount_minor: SALARY_MINOR.saturating_add(bonus),
         category: "Salary",
     });
 
-    let interest = 42_300 + draw(rng, 4_000);
+    let interest = draw(rng, 4_000).saturating_add(42_300);
     out.push(Draft {
         date: day(28)?,
         description: INTEREST.to_owned(),
@@ -453,14 +454,18 @@ fn draft_month(rng: &mut Mulberry32, month: &str, out: &mut Vec<Draft>) -> Resul
 
     for item in &RECURRING {
         let description = if item.with_reference {
-            format!("{} {}", item.description, 1_000_000 + draw(rng, 8_999_999))
+            format!(
+                "{} {}",
+                item.description,
+                draw(rng, 8_999_999).saturating_add(1_000_000)
+            )
         } else {
             item.description.to_owned()
         };
         out.push(Draft {
             date: day(item.day)?,
             description,
-            amount_minor: -item.amount_minor,
+            amount_minor: item.amount_minor.saturating_neg(),
             category: item.category,
         });
     }
@@ -468,7 +473,8 @@ fn draft_month(rng: &mut Mulberry32, month: &str, out: &mut Vec<Draft>) -> Resul
     let days_in_month = days_in_month(first);
     for group in &NOISE {
         for _ in 0..group.per_month {
-            let date = day(1 + u32::try_from(draw(rng, i64::from(days_in_month))).unwrap_or(0))?;
+            let date =
+                day(u32::try_from(draw(rng, i64::from(days_in_month))).map_or(1, |d| d.saturating_add(1)))?;
             let pick = usize::try_from(draw(
                 rng,
                 i64::try_from(group.merchants.len()).unwrap_or(i64::MAX),
@@ -477,13 +483,15 @@ fn draft_month(rng: &mut Mulberry32, month: &str, out: &mut Vec<Draft>) -> Resul
             let merchant = group.merchants.get(pick).ok_or_else(|| {
                 LedgerError::Seed(format!("no merchant {pick} among {}", group.merchants.len()))
             })?;
-            let raw = group.min_minor + draw(rng, group.max_minor - group.min_minor);
+            let raw = group
+                .min_minor
+                .saturating_add(draw(rng, group.max_minor.saturating_sub(group.min_minor)));
             let amount = round_half_up_to_hundred(raw);
-            let reference = 100_000 + draw(rng, 899_999);
+            let reference = draw(rng, 899_999).saturating_add(100_000);
             out.push(Draft {
                 date,
                 description: format!("{merchant} {reference}"),
-                amount_minor: -amount,
+                amount_minor: amount.saturating_neg(),
                 category: group.category,
             });
         }
@@ -498,16 +506,18 @@ fn draw(rng: &mut Mulberry32, n: i64) -> i64 {
 
 /// JavaScript's `Math.round(x / 100) * 100` for non-negative x.
 fn round_half_up_to_hundred(x: i64) -> i64 {
-    (x + 50).div_euclid(100) * 100
+    x.saturating_add(50).div_euclid(100).saturating_mul(100)
 }
 
 fn days_in_month(first: NaiveDate) -> u32 {
     let next = if first.month() == 12 {
-        NaiveDate::from_ymd_opt(first.year() + 1, 1, 1)
+        NaiveDate::from_ymd_opt(first.year().saturating_add(1), 1, 1)
     } else {
-        NaiveDate::from_ymd_opt(first.year(), first.month() + 1, 1)
+        NaiveDate::from_ymd_opt(first.year(), first.month().saturating_add(1), 1)
     };
-    next.map_or(31, |n| u32::try_from((n - first).num_days()).unwrap_or(31))
+    next.map_or(31, |n| {
+        u32::try_from(n.signed_duration_since(first).num_days()).unwrap_or(31)
+    })
 }
 
 /// Lines 1..=n drawn by mulberry32(43) until enough distinct ones are found, never a hostile row
@@ -517,7 +527,7 @@ fn choose_uncategorized(n: usize, hostile: &[Hostile]) -> Vec<usize> {
     let mut chosen = Vec::with_capacity(UNCATEGORIZED_COUNT);
     let n = i64::try_from(n).unwrap_or(i64::MAX);
     while chosen.len() < UNCATEGORIZED_COUNT {
-        let line = usize::try_from(1 + rng.next_below(n)).unwrap_or(1);
+        let line = usize::try_from(rng.next_below(n).saturating_add(1)).unwrap_or(1);
         if hostile.iter().any(|h| h.line == line) || chosen.contains(&line) {
             continue;
         }

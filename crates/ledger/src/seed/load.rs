@@ -97,7 +97,7 @@ pub async fn load(
             .unwrap_or(uncategorized);
         let occurrence = seen
             .entry((row.date, row.amount_minor, row.description.to_uppercase()))
-            .and_modify(|n| *n += 1)
+            .and_modify(|n| *n = n.saturating_add(1))
             .or_insert(0);
         let negated = row.amount_minor.checked_neg().ok_or(LedgerError::Unbalanced {
             sum_minor: i128::from(row.amount_minor),
@@ -138,10 +138,10 @@ pub async fn load(
     {
         match outcome {
             InsertOutcome::Inserted(_) => {
-                report.inserted += 1;
-                report.uncategorized += usize::from(uncategorised);
+                report.inserted = report.inserted.saturating_add(1);
+                report.uncategorized = report.uncategorized.saturating_add(usize::from(uncategorised));
             }
-            InsertOutcome::Duplicate => report.duplicates += 1,
+            InsertOutcome::Duplicate => report.duplicates = report.duplicates.saturating_add(1),
         }
     }
 

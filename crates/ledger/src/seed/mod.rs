@@ -2,7 +2,10 @@
 //!
 //! `kakeibo seed --out DIR` writes `transactions.csv`, `labels.json` and `rates.json`;
 //! `kakeibo seed --db` loads the rows into the development owner's ledger through the one insert
-//! path, each with a deterministic transaction id.
+//! path, each with a deterministic transaction id. Its arithmetic (amounts, days, line
+//! numbers) is checked or saturating, like the importer's.
+
+#![cfg_attr(not(test), deny(clippy::arithmetic_side_effects))]
 
 mod demo;
 mod files;
