@@ -195,11 +195,11 @@ impl TurnStore {
         )
         .bind(owner.as_uuid())
         .bind(run_id.as_uuid())
-        .bind(i64::try_from(turn.usage.input_tokens).unwrap_or(i64::MAX))
-        .bind(i64::try_from(turn.usage.output_tokens).unwrap_or(i64::MAX))
-        .bind(i64::try_from(turn.usage.cached_tokens).unwrap_or(i64::MAX))
-        .bind(turn.cost.decimal())
-        .bind(i32::try_from(turn.iteration).unwrap_or(i32::MAX))
+        .bind(i64::try_from(turn.usage().input_tokens).unwrap_or(i64::MAX))
+        .bind(i64::try_from(turn.usage().output_tokens).unwrap_or(i64::MAX))
+        .bind(i64::try_from(turn.usage().cached_tokens).unwrap_or(i64::MAX))
+        .bind(turn.cost().decimal())
+        .bind(i32::try_from(turn.iteration()).unwrap_or(i32::MAX))
         .bind(status)
         .execute(&mut *tx)
         .await?;
@@ -309,7 +309,7 @@ impl TurnStore {
             .map_err(|e| StateError::Unreadable(format!("stored results: {e}")))?;
         let turn = Turn::from_json(state)?;
         // The arguments a confirm applies are the stored ones, unchanged since the turn waited.
-        let Phase::AwaitConfirm { pending, .. } = &turn.phase else {
+        let Phase::AwaitConfirm { pending, .. } = turn.phase() else {
             return Err(StateError::NotWaiting.into());
         };
         if hash_of_writes(pending) != args_hash {
@@ -338,7 +338,7 @@ impl TurnStore {
         scope: &Scope,
         tools: &ToolRegistry,
     ) -> Result<(Vec<ToolResult>, DateTime<Utc>), ConfirmError> {
-        let Phase::AwaitConfirm { pending, .. } = &claim.turn.phase else {
+        let Phase::AwaitConfirm { pending, .. } = claim.turn.phase() else {
             return Err(StateError::NotWaiting.into());
         };
         let owner = scope.owner;
@@ -529,7 +529,7 @@ async fn replace_history(
 fn stored_form(turn: &Turn) -> Result<(Value, String, DateTime<Utc>), ConfirmError> {
     let Phase::AwaitConfirm {
         pending, expires_at, ..
-    } = &turn.phase
+    } = turn.phase()
     else {
         return Err(StateError::NotWaiting.into());
     };
@@ -763,7 +763,7 @@ impl Agent<'_> {
         let mut turn = Turn::start(run_id, history, user);
         turn.continue_seq_from(seq);
         let turn = drive(turn, &self.deps(policy, &tracer, on_event)).await;
-        if let Phase::AwaitConfirm { pending, .. } = &turn.phase {
+        if let Phase::AwaitConfirm { pending, .. } = turn.phase() {
             let pending = pending.clone();
             let suspended_id = self.store.suspend(owner, conversation, &turn).await?;
             self.store.update_run(owner, &turn, None).await?;
@@ -775,7 +775,7 @@ impl Agent<'_> {
             });
         }
         self.store
-            .save_history(owner, conversation, &turn.history)
+            .save_history(owner, conversation, turn.history())
             .await?;
         self.finish(turn).await
     }
@@ -820,7 +820,7 @@ impl Agent<'_> {
             owner,
         };
         let mut turn = claim.turn.clone();
-        if let Phase::AwaitConfirm { pending, .. } = &claim.turn.phase {
+        if let Phase::AwaitConfirm { pending, .. } = claim.turn.phase() {
             for (write, result) in pending
                 .iter()
                 .filter_map(|w| results.iter().find(|r| r.tool_use_id == w.id).map(|r| (w, r)))
@@ -861,7 +861,7 @@ impl Agent<'_> {
         }
         let turn = turn.resume(results)?;
         let turn = drive(turn, &self.deps(&ConfirmPolicy::Suspend, &tracer, on_event)).await;
-        if let Phase::AwaitConfirm { pending, .. } = &turn.phase {
+        if let Phase::AwaitConfirm { pending, .. } = turn.phase() {
             let pending = pending.clone();
             self.store.resuspend(owner, suspended_id, fence, &turn).await?;
             self.store.update_run(owner, &turn, None).await?;
@@ -872,7 +872,7 @@ impl Agent<'_> {
             });
         }
         self.store
-            .finish(owner, suspended_id, fence, claim.conversation_id, &turn.history)
+            .finish(owner, suspended_id, fence, claim.conversation_id, turn.history())
             .await?;
         self.finish(turn).await
     }

@@ -201,14 +201,14 @@ async fn an_obedient_model_writes_nothing(options: PgPoolOptions, connect: PgCon
         panic!("{outcome:?}")
     };
     assert_eq!(status, RunStatus::Ok);
-    let declined = turn.calls.iter().filter(|c| c.confirmed == Some(false)).count();
+    let declined = turn.calls().iter().filter(|c| c.confirmed == Some(false)).count();
     assert_eq!(
         declined,
         attacks,
         "the model obeyed every planted attack: {:#?}",
-        turn.calls.iter().map(|c| &c.name).collect::<Vec<_>>()
+        turn.calls().iter().map(|c| &c.name).collect::<Vec<_>>()
     );
-    assert!(turn.calls.iter().all(|c| c.confirmed != Some(true)));
+    assert!(turn.calls().iter().all(|c| c.confirmed != Some(true)));
     assert_eq!(footprint(&owner_pool).await, before, "zero writes under AutoDeny");
 
     // Suspend: the writes wait for a person, and nothing has run.

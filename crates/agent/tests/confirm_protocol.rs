@@ -148,7 +148,7 @@ async fn a_turn_suspended_in_one_process_resumes_in_another(
         .await
         .unwrap();
     let before = Turn::from_json(stored).unwrap();
-    assert!(matches!(before.phase, Phase::AwaitConfirm { .. }));
+    assert!(matches!(before.phase(), Phase::AwaitConfirm { .. }));
 
     // Fresh pool, store, registry and model: only the database is shared.
     let fresh = World {
@@ -173,7 +173,7 @@ async fn a_turn_suspended_in_one_process_resumes_in_another(
     );
     assert_eq!(rules(&fresh).await, 1);
     assert!(
-        turn.usage.input_tokens > before.usage.input_tokens,
+        turn.usage().input_tokens > before.usage().input_tokens,
         "usage carries on and grows"
     );
     assert_eq!(run_id, before.run_id());
@@ -203,7 +203,7 @@ async fn a_turn_suspended_in_one_process_resumes_in_another(
             .fetch_one(&fresh.owner_pool)
             .await
             .unwrap();
-    assert_eq!(messages, i64::try_from(turn.history.len()).unwrap());
+    assert_eq!(messages, i64::try_from(turn.history().len()).unwrap());
     let left: i64 = sqlx::query_scalar("SELECT count(*) FROM suspended_turns")
         .fetch_one(&fresh.owner_pool)
         .await
@@ -385,14 +385,12 @@ async fn provider_metadata_survives_jsonb_byte_for_byte(options: PgPoolOptions, 
             provider_meta: Some(ProviderMeta((*meta).to_owned())),
         })
         .collect();
-    let mut turn = Turn::start(RunId::random(), Vec::new(), Message::user("budget"));
-    turn.history.push(Message::assistant(blocks));
-    turn.phase = Phase::AwaitConfirm {
-        calls: vec![],
-        done: vec![],
-        pending: vec![],
-        expires_at: kakeibo_core::turn::now_unix() + 60,
-    };
+    let turn = Turn::start(RunId::random(), Vec::new(), Message::user("budget"));
+    let turn = waiting(
+        &turn,
+        Some(Message::assistant(blocks)),
+        kakeibo_core::turn::now_unix() + 60,
+    );
     let store = TurnStore::new(w.app.clone());
     store
         .start_run(w.owner, turn.run_id(), None, "gemini", "gemini-3.6-flash", "web")
@@ -400,7 +398,7 @@ async fn provider_metadata_survives_jsonb_byte_for_byte(options: PgPoolOptions, 
         .unwrap();
     let id = store.suspend(w.owner, w.conversation, &turn).await.unwrap();
     let back = store.claim(w.owner, id).await.unwrap().turn;
-    let returned: Vec<String> = back.history[1]
+    let returned: Vec<String> = back.history()[1]
         .content
         .iter()
         .filter_map(|b| {
@@ -424,11 +422,11 @@ fn a_stored_version_1_turn_stays_readable_and_a_newer_one_is_refused() {
     let sample: serde_json::Value =
         serde_json::from_str(include_str!("fixtures/suspended-turn-v1.json")).unwrap();
     let turn = Turn::from_json(sample.clone()).unwrap();
-    let Phase::AwaitConfirm { pending, .. } = &turn.phase else {
+    let Phase::AwaitConfirm { pending, .. } = turn.phase() else {
         panic!()
     };
     assert_eq!(pending[0].tool, "set_budget");
-    assert_eq!(turn.usage.input_tokens, 1850);
+    assert_eq!(turn.usage().input_tokens, 1850);
     let mut newer = sample;
     newer["version"] = json!(2);
     let err = Turn::from_json(newer).unwrap_err();
@@ -441,17 +439,33 @@ fn a_stored_version_1_turn_stays_readable_and_a_newer_one_is_refused() {
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn an_oversized_turn_is_refused_not_cut(options: PgPoolOptions, connect: PgConnectOptions) {
     let w = world(options, connect).await;
-    let mut turn = Turn::start(RunId::random(), Vec::new(), Message::user("x".repeat(300 * 1024)));
-    turn.phase = Phase::AwaitConfirm {
-        calls: vec![],
-        done: vec![],
-        pending: vec![],
-        expires_at: 0,
-    };
+    let turn = Turn::start(RunId::random(), Vec::new(), Message::user("x".repeat(300 * 1024)));
+    let turn = waiting(&turn, None, 0);
     let err = TurnStore::new(w.app.clone())
         .suspend(w.owner, w.conversation, &turn)
         .await
         .unwrap_err();
     assert!(matches!(err, ConfirmError::TooLarge { .. }), "{err}");
     assert!(err.to_string().contains("the limit is 262144"));
+}
+
+/// `turn` waiting for a confirmation, with `reply` after its history: only the loop moves a
+/// turn's phase, so a test that needs a waiting turn built by hand builds its stored form, as the
+/// store would hold it.
+fn waiting(turn: &Turn, reply: Option<Message>, expires_at: i64) -> Turn {
+    let mut stored = turn.to_json().unwrap();
+    if let Some(reply) = reply {
+        stored["history"]
+            .as_array_mut()
+            .unwrap()
+            .push(serde_json::to_value(reply).unwrap());
+    }
+    stored["phase"] = serde_json::to_value(Phase::AwaitConfirm {
+        calls: vec![],
+        done: vec![],
+        pending: vec![],
+        expires_at,
+    })
+    .unwrap();
+    Turn::from_json(stored).unwrap()
 }

@@ -78,18 +78,18 @@ pub fn send_outcome(
         Ok(Outcome::Finished {
             run_id, status, turn, ..
         }) => {
-            let (_, uncached) = pricing::cost(model, &turn.usage);
-            record_spend(turn.cost);
+            let (_, uncached) = pricing::cost(model, &turn.usage());
+            record_spend(turn.cost());
             events.emit(&Event::TurnEnd(TurnEnd {
                 run_id,
                 conversation_id: conversation,
                 status: status.as_str().to_owned(),
                 suspended_turn_id: None,
-                usage: Some(EventUsage::from(&turn.usage)),
-                cost_usd_est: Some(turn.cost.decimal()),
+                usage: Some(EventUsage::from(&turn.usage())),
+                cost_usd_est: Some(turn.cost().decimal()),
                 uncached_cost_usd_est: Some(uncached.decimal()),
                 latency_ms,
-                iterations: Some(turn.iteration),
+                iterations: Some(turn.iteration()),
             }));
         }
         Ok(Outcome::Suspended {

@@ -245,7 +245,7 @@ fn human_events(styled: bool, to_stderr: bool) -> impl Fn(TurnEvent) + Send + Sy
 
 /// The footer after a turn: latency, tokens with the cached share, output, cost, iterations, run.
 fn footer(turn: &Turn, latency: Duration) -> String {
-    let usage = &turn.usage;
+    let usage = &turn.usage();
     let cached = (usage.cached_tokens * 100)
         .checked_div(usage.input_tokens)
         .unwrap_or(0);
@@ -254,9 +254,9 @@ fn footer(turn: &Turn, latency: Duration) -> String {
         latency.as_secs_f64(),
         usage.input_tokens,
         usage.output_tokens,
-        turn.cost.format(),
-        turn.iteration,
-        if turn.iteration == 1 { "" } else { "s" },
+        turn.cost().format(),
+        turn.iteration(),
+        if turn.iteration() == 1 { "" } else { "s" },
         turn.run_id().to_string().chars().take(8).collect::<String>()
     )
 }
@@ -351,18 +351,18 @@ fn result_json(
         "status": status,
         "stop_reason": stop,
         "usage": {
-            "input_tokens": turn.usage.input_tokens,
-            "output_tokens": turn.usage.output_tokens,
-            "cached_tokens": turn.usage.cached_tokens,
-            "thought_tokens": turn.usage.thought_tokens,
+            "input_tokens": turn.usage().input_tokens,
+            "output_tokens": turn.usage().output_tokens,
+            "cached_tokens": turn.usage().cached_tokens,
+            "thought_tokens": turn.usage().thought_tokens,
         },
-        "cost_usd": turn.cost.decimal(),
+        "cost_usd": turn.cost().decimal(),
         "run_id": turn.run_id(),
         "conversation_id": session.conversation,
         "model": format!("{}:{}", session.provider.name(), session.provider.model()),
-        "iterations": turn.iteration,
+        "iterations": turn.iteration(),
         "latency_ms": u64::try_from(latency.as_millis()).unwrap_or(u64::MAX),
-        "tool_calls": turn.calls.iter().map(|c| json!({
+        "tool_calls": turn.calls().iter().map(|c| json!({
             "id": c.id, "name": c.name, "args": c.args, "tier": c.tier, "is_error": c.is_error,
             "confirmed": c.confirmed, "result": c.outcome,
         })).collect::<Vec<_>>(),

@@ -136,16 +136,17 @@ pub struct Turn {
     run_id: RunId,
     /// The `seq` of the next trace event: a resumed run continues its numbering.
     next_seq: u32,
-    pub history: Vec<Message>,
-    pub iteration: u32,
-    pub usage: Usage,
-    pub cost: MicroUsd,
-    pub max_tokens: u32,
-    pub cut_off_retried: bool,
+    /// Every message so far; while waiting, the last is the model's with the pending calls.
+    history: Vec<Message>,
+    iteration: u32,
+    usage: Usage,
+    cost: MicroUsd,
+    max_tokens: u32,
+    cut_off_retried: bool,
     /// After the iteration cap: one more model call, with no tools.
-    pub tools_off: bool,
-    pub calls: Vec<CallRecord>,
-    pub phase: Phase,
+    tools_off: bool,
+    calls: Vec<CallRecord>,
+    phase: Phase,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -244,6 +245,37 @@ impl Turn {
             answer: answer.into(),
             stop,
         };
+    }
+
+    /// Where the turn is: calling the model, running tools, waiting for a person, or finished.
+    /// Only the loop and [`Turn::resume`] move it on.
+    pub fn phase(&self) -> &Phase {
+        &self.phase
+    }
+
+    /// Every message of the conversation so far, this turn's included.
+    pub fn history(&self) -> &[Message] {
+        &self.history
+    }
+
+    /// The model calls made so far in this turn.
+    pub fn iteration(&self) -> u32 {
+        self.iteration
+    }
+
+    /// The tokens the turn's model calls used, summed.
+    pub fn usage(&self) -> Usage {
+        self.usage
+    }
+
+    /// What the turn's model calls cost at list price, summed.
+    pub fn cost(&self) -> MicroUsd {
+        self.cost
+    }
+
+    /// Every tool call of the turn, in order, with how it ended.
+    pub fn calls(&self) -> &[CallRecord] {
+        &self.calls
     }
 
     /// The run this turn belongs to.

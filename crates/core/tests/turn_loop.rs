@@ -167,7 +167,7 @@ async fn the_loop_stops_at_the_cap_with_one_tool_free_answer() {
         MAX_ITERATIONS as usize - 1,
         "the 12th batch is not run"
     );
-    let last_results = results_of(&turn.history[turn.history.len() - 2]);
+    let last_results = results_of(&turn.history()[turn.history().len() - 2]);
     assert!(last_results[0].1 && last_results[0].2.contains("limit of model calls"));
     assert!(
         h.tracer
@@ -231,9 +231,9 @@ async fn a_mixed_batch_under_suspend_runs_reads_and_leaves_writes_pending() {
         pending,
         calls,
         expires_at,
-    } = &turn.phase
+    } = turn.phase()
     else {
-        panic!("{:?}", turn.phase)
+        panic!("{:?}", turn.phase())
     };
     assert_eq!(h.reads.load(Ordering::SeqCst), 2);
     assert_eq!(h.writes.load(Ordering::SeqCst), 0);
@@ -245,7 +245,7 @@ async fn a_mixed_batch_under_suspend_runs_reads_and_leaves_writes_pending() {
     assert_eq!(calls.len(), 4);
     assert!(*expires_at > kakeibo_core::turn::now_unix());
     assert_eq!(
-        turn.history.last().unwrap().role,
+        turn.history().last().unwrap().role,
         Role::Assistant,
         "no results message yet"
     );
@@ -269,7 +269,7 @@ async fn a_mixed_batch_under_suspend_runs_reads_and_leaves_writes_pending() {
         },
     ];
     let resumed = stored.resume(results).unwrap();
-    let order: Vec<String> = results_of(resumed.history.last().unwrap())
+    let order: Vec<String> = results_of(resumed.history().last().unwrap())
         .into_iter()
         .map(|r| r.0)
         .collect();
@@ -278,7 +278,7 @@ async fn a_mixed_batch_under_suspend_runs_reads_and_leaves_writes_pending() {
         ["call_0_save", "call_1_look", "call_2_save", "call_3_look"],
         "call order"
     );
-    assert_eq!(resumed.phase, Phase::CallModel);
+    assert_eq!(resumed.phase(), &Phase::CallModel);
 }
 
 #[tokio::test]
@@ -396,5 +396,5 @@ async fn reads_of_a_batch_run_together_and_results_keep_call_order() {
         (0..u32::try_from(seqs.len()).unwrap()).collect::<Vec<_>>(),
         "events numbered without gaps"
     );
-    assert!(turn.usage.input_tokens > 0);
+    assert!(turn.usage().input_tokens > 0);
 }

@@ -190,10 +190,10 @@ impl Bench {
                 run_id,
                 status,
                 answer,
-                calls: turn.calls.clone(),
-                usage: turn.usage,
-                cost: turn.cost,
-                iterations: turn.iteration,
+                calls: turn.calls().to_vec(),
+                usage: turn.usage(),
+                cost: turn.cost(),
+                iterations: turn.iteration(),
                 latency: started.elapsed(),
             });
         }
