@@ -63,7 +63,7 @@ pub async fn current(state: &State, headers: &HeaderMap) -> Result<Option<Resolv
     let claims = state
         .sessions
         .verify(token)
-        .map_err(|_| ApiError::Unauthorized("the session is not valid; reload to start a new one".into()))?;
+        .map_err(|e| ApiError::Unauthorized(format!("{e}; reload to start a new one")))?;
     let visitor = visitors::load(&state.owner_pool, claims.owner())
         .await?
         .ok_or_else(|| ApiError::Unauthorized("this session's visitor no longer exists".into()))?;

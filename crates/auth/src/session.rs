@@ -36,9 +36,37 @@ impl Claims {
 pub enum SessionError {
     #[error("JWT_SECRET must be at least {MIN_SECRET_BYTES} bytes")]
     WeakSecret,
-    /// Expired, tampered, signed with another key or algorithm, or not a token at all.
-    #[error("the session is not valid: {0}")]
-    Invalid(String),
+    /// Past its expiry, or issued in the future.
+    #[error("the session has expired")]
+    Expired,
+    /// Tampered with, or signed with another key, algorithm or issuer: not one this site issued.
+    #[error("the session was not issued by this site")]
+    NotOurs,
+    /// Not a token at all: its shape, encoding or claims are wrong.
+    #[error("the session is not a token")]
+    Malformed,
+    /// A new token could not be signed: never the visitor's doing.
+    #[error("a session could not be signed")]
+    Signing(#[source] jsonwebtoken::errors::Error),
+}
+
+impl SessionError {
+    /// What a token that failed verification was.
+    fn of_token(error: &jsonwebtoken::errors::Error) -> Self {
+        use jsonwebtoken::errors::ErrorKind;
+        match error.kind() {
+            ErrorKind::ExpiredSignature | ErrorKind::ImmatureSignature => Self::Expired,
+            ErrorKind::InvalidSignature
+            | ErrorKind::InvalidAlgorithm
+            | ErrorKind::MissingAlgorithm
+            | ErrorKind::InvalidAlgorithmName
+            | ErrorKind::UnsupportedAlgorithm
+            | ErrorKind::InvalidIssuer
+            | ErrorKind::InvalidAudience
+            | ErrorKind::InvalidSubject => Self::NotOurs,
+            _ => Self::Malformed,
+        }
+    }
 }
 
 /// Issues and checks session tokens with one secret.
@@ -89,15 +117,14 @@ impl Sessions {
             iss: ISSUER.to_owned(),
             ver: epoch,
         };
-        encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
-            .map_err(|e| SessionError::Invalid(e.to_string()))
+        encode(&Header::new(Algorithm::HS256), &claims, &self.encoding).map_err(SessionError::Signing)
     }
 
     /// The claims of a valid token (signature, algorithm, issuer and expiry checked).
     pub fn verify(&self, token: &str) -> Result<Claims, SessionError> {
         decode::<Claims>(token, &self.decoding, &self.validation)
             .map(|data| data.claims)
-            .map_err(|e| SessionError::Invalid(e.to_string()))
+            .map_err(|e| SessionError::of_token(&e))
     }
 
     /// Whether a valid session should be re-issued now (sliding renewal).
@@ -153,6 +180,28 @@ mod tests {
         assert_eq!(claims.ver, 3);
         assert!(!Sessions::needs_renewal(&claims, Utc::now()));
         assert!(Sessions::needs_renewal(&claims, Utc::now() + RENEW_AFTER));
+    }
+
+    #[test]
+    fn a_failed_token_says_why() {
+        let s = sessions();
+        let owner = OwnerId::new(Uuid::new_v4());
+        let stale = s
+            .issue(owner, 0, Utc::now() - SESSION_TTL - Duration::minutes(1))
+            .unwrap_or_default();
+        assert!(matches!(s.verify(&stale), Err(SessionError::Expired)));
+        let other = Sessions::new(&[8u8; 32], true).unwrap_or_else(|e| panic!("{e}"));
+        let foreign = other.issue(owner, 0, Utc::now()).unwrap_or_default();
+        assert!(matches!(s.verify(&foreign), Err(SessionError::NotOurs)));
+        let token = s.issue(owner, 0, Utc::now()).unwrap_or_default();
+        let (unsigned, _) = token.rsplit_once('.').unwrap_or_default();
+        assert!(matches!(
+            s.verify(&format!("{unsigned}.AAAA")),
+            Err(SessionError::NotOurs)
+        ));
+        for junk in ["", "abc", "a.b.c", "\u{0}.\u{0}.\u{0}"] {
+            assert!(matches!(s.verify(junk), Err(SessionError::Malformed)), "{junk:?}");
+        }
     }
 
     #[test]
