@@ -3,7 +3,13 @@
 //! history saved). The baseline, measured in the same run, is the same three tool calls made
 //! directly through the registry; the difference is what the loop and its bookkeeping cost.
 //!
-//! `cargo xtask bench` runs it; `BENCH_TURNS` sets the count (default 1000).
+//! Beside the timings, counted by the server, not timed: the transactions that wrote (from the
+//! transaction ids a turn consumes) and all committed transactions (`pg_stat_database`, the
+//! tools' reads included) per turn. Last, a turn at the 100th exchange of one conversation
+//! against a turn at its first: appending the history keeps the two close.
+//!
+//! `cargo xtask bench` runs it; `BENCH_TURNS` sets the count (default 1000), `BENCH_EXCHANGES`
+//! the length of the long conversations (default 100).
 
 #![allow(
     clippy::unwrap_used,
@@ -109,6 +115,9 @@ async fn main() {
         loop_times.push(started.elapsed().as_secs_f64() * 1000.0);
         assert!(matches!(outcome, Outcome::Finished { .. }));
     }
+    let counts = count_commits(&pool, &agent, 100).await;
+    let exchanges = scratch::setting("BENCH_EXCHANGES", 100);
+    let (first, last) = long_conversations(&store, &agent, exchanges).await;
     scratch.drop_database().await;
 
     baseline.sort_by(f64::total_cmp);
@@ -138,4 +147,97 @@ async fn main() {
         "ratio         a turn takes {:.2}× its tools' time (p50)",
         percentile(&loop_times, 50.0) / percentile(&baseline, 50.0)
     );
+    println!(
+        "commits       {:.2} writing, {:.2} in all (the tools' reads included), per turn, over {} turns",
+        counts.writing, counts.all, counts.turns
+    );
+    println!(
+        "long thread   exchanges 1–10 p50 {:>7.2} ms; exchanges {}–{} p50 {:>7.2} ms: {:.2}× (5 conversations)",
+        percentile(&first, 50.0),
+        exchanges.saturating_sub(9),
+        exchanges,
+        percentile(&last, 50.0),
+        percentile(&last, 50.0) / percentile(&first, 50.0)
+    );
+}
+
+struct Commits {
+    turns: usize,
+    writing: f64,
+    all: f64,
+}
+
+/// Writing transactions per turn from the transaction ids `turns` turns consumed (exact: each
+/// writing transaction takes one, and so does each probe), and all commits from
+/// `pg_stat_database`, read after the server's statistics have been flushed (a backend reports
+/// them when it has been idle for ten seconds).
+async fn count_commits(pool: &sqlx::PgPool, agent: &Agent<'_>, turns: usize) -> Commits {
+    let xid = async || -> i64 {
+        sqlx::query_scalar("SELECT pg_current_xact_id()::text::bigint")
+            .fetch_one(pool)
+            .await
+            .unwrap()
+    };
+    let commits = async || -> i64 {
+        tokio::time::sleep(std::time::Duration::from_secs(11)).await;
+        sqlx::query_scalar("SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()")
+            .fetch_one(pool)
+            .await
+            .unwrap()
+    };
+    let conversations = {
+        let mut ids = Vec::with_capacity(turns);
+        for _ in 0..turns {
+            ids.push(agent.store.new_conversation(DEV_OWNER, None).await.unwrap());
+        }
+        ids
+    };
+    let (commits_before, xid_before) = (commits().await, xid().await);
+    for conversation in conversations {
+        agent
+            .chat(
+                conversation,
+                "How much did I spend in March?",
+                &ConfirmPolicy::AutoDeny,
+                &|_| {},
+            )
+            .await
+            .unwrap();
+    }
+    let xid_after = xid().await;
+    let commits_after = commits().await;
+    // The probes: the second xid probe, and the two xid probes and the first commit reading.
+    let writing = (xid_after - xid_before - 1) as f64 / turns as f64;
+    let all = (commits_after - commits_before - 3) as f64 / turns as f64;
+    Commits { turns, writing, all }
+}
+
+/// Five conversations of `exchanges` turns each: the turn times of exchanges 1–10 and of the last
+/// ten, sorted.
+async fn long_conversations(store: &TurnStore, agent: &Agent<'_>, exchanges: usize) -> (Vec<f64>, Vec<f64>) {
+    let (mut first, mut last) = (Vec::new(), Vec::new());
+    for _ in 0..5 {
+        let conversation = store.new_conversation(DEV_OWNER, None).await.unwrap();
+        for exchange in 1..=exchanges {
+            let started = Instant::now();
+            agent
+                .chat(
+                    conversation,
+                    "How much did I spend in March?",
+                    &ConfirmPolicy::AutoDeny,
+                    &|_| {},
+                )
+                .await
+                .unwrap();
+            let ms = started.elapsed().as_secs_f64() * 1000.0;
+            if exchange <= 10 {
+                first.push(ms);
+            } else if exchange + 10 > exchanges {
+                last.push(ms);
+            }
+        }
+    }
+    first.sort_by(f64::total_cmp);
+    last.sort_by(f64::total_cmp);
+    (first, last)
 }

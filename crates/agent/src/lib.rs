@@ -5,9 +5,9 @@
 //! drives `kakeibo-core`'s turn machine over a provider and the tools of `kakeibo-tools`, and
 //! stores what the turn said. A write the model asks for suspends the turn in
 //! `suspended_turns`; [`TurnStore`] resumes it in another process under the exactly-once confirm
-//! protocol (claim, apply, continue, finish). [`PgTracer`] records each step in `trace_events`
-//! and `trace_runs`; [`conversations`] lists an owner's threads and [`runs`] reads their traces
-//! back. It stands on `kakeibo-ledger`, `kakeibo-tools` and `kakeibo-core`, takes its provider
+//! protocol (claim, apply, continue, finish). Each leg's trace events and totals commit with the
+//! step that ends it, in `trace_events` and `trace_runs`; [`history`] appends each turn's new
+//! messages; [`conversations`] lists an owner's threads and [`runs`] reads their traces back. It stands on `kakeibo-ledger`, `kakeibo-tools` and `kakeibo-core`, takes its provider
 //! as a trait object, and knows nothing of HTTP or AWS.
 
 // A statement, a provider or a person can send anything: no indexing that can panic.
@@ -15,8 +15,10 @@
 
 pub mod conversations;
 mod error;
+pub mod history;
+mod record;
 pub mod runs;
 pub mod turns;
 
 pub use error::AgentError;
-pub use turns::{Agent, ConfirmError, Outcome, PgTracer, TurnStore};
+pub use turns::{Agent, ConfirmError, Leg, Outcome, TurnStore};

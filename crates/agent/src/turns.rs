@@ -8,8 +8,14 @@
 //!    one transaction that first checks the fence — a write and the record that it happened
 //!    commit together, so no write runs twice;
 //! 3. **continues** the turn from the stored results (an `applied` row never runs a write again);
-//! 4. **finishes** by replacing the conversation's history and deleting the row in one
-//!    transaction, again only under its fence.
+//! 4. **finishes** by appending the turn's new messages to the conversation, writing the leg's
+//!    trace events and the run's totals, and deleting the row, in one transaction, again only
+//!    under its fence.
+//!
+//! A new turn commits twice: once before the model is first called (history, run row and
+//! memories, [`TurnStore::open_turn`]) and once when it ends ([`TurnStore::close`] or
+//! [`TurnStore::suspend`]). Trace events wait in a [`MemoryTracer`] and commit with the step that
+//! ends their leg: a crash before it loses only an unfinished leg's events, never a finished one's.
 
 use std::time::Duration;
 
@@ -19,6 +25,7 @@ use kakeibo_core::{
     ConfirmPolicy, ConfirmTrace, ConversationId, Deps, Message, PendingWrite, PermissionRules, Phase,
     Provider, RunId, RunStatus, SuspendedTurnId, Tier, ToolCallTrace, ToolRegistry, ToolResult, TraceEvent,
     TracePayload, Tracer, Turn, TurnEvent, WriteDecision, context,
+    trace::MemoryTracer,
     turn::{
         DECLINED, EXPIRED, StateError, declined_result, drive, expired_result, result_summary, tool_data,
     },
@@ -31,7 +38,11 @@ use uuid::Uuid;
 use kakeibo_ledger::{OwnerId, begin_for_owner};
 use kakeibo_tools::{Scope, memory, run_write};
 
-use crate::AgentError;
+use crate::{
+    AgentError,
+    history::{self, Evicted},
+    record::{self, NewRun},
+};
 
 /// The largest stored turn.
 pub const MAX_STATE_BYTES: usize = 256 * 1024;
@@ -136,17 +147,27 @@ impl TurnStore {
         conversation: ConversationId,
     ) -> Result<Vec<Message>, AgentError> {
         let mut tx = begin_for_owner(owner, &self.pool).await?;
-        let rows: Vec<Value> = sqlx::query_scalar(
-            "SELECT message FROM conversation_messages WHERE owner_id = $1 AND conversation_id = $2 ORDER BY seq",
-        )
-        .bind(owner.as_uuid())
-        .bind(conversation.as_uuid())
-        .fetch_all(&mut *tx)
-        .await?;
+        let history = history::load(&mut tx, owner, conversation).await?;
         tx.commit().await?;
-        rows.into_iter()
-            .map(|v| serde_json::from_value(v).map_err(AgentError::StoredMessage))
-            .collect()
+        Ok(history)
+    }
+
+    /// The start of a new turn, in one transaction: the conversation's history as the model sees
+    /// it, the run's row, and the memories `text` recalls. Returns the history and the person's
+    /// message carrying those memories.
+    pub(crate) async fn open_turn(
+        &self,
+        owner: OwnerId,
+        conversation: ConversationId,
+        run: &NewRun<'_>,
+        text: &str,
+    ) -> Result<(Vec<Message>, Message), AgentError> {
+        let mut tx = begin_for_owner(owner, &self.pool).await?;
+        let history = history::load(&mut tx, owner, conversation).await?;
+        record::insert_run(&mut tx, owner, run).await?;
+        let memories = memory::recall(owner, &mut tx, text).await?;
+        tx.commit().await?;
+        Ok((history, memory::with_memories(Message::user(text), &memories)))
     }
 
     pub async fn start_run(
@@ -158,51 +179,15 @@ impl TurnStore {
         model: &str,
         channel: &str,
     ) -> Result<(), AgentError> {
+        let run = NewRun {
+            run_id,
+            conversation,
+            provider,
+            model,
+            channel,
+        };
         let mut tx = begin_for_owner(owner, &self.pool).await?;
-        sqlx::query(
-            "INSERT INTO trace_runs (id, owner_id, conversation_id, provider, model, channel)
-             VALUES ($1, $2, $3, $4, $5, $6::channel)",
-        )
-        .bind(run_id.as_uuid())
-        .bind(owner.as_uuid())
-        .bind(conversation.map(ConversationId::as_uuid))
-        .bind(provider)
-        .bind(model)
-        .bind(channel)
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        Ok(())
-    }
-
-    /// Writes a run's totals so far (after each leg of a turn; a resumed turn carries them on).
-    pub async fn update_run(
-        &self,
-        owner: OwnerId,
-        turn: &Turn,
-        finished: Option<RunStatus>,
-    ) -> Result<(), AgentError> {
-        let run_id = turn.run_id();
-        let status = finished.map(RunStatus::as_str);
-        let mut tx = begin_for_owner(owner, &self.pool).await?;
-        sqlx::query(
-            "UPDATE trace_runs SET input_tokens = $3, output_tokens = $4, cached_tokens = $5, cost_usd_est = $6::numeric,
-                    iterations = $7, status = coalesce($8::run_status, status),
-                    finished_at = CASE WHEN $8 IS NULL THEN NULL ELSE now() END,
-                    latency_ms = CASE WHEN $8 IS NULL THEN latency_ms
-                                      ELSE least(extract(epoch FROM now() - started_at) * 1000, 2147483647)::int END
-             WHERE owner_id = $1 AND id = $2",
-        )
-        .bind(owner.as_uuid())
-        .bind(run_id.as_uuid())
-        .bind(i64::try_from(turn.usage().input_tokens).unwrap_or(i64::MAX))
-        .bind(i64::try_from(turn.usage().output_tokens).unwrap_or(i64::MAX))
-        .bind(i64::try_from(turn.usage().cached_tokens).unwrap_or(i64::MAX))
-        .bind(turn.cost().decimal())
-        .bind(i32::try_from(turn.iteration()).unwrap_or(i32::MAX))
-        .bind(status)
-        .execute(&mut *tx)
-        .await?;
+        record::insert_run(&mut tx, owner, &run).await?;
         tx.commit().await?;
         Ok(())
     }
@@ -230,32 +215,42 @@ impl TurnStore {
         Ok(done.rows_affected())
     }
 
-    /// Replaces a conversation's messages with `history` (a turn that finished without waiting).
-    pub async fn save_history(
+    /// A new turn that finished without waiting, in one transaction: its new messages appended
+    /// to the conversation (with the summary, when its context was fitted), its trace events, and
+    /// its run's totals and status.
+    pub async fn close(
         &self,
         owner: OwnerId,
         conversation: ConversationId,
-        history: &[Message],
+        turn: &Turn,
+        leg: &Leg,
     ) -> Result<(), AgentError> {
+        let new = turn.history().get(leg.new_from..).unwrap_or_default();
         let mut tx = begin_for_owner(owner, &self.pool).await?;
-        replace_history(owner, &mut tx, conversation, history).await?;
+        history::append(&mut tx, owner, conversation, new, leg.evicted.as_ref()).await?;
+        record::insert_events(&mut tx, owner, &leg.events).await?;
+        record::update_run(&mut tx, owner, turn, Some(status_of(turn))).await?;
         tx.commit().await?;
         Ok(())
     }
 
-    /// Stores a turn that waits for a person; returns the id a confirm names.
+    /// Stores a turn that waits for a person, in one transaction with the leg's trace events,
+    /// the run's totals so far and the summary of a fitted context; returns the id a confirm
+    /// names. The conversation gets the turn's messages when the turn finishes.
     pub async fn suspend(
         &self,
         owner: OwnerId,
         conversation: ConversationId,
         turn: &Turn,
+        leg: &Leg,
     ) -> Result<SuspendedTurnId, ConfirmError> {
         let (state, args_hash, expires_at) = stored_form(turn)?;
         let run_id = turn.run_id();
         let mut tx = begin_for_owner(owner, &self.pool).await?;
         let id: Uuid = sqlx::query_scalar(
-            "INSERT INTO suspended_turns (owner_id, conversation_id, run_id, version, state, args_hash, expires_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
+            "INSERT INTO suspended_turns (owner_id, conversation_id, run_id, version, state, args_hash, expires_at,
+                                          history_base)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
         )
         .bind(owner.as_uuid())
         .bind(conversation.as_uuid())
@@ -264,8 +259,14 @@ impl TurnStore {
         .bind(state)
         .bind(args_hash)
         .bind(expires_at)
+        .bind(i32::try_from(leg.new_from).unwrap_or(i32::MAX))
         .fetch_one(&mut *tx)
         .await?;
+        if leg.evicted.is_some() {
+            history::append(&mut tx, owner, conversation, &[], leg.evicted.as_ref()).await?;
+        }
+        record::insert_events(&mut tx, owner, &leg.events).await?;
+        record::update_run(&mut tx, owner, turn, None).await?;
         tx.commit().await?;
         Ok(SuspendedTurnId::from_uuid(id))
     }
@@ -382,13 +383,14 @@ impl TurnStore {
     }
 
     /// The turn waits again (the continuation asked for another write): the row gets the new
-    /// state and is pending once more.
+    /// state and is pending once more, with the leg's `events` and the run's totals so far.
     pub async fn resuspend(
         &self,
         owner: OwnerId,
         id: SuspendedTurnId,
         fence: DateTime<Utc>,
         turn: &Turn,
+        events: &[TraceEvent],
     ) -> Result<(), ConfirmError> {
         let (state, args_hash, expires_at) = stored_form(turn)?;
         let mut tx = begin_for_owner(owner, &self.pool).await?;
@@ -409,33 +411,46 @@ impl TurnStore {
         if updated == 0 {
             return Err(ConfirmError::Claimed);
         }
+        record::insert_events(&mut tx, owner, events).await?;
+        record::update_run(&mut tx, owner, turn, None).await?;
         tx.commit().await?;
         Ok(())
     }
 
-    /// Step 4: the conversation gets the finished turn's history and the row goes, together,
-    /// under the fence.
+    /// Step 4, under the fence and in one transaction: the row goes, the conversation gets the
+    /// finished turn's new messages, and the run its leg's `events`, totals and status.
     pub async fn finish(
         &self,
         owner: OwnerId,
         id: SuspendedTurnId,
         fence: DateTime<Utc>,
         conversation: ConversationId,
-        history: &[Message],
+        turn: &Turn,
+        events: &[TraceEvent],
     ) -> Result<(), ConfirmError> {
         let mut tx = begin_for_owner(owner, &self.pool).await?;
-        let deleted =
-            sqlx::query("DELETE FROM suspended_turns WHERE owner_id = $1 AND id = $2 AND claimed_at = $3")
-                .bind(owner.as_uuid())
-                .bind(id.as_uuid())
-                .bind(fence)
-                .execute(&mut *tx)
-                .await?
-                .rows_affected();
-        if deleted == 0 {
-            return Err(ConfirmError::Claimed);
+        let deleted: Option<Option<i32>> = sqlx::query_scalar(
+            "DELETE FROM suspended_turns WHERE owner_id = $1 AND id = $2 AND claimed_at = $3 RETURNING history_base",
+        )
+        .bind(owner.as_uuid())
+        .bind(id.as_uuid())
+        .bind(fence)
+        .fetch_optional(&mut *tx)
+        .await?;
+        match deleted {
+            None => return Err(ConfirmError::Claimed),
+            Some(Some(base)) => {
+                let new = turn
+                    .history()
+                    .get(usize::try_from(base).unwrap_or(usize::MAX)..)
+                    .unwrap_or_default();
+                history::append(&mut tx, owner, conversation, new, None).await?;
+            }
+            // Suspended before histories were appended: which messages are new is not known.
+            Some(None) => history::replace(&mut tx, owner, conversation, turn.history()).await?,
         }
-        replace_history(owner, &mut tx, conversation, history).await?;
+        record::insert_events(&mut tx, owner, events).await?;
+        record::update_run(&mut tx, owner, turn, Some(status_of(turn))).await?;
         tx.commit().await?;
         Ok(())
     }
@@ -489,41 +504,6 @@ async fn apply_one(
     }
 }
 
-async fn replace_history(
-    owner: OwnerId,
-    conn: &mut PgConnection,
-    conversation: ConversationId,
-    history: &[Message],
-) -> Result<(), AgentError> {
-    sqlx::query("DELETE FROM conversation_messages WHERE owner_id = $1 AND conversation_id = $2")
-        .bind(owner.as_uuid())
-        .bind(conversation.as_uuid())
-        .execute(&mut *conn)
-        .await?;
-    let messages: Vec<Value> = history
-        .iter()
-        .map(serde_json::to_value)
-        .collect::<Result<_, _>>()
-        .map_err(AgentError::StoringMessage)?;
-    let seqs: Vec<i32> = (0..i32::try_from(messages.len()).unwrap_or(i32::MAX)).collect();
-    sqlx::query(
-        "INSERT INTO conversation_messages (owner_id, conversation_id, seq, message)
-         SELECT $1, $2, seq, message FROM UNNEST($3::int[], $4::jsonb[]) AS m(seq, message)",
-    )
-    .bind(owner.as_uuid())
-    .bind(conversation.as_uuid())
-    .bind(&seqs)
-    .bind(&messages)
-    .execute(&mut *conn)
-    .await?;
-    sqlx::query("UPDATE conversations SET updated_at = now() WHERE owner_id = $1 AND id = $2")
-        .bind(owner.as_uuid())
-        .bind(conversation.as_uuid())
-        .execute(conn)
-        .await?;
-    Ok(())
-}
-
 /// (state, hash of the pending writes' arguments, expiry) of a waiting turn, or why it cannot
 /// be stored.
 fn stored_form(turn: &Turn) -> Result<(Value, String, DateTime<Utc>), ConfirmError> {
@@ -552,59 +532,23 @@ fn hash_of_writes(pending: &[PendingWrite]) -> String {
     hex::encode(hasher.finalize())
 }
 
-/// Trace events into `trace_events`, for one owner. Tracing never fails a turn: a failed insert
-/// is reported on stderr and the turn goes on. A confirm retried after a crash numbers its
-/// events as the crashed attempt did; the events already recorded stay.
-#[derive(Debug, Clone)]
-pub struct PgTracer {
-    pub pool: PgPool,
-    pub owner: OwnerId,
+/// What a leg of a new turn stores with the commit that ends it, besides the turn itself.
+#[derive(Debug, Default)]
+pub struct Leg {
+    /// The leg's trace events, in order.
+    pub events: Vec<TraceEvent>,
+    /// Where the turn's new messages start in its history: the messages before are stored.
+    pub new_from: usize,
+    /// The summary that now stands for evicted messages, when the turn's context was fitted.
+    pub evicted: Option<Evicted>,
 }
 
-impl Tracer for PgTracer {
-    fn record(&self, event: TraceEvent) -> BoxFuture<'_, ()> {
-        Box::pin(async move {
-            if let Err(e) = self.insert(&event).await {
-                tracing::warn!(seq = event.seq, run_id = %event.run_id, error = %e, "trace event not recorded");
-            }
-        })
-    }
+/// The status a turn's run ends with: an unfinished turn is an error.
+fn status_of(turn: &Turn) -> RunStatus {
+    turn.finished().map_or(RunStatus::Error, |(status, _)| status)
 }
 
-impl PgTracer {
-    async fn insert(&self, event: &TraceEvent) -> Result<(), AgentError> {
-        let run_id = event.run_id;
-        let tokens = |f: fn(&kakeibo_core::Usage) -> u64| {
-            event
-                .usage
-                .as_ref()
-                .map(|u| i64::try_from(f(u)).unwrap_or(i64::MAX))
-        };
-        let mut tx = begin_for_owner(self.owner, &self.pool).await?;
-        sqlx::query(
-            "INSERT INTO trace_events (owner_id, run_id, seq, type, payload, latency_ms, input_tokens, output_tokens,
-                                       cached_tokens, thought_summary)
-             VALUES ($1, $2, $3, $4::trace_event_type, $5, $6, $7, $8, $9, $10)
-             ON CONFLICT (run_id, seq) DO NOTHING",
-        )
-        .bind(self.owner.as_uuid())
-        .bind(run_id.as_uuid())
-        .bind(i32::try_from(event.seq).unwrap_or(i32::MAX))
-        .bind(event.kind().as_str())
-        .bind(event.payload.stored())
-        .bind(event.latency_ms.map(|l| i32::try_from(l).unwrap_or(i32::MAX)))
-        .bind(tokens(|u| u.input_tokens))
-        .bind(tokens(|u| u.output_tokens))
-        .bind(tokens(|u| u.cached_tokens))
-        .bind(event.thought_summary.as_deref())
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        Ok(())
-    }
-}
-
-async fn record(tracer: &PgTracer, turn: &mut Turn, payload: TracePayload) {
+async fn record(tracer: &MemoryTracer, turn: &mut Turn, payload: TracePayload) {
     let seq = turn.take_seq();
     let event = TraceEvent {
         run_id: turn.run_id(),
@@ -683,7 +627,7 @@ impl Agent<'_> {
     fn deps<'b>(
         &'b self,
         policy: &'b ConfirmPolicy,
-        tracer: &'b PgTracer,
+        tracer: &'b MemoryTracer,
         on_event: &'b (dyn Fn(TurnEvent) + Send + Sync),
     ) -> Deps<'b> {
         Deps {
@@ -719,7 +663,6 @@ impl Agent<'_> {
         on_event: &(dyn Fn(TurnEvent) + Send + Sync),
     ) -> Result<Outcome, ConfirmError> {
         let owner = self.scope.owner;
-        let history = self.store.history(owner, conversation).await?;
         let run_id = RunId::random();
         tracing::Span::current().record("run_id", tracing::field::display(run_id));
         tracing::info!(
@@ -727,29 +670,20 @@ impl Agent<'_> {
             model = self.provider.model(),
             "turn started"
         );
-        self.store
-            .start_run(
-                owner,
-                run_id,
-                Some(conversation),
-                self.provider.name(),
-                self.provider.model(),
-                self.channel,
-            )
-            .await?;
-        let tracer = PgTracer {
-            pool: self.store.pool.clone(),
-            owner,
+        let run = NewRun {
+            run_id,
+            conversation: Some(conversation),
+            provider: self.provider.name(),
+            model: self.provider.model(),
+            channel: self.channel,
         };
-        let mut tx = begin_for_owner(owner, &self.store.pool).await?;
-        let memories = memory::recall(owner, &mut tx, text).await?;
-        tx.commit().await?;
-        let mut history = history;
-        history.push(memory::with_memories(Message::user(text), &memories));
+        let (mut history, user) = self.store.open_turn(owner, conversation, &run, text).await?;
+        let tracer = MemoryTracer::default();
+        history.push(user);
         let declarations: Vec<kakeibo_core::Declaration> =
             self.tools.declarations().into_iter().cloned().collect();
         let mut seq = 0;
-        let (mut history, _) = context::fit(
+        let (mut history, eviction) = context::fit(
             history,
             self.system,
             &declarations,
@@ -760,13 +694,18 @@ impl Agent<'_> {
         )
         .await;
         let user = history.pop().unwrap_or_else(|| Message::user(text));
+        let new_from = history.len();
         let mut turn = Turn::start(run_id, history, user);
         turn.continue_seq_from(seq);
         let turn = drive(turn, &self.deps(policy, &tracer, on_event)).await;
+        let leg = Leg {
+            events: tracer.take(),
+            new_from,
+            evicted: eviction.as_ref().map(Evicted::of),
+        };
         if let Phase::AwaitConfirm { pending, .. } = turn.phase() {
             let pending = pending.clone();
-            let suspended_id = self.store.suspend(owner, conversation, &turn).await?;
-            self.store.update_run(owner, &turn, None).await?;
+            let suspended_id = self.store.suspend(owner, conversation, &turn, &leg).await?;
             tracing::info!(suspended_turn_id = %suspended_id, "turn suspended until a person decides");
             return Ok(Outcome::Suspended {
                 run_id: turn.run_id(),
@@ -774,10 +713,8 @@ impl Agent<'_> {
                 pending,
             });
         }
-        self.store
-            .save_history(owner, conversation, turn.history())
-            .await?;
-        self.finish(turn).await
+        self.store.close(owner, conversation, &turn, &leg).await?;
+        Ok(finished(turn))
     }
 
     /// Goes on with a suspended turn after the person decided: claim, apply, continue, finish.
@@ -815,10 +752,7 @@ impl Agent<'_> {
                     .await?
             }
         };
-        let tracer = PgTracer {
-            pool: self.store.pool.clone(),
-            owner,
-        };
+        let tracer = MemoryTracer::default();
         let mut turn = claim.turn.clone();
         if let Phase::AwaitConfirm { pending, .. } = claim.turn.phase() {
             for (write, result) in pending
@@ -863,8 +797,9 @@ impl Agent<'_> {
         let turn = drive(turn, &self.deps(&ConfirmPolicy::Suspend, &tracer, on_event)).await;
         if let Phase::AwaitConfirm { pending, .. } = turn.phase() {
             let pending = pending.clone();
-            self.store.resuspend(owner, suspended_id, fence, &turn).await?;
-            self.store.update_run(owner, &turn, None).await?;
+            self.store
+                .resuspend(owner, suspended_id, fence, &turn, &tracer.take())
+                .await?;
             return Ok(Outcome::Suspended {
                 run_id: turn.run_id(),
                 suspended_id,
@@ -872,24 +807,28 @@ impl Agent<'_> {
             });
         }
         self.store
-            .finish(owner, suspended_id, fence, claim.conversation_id, turn.history())
+            .finish(
+                owner,
+                suspended_id,
+                fence,
+                claim.conversation_id,
+                &turn,
+                &tracer.take(),
+            )
             .await?;
-        self.finish(turn).await
+        Ok(finished(turn))
     }
+}
 
-    async fn finish(&self, turn: Turn) -> Result<Outcome, ConfirmError> {
-        let (status, answer) = turn
-            .finished()
-            .map_or((RunStatus::Error, String::new()), |(s, a)| (s, a.to_owned()));
-        self.store
-            .update_run(self.scope.owner, &turn, Some(status))
-            .await?;
-        tracing::info!(run_id = %turn.run_id(), status = ?status, "turn finished");
-        Ok(Outcome::Finished {
-            run_id: turn.run_id(),
-            status,
-            answer,
-            turn: Box::new(turn),
-        })
+/// The outcome of a turn whose end is stored.
+fn finished(turn: Turn) -> Outcome {
+    let status = status_of(&turn);
+    let answer = turn.finished().map(|(_, a)| a.to_owned()).unwrap_or_default();
+    tracing::info!(run_id = %turn.run_id(), status = ?status, "turn finished");
+    Outcome::Finished {
+        run_id: turn.run_id(),
+        status,
+        answer,
+        turn: Box::new(turn),
     }
 }

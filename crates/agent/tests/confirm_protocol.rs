@@ -8,7 +8,7 @@
 mod common;
 
 use common::{app_pool, new_user, owner_pool};
-use kakeibo_agent::turns::{Agent, ConfirmError, Outcome, PgTracer, TurnStore};
+use kakeibo_agent::turns::{Agent, ConfirmError, Leg, Outcome, TurnStore};
 use kakeibo_core::{
     Block, ConfirmPolicy, Message, PermissionRules, Phase, ProviderMeta, RunStatus, Turn,
     scripted::{Scripted, reply_calls, reply_text},
@@ -255,10 +255,7 @@ async fn a_crash_at_any_step_is_recovered_by_retrying(options: PgPoolOptions, co
     let tools = registry(&scope);
     let provider = model();
     let no_rules = PermissionRules::default();
-    let tracer = PgTracer {
-        pool: w.app.clone(),
-        owner: w.owner,
-    };
+    let tracer = kakeibo_core::trace::MemoryTracer::default();
     let deps = Deps {
         provider: &provider,
         tools: &tools,
@@ -396,7 +393,10 @@ async fn provider_metadata_survives_jsonb_byte_for_byte(options: PgPoolOptions, 
         .start_run(w.owner, turn.run_id(), None, "gemini", "gemini-3.6-flash", "web")
         .await
         .unwrap();
-    let id = store.suspend(w.owner, w.conversation, &turn).await.unwrap();
+    let id = store
+        .suspend(w.owner, w.conversation, &turn, &Leg::default())
+        .await
+        .unwrap();
     let back = store.claim(w.owner, id).await.unwrap().turn;
     let returned: Vec<String> = back.history()[1]
         .content
@@ -442,7 +442,7 @@ async fn an_oversized_turn_is_refused_not_cut(options: PgPoolOptions, connect: P
     let turn = Turn::start(RunId::random(), Vec::new(), Message::user("x".repeat(300 * 1024)));
     let turn = waiting(&turn, None, 0);
     let err = TurnStore::new(w.app.clone())
-        .suspend(w.owner, w.conversation, &turn)
+        .suspend(w.owner, w.conversation, &turn, &Leg::default())
         .await
         .unwrap_err();
     assert!(matches!(err, ConfirmError::TooLarge { .. }), "{err}");

@@ -68,6 +68,15 @@ fn groups(history: &[Message]) -> Vec<&[Message]> {
     out
 }
 
+/// The two messages that stand for evicted history at the head of a fitted one: the summary,
+/// and the model's acknowledgement (so roles still alternate).
+pub fn summary_messages(summary: &str) -> Vec<Message> {
+    vec![
+        Message::user(format!("{SUMMARY_OPEN}\n{summary}\n</context_summary>")),
+        Message::assistant(vec![Block::text("Understood.")]),
+    ]
+}
+
 fn is_summary(group: &[Message]) -> bool {
     group
         .first()
@@ -139,10 +148,7 @@ pub async fn fit(
                 )
             })
         });
-    let mut fitted = vec![
-        Message::user(format!("{SUMMARY_OPEN}\n{summary}\n</context_summary>")),
-        Message::assistant(vec![Block::text("Understood.")]),
-    ];
+    let mut fitted = summary_messages(&summary);
     for group in kept {
         fitted.extend(group.iter().cloned());
     }

@@ -1,6 +1,6 @@
 //! What a run leaves behind: numbered events, stored by whoever implements [`Tracer`].
 
-use std::sync::Mutex;
+use std::sync::{Mutex, PoisonError};
 
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
@@ -229,21 +229,26 @@ impl Tracer for NoTrace {
     }
 }
 
-/// Keeps events in memory (tests, one-shot runs).
+/// Keeps events in memory until they are taken: the agent writes a leg's events with the commit
+/// that ends it (tests and one-shot runs read them here).
 #[derive(Debug, Default)]
 pub struct MemoryTracer(Mutex<Vec<TraceEvent>>);
 
 impl MemoryTracer {
+    /// The events so far, kept.
     pub fn events(&self) -> Vec<TraceEvent> {
-        self.0.lock().map(|e| e.clone()).unwrap_or_default()
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// The events so far, in order, taken: the tracer is empty after.
+    pub fn take(&self) -> Vec<TraceEvent> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner))
     }
 }
 
 impl Tracer for MemoryTracer {
     fn record(&self, event: TraceEvent) -> BoxFuture<'_, ()> {
-        if let Ok(mut events) = self.0.lock() {
-            events.push(event);
-        }
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).push(event);
         Box::pin(async {})
     }
 }

@@ -1,0 +1,306 @@
+//! What a turn commits, and when, against a real PostgreSQL: a finished turn's trace events,
+//! totals and new messages commit together at its end; a turn that dies before its end leaves
+//! no events and no messages, while an earlier finished turn keeps all of its own; a history is
+//! appended to, never rewritten, even when its context is fitted by a summary.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Tests may panic on what they did not expect.
+
+#[path = "../../ledger/tests/common/mod.rs"]
+mod common;
+
+use std::time::Duration;
+
+use common::{app_pool, new_user, owner_pool};
+use futures_util::{StreamExt, stream::BoxStream};
+use kakeibo_agent::turns::{Agent, Outcome, TurnStore};
+use kakeibo_core::{
+    Block, ConfirmPolicy, ConversationId, ModelRequest, PermissionRules, Provider, ProviderError, RunId,
+    StreamEvent, context,
+    scripted::{Scripted, reply_calls, reply_text},
+};
+use kakeibo_ledger::OwnerId;
+use kakeibo_tools::Scope;
+use serde_json::json;
+use sqlx::{
+    PgPool,
+    postgres::{PgConnectOptions, PgPoolOptions},
+};
+
+/// Asks for two read tools, then answers; with `stall_on_answer`, the answer never comes.
+struct Model {
+    script: Scripted,
+    stall_on_answer: bool,
+}
+
+impl Model {
+    fn new(stall_on_answer: bool) -> Self {
+        let script = Scripted::from_fn(|request| {
+            let last = request.messages.last().unwrap();
+            Ok(if last.is_tool_results() {
+                reply_text("You have two accounts.")
+            } else if request.tools.is_empty() {
+                // The summariser: asked with no tools.
+                reply_text("The person asked about their accounts many times.")
+            } else {
+                reply_calls(&[("list_accounts", json!({})), ("list_categories", json!({}))])
+            })
+        });
+        Self {
+            script,
+            stall_on_answer,
+        }
+    }
+}
+
+impl Provider for Model {
+    fn name(&self) -> &'static str {
+        "scripted"
+    }
+    fn model(&self) -> &'static str {
+        "scripted"
+    }
+    fn stream<'a>(&'a self, request: &'a ModelRequest) -> BoxStream<'a, Result<StreamEvent, ProviderError>> {
+        let answering = request
+            .messages
+            .last()
+            .is_some_and(kakeibo_core::Message::is_tool_results);
+        if self.stall_on_answer && answering {
+            futures_util::stream::pending().boxed()
+        } else {
+            self.script.stream(request)
+        }
+    }
+}
+
+struct World {
+    owner_pool: PgPool,
+    app: PgPool,
+    owner: OwnerId,
+    conversation: ConversationId,
+}
+
+async fn world(options: PgPoolOptions, connect: PgConnectOptions) -> World {
+    let owner_pool = owner_pool(options, connect.clone()).await;
+    let owner = new_user(&owner_pool).await;
+    let app = app_pool(&connect).await;
+    let conversation = TurnStore::new(app.clone())
+        .new_conversation(owner, Some("accounts"))
+        .await
+        .unwrap();
+    World {
+        owner_pool,
+        app,
+        owner,
+        conversation,
+    }
+}
+
+async fn chat(w: &World, model: &Model, text: &str) -> Outcome {
+    let store = TurnStore::new(w.app.clone());
+    let rules = PermissionRules::default();
+    let agent = Agent::new(
+        &store,
+        Scope::new(w.owner, w.app.clone()),
+        model,
+        "You are kakeibo.",
+        &rules,
+        "web",
+    );
+    agent
+        .chat(w.conversation, text, &ConfirmPolicy::Suspend, &|_| {})
+        .await
+        .unwrap()
+}
+
+async fn count(w: &World, sql: &str, run: Option<RunId>) -> i64 {
+    let query = sqlx::query_scalar(sqlx::AssertSqlSafe(sql.to_owned()));
+    let query = match run {
+        Some(run) => query.bind(run.as_uuid()),
+        None => query.bind(w.conversation.as_uuid()),
+    };
+    query.fetch_one(&w.owner_pool).await.unwrap()
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_finished_turn_commits_its_events_totals_and_messages_together(
+    options: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let w = world(options, connect).await;
+    let Outcome::Finished { run_id, turn, .. } = chat(&w, &Model::new(false), "which accounts?").await else {
+        panic!("the turn waited")
+    };
+    // Two model calls and two tool calls, every one recorded.
+    let events = count(
+        &w,
+        "SELECT count(*) FROM trace_events WHERE run_id = $1",
+        Some(run_id),
+    )
+    .await;
+    assert_eq!(events, 4);
+    // One transaction wrote them all: the events, the finished run and the new messages share
+    // the id of the transaction that wrote them.
+    let writers: Vec<String> = sqlx::query_scalar(
+        "SELECT DISTINCT xmin::text FROM (
+             SELECT xmin FROM trace_events WHERE run_id = $1
+             UNION ALL SELECT xmin FROM trace_runs WHERE id = $1 AND finished_at IS NOT NULL
+             UNION ALL SELECT xmin FROM conversation_messages WHERE conversation_id = $2
+         ) AS written",
+    )
+    .bind(run_id.as_uuid())
+    .bind(w.conversation.as_uuid())
+    .fetch_all(&w.owner_pool)
+    .await
+    .unwrap();
+    assert_eq!(writers.len(), 1, "{writers:?}");
+    let messages = count(
+        &w,
+        "SELECT count(*) FROM conversation_messages WHERE conversation_id = $1",
+        None,
+    )
+    .await;
+    assert_eq!(messages, i64::try_from(turn.history().len()).unwrap());
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_turn_that_dies_before_its_end_loses_only_its_own_events(
+    options: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let w = world(options, connect).await;
+    let Outcome::Finished { run_id: done, .. } = chat(&w, &Model::new(false), "which accounts?").await else {
+        panic!("the turn waited")
+    };
+    let messages_before = count(
+        &w,
+        "SELECT count(*) FROM conversation_messages WHERE conversation_id = $1",
+        None,
+    )
+    .await;
+
+    // The second turn's tools run, then the process stops while the model answers.
+    let stalled = Model::new(true);
+    let died = tokio::time::timeout(Duration::from_millis(500), chat(&w, &stalled, "and now?")).await;
+    assert!(died.is_err(), "the stalled turn finished");
+    assert_eq!(
+        stalled.script.requests().len(),
+        1,
+        "it died after its tools, in its second call"
+    );
+
+    let dead: (uuid::Uuid, bool) = sqlx::query_as(
+        "SELECT id, finished_at IS NULL FROM trace_runs WHERE conversation_id = $1 AND id <> $2",
+    )
+    .bind(w.conversation.as_uuid())
+    .bind(done.as_uuid())
+    .fetch_one(&w.owner_pool)
+    .await
+    .unwrap();
+    assert!(dead.1, "the dead turn's run was never finished");
+    let dead_events: i64 = sqlx::query_scalar("SELECT count(*) FROM trace_events WHERE run_id = $1")
+        .bind(dead.0)
+        .fetch_one(&w.owner_pool)
+        .await
+        .unwrap();
+    assert_eq!(dead_events, 0, "an unfinished turn's events are lost with it");
+    let kept = count(
+        &w,
+        "SELECT count(*) FROM trace_events WHERE run_id = $1",
+        Some(done),
+    )
+    .await;
+    assert_eq!(kept, 4, "the finished turn keeps every event");
+    let messages_after = count(
+        &w,
+        "SELECT count(*) FROM conversation_messages WHERE conversation_id = $1",
+        None,
+    )
+    .await;
+    assert_eq!(messages_after, messages_before, "no half turn in the thread");
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_history_is_appended_and_a_summary_leaves_the_thread_whole(
+    options: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let w = world(options, connect).await;
+    let model = Model::new(false);
+    let store = TurnStore::new(w.app.clone());
+    // Each question is long, so the context outgrows its budget within a few turns.
+    let question = format!("which accounts? {}", "and more detail ".repeat(4_000));
+    let mut first_rows: Option<Vec<(uuid::Uuid, String)>> = None;
+    let mut turns = 0;
+    let summary = loop {
+        turns += 1;
+        assert!(turns <= 12, "the context was never fitted");
+        let Outcome::Finished { .. } = chat(&w, &model, &question).await else {
+            panic!("the turn waited")
+        };
+        // The rows of the first turn are never rewritten: same ids, same writing transaction.
+        let rows: Vec<(uuid::Uuid, String)> = sqlx::query_as(
+            "SELECT id, xmin::text FROM conversation_messages WHERE conversation_id = $1 AND seq < 4 ORDER BY seq",
+        )
+        .bind(w.conversation.as_uuid())
+        .fetch_all(&w.owner_pool)
+        .await
+        .unwrap();
+        match &first_rows {
+            None => first_rows = Some(rows),
+            Some(first) => assert_eq!(&rows, first, "after turn {turns}"),
+        }
+        let summary: Option<serde_json::Value> =
+            sqlx::query_scalar("SELECT summary FROM conversations WHERE id = $1")
+                .bind(w.conversation.as_uuid())
+                .fetch_one(&w.owner_pool)
+                .await
+                .unwrap();
+        if let Some(summary) = summary {
+            break summary;
+        }
+    };
+    // Every message of every turn is still in the thread: 4 per turn (question, calls, results,
+    // answer).
+    let messages = count(
+        &w,
+        "SELECT count(*) FROM conversation_messages WHERE conversation_id = $1",
+        None,
+    )
+    .await;
+    assert_eq!(messages, 4 * turns);
+    // The model sees the summary, then the messages after the evicted ones.
+    let history = store.history(w.owner, w.conversation).await.unwrap();
+    let stored: Vec<kakeibo_core::Message> = serde_json::from_value(summary).unwrap();
+    assert_eq!(history.get(..2), Some(stored.as_slice()));
+    assert!(
+        history[0]
+            .text()
+            .contains("The person asked about their accounts")
+    );
+    let from: i32 = sqlx::query_scalar("SELECT history_from FROM conversations WHERE id = $1")
+        .bind(w.conversation.as_uuid())
+        .fetch_one(&w.owner_pool)
+        .await
+        .unwrap();
+    assert!(from > 0);
+    assert_eq!(
+        i64::try_from(history.len() - 2).unwrap(),
+        messages - i64::from(from),
+        "the model's history resumes at history_from"
+    );
+    let groups = history
+        .iter()
+        .filter(|m| m.role == kakeibo_core::Role::User && !m.is_tool_results())
+        .count();
+    assert_eq!(
+        groups,
+        context::KEEP_RECENT_GROUPS + 1,
+        "the summary, then the kept turns"
+    );
+    assert!(
+        history
+            .iter()
+            .skip(2)
+            .all(|m| !matches!(m.content.first(), Some(Block::Text { text, .. }) if text.starts_with("<context_summary>")))
+    );
+}
