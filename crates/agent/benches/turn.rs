@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use kakeibo_agent::turns::{Agent, Outcome, TurnStore};
 use kakeibo_core::{
-    Block, ConfirmPolicy, PermissionRules,
+    Block, ConfirmPolicy, ConversationId, PermissionRules,
     scripted::{Scripted, reply_calls, reply_text},
 };
 use kakeibo_ledger::{DEV_OWNER, seed, with_owner};
@@ -103,15 +103,7 @@ async fn main() {
 
         let conversation = store.new_conversation(DEV_OWNER, None).await.unwrap();
         let started = Instant::now();
-        let outcome = agent
-            .chat(
-                conversation,
-                "How much did I spend in March?",
-                &ConfirmPolicy::AutoDeny,
-                &|_| {},
-            )
-            .await
-            .unwrap();
+        let outcome = ask(&agent, conversation).await;
         loop_times.push(started.elapsed().as_secs_f64() * 1000.0);
         assert!(matches!(outcome, Outcome::Finished { .. }));
     }
@@ -161,6 +153,19 @@ async fn main() {
     );
 }
 
+/// One read-only turn of `conversation`: the question the scripted model answers with three tools.
+async fn ask(agent: &Agent<'_>, conversation: ConversationId) -> Outcome {
+    agent
+        .chat(
+            conversation,
+            "How much did I spend in March?",
+            &ConfirmPolicy::AutoDeny,
+            &|_| {},
+        )
+        .await
+        .unwrap()
+}
+
 struct Commits {
     turns: usize,
     writing: f64,
@@ -194,15 +199,7 @@ async fn count_commits(pool: &sqlx::PgPool, agent: &Agent<'_>, turns: usize) -> 
     };
     let (commits_before, xid_before) = (commits().await, xid().await);
     for conversation in conversations {
-        agent
-            .chat(
-                conversation,
-                "How much did I spend in March?",
-                &ConfirmPolicy::AutoDeny,
-                &|_| {},
-            )
-            .await
-            .unwrap();
+        ask(agent, conversation).await;
     }
     let xid_after = xid().await;
     let commits_after = commits().await;
@@ -220,15 +217,7 @@ async fn long_conversations(store: &TurnStore, agent: &Agent<'_>, exchanges: usi
         let conversation = store.new_conversation(DEV_OWNER, None).await.unwrap();
         for exchange in 1..=exchanges {
             let started = Instant::now();
-            agent
-                .chat(
-                    conversation,
-                    "How much did I spend in March?",
-                    &ConfirmPolicy::AutoDeny,
-                    &|_| {},
-                )
-                .await
-                .unwrap();
+            ask(agent, conversation).await;
             let ms = started.elapsed().as_secs_f64() * 1000.0;
             if exchange <= 10 {
                 first.push(ms);

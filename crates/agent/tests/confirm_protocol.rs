@@ -6,15 +6,17 @@
 
 #[path = "../../ledger/tests/common/mod.rs"]
 mod common;
+#[path = "world/mod.rs"]
+mod world;
 
-use common::{app_pool, new_user, owner_pool};
+use common::{app_pool, new_user};
 use kakeibo_agent::turns::{Agent, ConfirmError, Leg, Outcome, TurnStore};
 use kakeibo_core::{
     Block, ConfirmPolicy, Message, PermissionRules, Phase, ProviderMeta, RunStatus, Turn,
     scripted::{Scripted, reply_calls, reply_text},
     turn::{Deps, step},
 };
-use kakeibo_core::{ConversationId, RunId, SuspendedTurnId};
+use kakeibo_core::{RunId, SuspendedTurnId};
 use kakeibo_ledger::OwnerId;
 use kakeibo_tools::{Scope, registry};
 use serde_json::json;
@@ -22,6 +24,7 @@ use sqlx::{
     PgPool,
     postgres::{PgConnectOptions, PgPoolOptions},
 };
+use world::{World, world};
 
 /// A model that asks for a rule and a read when told to, and says "Done." once it has results.
 fn model() -> Scripted {
@@ -50,29 +53,6 @@ fn model() -> Scripted {
             ])
         })
     })
-}
-
-struct World {
-    owner_pool: PgPool,
-    app: PgPool,
-    owner: OwnerId,
-    conversation: ConversationId,
-}
-
-async fn world(options: PgPoolOptions, connect: PgConnectOptions) -> World {
-    let owner_pool = owner_pool(options, connect.clone()).await;
-    let owner = new_user(&owner_pool).await;
-    let app = app_pool(&connect).await;
-    let conversation = TurnStore::new(app.clone())
-        .new_conversation(owner, Some("rules"))
-        .await
-        .unwrap();
-    World {
-        owner_pool,
-        app,
-        owner,
-        conversation,
-    }
 }
 
 const SYSTEM: &str = "You are kakeibo.";
@@ -139,7 +119,7 @@ async fn a_turn_suspended_in_one_process_resumes_in_another(
     options: PgPoolOptions,
     connect: PgConnectOptions,
 ) {
-    let w = world(options, connect.clone()).await;
+    let w = world(options, connect.clone(), "rules").await;
     let (id, call) = suspend(&w).await;
     assert_eq!(rules(&w).await, 0, "nothing written before the person decides");
     let stored: serde_json::Value = sqlx::query_scalar("SELECT state FROM suspended_turns WHERE id = $1")
@@ -217,7 +197,7 @@ async fn a_turn_suspended_in_one_process_resumes_in_another(
 
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn a_hundred_concurrent_confirms_apply_once(options: PgPoolOptions, connect: PgConnectOptions) {
-    let w = world(options, connect).await;
+    let w = world(options, connect, "rules").await;
     let (id, call) = suspend(&w).await;
     let outcomes = with_agent(&w.app, w.owner, async |agent| {
         let decisions = [(call.clone(), true)];
@@ -249,7 +229,7 @@ async fn a_hundred_concurrent_confirms_apply_once(options: PgPoolOptions, connec
 
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn a_crash_at_any_step_is_recovered_by_retrying(options: PgPoolOptions, connect: PgConnectOptions) {
-    let w = world(options, connect).await;
+    let w = world(options, connect, "rules").await;
     let store = TurnStore::new(w.app.clone());
     let scope = Scope::new(w.owner, w.app.clone());
     let tools = registry(&scope);
@@ -325,7 +305,7 @@ async fn declined_and_expired_writes_never_run_and_say_which(
     options: PgPoolOptions,
     connect: PgConnectOptions,
 ) {
-    let w = world(options, connect).await;
+    let w = world(options, connect, "rules").await;
     let (id, call) = suspend(&w).await;
     let Outcome::Finished { answer, .. } = confirm(&w, id, &call, false).await.unwrap() else {
         panic!()
@@ -363,7 +343,7 @@ async fn declined_and_expired_writes_never_run_and_say_which(
 
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn provider_metadata_survives_jsonb_byte_for_byte(options: PgPoolOptions, connect: PgConnectOptions) {
-    let w = world(options, connect).await;
+    let w = world(options, connect, "rules").await;
     let metas = [
         // Gemini: a thoughtSignature, base64.
         "CiQBjz1rX6YJ8ZSv+3uqAbCNwYtsiKBXrDrKL2d3Cd7f0ZzMFu8KZQGPPWtf4xH/0n9i7Q==",
@@ -438,7 +418,7 @@ fn a_stored_version_1_turn_stays_readable_and_a_newer_one_is_refused() {
 
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn an_oversized_turn_is_refused_not_cut(options: PgPoolOptions, connect: PgConnectOptions) {
-    let w = world(options, connect).await;
+    let w = world(options, connect, "rules").await;
     let turn = Turn::start(RunId::random(), Vec::new(), Message::user("x".repeat(300 * 1024)));
     let turn = waiting(&turn, None, 0);
     let err = TurnStore::new(w.app.clone())

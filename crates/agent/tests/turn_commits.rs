@@ -7,24 +7,22 @@
 
 #[path = "../../ledger/tests/common/mod.rs"]
 mod common;
+#[path = "world/mod.rs"]
+mod world;
 
 use std::time::Duration;
 
-use common::{app_pool, new_user, owner_pool};
 use futures_util::{StreamExt, stream::BoxStream};
 use kakeibo_agent::turns::{Agent, Outcome, TurnStore};
 use kakeibo_core::{
-    Block, ConfirmPolicy, ConversationId, ModelRequest, PermissionRules, Provider, ProviderError, RunId,
-    StreamEvent, context,
+    Block, ConfirmPolicy, ModelRequest, PermissionRules, Provider, ProviderError, RunId, StreamEvent,
+    context,
     scripted::{Scripted, reply_calls, reply_text},
 };
-use kakeibo_ledger::OwnerId;
 use kakeibo_tools::Scope;
 use serde_json::json;
-use sqlx::{
-    PgPool,
-    postgres::{PgConnectOptions, PgPoolOptions},
-};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use world::{World, world};
 
 /// Asks for two read tools, then answers; with `stall_on_answer`, the answer never comes.
 struct Model {
@@ -72,29 +70,6 @@ impl Provider for Model {
     }
 }
 
-struct World {
-    owner_pool: PgPool,
-    app: PgPool,
-    owner: OwnerId,
-    conversation: ConversationId,
-}
-
-async fn world(options: PgPoolOptions, connect: PgConnectOptions) -> World {
-    let owner_pool = owner_pool(options, connect.clone()).await;
-    let owner = new_user(&owner_pool).await;
-    let app = app_pool(&connect).await;
-    let conversation = TurnStore::new(app.clone())
-        .new_conversation(owner, Some("accounts"))
-        .await
-        .unwrap();
-    World {
-        owner_pool,
-        app,
-        owner,
-        conversation,
-    }
-}
-
 async fn chat(w: &World, model: &Model, text: &str) -> Outcome {
     let store = TurnStore::new(w.app.clone());
     let rules = PermissionRules::default();
@@ -126,7 +101,7 @@ async fn a_finished_turn_commits_its_events_totals_and_messages_together(
     options: PgPoolOptions,
     connect: PgConnectOptions,
 ) {
-    let w = world(options, connect).await;
+    let w = world(options, connect, "accounts").await;
     let Outcome::Finished { run_id, turn, .. } = chat(&w, &Model::new(false), "which accounts?").await else {
         panic!("the turn waited")
     };
@@ -167,7 +142,7 @@ async fn a_turn_that_dies_before_its_end_loses_only_its_own_events(
     options: PgPoolOptions,
     connect: PgConnectOptions,
 ) {
-    let w = world(options, connect).await;
+    let w = world(options, connect, "accounts").await;
     let Outcome::Finished { run_id: done, .. } = chat(&w, &Model::new(false), "which accounts?").await else {
         panic!("the turn waited")
     };
@@ -224,7 +199,7 @@ async fn a_history_is_appended_and_a_summary_leaves_the_thread_whole(
     options: PgPoolOptions,
     connect: PgConnectOptions,
 ) {
-    let w = world(options, connect).await;
+    let w = world(options, connect, "accounts").await;
     let model = Model::new(false);
     let store = TurnStore::new(w.app.clone());
     // Each question is long, so the context outgrows its budget within a few turns.
