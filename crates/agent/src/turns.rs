@@ -170,28 +170,6 @@ impl TurnStore {
         Ok((history, memory::with_memories(Message::user(text), &memories)))
     }
 
-    pub async fn start_run(
-        &self,
-        owner: OwnerId,
-        run_id: RunId,
-        conversation: Option<ConversationId>,
-        provider: &str,
-        model: &str,
-        channel: &str,
-    ) -> Result<(), AgentError> {
-        let run = NewRun {
-            run_id,
-            conversation,
-            provider,
-            model,
-            channel,
-        };
-        let mut tx = begin_for_owner(owner, &self.pool).await?;
-        record::insert_run(&mut tx, owner, &run).await?;
-        tx.commit().await?;
-        Ok(())
-    }
-
     /// Marks the owner's unfinished runs of `conversation` as aborted (a turn stopped by the
     /// person mid-flight: its run row would otherwise stay open); runs waiting for a confirmation
     /// are left alone. Returns how many.

@@ -369,10 +369,6 @@ async fn provider_metadata_survives_jsonb_byte_for_byte(options: PgPoolOptions, 
         kakeibo_core::turn::now_unix() + 60,
     );
     let store = TurnStore::new(w.app.clone());
-    store
-        .start_run(w.owner, turn.run_id(), None, "gemini", "gemini-3.6-flash", "web")
-        .await
-        .unwrap();
     let id = store
         .suspend(w.owner, w.conversation, &turn, &Leg::default())
         .await

@@ -15,8 +15,7 @@ use std::time::Duration;
 use futures_util::{StreamExt, stream::BoxStream};
 use kakeibo_agent::turns::{Agent, Outcome, TurnStore};
 use kakeibo_core::{
-    Block, ConfirmPolicy, ModelRequest, PermissionRules, Provider, ProviderError, RunId, StreamEvent,
-    context,
+    Block, ConfirmPolicy, ModelRequest, PermissionRules, Provider, ProviderError, StreamEvent, context,
     scripted::{Scripted, reply_calls, reply_text},
 };
 use kakeibo_tools::Scope;
@@ -87,13 +86,13 @@ async fn chat(w: &World, model: &Model, text: &str) -> Outcome {
         .unwrap()
 }
 
-async fn count(w: &World, sql: &str, run: Option<RunId>) -> i64 {
-    let query = sqlx::query_scalar(sqlx::AssertSqlSafe(sql.to_owned()));
-    let query = match run {
-        Some(run) => query.bind(run.as_uuid()),
-        None => query.bind(w.conversation.as_uuid()),
-    };
-    query.fetch_one(&w.owner_pool).await.unwrap()
+/// The number `sql` counts for `id` (a run's or the conversation's).
+async fn count(w: &World, sql: &str, id: uuid::Uuid) -> i64 {
+    sqlx::query_scalar(sqlx::AssertSqlSafe(sql.to_owned()))
+        .bind(id)
+        .fetch_one(&w.owner_pool)
+        .await
+        .unwrap()
 }
 
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
@@ -109,7 +108,7 @@ async fn a_finished_turn_commits_its_events_totals_and_messages_together(
     let events = count(
         &w,
         "SELECT count(*) FROM trace_events WHERE run_id = $1",
-        Some(run_id),
+        run_id.as_uuid(),
     )
     .await;
     assert_eq!(events, 4);
@@ -131,7 +130,7 @@ async fn a_finished_turn_commits_its_events_totals_and_messages_together(
     let messages = count(
         &w,
         "SELECT count(*) FROM conversation_messages WHERE conversation_id = $1",
-        None,
+        w.conversation.as_uuid(),
     )
     .await;
     assert_eq!(messages, i64::try_from(turn.history().len()).unwrap());
@@ -149,7 +148,7 @@ async fn a_turn_that_dies_before_its_end_loses_only_its_own_events(
     let messages_before = count(
         &w,
         "SELECT count(*) FROM conversation_messages WHERE conversation_id = $1",
-        None,
+        w.conversation.as_uuid(),
     )
     .await;
 
@@ -172,23 +171,19 @@ async fn a_turn_that_dies_before_its_end_loses_only_its_own_events(
     .await
     .unwrap();
     assert!(dead.1, "the dead turn's run was never finished");
-    let dead_events: i64 = sqlx::query_scalar("SELECT count(*) FROM trace_events WHERE run_id = $1")
-        .bind(dead.0)
-        .fetch_one(&w.owner_pool)
-        .await
-        .unwrap();
+    let dead_events = count(&w, "SELECT count(*) FROM trace_events WHERE run_id = $1", dead.0).await;
     assert_eq!(dead_events, 0, "an unfinished turn's events are lost with it");
     let kept = count(
         &w,
         "SELECT count(*) FROM trace_events WHERE run_id = $1",
-        Some(done),
+        done.as_uuid(),
     )
     .await;
     assert_eq!(kept, 4, "the finished turn keeps every event");
     let messages_after = count(
         &w,
         "SELECT count(*) FROM conversation_messages WHERE conversation_id = $1",
-        None,
+        w.conversation.as_uuid(),
     )
     .await;
     assert_eq!(messages_after, messages_before, "no half turn in the thread");
@@ -239,7 +234,7 @@ async fn a_history_is_appended_and_a_summary_leaves_the_thread_whole(
     let messages = count(
         &w,
         "SELECT count(*) FROM conversation_messages WHERE conversation_id = $1",
-        None,
+        w.conversation.as_uuid(),
     )
     .await;
     assert_eq!(messages, 4 * turns);
