@@ -1,36 +1,44 @@
-//! Orchestration overhead of a turn: a zero-latency scripted model asking for three read tools,
-//! the real tools on a real PostgreSQL, the whole `Agent::chat` (history, run, trace events,
-//! history saved). The baseline, measured in the same run, is the same three tool calls made
-//! directly through the registry; the difference is what the loop and its bookkeeping cost.
+//! Orchestration overhead of a turn, and of a write suspended, confirmed and resumed, beside
+//! LangGraph with `PostgresSaver` running the same flows on the same server and ledger.
 //!
-//! Beside the timings, counted by the server, not timed: the transactions that wrote (from the
-//! transaction ids a turn consumes) and all committed transactions (`pg_stat_database`, the
-//! tools' reads included) per turn. Last, a turn at the 100th exchange of one conversation
-//! against a turn at its first: appending the history keeps the two close.
+//! The read turn: a zero-latency scripted model asks for three read tools in one batch, the real
+//! tools run on a real PostgreSQL, the model answers (the whole `Agent::chat`: history, run,
+//! memory recall, trace events, history saved). Its baseline, measured in the same run, is the
+//! same three calls made directly through the registry; the difference is the overhead.
 //!
-//! `cargo xtask bench` runs it; `BENCH_TURNS` sets the count (default 1000), `BENCH_EXCHANGES`
-//! the length of the long conversations (default 100).
+//! The write flow: the model asks for `set_budget`, the turn suspends; fresh objects (store,
+//! registry, agent, model) confirm it, as the confirm function does in another invocation; the
+//! write runs and the model answers. Its baseline is the write made directly.
+//!
+//! Beside the timings, counted by the server: writing transactions, commits and statements per
+//! flow. Last, a turn at the 100th exchange of one conversation against a turn at its first.
+//!
+//! The peer (`bench/peer/langgraph_flows.py`) runs on this benchmark's scratch database after
+//! kakeibo's flows, when `BENCH_PEER_PYTHON` names a Python with its requirements (`cargo xtask
+//! bench` installs one). `BENCH_TURNS` sets the read turns (default 1000), `BENCH_WRITES` the
+//! write flows (200), `BENCH_EXCHANGES` the long conversations' length (100).
 
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::cast_precision_loss,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss
+    clippy::too_many_lines
 )] // A benchmark.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use kakeibo_agent::turns::{Agent, Outcome, TurnStore};
+use kakeibo_bench::{Figure, Report, percentile, scratch, server::Probe, setting, sorted_ms};
 use kakeibo_core::{
-    Block, ConfirmPolicy, ConversationId, PermissionRules,
+    Block, ConfirmPolicy, ConversationId, PermissionRules, Provider,
     scripted::{Scripted, reply_calls, reply_text},
 };
-use kakeibo_ledger::{DEV_OWNER, seed, with_owner};
+use kakeibo_ledger::{DEV_OWNER, MIGRATOR, seed, with_owner};
 use kakeibo_tools::{Scope, registry};
 use serde_json::json;
+use sqlx::PgPool;
 
-fn calls() -> Vec<(&'static str, serde_json::Value)> {
+fn reads() -> Vec<(&'static str, serde_json::Value)> {
     vec![
         ("get_spend_report", json!({"period": "2025-03"})),
         ("search_transactions", json!({"query": "swiggy", "limit": 5})),
@@ -38,19 +46,50 @@ fn calls() -> Vec<(&'static str, serde_json::Value)> {
     ]
 }
 
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    let index = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    sorted[index.saturating_sub(1).min(sorted.len() - 1)]
+fn write() -> (&'static str, serde_json::Value) {
+    (
+        "set_budget",
+        json!({"category": "Groceries", "month": "2025-04", "amount_minor": 500_000}),
+    )
 }
 
-#[path = "../../ledger/benches/support/mod.rs"]
-mod support;
-use support as scratch;
+/// The zero-latency model: `calls` in one batch, then `answer` once their results are in.
+fn model(calls: Vec<(&'static str, serde_json::Value)>, answer: &'static str) -> Scripted {
+    Scripted::from_fn(move |request| {
+        let last = request.messages.last().unwrap();
+        Ok(
+            if last.content.iter().any(|b| matches!(b, Block::ToolResult { .. })) {
+                reply_text(answer)
+            } else {
+                reply_calls(&calls)
+            },
+        )
+    })
+}
+
+static RULES: std::sync::LazyLock<PermissionRules> = std::sync::LazyLock::new(PermissionRules::default);
+
+/// An agent as a function invocation builds one: everything fresh but the pool.
+fn agent<'a>(store: &'a TurnStore, pool: &PgPool, provider: &'a dyn Provider) -> Agent<'a> {
+    let scope = Scope::new(DEV_OWNER, pool.clone());
+    Agent {
+        store,
+        tools: registry(&scope),
+        scope,
+        provider,
+        system: "bench",
+        rules: &RULES,
+        channel: "eval",
+        summarizer: None,
+    }
+}
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
-    let turns = scratch::setting("BENCH_TURNS", 1000);
-    let scratch = scratch::create("turn", 4).await;
+    let turns = setting("BENCH_TURNS", 1000);
+    let writes = setting("BENCH_WRITES", 200);
+    let counted = 100;
+    let scratch = scratch::create("turn", 4, &MIGRATOR).await;
     let pool = scratch.pool.clone();
     let data = seed::generate().unwrap();
     let rows = seed::read_transactions_csv(&seed::transactions_csv(&data).unwrap()).unwrap();
@@ -59,98 +98,275 @@ async fn main() {
     })
     .await
     .unwrap();
+    // Statistics for the freshly loaded ledger now, not whenever autovacuum comes by: both sides
+    // read it, and neither should time the planner's guesses about empty tables.
+    sqlx::query("ANALYZE").execute(&pool).await.unwrap();
 
     let store = TurnStore::new(pool.clone());
-    let scope = Scope::new(DEV_OWNER, pool.clone());
-    let tools = registry(&scope);
-    let provider = Scripted::from_fn(|request| {
-        let last = request.messages.last().unwrap();
-        Ok(
-            if last.content.iter().any(|b| matches!(b, Block::ToolResult { .. })) {
-                reply_text("March: ₹1,58,558.00 spent.")
-            } else {
-                reply_calls(&calls())
-            },
-        )
-    });
-    let rules = PermissionRules::default();
-    let agent = Agent {
-        store: &store,
-        tools: tools.clone(),
-        scope,
-        provider: &provider,
-        system: "bench",
-        rules: &rules,
-        channel: "eval",
-        summarizer: None,
-    };
+    let reader = model(reads(), "March: ₹1,58,558.00 spent.");
+    let agent = agent(&store, &pool, &reader);
 
     // Warm both paths once.
-    let conversation = store.new_conversation(DEV_OWNER, None).await.unwrap();
-    agent
-        .chat(conversation, "warm up", &ConfirmPolicy::AutoDeny, &|_| {})
-        .await
-        .unwrap();
+    ask(&agent, store.new_conversation(DEV_OWNER, None).await.unwrap()).await;
+    write_flow(&pool).await;
 
-    let mut baseline = Vec::with_capacity(turns);
-    let mut loop_times = Vec::with_capacity(turns);
+    let (mut tools_alone, mut whole) = (Vec::with_capacity(turns), Vec::with_capacity(turns));
     for _ in 0..turns {
         let started = Instant::now();
-        for (name, input) in calls() {
-            tools.call(name, input).await.unwrap();
+        for (name, input) in reads() {
+            agent.tools.call(name, input).await.unwrap();
         }
-        baseline.push(started.elapsed().as_secs_f64() * 1000.0);
-
+        tools_alone.push(started.elapsed());
         let conversation = store.new_conversation(DEV_OWNER, None).await.unwrap();
         let started = Instant::now();
         let outcome = ask(&agent, conversation).await;
-        loop_times.push(started.elapsed().as_secs_f64() * 1000.0);
+        whole.push(started.elapsed());
         assert!(matches!(outcome, Outcome::Finished { .. }));
     }
-    let counts = count_commits(&pool, &agent, 100).await;
-    let exchanges = scratch::setting("BENCH_EXCHANGES", 100);
+    let (mut write_alone, mut write_whole) = (Vec::with_capacity(writes), Vec::with_capacity(writes));
+    for _ in 0..writes {
+        let (name, input) = write();
+        let started = Instant::now();
+        agent.tools.call(name, input).await.unwrap();
+        write_alone.push(started.elapsed());
+        let started = Instant::now();
+        write_flow(&pool).await;
+        write_whole.push(started.elapsed());
+    }
+
+    let read_counts = {
+        let mut conversations = Vec::with_capacity(counted);
+        for _ in 0..counted {
+            conversations.push(store.new_conversation(DEV_OWNER, None).await.unwrap());
+        }
+        let probe = Probe::start(&pool).await;
+        for conversation in conversations {
+            ask(&agent, conversation).await;
+        }
+        probe.per_flow(&pool, counted).await
+    };
+    let write_counts = {
+        let probe = Probe::start(&pool).await;
+        for _ in 0..counted {
+            write_flow(&pool).await;
+        }
+        probe.per_flow(&pool, counted).await
+    };
+    let exchanges = setting("BENCH_EXCHANGES", 100);
     let (first, last) = long_conversations(&store, &agent, exchanges).await;
+    let peer = run_peer(&scratch);
     scratch.drop_database().await;
 
-    baseline.sort_by(f64::total_cmp);
-    loop_times.sort_by(f64::total_cmp);
-    let overhead: Vec<f64> = {
-        let mut o: Vec<f64> = loop_times.iter().zip(&baseline).map(|(l, b)| l - b).collect();
-        o.sort_by(f64::total_cmp);
-        o
+    let overhead = |whole: &[Duration], alone: &[Duration]| {
+        let paired: Vec<Duration> = whole
+            .iter()
+            .zip(alone)
+            .map(|(w, a)| w.saturating_sub(*a))
+            .collect();
+        sorted_ms(&paired)
     };
-    println!("turns: {turns}, each: 2 model calls (scripted, no latency), 3 read tools, real PostgreSQL");
-    println!(
-        "tools alone   p50 {:>7.2} ms  p99 {:>7.2} ms  (baseline: the same three calls, no loop)",
-        percentile(&baseline, 50.0),
-        percentile(&baseline, 99.0)
+    let read_overhead = overhead(&whole, &tools_alone);
+    let write_overhead = overhead(&write_whole, &write_alone);
+    let (whole, tools_alone, write_whole) = (
+        sorted_ms(&whole),
+        sorted_ms(&tools_alone),
+        sorted_ms(&write_whole),
     );
-    println!(
-        "whole turn    p50 {:>7.2} ms  p99 {:>7.2} ms",
-        percentile(&loop_times, 50.0),
-        percentile(&loop_times, 99.0)
+
+    let mut report = Report::new(
+        "turn",
+        &format!(
+            "A turn's orchestration ({turns} read turns: 2 scripted model calls, 3 read tools; {writes} write flows: \
+             suspend, confirm by fresh objects, resume)"
+        ),
+        "cargo bench -p kakeibo-agent --bench turn",
     );
-    println!(
-        "overhead      p50 {:>7.2} ms  p99 {:>7.2} ms  (turn minus tools: loop, history, run, trace events)",
-        percentile(&overhead, 50.0),
-        percentile(&overhead, 99.0)
+    let peer_value = |name: &str| peer.as_ref().and_then(|p| p.figure(name)).map(|f| f.value);
+    let versus = |figure: Figure, name: &str, target: f64| match peer_value(name) {
+        Some(value) => figure
+            .faster_than(&format!("LangGraph {name}"), value)
+            .at_least(target),
+        None => figure,
+    };
+    report.push(versus(
+        Figure::new("read turn overhead p50", percentile(&read_overhead, 50.0), "ms"),
+        "read turn overhead p50",
+        10.0,
+    ));
+    report.push(versus(
+        Figure::new("read turn overhead p99", percentile(&read_overhead, 99.0), "ms"),
+        "read turn overhead p99",
+        10.0,
+    ));
+    report.push(
+        Figure::new("read turn p50", percentile(&whole, 50.0), "ms")
+            .against("its 3 tools alone", percentile(&tools_alone, 50.0)),
     );
-    println!(
-        "ratio         a turn takes {:.2}× its tools' time (p50)",
-        percentile(&loop_times, 50.0) / percentile(&baseline, 50.0)
+    report.push(versus(
+        Figure::new("write flow p50", percentile(&write_whole, 50.0), "ms"),
+        "write flow p50",
+        6.0,
+    ));
+    report.push(versus(
+        Figure::new("write flow p99", percentile(&write_whole, 99.0), "ms"),
+        "write flow p99",
+        6.0,
+    ));
+    report.push(Figure::new(
+        "write flow overhead p50",
+        percentile(&write_overhead, 50.0),
+        "ms",
+    ));
+    let counts = |figure: Figure, name: &str| match peer_value(name) {
+        Some(value) => figure.against(&format!("LangGraph {name}"), value),
+        None => figure,
+    };
+    report.push(
+        counts(
+            Figure::new("read turn writing transactions", read_counts.writing, "per turn"),
+            "read turn writing transactions",
+        )
+        .value_at_most(2.0),
     );
-    println!(
-        "commits       {:.2} writing, {:.2} in all (the tools' reads included), per turn, over {} turns",
-        counts.writing, counts.all, counts.turns
+    report.push(counts(
+        Figure::new("read turn commits", read_counts.commits, "per turn"),
+        "read turn commits",
+    ));
+    report.push(counts(
+        Figure::new(
+            "write flow writing transactions",
+            write_counts.writing,
+            "per flow",
+        ),
+        "write flow writing transactions",
+    ));
+    report.push(counts(
+        Figure::new("write flow commits", write_counts.commits, "per flow"),
+        "write flow commits",
+    ));
+    report.push(counts(
+        Figure::new("read turn WAL", read_counts.wal_bytes, "bytes per turn"),
+        "read turn WAL",
+    ));
+    report.push(counts(
+        Figure::new("write flow WAL", write_counts.wal_bytes, "bytes per flow"),
+        "write flow WAL",
+    ));
+    if let (Some(read), Some(write)) = (read_counts.server_cpu_ms, write_counts.server_cpu_ms) {
+        report.push(Figure::new("read turn server CPU", read, "ms per turn"));
+        report.push(Figure::new("write flow server CPU", write, "ms per flow"));
+    }
+    if let (Some(read), Some(write)) = (read_counts.statements, write_counts.statements) {
+        report.push(counts(
+            Figure::new("read turn statements", read, "per turn"),
+            "read turn statements",
+        ));
+        report.push(counts(
+            Figure::new("write flow statements", write, "per flow"),
+            "write flow statements",
+        ));
+        if let (Some(read), Some(write)) = (read_counts.server_ms, write_counts.server_ms) {
+            report.push(counts(
+                Figure::new("read turn server time", read, "ms per turn"),
+                "read turn server time",
+            ));
+            report.push(counts(
+                Figure::new("write flow server time", write, "ms per flow"),
+                "write flow server time",
+            ));
+        }
+    } else {
+        report.note("statements not counted: the server does not load pg_stat_statements");
+    }
+    report.push(
+        Figure::new(
+            &format!(
+                "turn at exchanges {}–{exchanges} p50",
+                exchanges.saturating_sub(9)
+            ),
+            percentile(&last, 50.0),
+            "ms",
+        )
+        .against("exchanges 1–10", percentile(&first, 50.0))
+        .at_most(1.3),
     );
-    println!(
-        "long thread   exchanges 1–10 p50 {:>7.2} ms; exchanges {}–{} p50 {:>7.2} ms: {:.2}× (5 conversations)",
-        percentile(&first, 50.0),
-        exchanges.saturating_sub(9),
-        exchanges,
-        percentile(&last, 50.0),
-        percentile(&last, 50.0) / percentile(&first, 50.0)
+    report.note(format!(
+        "counts over {counted} flows each; commits include the tools' reads (each tool reads in a transaction \
+         of its own); writing transactions are the transaction ids the flows consumed"
+    ));
+    report.note(
+        "the write flow's writing transactions: the turn's start, its suspension, the claim, the write with its \
+         result, and the finish",
     );
+    match &peer {
+        Some(peer) => report.note(format!("peer: {}", peer.title)),
+        None => report.note("peer not run: BENCH_PEER_PYTHON is unset (`cargo xtask bench` installs it)"),
+    }
+    report.finish();
+}
+
+/// One write flow on a new conversation: the turn suspends at `set_budget`; then, as another
+/// invocation would, fresh objects confirm it and the turn finishes.
+async fn write_flow(pool: &PgPool) {
+    let store = TurnStore::new(pool.clone());
+    let (name, input) = write();
+    let writer = model(vec![(name, input)], "The Groceries budget for April is ₹5,000.");
+    let conversation = store.new_conversation(DEV_OWNER, None).await.unwrap();
+    let outcome = agent(&store, pool, &writer)
+        .chat(
+            conversation,
+            "Set my groceries budget for April to 5000",
+            &ConfirmPolicy::Suspend,
+            &|_| {},
+        )
+        .await
+        .unwrap();
+    let Outcome::Suspended {
+        suspended_id,
+        pending,
+        ..
+    } = outcome
+    else {
+        panic!("the write did not suspend: {outcome:?}")
+    };
+    let store = TurnStore::new(pool.clone());
+    let (name, input) = write();
+    let writer = model(vec![(name, input)], "The Groceries budget for April is ₹5,000.");
+    let outcome = agent(&store, pool, &writer)
+        .confirm(suspended_id, &[(pending[0].id.clone(), true)], &|_| {})
+        .await
+        .unwrap();
+    assert!(matches!(outcome, Outcome::Finished { .. }), "{outcome:?}");
+}
+
+/// The LangGraph peer on this benchmark's database, when a Python for it is configured.
+fn run_peer(scratch: &scratch::Scratch) -> Option<Report> {
+    let python = std::env::var_os("BENCH_PEER_PYTHON")?;
+    let url = std::env::var("DATABASE_URL").unwrap();
+    let url = match url.rsplit_once('/') {
+        Some((server, _)) => format!("{server}/{}", scratch.name()),
+        None => panic!("DATABASE_URL has no database name: {url}"),
+    };
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/peer/langgraph_flows.py");
+    let out = std::env::temp_dir().join(format!("kakeibo-peer-{}.json", std::process::id()));
+    println!("running the LangGraph peer on the same database…");
+    let status = std::process::Command::new(python)
+        .arg(script)
+        .args(["--database-url", &url, "--owner", &DEV_OWNER.to_string()])
+        .args(["--turns", &setting("BENCH_TURNS", 1000).to_string()])
+        .args(["--writes", &setting("BENCH_WRITES", 200).to_string()])
+        .arg("--out")
+        .arg(&out)
+        .status()
+        .expect("starting the peer's Python");
+    assert!(status.success(), "the LangGraph peer failed: {status}");
+    let text = std::fs::read(&out).unwrap();
+    let _ = std::fs::remove_file(&out);
+    let report: Report = serde_json::from_slice(&text).unwrap();
+    if let Some(dir) = std::env::var_os("BENCH_REPORT_DIR") {
+        std::fs::write(std::path::Path::new(&dir).join("langgraph.json"), &text).unwrap();
+    }
+    Some(report)
 }
 
 /// One read-only turn of `conversation`: the question the scripted model answers with three tools.
@@ -164,49 +380,6 @@ async fn ask(agent: &Agent<'_>, conversation: ConversationId) -> Outcome {
         )
         .await
         .unwrap()
-}
-
-struct Commits {
-    turns: usize,
-    writing: f64,
-    all: f64,
-}
-
-/// Writing transactions per turn from the transaction ids `turns` turns consumed (exact: each
-/// writing transaction takes one, and so does each probe), and all commits from
-/// `pg_stat_database`, read after the server's statistics have been flushed (a backend reports
-/// them when it has been idle for ten seconds).
-async fn count_commits(pool: &sqlx::PgPool, agent: &Agent<'_>, turns: usize) -> Commits {
-    let xid = async || -> i64 {
-        sqlx::query_scalar("SELECT pg_current_xact_id()::text::bigint")
-            .fetch_one(pool)
-            .await
-            .unwrap()
-    };
-    let commits = async || -> i64 {
-        tokio::time::sleep(std::time::Duration::from_secs(11)).await;
-        sqlx::query_scalar("SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()")
-            .fetch_one(pool)
-            .await
-            .unwrap()
-    };
-    let conversations = {
-        let mut ids = Vec::with_capacity(turns);
-        for _ in 0..turns {
-            ids.push(agent.store.new_conversation(DEV_OWNER, None).await.unwrap());
-        }
-        ids
-    };
-    let (commits_before, xid_before) = (commits().await, xid().await);
-    for conversation in conversations {
-        ask(agent, conversation).await;
-    }
-    let xid_after = xid().await;
-    let commits_after = commits().await;
-    // The probes: the second xid probe, and the two xid probes and the first commit reading.
-    let writing = (xid_after - xid_before - 1) as f64 / turns as f64;
-    let all = (commits_after - commits_before - 3) as f64 / turns as f64;
-    Commits { turns, writing, all }
 }
 
 /// Five conversations of `exchanges` turns each: the turn times of exchanges 1–10 and of the last

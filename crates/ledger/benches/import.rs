@@ -1,9 +1,11 @@
-//! Import throughput on a generated statement, against PostgreSQL `COPY` of the same rows
-//! measured in the same run.
+//! Import of a generated statement (parse, plan, duplicate check, double entry) against its
+//! floor, measured in the same run: PostgreSQL `COPY` of exactly the rows the import wrote (its
+//! transactions and postings) into the same tables, with the same indexes and constraints. Then
+//! the same file again, which must add nothing and take no longer.
 //!
-//! `cargo xtask bench` runs it (it starts PostgreSQL); by hand: `DATABASE_URL=… cargo bench -p
-//! kakeibo-ledger --bench import`. `BENCH_ROWS` sets the size (default 100,000). It works in a
-//! scratch database it creates and drops.
+//! `cargo xtask bench` runs it on a server that commits durably; by hand: `DATABASE_URL=… cargo
+//! bench -p kakeibo-ledger --bench import`. `BENCH_ROWS` sets the size (default 100,000). It works
+//! in a scratch database it creates and drops.
 
 #![allow(
     clippy::unwrap_used,
@@ -12,13 +14,23 @@
     clippy::too_many_lines
 )] // A benchmark.
 
-use std::{fmt::Write as _, time::Instant};
-
-use kakeibo_ledger::{
-    DEV_OWNER, begin_for_owner,
-    import::{self, ParseOptions},
+use std::{
+    fmt::Write as _,
+    time::{Duration, Instant},
 };
-use sqlx::Executor;
+
+use futures_util::StreamExt as _;
+use kakeibo_bench::{Figure, Report, scratch, setting};
+use kakeibo_ledger::{
+    Currency, DEV_OWNER, MIGRATOR, begin_for_owner,
+    import::{self, CommitReport, ParseOptions},
+};
+use peak_alloc::PeakAlloc;
+use sqlx::{Executor, PgPool};
+use uuid::Uuid;
+
+#[global_allocator]
+static ALLOCATOR: PeakAlloc = PeakAlloc;
 
 const MERCHANTS: [&str; 12] = [
     "SWIGGY ORDER",
@@ -73,37 +85,34 @@ fn statement(rows: usize) -> String {
     text
 }
 
-mod support;
-use support as scratch;
+/// What one import of the statement took, phase by phase.
+struct Run {
+    parse: Duration,
+    plan: Duration,
+    commit: Duration,
+    report: CommitReport,
+}
 
-#[tokio::main(flavor = "current_thread")]
-async fn main() {
-    let rows = scratch::setting("BENCH_ROWS", 100_000);
-    let scratch = scratch::create("import", 2).await;
-    let pool = scratch.pool.clone();
+impl Run {
+    fn total(&self) -> Duration {
+        self.parse + self.plan + self.commit
+    }
+}
 
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|c| {
-            c.lines()
-                .find(|l| l.starts_with("model name"))
-                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned())
-        })
-        .unwrap_or_else(|| "unknown CPU".to_owned());
-    println!(
-        "machine: {} cores, {cpu}",
-        std::thread::available_parallelism().map_or(0, usize::from)
-    );
-    let text = statement(rows);
-    println!("statement: {rows} rows, {:.1} MB", text.len() as f64 / 1e6);
-
+/// Parses, plans (one transaction) and commits (another) the statement, as the import function
+/// does.
+async fn import(pool: &PgPool, text: &str) -> Run {
+    let options = ParseOptions {
+        currency: Some(Currency::INR),
+        ..ParseOptions::default()
+    };
     let started = Instant::now();
-    let parsed = import::parse(text.as_bytes(), &ParseOptions::default()).unwrap();
+    let parsed = import::parse(text.as_bytes(), &options).unwrap();
     let parse = started.elapsed();
-    assert_eq!((parsed.rows.len(), parsed.errors.len()), (rows, 0));
+    assert_eq!(parsed.errors.len(), 0);
 
     let started = Instant::now();
-    let mut tx = begin_for_owner(DEV_OWNER, &pool).await.unwrap();
+    let mut tx = begin_for_owner(DEV_OWNER, pool).await.unwrap();
     let (plan_id, _) = import::plan(DEV_OWNER, &mut tx, "bench.csv", "sha", parsed, None)
         .await
         .unwrap();
@@ -111,101 +120,158 @@ async fn main() {
     let plan = started.elapsed();
 
     let started = Instant::now();
-    let mut tx = begin_for_owner(DEV_OWNER, &pool).await.unwrap();
+    let mut tx = begin_for_owner(DEV_OWNER, pool).await.unwrap();
     let report = import::commit(DEV_OWNER, &mut tx, plan_id, &mut |_, _| {})
         .await
         .unwrap();
     tx.commit().await.unwrap();
     let commit = started.elapsed();
-    assert_eq!(report.imported, rows);
+    Run {
+        parse,
+        plan,
+        commit,
+        report,
+    }
+}
 
-    // Where the commit's time goes: the same commit again with the ledger's foreign keys and
-    // secondary indexes dropped (the scratch database only), so the difference is their cost.
+/// `COPY … TO STDOUT` of `query`, as text.
+async fn copy_out(pool: &PgPool, query: &str) -> Vec<u8> {
     let mut conn = pool.acquire().await.unwrap();
-    conn.execute(
-        "DELETE FROM transactions; DELETE FROM import_batches;
-         ALTER TABLE postings DROP CONSTRAINT postings_transaction_id_owner_id_fkey,
-                              DROP CONSTRAINT postings_account_id_owner_id_fkey,
-                              DROP CONSTRAINT postings_owner_id_fkey;
-         ALTER TABLE transactions DROP CONSTRAINT transactions_owner_id_fkey,
-                                  DROP CONSTRAINT transactions_import_batch_id_owner_id_fkey;
-         DROP INDEX postings_owner_transaction_idx, postings_owner_account_idx, transactions_owner_date_idx;",
-    )
-    .await
-    .unwrap();
-    drop(conn);
-    let parsed = import::parse(text.as_bytes(), &ParseOptions::default()).unwrap();
-    let mut tx = begin_for_owner(DEV_OWNER, &pool).await.unwrap();
-    let (plan_id, _) = import::plan(DEV_OWNER, &mut tx, "bench.csv", "sha", parsed, None)
-        .await
-        .unwrap();
-    tx.commit().await.unwrap();
-    let started = Instant::now();
-    let mut tx = begin_for_owner(DEV_OWNER, &pool).await.unwrap();
-    import::commit(DEV_OWNER, &mut tx, plan_id, &mut |_, _| {})
-        .await
-        .unwrap();
-    tx.commit().await.unwrap();
-    let bare_commit = started.elapsed();
+    let mut stream = conn.copy_out_raw(query).await.unwrap();
+    let mut out = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        out.extend_from_slice(&chunk.unwrap());
+    }
+    out
+}
 
-    // Baseline: the same rows (date, description, amount) straight into a bare table with COPY.
-    let mut copy_rows = String::with_capacity(text.len());
-    for row in import::parse(text.as_bytes(), &ParseOptions::default())
-        .unwrap()
-        .rows
-    {
-        let _ = writeln!(
-            copy_rows,
-            "{}\t{}\t{}",
-            row.date, row.description, row.amount_minor
-        );
+/// The floor: the same transactions and postings `COPY`ed into the emptied tables, in one
+/// transaction, committed.
+async fn copy_floor(pool: &PgPool, transactions: &[u8], postings: &[u8]) -> Duration {
+    let mut conn = pool.acquire().await.unwrap();
+    conn.execute("TRUNCATE postings, transactions").await.unwrap();
+    let started = Instant::now();
+    conn.execute("BEGIN").await.unwrap();
+    for (table, rows) in [("transactions", transactions), ("postings", postings)] {
+        let mut copy = conn
+            .copy_in_raw(&format!("COPY {table} FROM STDIN"))
+            .await
+            .unwrap();
+        copy.send(rows).await.unwrap();
+        copy.finish().await.unwrap();
+    }
+    conn.execute("COMMIT").await.unwrap();
+    started.elapsed()
+}
+
+/// For scale only: the rows' date, description and amount into a table with no index and no
+/// constraint.
+async fn copy_bare(pool: &PgPool, text: &str) -> Duration {
+    let options = ParseOptions {
+        currency: Some(Currency::INR),
+        ..ParseOptions::default()
+    };
+    let mut rows = String::with_capacity(text.len());
+    for row in import::parse(text.as_bytes(), &options).unwrap().rows {
+        let _ = writeln!(rows, "{}\t{}\t{}", row.date, row.description, row.amount_minor);
     }
     let mut conn = pool.acquire().await.unwrap();
-    conn.execute("CREATE TABLE bench_copy (date date, description text, amount_minor bigint)")
+    conn.execute("CREATE TABLE bench_bare (date date, description text, amount_minor bigint)")
         .await
         .unwrap();
     let started = Instant::now();
-    let mut copy = conn.copy_in_raw("COPY bench_copy FROM STDIN").await.unwrap();
-    copy.send(copy_rows.as_bytes()).await.unwrap();
+    let mut copy = conn.copy_in_raw("COPY bench_bare FROM STDIN").await.unwrap();
+    copy.send(rows.as_bytes()).await.unwrap();
     copy.finish().await.unwrap();
-    let copy_time = started.elapsed();
-    drop(conn);
+    started.elapsed()
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let rows = setting("BENCH_ROWS", 100_000);
+    let scratch = scratch::create("import", 2, &MIGRATOR).await;
+    let pool = scratch.pool.clone();
+    let text = statement(rows);
+    let mib = |bytes: usize| bytes as f64 / (1024.0 * 1024.0);
+
+    let before = ALLOCATOR.current_usage();
+    ALLOCATOR.reset_peak_usage();
+    let first = import(&pool, &text).await;
+    let peak = ALLOCATOR.peak_usage().saturating_sub(before);
+    assert_eq!(first.report.imported, rows);
+    let batch: Uuid = first.report.import_batch_id;
+    let transactions = copy_out(
+        &pool,
+        &format!("COPY (SELECT * FROM transactions WHERE import_batch_id = '{batch}') TO STDOUT"),
+    )
+    .await;
+    let postings = copy_out(
+        &pool,
+        &format!(
+            "COPY (SELECT p.* FROM postings p JOIN transactions t ON t.id = p.transaction_id
+                   WHERE t.import_batch_id = '{batch}') TO STDOUT"
+        ),
+    )
+    .await;
+    let again = import(&pool, &text).await;
+    assert_eq!(again.report.imported, 0, "a re-import adds nothing");
+    let floor = copy_floor(&pool, &transactions, &postings).await;
+    let bare = copy_bare(&pool, &text).await;
     scratch.drop_database().await;
 
-    let per_second = |d: std::time::Duration| rows as f64 / d.as_secs_f64();
-    let total = parse + plan + commit;
-    println!(
-        "parse   {:>8.3} s  {:>10.0} rows/s",
-        parse.as_secs_f64(),
-        per_second(parse)
+    let per_second = |d: Duration| rows as f64 / d.as_secs_f64();
+    let seconds = |d: Duration| d.as_secs_f64();
+    let mut report = Report::new(
+        "import",
+        &format!(
+            "Import of a generated {rows}-row statement ({:.1} MiB): parse, plan, duplicate check, double entry",
+            mib(text.len())
+        ),
+        "cargo bench -p kakeibo-ledger --bench import",
     );
-    println!(
-        "plan    {:>8.3} s  {:>10.0} rows/s  (duplicate check, categories, stored plan)",
-        plan.as_secs_f64(),
-        per_second(plan)
+    report.push(
+        Figure::new("import, end to end", seconds(first.total()), "s")
+            .against("COPY of the same rows into the same tables", seconds(floor))
+            .at_most(2.0),
     );
-    println!(
-        "commit  {:>8.3} s  {:>10.0} rows/s  (balanced insert of 2 postings a row)",
-        commit.as_secs_f64(),
-        per_second(commit)
+    report.push(Figure::new("import rate", per_second(first.total()), "rows/s"));
+    report.push(Figure::new("  parse", seconds(first.parse), "s"));
+    report.push(Figure::new(
+        "  plan (duplicate check, categories, stored plan)",
+        seconds(first.plan),
+        "s",
+    ));
+    report.push(Figure::new(
+        "  commit (2 postings a row)",
+        seconds(first.commit),
+        "s",
+    ));
+    report.push(Figure::new("COPY floor rate", per_second(floor), "rows/s"));
+    report.push(
+        Figure::new(
+            "re-import of the same file (adds 0 rows)",
+            seconds(again.total()),
+            "s",
+        )
+        .against("the first import", seconds(first.total()))
+        .at_most(1.0),
     );
-    println!(
-        "        {:>8.3} s  of the commit is foreign-key and index upkeep (commit without them: {:.3} s)",
-        commit.saturating_sub(bare_commit).as_secs_f64(),
-        bare_commit.as_secs_f64()
+    report.push(
+        Figure::new("peak heap of the import", mib(peak), "MiB")
+            .against("the statement's size", mib(text.len())),
     );
-    println!(
-        "import  {:>8.3} s  {:>10.0} rows/s  end to end",
-        total.as_secs_f64(),
-        per_second(total)
+    report.push(
+        Figure::new(
+            "COPY into a bare table (no index, no constraint)",
+            seconds(bare),
+            "s",
+        )
+        .against("COPY of the same rows into the same tables", seconds(floor)),
     );
-    println!(
-        "COPY    {:>8.3} s  {:>10.0} rows/s  baseline (bare rows, no ledger)",
-        copy_time.as_secs_f64(),
-        per_second(copy_time)
-    );
-    println!(
-        "ratio   import takes {:.1}× the time of COPY",
-        total.as_secs_f64() / copy_time.as_secs_f64()
-    );
+    report.note(format!(
+        "the floor writes exactly the import's {rows} transactions and {} postings, with the ledger's indexes, \
+         foreign keys and checks; the bare table shows what those cost PostgreSQL itself",
+        2 * rows
+    ));
+    report.finish();
 }

@@ -4,9 +4,10 @@
 //! Each of N starts (`BENCH_STARTS`, default 20) spawns the release binary with the Lambda
 //! environment, serves it one API Gateway v2 event (`GET /api/runs` with a valid session, so it
 //! loads the visitor and lists runs through both pools) and waits for the response it posts.
-//! Printed beside it, measured in the same run: the start of a process that does nothing
-//! (`true`), and the binary's own time to its first poll for work (runtime and state ready,
-//! before any database round trip).
+//! The baseline, measured in the same run under the same stand-in: `lambda-hello` (in
+//! `kakeibo-bench`), a `lambda_http` binary that opens one database connection and answers with
+//! a row it reads; built here in release if need be. Beside them, the start of a process that
+//! does nothing (`true`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A benchmark may stop on what it did not expect.
 
@@ -24,8 +25,7 @@ use axum::{
 };
 use tokio::sync::{Mutex, mpsc};
 
-#[path = "../../../crates/ledger/benches/support/mod.rs"]
-mod support;
+use kakeibo_bench::{Figure, Report, scratch, setting};
 
 const SECRET: &str = "bench-only-secret-0123456789abcdef0123456789";
 
@@ -108,18 +108,101 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
+/// What one start of a function binary took.
+struct Start {
+    first_poll: f64,
+    first_response: f64,
+    rss_kib: u64,
+}
+
+/// Starts `binary` under a fresh Runtime API stand-in that serves `event` once, and waits for
+/// its answer (which must be a 200).
+async fn start(binary: &str, event: &str, env: &[(&str, &str)]) -> Start {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let runtime = Arc::new(Runtime {
+        event: event.to_owned(),
+        seen: tx,
+        served: Mutex::new(false),
+    });
+    let app = Router::new()
+        .route("/2018-06-01/runtime/invocation/next", get(next))
+        .route("/2018-06-01/runtime/invocation/{id}/response", post(response))
+        .route("/2018-06-01/runtime/invocation/{id}/error", post(error))
+        .route("/2018-06-01/runtime/init/error", post(error))
+        .with_state(runtime);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let api = listener.local_addr().unwrap().to_string();
+    let server = tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let started = Instant::now();
+    let mut child = Command::new(binary)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("AWS_LAMBDA_FUNCTION_NAME", "runs")
+        .env("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "512")
+        .env("AWS_LAMBDA_FUNCTION_VERSION", "$LATEST")
+        .env("AWS_LAMBDA_RUNTIME_API", &api)
+        .envs(env.iter().copied())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut polled = None;
+    let (at, body) = loop {
+        match tokio::time::timeout(Duration::from_secs(30), rx.recv()).await {
+            Ok(Some(Seen::Poll(at))) => {
+                polled.get_or_insert(at);
+            }
+            Ok(Some(Seen::Response(at, body))) => break (at, body),
+            Ok(Some(Seen::Error(body))) => panic!("{binary} failed: {body}"),
+            Ok(None) | Err(_) => panic!("no response from {binary} within 30 s"),
+        }
+    };
+    let reply: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(reply["statusCode"], 200, "{body}");
+    let start = Start {
+        first_poll: ms(polled.unwrap_or(at) - started),
+        first_response: ms(at - started),
+        rss_kib: peak_rss_kib(child.id()).unwrap_or(0),
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    server.abort();
+    start
+}
+
+/// The baseline binary, built in release (cargo does nothing when it is fresh).
+fn hello_binary() -> String {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| env!("CARGO").to_owned());
+    let output = Command::new(cargo)
+        .args([
+            "build",
+            "--release",
+            "--package",
+            "kakeibo-bench",
+            "--bin",
+            "lambda-hello",
+        ])
+        .args(["--message-format", "json"])
+        .stderr(Stdio::inherit())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "building lambda-hello failed");
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .find_map(|m| m["executable"].as_str().map(str::to_owned))
+        .expect("cargo named no lambda-hello executable")
+}
+
 #[tokio::main]
 async fn main() {
-    let starts = support::setting("BENCH_STARTS", 20);
-    let scratch = support::create("cold_start", 2).await;
-    let database: String = sqlx::query_scalar("SELECT current_database()")
-        .fetch_one(&scratch.pool)
-        .await
-        .unwrap();
-    let owner_url = on_database(&std::env::var("DATABASE_URL").unwrap(), &database);
+    let starts = setting("BENCH_STARTS", 20);
+    let scratch = scratch::create("cold_start", 2, &kakeibo_ledger::MIGRATOR).await;
+    let owner_url = on_database(&std::env::var("DATABASE_URL").unwrap(), scratch.name());
     let app_url = on_database(
         &std::env::var("APP_DATABASE_URL").expect("APP_DATABASE_URL (run `cargo xtask bench`)"),
-        &database,
+        scratch.name(),
     );
     let visitor: uuid::Uuid =
         sqlx::query_scalar("INSERT INTO users (is_anonymous) VALUES (true) RETURNING id")
@@ -137,87 +220,67 @@ async fn main() {
     event["cookies"] = serde_json::json!([format!("kakeibo_session={token}")]);
     let event = event.to_string();
 
-    let binary = env!("CARGO_BIN_EXE_runs");
-    let mut first_poll = Vec::new();
-    let mut first_response = Vec::new();
-    let mut rss = Vec::new();
-    let mut nothing = Vec::new();
+    let runs = env!("CARGO_BIN_EXE_runs");
+    let hello = hello_binary();
+    let runs_env = [
+        ("DATABASE_URL", owner_url.as_str()),
+        ("APP_DATABASE_URL", app_url.as_str()),
+        ("JWT_SECRET", SECRET),
+        ("RATE_LIMIT_SALT", "bench"),
+        ("SITE_URL", "https://kakeibo.example"),
+    ];
+    let hello_env = [("DATABASE_URL", app_url.as_str())];
+    let (mut ours, mut baseline, mut nothing) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..starts {
-        // Baseline: starting a process that does nothing.
         let t = Instant::now();
         Command::new("true").status().unwrap();
         nothing.push(ms(t.elapsed()));
-
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        let runtime = Arc::new(Runtime {
-            event: event.clone(),
-            seen: tx,
-            served: Mutex::new(false),
-        });
-        let app = Router::new()
-            .route("/2018-06-01/runtime/invocation/next", get(next))
-            .route("/2018-06-01/runtime/invocation/{id}/response", post(response))
-            .route("/2018-06-01/runtime/invocation/{id}/error", post(error))
-            .route("/2018-06-01/runtime/init/error", post(error))
-            .with_state(runtime);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let api = listener.local_addr().unwrap().to_string();
-        let server = tokio::spawn(async move { axum::serve(listener, app).await });
-
-        let started = Instant::now();
-        let mut child = Command::new(binary)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("AWS_LAMBDA_FUNCTION_NAME", "runs")
-            .env("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "512")
-            .env("AWS_LAMBDA_FUNCTION_VERSION", "$LATEST")
-            .env("AWS_LAMBDA_RUNTIME_API", &api)
-            .env("DATABASE_URL", &owner_url)
-            .env("APP_DATABASE_URL", &app_url)
-            .env("JWT_SECRET", SECRET)
-            .env("RATE_LIMIT_SALT", "bench")
-            .env("SITE_URL", "https://kakeibo.example")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut polled = None;
-        let answered = loop {
-            match tokio::time::timeout(Duration::from_secs(30), rx.recv()).await {
-                Ok(Some(Seen::Poll(at))) => {
-                    polled.get_or_insert(at);
-                }
-                Ok(Some(Seen::Response(at, body))) => break (at, body),
-                Ok(Some(Seen::Error(body))) => panic!("the function failed: {body}"),
-                Ok(None) | Err(_) => panic!("no response within 30 s"),
-            }
-        };
-        let (at, body) = answered;
-        let reply: serde_json::Value = serde_json::from_str(&body).unwrap();
-        assert_eq!(reply["statusCode"], 200, "{body}");
-        first_response.push(ms(at - started));
-        first_poll.push(ms(polled.unwrap_or(at) - started));
-        rss.push(peak_rss_kib(child.id()).unwrap_or(0));
-        let _ = child.kill();
-        let _ = child.wait();
-        server.abort();
+        // Alternating, so a slow moment of the machine falls on both.
+        baseline.push(start(&hello, &event, &hello_env).await);
+        ours.push(start(runs, &event, &runs_env).await);
     }
     scratch.drop_database().await;
 
     #[allow(clippy::cast_precision_loss)]
-    let rss_mib = rss.iter().copied().max().unwrap_or(0) as f64 / 1024.0;
-    let cold = median(first_response);
-    let poll = median(first_poll);
-    let base = median(nothing);
-    println!("cold start of `runs` ({starts} process starts, release build, local PostgreSQL)");
-    println!("  process that does nothing (baseline)   median {base:8.2} ms");
-    println!(
-        "  to its first poll for work             median {poll:8.2} ms  ({:.1}x baseline)",
-        poll / base
+    let peak_mib = |s: &[Start]| s.iter().map(|s| s.rss_kib).max().unwrap_or(0) as f64 / 1024.0;
+    let median_of = |s: &[Start], f: fn(&Start) -> f64| median(s.iter().map(f).collect());
+    let mut report = Report::new(
+        "cold_start",
+        &format!(
+            "Cold start of the `runs` function ({starts} process starts, release build, one request each)"
+        ),
+        "cargo bench -p kakeibo-runs --bench cold_start",
     );
-    println!(
-        "  to its first response (with database)  median {cold:8.2} ms  ({:.1}x baseline)",
-        cold / base
+    report.push(
+        Figure::new(
+            "runs: to its first response (median)",
+            median_of(&ours, |s| s.first_response),
+            "ms",
+        )
+        .against(
+            "lambda-hello with one connection",
+            median_of(&baseline, |s| s.first_response),
+        )
+        .at_most(2.0),
     );
-    println!("  peak RSS                               {rss_mib:8.1} MiB");
+    report.push(
+        Figure::new(
+            "runs: to its first poll (median)",
+            median_of(&ours, |s| s.first_poll),
+            "ms",
+        )
+        .against("lambda-hello", median_of(&baseline, |s| s.first_poll)),
+    );
+    report.push(Figure::new("runs: peak RSS", peak_mib(&ours), "MiB").at_most(32.0));
+    report.push(Figure::new("lambda-hello: peak RSS", peak_mib(&baseline), "MiB"));
+    report.push(Figure::new(
+        "a process that does nothing (median)",
+        median(nothing),
+        "ms",
+    ));
+    report.note(
+        "`runs` loads the visitor and lists runs through both pools (owner role and app_user); lambda-hello \
+         connects once as app_user and reads one row",
+    );
+    report.finish();
 }

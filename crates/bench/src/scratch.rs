@@ -1,20 +1,23 @@
-//! A scratch database for a benchmark: created, migrated, and dropped at the end.
+//! A scratch database for a benchmark: created on the server of `DATABASE_URL`, migrated, and
+//! dropped at the end.
 
 use std::str::FromStr;
 
 use sqlx::{
     Connection, Executor, PgConnection, PgPool,
+    migrate::Migrator,
     postgres::{PgConnectOptions, PgPoolOptions},
 };
 
+#[derive(Debug)]
 pub struct Scratch {
     admin: PgConnection,
     name: String,
     pub pool: PgPool,
 }
 
-/// A migrated database `kakeibo_bench_<what>_<pid>` on the server of `DATABASE_URL`.
-pub async fn create(what: &str, connections: u32) -> Scratch {
+/// A database `kakeibo_bench_<what>_<pid>`, migrated by `migrator`, with a pool of `connections`.
+pub async fn create(what: &str, connections: u32, migrator: &Migrator) -> Scratch {
     let url = std::env::var("DATABASE_URL").expect("DATABASE_URL (run `cargo xtask bench`)");
     let options = PgConnectOptions::from_str(&url).unwrap();
     let name = format!("kakeibo_bench_{what}_{}", std::process::id());
@@ -28,11 +31,17 @@ pub async fn create(what: &str, connections: u32) -> Scratch {
         .connect_with(options.database(&name))
         .await
         .unwrap();
-    kakeibo_ledger::migrate(&pool).await.unwrap();
+    migrator.run(&pool).await.unwrap();
     Scratch { admin, name, pool }
 }
 
 impl Scratch {
+    /// The database's name.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
     pub async fn drop_database(mut self) {
         self.pool.close().await;
         self.admin
@@ -40,12 +49,4 @@ impl Scratch {
             .await
             .unwrap();
     }
-}
-
-/// A number from the environment, or the default.
-pub fn setting(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(default)
 }
