@@ -5,6 +5,7 @@
 //! `kakeibo-localdb` (the cluster's names, std only): it drives `cargo`, `initdb`, `pg_ctl` and
 //! `psql` as processes.
 
+mod bench;
 mod pg;
 mod process;
 mod readme;
@@ -98,8 +99,14 @@ enum Command {
     /// Run the README's `sh tested` blocks as written (the `sh tested dev` ones while
     /// `cargo xtask dev --demo` serves), the last step of `cargo xtask test`.
     Readme,
-    /// Benchmarks, each printed beside a baseline measured in the same run (BENCH_ROWS sets the
-    /// statement size of the import benchmark).
+    /// Every benchmark in one run, each figure beside its baselines measured in the same run:
+    /// import against COPY, a turn and a confirmed write against LangGraph with PostgresSaver
+    /// (installed from PyPI into its own environment on first use), cold start against a
+    /// hello-world lambda_http binary. Without DATABASE_URL they run on a cluster of their own
+    /// (.pgdata-bench, port 5436 or KAKEIBO_BENCH_PG_PORT) that commits durably. Writes
+    /// bench/report/latest.{json,md} and the README's performance table.
+    ///
+    /// BENCH_ROWS, BENCH_TURNS, BENCH_WRITES, BENCH_EXCHANGES and BENCH_STARTS set the sizes.
     Bench,
 }
 
@@ -176,7 +183,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 ExitCode::FAILURE
             })
         }
-        Command::Bench => bench(&db),
+        Command::Bench => bench::run(),
     }
 }
 
@@ -414,24 +421,6 @@ fn watch(db: &Database, port: u16) -> Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
-}
-
-fn bench(db: &Database) -> Result<ExitCode> {
-    let urls = db.up()?;
-    process::step("import throughput against COPY (release build)");
-    process::cargo(&["bench", "--package", "kakeibo-ledger", "--bench", "import"])
-        .env("DATABASE_URL", &urls.test_master)
-        .status_ok()?;
-    process::step("orchestration overhead of a turn against its tools alone (release build)");
-    process::cargo(&["bench", "--package", "kakeibo-agent", "--bench", "turn"])
-        .env("DATABASE_URL", &urls.test_master)
-        .status_ok()?;
-    process::step("cold start of a function binary to its first response, and its peak RSS (release build)");
-    process::cargo(&["bench", "--package", "kakeibo-runs", "--bench", "cold_start"])
-        .env("DATABASE_URL", &urls.test_master)
-        .env("APP_DATABASE_URL", &urls.app)
-        .status_ok()?;
-    Ok(ExitCode::SUCCESS)
 }
 
 /// Runs the `kakeibo` command (built on demand, with cargo's progress showing) as the owner role

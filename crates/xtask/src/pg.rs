@@ -72,7 +72,41 @@ impl Database {
         Ok(Self::Embedded(Embedded {
             root: process::workspace_root(),
             port,
+            flavour: Flavour::Dev,
         }))
+    }
+
+    /// The server the benchmarks run on: `DATABASE_URL`'s when it is set (its settings as they
+    /// are), otherwise a cluster of their own under `.pgdata-bench/` (port 5436, or
+    /// `KAKEIBO_BENCH_PG_PORT`) that commits durably, as a production server does
+    /// (`synchronous_commit=on`, `fsync=on`), and counts statements (`pg_stat_statements`).
+    pub fn for_bench() -> Result<Self> {
+        let db = Self::from_env()?;
+        let Self::Embedded(dev) = db else {
+            return Ok(db);
+        };
+        let port = match std::env::var("KAKEIBO_BENCH_PG_PORT")
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+        {
+            None => BENCH_PORT,
+            Some(raw) => raw
+                .trim()
+                .parse::<u16>()
+                .ok()
+                .filter(|p| *p > 0)
+                .with_context(|| format!("KAKEIBO_BENCH_PG_PORT={raw:?} is not a TCP port number"))?,
+        };
+        Ok(Self::Embedded(Embedded {
+            root: dev.root,
+            port,
+            flavour: Flavour::Bench,
+        }))
+    }
+
+    /// Whether this is a cluster of ours (which the caller may stop when done).
+    pub fn is_embedded(&self) -> bool {
+        matches!(self, Self::Embedded(_))
     }
 
     pub fn up(&self) -> Result<Urls> {
@@ -137,11 +171,44 @@ impl Database {
     }
 }
 
-/// The embedded cluster under `<workspace>/.pgdata`.
+/// The benchmarks' cluster's port unless `KAKEIBO_BENCH_PG_PORT` says otherwise.
+const BENCH_PORT: u16 = 5436;
+
+/// An embedded cluster under `<workspace>/.pgdata` (development and tests) or `.pgdata-bench`.
 #[derive(Debug)]
 pub struct Embedded {
     root: PathBuf,
     port: u16,
+    flavour: Flavour,
+}
+
+/// What an embedded cluster is for, and so how it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flavour {
+    /// Development and tests: commits return before the WAL reaches the disk (a crash may lose
+    /// the last moments, never corrupt), which keeps the suite fast.
+    Dev,
+    /// Benchmarks: a production server's durability, and statements counted.
+    Bench,
+}
+
+impl Flavour {
+    fn dir(self) -> &'static str {
+        match self {
+            Self::Dev => ".pgdata",
+            Self::Bench => ".pgdata-bench",
+        }
+    }
+
+    fn settings(self) -> &'static str {
+        match self {
+            Self::Dev => "-c synchronous_commit=off",
+            Self::Bench => {
+                "-c synchronous_commit=on -c fsync=on -c full_page_writes=on \
+                 -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=top"
+            }
+        }
+    }
 }
 
 /// The PostgreSQL server programs.
@@ -153,7 +220,7 @@ struct ServerBin {
 
 impl Embedded {
     fn link(&self) -> PathBuf {
-        self.root.join(".pgdata")
+        self.root.join(self.flavour.dir())
     }
 
     fn urls(&self) -> Urls {
@@ -228,8 +295,9 @@ impl Embedded {
             process::step(&format!("starting PostgreSQL on 127.0.0.1:{}", self.port));
             let log = base.join("postgres.log");
             let options = format!(
-                "-p {} -c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c synchronous_commit=off",
-                self.port
+                "-p {} -c listen_addresses=127.0.0.1 -c unix_socket_directories='' {}",
+                self.port,
+                self.flavour.settings()
             );
             let started = server_cmd(as_postgres, &bin.pg_ctl)?
                 .arg("start")
@@ -313,6 +381,25 @@ impl Embedded {
                END IF;
              END $$"
         ))?;
+        if self.flavour == Flavour::Bench {
+            // Every database created from here on (the benchmarks' scratch ones) has the view.
+            Cmd::new(psql_program()?)
+                .args([
+                    "-X",
+                    "-q",
+                    "-v",
+                    "ON_ERROR_STOP=1",
+                    "-h",
+                    "127.0.0.1",
+                    "-U",
+                    "postgres",
+                ])
+                .args(["-d", "template1", "-p", &self.port.to_string()])
+                .env("PGPASSWORD", superuser_password)
+                .env_remove("PGSERVICE")
+                .args(["-tAc", "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"])
+                .output_ok()?;
+        }
         for db in [DEV_DATABASE, TEST_DATABASE] {
             let exists = superuser(&format!("SELECT 1 FROM pg_database WHERE datname = '{db}'"))?;
             if exists.trim().is_empty() {
@@ -462,7 +549,7 @@ fn external_reset(owner: &str) -> Result<()> {
     Ok(())
 }
 
-fn psql(url: &str) -> Result<Cmd> {
+pub fn psql(url: &str) -> Result<Cmd> {
     Ok(Cmd::new(psql_program()?).args(["-X", "-q", "-v", "ON_ERROR_STOP=1", url]))
 }
 

@@ -2,23 +2,39 @@
 //! PyPI into a virtual environment the suite owns — never the machine's own Python packages.
 //!
 //! The environment lives in the cargo target directory (`kakeibo-venv/`), so a warm machine
-//! reuses it; it is reinstalled when `tests/python-requirements.txt` changes.
+//! reuses it; it is reinstalled when `tests/python-requirements.txt` changes. The benchmarks'
+//! peer (LangGraph) has an environment of its own beside it (`kakeibo-bench-venv/`), so its
+//! pinned packages never meet the suite's.
 
 use std::path::PathBuf;
 
 use crate::process::{self, Cmd};
 use anyhow::{Context, Result};
 
-/// Where the environment is: beside the build output.
-pub fn dir() -> PathBuf {
+/// Where an environment called `name` is: beside the build output.
+fn dir_of(name: &str) -> PathBuf {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map_or_else(|| process::workspace_root().join("target"), PathBuf::from);
-    target.join("kakeibo-venv")
+    target.join(name)
 }
 
-/// The environment's Python, with the requirements of `files` (paths from the repository root)
+/// Where the suite's environment is.
+pub fn dir() -> PathBuf {
+    dir_of("kakeibo-venv")
+}
+
+/// The suite's Python, with the requirements of `files` (paths from the repository root)
 /// installed.
 pub fn ensure(files: &[&str]) -> Result<PathBuf> {
+    ensure_at(&dir(), files)
+}
+
+/// The benchmarks' Python, with the peer's pinned requirements installed.
+pub fn ensure_bench() -> Result<PathBuf> {
+    ensure_at(&dir_of("kakeibo-bench-venv"), &["bench/peer/requirements.txt"])
+}
+
+fn ensure_at(dir: &std::path::Path, files: &[&str]) -> Result<PathBuf> {
     let root = process::workspace_root();
     let mut wanted = String::new();
     for file in files {
@@ -27,7 +43,6 @@ pub fn ensure(files: &[&str]) -> Result<PathBuf> {
         wanted.push_str(&normalised(&text));
         wanted.push('\n');
     }
-    let dir = dir();
     let python = dir.join("bin/python");
     let stamp = dir.join(".requirements");
     let installed = std::fs::read_to_string(&stamp).unwrap_or_default();
@@ -44,7 +59,7 @@ pub fn ensure(files: &[&str]) -> Result<PathBuf> {
     if !python.is_file() {
         Cmd::new(&system_python)
             .args(["-m", "venv"])
-            .arg(&dir)
+            .arg(dir)
             .status_ok()?;
     }
     let mut pip = Cmd::new(&python).args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"]);
