@@ -35,7 +35,7 @@ use sha2::{Digest, Sha256};
 use sqlx::{Acquire, PgConnection, PgPool};
 use uuid::Uuid;
 
-use kakeibo_ledger::{OwnerId, begin_for_owner};
+use kakeibo_ledger::{OwnerId, begin_for_owner, begin_for_owner_lazily};
 use kakeibo_tools::{Scope, memory, run_write};
 
 use crate::{
@@ -162,7 +162,9 @@ impl TurnStore {
         run: &NewRun<'_>,
         text: &str,
     ) -> Result<(Vec<Message>, Message), AgentError> {
-        let mut tx = begin_for_owner(owner, &self.pool).await?;
+        // Lazily committed: until the turn's next commit (durable) carries it to disk, a crash
+        // can lose only the run row of a turn that died with it.
+        let mut tx = begin_for_owner_lazily(owner, &self.pool).await?;
         let history = history::load(&mut tx, owner, conversation).await?;
         record::insert_run(&mut tx, owner, run).await?;
         let memories = memory::recall(owner, &mut tx, text).await?;
@@ -252,7 +254,9 @@ impl TurnStore {
     /// Step 1: claims a suspended turn of `owner` (compare-and-set). A turn of another owner is
     /// as absent as one that never existed.
     pub async fn claim(&self, owner: OwnerId, id: SuspendedTurnId) -> Result<Claim, ConfirmError> {
-        let mut tx = begin_for_owner(owner, &self.pool).await?;
+        // Lazily committed: others see the claim at once; a crash before the apply's durable
+        // commit carries it to disk loses only the claim, and nothing was applied under it.
+        let mut tx = begin_for_owner_lazily(owner, &self.pool).await?;
         let lease = self.lease.as_secs_f64();
         let row: Option<ClaimedRow> = sqlx::query_as(
             "UPDATE suspended_turns

@@ -49,13 +49,33 @@ where
 
 /// Opens a transaction whose tenant is `owner`, for callers whose work borrows from their own
 /// scope (which a closure handed to [`with_owner`] cannot). Dropping it uncommitted rolls back.
+///
+/// One round trip: `BEGIN` and the tenant go as one simple query.
 pub async fn begin_for_owner(
     owner: OwnerId,
     pool: &PgPool,
 ) -> Result<Transaction<'static, Postgres>, sqlx::Error> {
-    let mut tx = pool.begin().await?;
-    scope_to_owner(owner, &mut tx).await?;
-    Ok(tx)
+    // A UUID's text is hex digits and dashes: nothing in it can leave the quotes.
+    pool.begin_with(sqlx::AssertSqlSafe(format!(
+        "BEGIN; SELECT app_set_owner('{}')",
+        owner.as_uuid()
+    )))
+    .await
+}
+
+/// [`begin_for_owner`] for a transaction that may commit before its log reaches the disk: one
+/// whose loss in a crash loses nothing anyone was told (a turn's opening, a confirm's claim). The
+/// next durable commit carries it to disk (the log is flushed in order), and only a crash before
+/// that drops it. Migration `0008_lazy_commits.sql` says more.
+pub async fn begin_for_owner_lazily(
+    owner: OwnerId,
+    pool: &PgPool,
+) -> Result<Transaction<'static, Postgres>, sqlx::Error> {
+    pool.begin_with(sqlx::AssertSqlSafe(format!(
+        "BEGIN; SELECT app_set_owner('{}'); SELECT app_commit_lazily()",
+        owner.as_uuid()
+    )))
+    .await
 }
 
 /// Sets the tenant of the transaction `conn` is in (for code handed an open transaction).

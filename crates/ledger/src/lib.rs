@@ -30,7 +30,10 @@ mod transactions;
 pub use accounts::{
     Account, AccountType, CHECKING, DEFAULT_CHART, UNCATEGORIZED, ensure_chart, find_account, list_accounts,
 };
-pub use db::{MIGRATOR, OwnerRolePool, begin_for_owner, connect, migrate, scope_to_owner, with_owner};
+pub use db::{
+    MIGRATOR, OwnerRolePool, begin_for_owner, begin_for_owner_lazily, connect, migrate, scope_to_owner,
+    with_owner,
+};
 pub use error::LedgerError;
 pub use money::{Currency, Money, MoneyError};
 pub use owner::{DEV_OWNER, EVAL_OWNER, OwnerId};
