@@ -42,6 +42,9 @@ impl std::fmt::Debug for State {
     }
 }
 
+/// How long a function's start waits for its database connections.
+pub const WARM_WITHIN: std::time::Duration = std::time::Duration::from_secs(3);
+
 impl State {
     /// Connects the pools (lazily: the first query opens a connection) and picks the model.
     pub fn new(config: Config) -> Result<Self, ConfigError> {
@@ -66,6 +69,26 @@ impl State {
             owner: OwnerRolePool::new(owner),
         };
         Self::with_pools(config, pools)
+    }
+
+    /// Opens one connection of each pool, side by side, so a function's first request finds them
+    /// open: a cold start pays for the slower of the two handshakes instead of both, one after
+    /// the other. A failure is only logged; the first query tries again and answers with it.
+    /// It waits at most [`WARM_WITHIN`]: Lambda gives a function's start ten seconds.
+    pub async fn warm_pools(&self) {
+        let both = futures_util::future::join(self.app.acquire(), self.owner_pool.get().acquire());
+        let Ok((app, owner)) = tokio::time::timeout(WARM_WITHIN, both).await else {
+            tracing::warn!(
+                seconds = WARM_WITHIN.as_secs(),
+                "the database did not answer at start; the first request tries again"
+            );
+            return;
+        };
+        for (role, outcome) in [("app_user", app.err()), ("owner", owner.err())] {
+            if let Some(error) = outcome {
+                tracing::warn!(role, %error, "could not open a database connection at start");
+            }
+        }
     }
 
     /// With pools made elsewhere (tests connect per-test databases).

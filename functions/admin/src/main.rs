@@ -8,7 +8,9 @@ async fn main() -> Result<(), lambda_http::Error> {
     if kakeibo_api::lambda::help_requested("admin", "the operator's overview and actions") {
         return Ok(());
     }
-    let state = Arc::new(kakeibo_api::State::new(kakeibo_api::Config::load().await?)?);
+    let state = kakeibo_api::State::new(kakeibo_api::Config::load().await?)?;
+    state.warm_pools().await;
+    let state = Arc::new(state);
     let evals = kakeibo_admin::evals::from_settings(&|name| state.config.var(name))
         .await
         .map(|invoke| Arc::new(invoke) as Arc<dyn kakeibo_admin::evals::StartEval>);

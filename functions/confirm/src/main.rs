@@ -7,5 +7,6 @@ async fn main() -> Result<(), lambda_http::Error> {
         return Ok(());
     }
     let state = kakeibo_api::State::new(kakeibo_api::Config::load().await?)?;
+    state.warm_pools().await;
     kakeibo_api::lambda::run_streaming(kakeibo_confirm::router(std::sync::Arc::new(state))).await
 }

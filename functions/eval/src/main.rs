@@ -14,7 +14,9 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     ) {
         return Ok(());
     }
-    let state = Arc::new(kakeibo_api::State::new(kakeibo_api::Config::load().await?)?);
+    let state = kakeibo_api::State::new(kakeibo_api::Config::load().await?)?;
+    state.warm_pools().await;
+    let state = Arc::new(state);
     lambda_runtime::run(service_fn(move |event: LambdaEvent<serde_json::Value>| {
         let state = Arc::clone(&state);
         async move {

@@ -9,6 +9,7 @@ async fn main() -> Result<(), lambda_runtime::Error> {
         return Ok(());
     }
     let state = kakeibo_api::State::new(kakeibo_api::Config::load().await?)?;
+    state.warm_pools().await;
     let pool = state.owner_pool.clone();
     lambda_runtime::run(service_fn(move |event: LambdaEvent<serde_json::Value>| {
         let pool = pool.clone();
