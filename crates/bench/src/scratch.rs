@@ -26,12 +26,18 @@ pub async fn create(what: &str, connections: u32, migrator: &Migrator) -> Scratc
         .execute(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
         .await
         .unwrap();
+    // Migrated over a connection of its own: settings a migration gives the database apply to
+    // connections opened after it, which every connection of the pool then is.
+    let mut migrating = PgConnection::connect_with(&options.clone().database(&name))
+        .await
+        .unwrap();
+    migrator.run(&mut migrating).await.unwrap();
+    migrating.close().await.unwrap();
     let pool = PgPoolOptions::new()
         .max_connections(connections)
         .connect_with(options.database(&name))
         .await
         .unwrap();
-    migrator.run(&pool).await.unwrap();
     Scratch { admin, name, pool }
 }
 
