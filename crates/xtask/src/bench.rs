@@ -18,7 +18,7 @@ use crate::{
 };
 
 /// The benchmarks, in the order they run: (part name, package, what it measures).
-const BENCHES: [(&str, &str, &str); 3] = [
+const BENCHES: [(&str, &str, &str); 4] = [
     (
         "import",
         "kakeibo-ledger",
@@ -28,6 +28,11 @@ const BENCHES: [(&str, &str, &str); 3] = [
         "turn",
         "kakeibo-agent",
         "a turn's orchestration and a suspended write's confirm, beside LangGraph with PostgresSaver",
+    ),
+    (
+        "reports",
+        "kakeibo-tools",
+        "each report tool on 1,000,000 postings beside the hand-written SQL that gives its numbers",
     ),
     (
         "cold_start",
