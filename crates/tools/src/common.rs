@@ -214,6 +214,20 @@ pub async fn transactions(
         .await?)
 }
 
+/// The view's filters on the transaction itself ($2 text, $3 account, $4–$5 dates), after its
+/// owner's.
+macro_rules! view_filters {
+    () => {
+        "
+               AND ($2::text IS NULL OR strpos(lower(t.description), lower($2)) > 0)
+               AND ($3::text IS NULL OR EXISTS (
+                     SELECT 1 FROM postings p JOIN accounts a ON a.id = p.account_id AND a.owner_id = p.owner_id
+                     WHERE p.owner_id = t.owner_id AND p.transaction_id = t.id AND lower(a.name) = lower(btrim($3))))
+               AND ($4::date IS NULL OR t.date >= $4)
+               AND ($5::date IS NULL OR t.date <= $5)"
+    };
+}
+
 macro_rules! view_sql {
     ($order:literal) => {
         concat!(
@@ -234,13 +248,9 @@ macro_rules! view_sql {
                  FROM postings p JOIN accounts a ON a.id = p.account_id AND a.owner_id = p.owner_id
                  WHERE p.owner_id = t.owner_id AND p.transaction_id = t.id AND a.type IN ('asset', 'liability')
              ) money ON true
-             WHERE t.owner_id = $1
-               AND ($2::text IS NULL OR strpos(lower(t.description), lower($2)) > 0)
-               AND ($3::text IS NULL OR EXISTS (
-                     SELECT 1 FROM postings p JOIN accounts a ON a.id = p.account_id AND a.owner_id = p.owner_id
-                     WHERE p.owner_id = t.owner_id AND p.transaction_id = t.id AND lower(a.name) = lower(btrim($3))))
-               AND ($4::date IS NULL OR t.date >= $4)
-               AND ($5::date IS NULL OR t.date <= $5)
+             WHERE t.owner_id = $1",
+            view_filters!(),
+            "
                AND ($6::bigint IS NULL OR EXISTS (
                      SELECT 1 FROM postings p WHERE p.owner_id = t.owner_id AND p.transaction_id = t.id
                      AND abs(p.amount_minor) >= $6))
@@ -261,7 +271,8 @@ const VIEW_DESCENDING: &str = view_sql!("t.date DESC, t.created_at DESC, t.id AS
 /// Oldest first, for the analyses, which read every transaction of a period: the same view as
 /// one join of the period's postings grouped by transaction (one pass, rather than two lookups a
 /// transaction). Same columns, filters and order as [`VIEW_DESCENDING`] reversed.
-const VIEW_ASCENDING: &str = "SELECT t.id, t.date, t.description,
+const VIEW_ASCENDING: &str = concat!(
+    "SELECT t.id, t.date, t.description,
         coalesce((array_agg(a.name ORDER BY a.name = 'Uncategorized', a.name)
                   FILTER (WHERE a.type IN ('expense', 'income')))[1], 'Uncategorized') AS category,
         (array_agg(a.type::text ORDER BY a.name = 'Uncategorized', a.name)
@@ -273,17 +284,14 @@ const VIEW_ASCENDING: &str = "SELECT t.id, t.date, t.description,
      FROM transactions t
      LEFT JOIN (postings p JOIN accounts a ON a.id = p.account_id AND a.owner_id = p.owner_id)
             ON p.owner_id = t.owner_id AND p.transaction_id = t.id
-     WHERE t.owner_id = $1
-       AND ($2::text IS NULL OR strpos(lower(t.description), lower($2)) > 0)
-       AND ($3::text IS NULL OR EXISTS (
-             SELECT 1 FROM postings p JOIN accounts a ON a.id = p.account_id AND a.owner_id = p.owner_id
-             WHERE p.owner_id = t.owner_id AND p.transaction_id = t.id AND lower(a.name) = lower(btrim($3))))
-       AND ($4::date IS NULL OR t.date >= $4)
-       AND ($5::date IS NULL OR t.date <= $5)
+     WHERE t.owner_id = $1",
+    view_filters!(),
+    "
      GROUP BY t.id
      HAVING ($6::bigint IS NULL OR max(abs(p.amount_minor)) >= $6)
         AND ($7::bigint IS NULL OR coalesce(max(abs(p.amount_minor)), 0) <= $7)
-     ORDER BY t.date ASC, t.created_at ASC, t.id ASC LIMIT $8";
+     ORDER BY t.date ASC, t.created_at ASC, t.id ASC LIMIT $8"
+);
 
 /// `field` holds a month, or this says why not.
 pub fn check_month(field: &str, text: &str) -> Vec<String> {

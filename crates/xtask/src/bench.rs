@@ -233,6 +233,22 @@ fn target(f: &Value) -> String {
     }
 }
 
+/// A figure as a table row: name, value, baseline, ratio, target.
+fn row(f: &Value) -> String {
+    let unit = text(&f["unit"]);
+    let baseline = match (f["baseline"].as_str(), f["baseline_value"].as_f64()) {
+        (Some(b), Some(v)) => format!("{b}: {} {unit}", number(v)),
+        _ => String::new(),
+    };
+    format!(
+        "| {} | {} {unit} | {baseline} | {} | {} |\n",
+        text(&f["name"]).trim(),
+        number(f["value"].as_f64().unwrap_or(f64::NAN)),
+        ratio(f),
+        target(f)
+    )
+}
+
 fn header(report: &Value) -> String {
     let m = &report["machine"];
     let pg = &report["postgres"];
@@ -269,19 +285,7 @@ fn markdown(report: &Value) -> String {
             text(&bench["command"])
         );
         for f in bench["figures"].as_array().into_iter().flatten() {
-            let unit = text(&f["unit"]);
-            let baseline = match (f["baseline"].as_str(), f["baseline_value"].as_f64()) {
-                (Some(b), Some(v)) => format!("{b}: {} {unit}", number(v)),
-                _ => String::new(),
-            };
-            let _ = writeln!(
-                md,
-                "| {} | {} {unit} | {baseline} | {} | {} |",
-                text(&f["name"]).trim(),
-                number(f["value"].as_f64().unwrap_or(f64::NAN)),
-                ratio(f),
-                target(f)
-            );
+            md.push_str(&row(f));
         }
         for note in bench["notes"].as_array().into_iter().flatten() {
             let _ = write!(md, "\n- {}", text(note));
@@ -297,22 +301,9 @@ fn readme_table(report: &Value) -> String {
         String::from("| measured | kakeibo | baseline, same run | ratio | target |\n|---|---|---|---|---|\n");
     for bench in report["benches"].as_array().into_iter().flatten() {
         for f in bench["figures"].as_array().into_iter().flatten() {
-            if f["target"].is_null() {
-                continue;
+            if !f["target"].is_null() {
+                md.push_str(&row(f));
             }
-            let unit = text(&f["unit"]);
-            let baseline = match (f["baseline"].as_str(), f["baseline_value"].as_f64()) {
-                (Some(b), Some(v)) => format!("{b}: {} {unit}", number(v)),
-                _ => String::new(),
-            };
-            let _ = writeln!(
-                md,
-                "| {} | {} {unit} | {baseline} | {} | {} |",
-                text(&f["name"]).trim(),
-                number(f["value"].as_f64().unwrap_or(f64::NAN)),
-                ratio(f),
-                target(f)
-            );
         }
     }
     let _ = write!(

@@ -348,7 +348,8 @@ impl Embedded {
     }
 
     fn bootstrap_roles(&self, superuser_password: &str) -> Result<()> {
-        let superuser = |sql: &str| -> Result<String> {
+        // As the superuser, on `database`.
+        let superuser_on = |database: &str, sql: &str| -> Result<String> {
             Cmd::new(psql_program()?)
                 .args([
                     "-X",
@@ -359,16 +360,14 @@ impl Embedded {
                     "127.0.0.1",
                     "-U",
                     "postgres",
-                    "-d",
-                    "postgres",
                 ])
-                .arg("-p")
-                .arg(self.port.to_string())
+                .args(["-d", database, "-p", &self.port.to_string()])
                 .env("PGPASSWORD", superuser_password)
                 .env_remove("PGSERVICE")
                 .args(["-tAc", sql])
                 .output_ok()
         };
+        let superuser = |sql: &str| superuser_on("postgres", sql);
         superuser(&format!(
             "DO $$ BEGIN
                IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{OWNER_ROLE}') THEN
@@ -383,22 +382,7 @@ impl Embedded {
         ))?;
         if self.flavour == Flavour::Bench {
             // Every database created from here on (the benchmarks' scratch ones) has the view.
-            Cmd::new(psql_program()?)
-                .args([
-                    "-X",
-                    "-q",
-                    "-v",
-                    "ON_ERROR_STOP=1",
-                    "-h",
-                    "127.0.0.1",
-                    "-U",
-                    "postgres",
-                ])
-                .args(["-d", "template1", "-p", &self.port.to_string()])
-                .env("PGPASSWORD", superuser_password)
-                .env_remove("PGSERVICE")
-                .args(["-tAc", "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"])
-                .output_ok()?;
+            superuser_on("template1", "CREATE EXTENSION IF NOT EXISTS pg_stat_statements")?;
         }
         for db in [DEV_DATABASE, TEST_DATABASE] {
             let exists = superuser(&format!("SELECT 1 FROM pg_database WHERE datname = '{db}'"))?;
