@@ -101,12 +101,14 @@ enum Command {
     Readme,
     /// Every benchmark in one run, each figure beside its baselines measured in the same run:
     /// import against COPY, a turn and a confirmed write against LangGraph with PostgresSaver
-    /// (installed from PyPI into its own environment on first use), cold start against a
-    /// hello-world lambda_http binary. Without DATABASE_URL they run on a cluster of their own
-    /// (.pgdata-bench, port 5436 or KAKEIBO_BENCH_PG_PORT) that commits durably. Writes
-    /// bench/report/latest.{json,md} and the README's performance table.
+    /// (installed from PyPI into its own environment on first use), the report tools on
+    /// 1,000,000 postings against hand-written SQL, cold start against a hello-world lambda_http
+    /// binary. Without DATABASE_URL they run on a cluster of their own (.pgdata-bench, port 5436
+    /// or KAKEIBO_BENCH_PG_PORT) that commits durably, stopped at the end. Writes
+    /// bench/report/latest.{json,md} and the README's performance table. About 20 minutes warm.
     ///
-    /// BENCH_ROWS, BENCH_TURNS, BENCH_WRITES, BENCH_EXCHANGES and BENCH_STARTS set the sizes.
+    /// BENCH_ROWS, BENCH_TURNS, BENCH_WRITES, BENCH_EXCHANGES, BENCH_TRANSACTIONS, BENCH_REPEATS
+    /// and BENCH_STARTS set the sizes.
     Bench,
 }
 
