@@ -115,6 +115,8 @@ impl Probe {
     /// Reads the counters (after the statistics of earlier work have reached the server).
     pub async fn start(pool: &PgPool) -> Self {
         let counted = counts_statements(pool).await;
+        // Before the reading, so its own statement falls outside the counts.
+        let cpu = server_cpu(pool).await;
         let (commits, statements) = reading(pool, counted).await;
         let (xid, wal) = xid_and_wal(pool).await;
         Self {
@@ -122,13 +124,22 @@ impl Probe {
             statements,
             xid,
             wal,
-            cpu: server_cpu(pool).await,
+            cpu,
         }
     }
 
     /// The counts per flow since [`Probe::start`], over `flows` flows.
     pub async fn per_flow(self, pool: &PgPool, flows: usize) -> PerFlow {
-        // Connections the pool opened meanwhile count whole.
+        let (xid_after, wal_after) = xid_and_wal(pool).await;
+        let wal_bytes: f64 = sqlx::query_scalar("SELECT pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::float8")
+            .bind(&wal_after)
+            .bind(&self.wal)
+            .fetch_one(pool)
+            .await
+            .unwrap();
+        let (commits, statements) = reading(pool, self.statements.is_some()).await;
+        // After the reading, so its own statement falls outside the counts; connections the pool
+        // opened meanwhile count whole.
         let cpu_used = self
             .cpu
             .as_ref()
@@ -139,14 +150,6 @@ impl Probe {
                     .map(|(pid, ticks)| ticks.saturating_sub(before.get(pid).copied().unwrap_or(0)))
                     .sum::<u64>()
             });
-        let (xid_after, wal_after) = xid_and_wal(pool).await;
-        let wal_bytes: f64 = sqlx::query_scalar("SELECT pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::float8")
-            .bind(&wal_after)
-            .bind(&self.wal)
-            .fetch_one(pool)
-            .await
-            .unwrap();
-        let (commits, statements) = reading(pool, self.statements.is_some()).await;
         #[allow(clippy::cast_precision_loss)] // Counts far below 2^52.
         let per = |n: i64| n as f64 / flows as f64;
         // The probes themselves: the second transaction id took one; the first reading, both
