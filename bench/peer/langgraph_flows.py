@@ -267,29 +267,28 @@ def main() -> int:
 
     turn()
     write_flow()
-    tools_ms, turn_ms = [], []
-    for _ in range(args.turns):
-        started = time.perf_counter()
+    def paired(count, alone, flow):
+        """(flow times, overheads), each sorted: `flow` timed beside `alone`, its baseline, in turn."""
+        alone_ms, flow_ms = [], []
+        for _ in range(count):
+            started = time.perf_counter()
+            alone()
+            alone_ms.append((time.perf_counter() - started) * 1000)
+            started = time.perf_counter()
+            flow()
+            flow_ms.append((time.perf_counter() - started) * 1000)
+        overheads = sorted(f - a for f, a in zip(flow_ms, alone_ms))
+        return sorted(flow_ms), sorted(alone_ms), overheads
+
+    def reads_alone():
         for name, tool_args in READS:
             BY_NAME[name].invoke(tool_args)
-        tools_ms.append((time.perf_counter() - started) * 1000)
-        started = time.perf_counter()
-        turn()
-        turn_ms.append((time.perf_counter() - started) * 1000)
-    overhead = sorted(t - b for t, b in zip(turn_ms, tools_ms))
-    tools_ms.sort()
-    turn_ms.sort()
 
-    write_ms, write_tool_ms = [], []
-    for _ in range(args.writes):
-        started = time.perf_counter()
+    def write_alone():
         BY_NAME["set_budget"].invoke({"category": "Groceries", "month": "2025-04", "amount_minor": 500000})
-        write_tool_ms.append((time.perf_counter() - started) * 1000)
-        started = time.perf_counter()
-        write_flow()
-        write_ms.append((time.perf_counter() - started) * 1000)
-    write_overhead = sorted(t - b for t, b in zip(write_ms, write_tool_ms))
-    write_ms.sort()
+
+    turn_ms, tools_ms, overhead = paired(args.turns, reads_alone, turn)
+    write_ms, _, write_overhead = paired(args.writes, write_alone, write_flow)
 
     probe = Probe(checkpoints)
     for _ in range(args.counted):

@@ -182,100 +182,80 @@ async fn main() {
         "cargo bench -p kakeibo-agent --bench turn",
     );
     let peer_value = |name: &str| peer.as_ref().and_then(|p| p.figure(name)).map(|f| f.value);
-    let versus = |figure: Figure, name: &str, target: f64| match peer_value(name) {
-        Some(value) => figure
-            .faster_than(&format!("LangGraph {name}"), value)
-            .at_least(target),
-        None => figure,
+    // A timing, read as a speed-up over the peer's figure of the same name.
+    let versus = |name: &str, value: f64, target: f64| {
+        let figure = Figure::new(name, value, "ms");
+        match peer_value(name) {
+            Some(peer) => figure
+                .faster_than(&format!("LangGraph {name}"), peer)
+                .at_least(target),
+            None => figure,
+        }
+    };
+    // A count, read against the peer's figure of the same name.
+    let against_peer = |name: &str, value: f64, unit: &str| {
+        let figure = Figure::new(name, value, unit);
+        match peer_value(name) {
+            Some(peer) => figure.against(&format!("LangGraph {name}"), peer),
+            None => figure,
+        }
     };
     report.push(versus(
-        Figure::new("read turn overhead p50", percentile(&read_overhead, 50.0), "ms"),
         "read turn overhead p50",
+        percentile(&read_overhead, 50.0),
         10.0,
     ));
     report.push(versus(
-        Figure::new("read turn overhead p99", percentile(&read_overhead, 99.0), "ms"),
         "read turn overhead p99",
+        percentile(&read_overhead, 99.0),
         10.0,
     ));
     report.push(
         Figure::new("read turn p50", percentile(&whole, 50.0), "ms")
             .against("its 3 tools alone", percentile(&tools_alone, 50.0)),
     );
-    report.push(versus(
-        Figure::new("write flow p50", percentile(&write_whole, 50.0), "ms"),
-        "write flow p50",
-        6.0,
-    ));
-    report.push(versus(
-        Figure::new("write flow p99", percentile(&write_whole, 99.0), "ms"),
-        "write flow p99",
-        6.0,
-    ));
+    report.push(versus("write flow p50", percentile(&write_whole, 50.0), 6.0));
+    report.push(versus("write flow p99", percentile(&write_whole, 99.0), 6.0));
     report.push(Figure::new(
         "write flow overhead p50",
         percentile(&write_overhead, 50.0),
         "ms",
     ));
-    let counts = |figure: Figure, name: &str| match peer_value(name) {
-        Some(value) => figure.against(&format!("LangGraph {name}"), value),
-        None => figure,
-    };
-    report.push(
-        counts(
-            Figure::new("read turn writing transactions", read_counts.writing, "per turn"),
-            "read turn writing transactions",
-        )
-        .value_at_most(2.0),
-    );
-    report.push(counts(
-        Figure::new("read turn commits", read_counts.commits, "per turn"),
-        "read turn commits",
-    ));
-    report.push(counts(
-        Figure::new(
-            "write flow writing transactions",
-            write_counts.writing,
-            "per flow",
-        ),
-        "write flow writing transactions",
-    ));
-    report.push(counts(
-        Figure::new("write flow commits", write_counts.commits, "per flow"),
-        "write flow commits",
-    ));
-    report.push(counts(
-        Figure::new("read turn WAL", read_counts.wal_bytes, "bytes per turn"),
-        "read turn WAL",
-    ));
-    report.push(counts(
-        Figure::new("write flow WAL", write_counts.wal_bytes, "bytes per flow"),
-        "write flow WAL",
-    ));
-    if let (Some(read), Some(write)) = (read_counts.server_cpu_ms, write_counts.server_cpu_ms) {
-        report.push(Figure::new("read turn server CPU", read, "ms per turn"));
-        report.push(Figure::new("write flow server CPU", write, "ms per flow"));
-    }
-    if let (Some(read), Some(write)) = (read_counts.statements, write_counts.statements) {
-        report.push(counts(
-            Figure::new("read turn statements", read, "per turn"),
-            "read turn statements",
+    for (flow, counts, per) in [
+        ("read turn", &read_counts, "per turn"),
+        ("write flow", &write_counts, "per flow"),
+    ] {
+        let writing = against_peer(&format!("{flow} writing transactions"), counts.writing, per);
+        report.push(if flow == "read turn" {
+            writing.value_at_most(2.0)
+        } else {
+            writing
+        });
+        report.push(against_peer(&format!("{flow} commits"), counts.commits, per));
+        report.push(against_peer(
+            &format!("{flow} WAL"),
+            counts.wal_bytes,
+            &format!("bytes {per}"),
         ));
-        report.push(counts(
-            Figure::new("write flow statements", write, "per flow"),
-            "write flow statements",
-        ));
-        if let (Some(read), Some(write)) = (read_counts.server_ms, write_counts.server_ms) {
-            report.push(counts(
-                Figure::new("read turn server time", read, "ms per turn"),
-                "read turn server time",
-            ));
-            report.push(counts(
-                Figure::new("write flow server time", write, "ms per flow"),
-                "write flow server time",
+        if let Some(cpu) = counts.server_cpu_ms {
+            report.push(Figure::new(
+                &format!("{flow} server CPU"),
+                cpu,
+                &format!("ms {per}"),
             ));
         }
-    } else {
+        if let Some(statements) = counts.statements {
+            report.push(against_peer(&format!("{flow} statements"), statements, per));
+        }
+        if let Some(ms) = counts.server_ms {
+            report.push(against_peer(
+                &format!("{flow} server time"),
+                ms,
+                &format!("ms {per}"),
+            ));
+        }
+    }
+    if read_counts.statements.is_none() {
         report.note("statements not counted: the server does not load pg_stat_statements");
     }
     report.push(
@@ -295,8 +275,9 @@ async fn main() {
          of its own); writing transactions are the transaction ids the flows consumed"
     ));
     report.note(
-        "the write flow's writing transactions: the turn's start, its suspension, the claim, the write with its \
-         result, and the finish",
+        "the write flow's writing transactions: its new conversation, the turn's opening (lazy) and its \
+         suspension, the claim (lazy), the write with its result (its savepoint takes an id of its own), and \
+         the finish",
     );
     match &peer {
         Some(peer) => report.note(format!("peer: {}", peer.title)),

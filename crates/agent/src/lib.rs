@@ -7,8 +7,9 @@
 //! `suspended_turns`; [`TurnStore`] resumes it in another process under the exactly-once confirm
 //! protocol (claim, apply, continue, finish). Each leg's trace events and totals commit with the
 //! step that ends it, in `trace_events` and `trace_runs`; [`history`] appends each turn's new
-//! messages; [`conversations`] lists an owner's threads and [`runs`] reads their traces back. It stands on `kakeibo-ledger`, `kakeibo-tools` and `kakeibo-core`, takes its provider
-//! as a trait object, and knows nothing of HTTP or AWS.
+//! messages; [`conversations`] lists an owner's threads and [`runs`] reads their traces back. It
+//! stands on `kakeibo-ledger`, `kakeibo-tools` and `kakeibo-core`, takes its provider as a trait
+//! object, and knows nothing of HTTP or AWS.
 
 // A statement, a provider or a person can send anything: no indexing that can panic.
 #![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]

@@ -374,39 +374,34 @@ async fn main() {
         );
     };
 
-    // Spending by category for the month.
-    let (tool_time, answer) = timed(repeats, || call("get_spend_report", json!({"period": MONTH}))).await;
-    let (sql_time, rows) = timed(repeats, || {
-        sqlx::query_as::<_, (String, i64, i64)>(SPEND_SQL)
-            .bind(owner)
-            .bind(first)
-            .bind(last)
-            .bind(false)
-            .fetch_all(&pool)
-    })
-    .await;
-    let expected: BTreeMap<String, (i64, i64)> =
-        rows.unwrap().into_iter().map(|(g, n, a)| (g, (n, a))).collect();
-    assert_eq!(spend_groups(&answer), expected, "spending by category");
-    compare("spend by category (a month)", tool_time, sql_time);
-
-    // Spending by month over all seven years.
-    let input =
+    // Spending by category for the month, and by month over all seven years.
+    let month_input = json!({"period": MONTH});
+    let years_input =
         json!({"period": {"from": all_from.to_string(), "to": all_to.to_string()}, "group_by": "month"});
-    let (tool_time, answer) = timed(repeats, || call("get_spend_report", input.clone())).await;
-    let (sql_time, rows) = timed(repeats, || {
-        sqlx::query_as::<_, (String, i64, i64)>(SPEND_SQL)
-            .bind(owner)
-            .bind(all_from)
-            .bind(all_to)
-            .bind(true)
-            .fetch_all(&pool)
-    })
-    .await;
-    let expected: BTreeMap<String, (i64, i64)> =
-        rows.unwrap().into_iter().map(|(g, n, a)| (g, (n, a))).collect();
-    assert_eq!(spend_groups(&answer), expected, "spending by month");
-    compare("spend by month (seven years)", tool_time, sql_time);
+    for (name, input, (from, to), by_month) in [
+        ("spend by category (a month)", month_input, (first, last), false),
+        (
+            "spend by month (seven years)",
+            years_input,
+            (all_from, all_to),
+            true,
+        ),
+    ] {
+        let (tool_time, answer) = timed(repeats, || call("get_spend_report", input.clone())).await;
+        let (sql_time, rows) = timed(repeats, || {
+            sqlx::query_as::<_, (String, i64, i64)>(SPEND_SQL)
+                .bind(owner)
+                .bind(from)
+                .bind(to)
+                .bind(by_month)
+                .fetch_all(&pool)
+        })
+        .await;
+        let expected: BTreeMap<String, (i64, i64)> =
+            rows.unwrap().into_iter().map(|(g, n, a)| (g, (n, a))).collect();
+        assert_eq!(spend_groups(&answer), expected, "{name}");
+        compare(name, tool_time, sql_time);
+    }
 
     // Budget status for the month.
     let (tool_time, answer) = timed(repeats, || call("get_budget_status", json!({"month": MONTH}))).await;
