@@ -8,11 +8,13 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use sqlx::PgConnection;
+
 use super::{
-    Scope,
-    common::{Amount, Filter, MONTH_PATTERN, Month, TransactionView, check_month, month_arg, transactions},
+    Scope, ToolsError,
+    common::{Amount, MONTH_PATTERN, Month, TransactionView, check_month, month_arg, view_ascending_sql},
 };
-use kakeibo_ledger::Money;
+use kakeibo_ledger::{Money, OwnerId};
 
 /// Which month to examine.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -71,62 +73,67 @@ impl TypedTool for FlagAnomalies {
         Box::pin(async move {
             let month = month_arg(&input.month)?;
             let owner = self.0.owner;
-            let views = self
+            let rows = self
                 .0
-                .run(|conn| {
-                    Box::pin(async move {
-                        let filter = Filter {
-                            from: Some(month.months_before(WINDOW_MONTHS)),
-                            to: Some(month.last_day()),
-                            ascending: true,
-                            ..Filter::default()
-                        };
-                        transactions(owner, conn, &filter).await
-                    })
-                })
+                .run(|conn| Box::pin(async move { month_scored(owner, conn, month).await }))
                 .await?;
-            Ok(flag(month, &views))
+            Ok(flag(month, &rows))
         })
     }
 }
 
-/// Mean and population standard deviation of a category's spending in the window.
-struct Normal {
-    mean: f64,
-    sd: f64,
+/// One transaction of the month with its category's normal over the window before it, when the
+/// category is judged and has one.
+#[derive(Debug, sqlx::FromRow)]
+pub(crate) struct Scored {
+    #[sqlx(flatten)]
+    pub view: TransactionView,
+    /// Mean and population standard deviation of the category's spending (the negated account
+    /// amount: a purchase is positive, a refund negative) in the window.
+    pub mean: Option<f64>,
+    pub sd: Option<f64>,
+}
+
+/// The month's transactions, oldest first, each beside its category's normal: the normals are
+/// aggregated where the rows are, so only the month's rows leave the server.
+const MONTH_SCORED: &str = concat!(
+    "WITH v AS (",
+    view_ascending_sql!(),
+    "),
+     normals AS (
+         SELECT category, currency, avg(-amount_minor::float8) AS mean, stddev_pop(-amount_minor::float8) AS sd
+         FROM v
+         WHERE date < $9 AND category_type = 'expense' AND category <> 'Uncategorized'
+         GROUP BY category, currency HAVING count(*) >= $10),
+     month AS (SELECT v.*, row_number() OVER () AS ord FROM v WHERE date >= $9)
+     SELECT m.id, m.date, m.description, m.category, m.category_type, m.amount_minor, m.currency, n.mean, n.sd
+     FROM month m
+     LEFT JOIN normals n ON m.category_type = 'expense' AND n.category = m.category AND n.currency = m.currency
+     ORDER BY m.ord"
+);
+
+async fn month_scored(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    month: Month,
+) -> Result<Vec<Scored>, ToolsError> {
+    Ok(sqlx::query_as(MONTH_SCORED)
+        .bind(owner.as_uuid())
+        .bind(None::<&str>)
+        .bind(None::<&str>)
+        .bind(Some(month.months_before(WINDOW_MONTHS)))
+        .bind(Some(month.last_day()))
+        .bind(None::<i64>)
+        .bind(None::<i64>)
+        .bind(None::<i64>)
+        .bind(month.first_day)
+        .bind(i64::try_from(MIN_SAMPLES).unwrap_or(i64::MAX))
+        .fetch_all(conn)
+        .await?)
 }
 
 #[allow(clippy::cast_precision_loss)]
-pub(crate) fn flag(month: Month, views: &[TransactionView]) -> AnomaliesOutput {
-    let in_month = |v: &&TransactionView| v.date >= month.first_day && v.date <= month.last_day();
-    let judged = |v: &&TransactionView| {
-        v.category_type.as_deref() == Some("expense") && v.category != kakeibo_ledger::UNCATEGORIZED
-    };
-
-    // Spending is the negated account amount: a purchase is positive, a refund negative.
-    let mut samples: HashMap<(&str, &str), Vec<f64>> = HashMap::new();
-    for v in views.iter().filter(|v| v.date < month.first_day).filter(judged) {
-        samples
-            .entry((v.category.as_str(), v.currency.as_str()))
-            .or_default()
-            .push(-(v.amount_minor as f64));
-    }
-    let normals: HashMap<(&str, &str), Normal> = samples
-        .into_iter()
-        .filter(|(_, s)| s.len() >= MIN_SAMPLES)
-        .map(|(key, s)| {
-            let mean = s.iter().sum::<f64>() / s.len() as f64;
-            let variance = s.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / s.len() as f64;
-            (
-                key,
-                Normal {
-                    mean,
-                    sd: variance.sqrt(),
-                },
-            )
-        })
-        .collect();
-
+pub(crate) fn flag(month: Month, rows: &[Scored]) -> AnomaliesOutput {
     let mut anomalies = Vec::new();
     let entry = |v: &TransactionView, kind: &'static str, detail: String| Anomaly {
         transaction_id: v.id,
@@ -137,27 +144,27 @@ pub(crate) fn flag(month: Month, views: &[TransactionView]) -> AnomaliesOutput {
         detail,
         amount: Amount::new(v.amount_minor, v.currency()),
     };
-    for v in views.iter().filter(in_month).filter(judged) {
-        let Some(normal) = normals.get(&(v.category.as_str(), v.currency.as_str())) else {
+    for Scored { view: v, mean, sd } in rows {
+        let (Some(mean), Some(sd)) = (*mean, *sd) else {
             continue;
         };
-        if normal.sd == 0.0 {
+        if sd == 0.0 {
             continue;
         }
         let spend = -(v.amount_minor as f64);
-        let z = (spend - normal.mean) / normal.sd;
+        let z = (spend - mean) / sd;
         if z.abs() <= Z_THRESHOLD {
             continue;
         }
         #[allow(clippy::cast_possible_truncation)]
-        let usual = Money::new(normal.mean.round() as i64, v.currency()).format();
+        let usual = Money::new(mean.round() as i64, v.currency()).format();
         if z > 0.0 {
             anomalies.push(entry(
                 v,
                 "outlier",
                 format!(
                     "{:.1}× the usual {usual} for {} (z = {z:.1})",
-                    spend / normal.mean,
+                    spend / mean,
                     v.category
                 ),
             ));
@@ -171,7 +178,7 @@ pub(crate) fn flag(month: Month, views: &[TransactionView]) -> AnomaliesOutput {
     }
 
     let mut copies: HashMap<(chrono::NaiveDate, i64, &str), Vec<&TransactionView>> = HashMap::new();
-    for v in views.iter().filter(in_month) {
+    for v in rows.iter().map(|r| &r.view) {
         copies
             .entry((v.date, v.amount_minor, v.description.as_str()))
             .or_default()

@@ -228,6 +228,8 @@ macro_rules! view_filters {
     };
 }
 
+pub(crate) use view_filters;
+
 macro_rules! view_sql {
     ($order:literal) => {
         concat!(
@@ -268,30 +270,38 @@ macro_rules! view_sql {
 /// up for it alone.
 const VIEW_DESCENDING: &str = view_sql!("t.date DESC, t.created_at DESC, t.id ASC");
 
+/// [`VIEW_ASCENDING`]'s text, for queries that build on it (`flag_anomalies`).
+macro_rules! view_ascending_sql {
+    () => {
+        concat!(
+            "SELECT t.id, t.date, t.description,
+                coalesce((array_agg(a.name ORDER BY a.name = 'Uncategorized', a.name)
+                          FILTER (WHERE a.type IN ('expense', 'income')))[1], 'Uncategorized') AS category,
+                (array_agg(a.type::text ORDER BY a.name = 'Uncategorized', a.name)
+                          FILTER (WHERE a.type IN ('expense', 'income')))[1] AS category_type,
+                coalesce(sum(p.amount_minor) FILTER (WHERE a.type IN ('asset', 'liability')), 0)::bigint AS amount_minor,
+                coalesce(min(p.currency::text) FILTER (WHERE a.type IN ('asset', 'liability')),
+                         (array_agg(p.currency::text ORDER BY a.name = 'Uncategorized', a.name)
+                          FILTER (WHERE a.type IN ('expense', 'income')))[1], 'INR') AS currency
+             FROM transactions t
+             LEFT JOIN (postings p JOIN accounts a ON a.id = p.account_id AND a.owner_id = p.owner_id)
+                    ON p.owner_id = t.owner_id AND p.transaction_id = t.id
+             WHERE t.owner_id = $1",
+            $crate::common::view_filters!(),
+            "
+             GROUP BY t.id
+             HAVING ($6::bigint IS NULL OR max(abs(p.amount_minor)) >= $6)
+                AND ($7::bigint IS NULL OR coalesce(max(abs(p.amount_minor)), 0) <= $7)
+             ORDER BY t.date ASC, t.created_at ASC, t.id ASC LIMIT $8"
+        )
+    };
+}
+pub(crate) use view_ascending_sql;
+
 /// Oldest first, for the analyses, which read every transaction of a period: the same view as
 /// one join of the period's postings grouped by transaction (one pass, rather than two lookups a
 /// transaction). Same columns, filters and order as [`VIEW_DESCENDING`] reversed.
-const VIEW_ASCENDING: &str = concat!(
-    "SELECT t.id, t.date, t.description,
-        coalesce((array_agg(a.name ORDER BY a.name = 'Uncategorized', a.name)
-                  FILTER (WHERE a.type IN ('expense', 'income')))[1], 'Uncategorized') AS category,
-        (array_agg(a.type::text ORDER BY a.name = 'Uncategorized', a.name)
-                  FILTER (WHERE a.type IN ('expense', 'income')))[1] AS category_type,
-        coalesce(sum(p.amount_minor) FILTER (WHERE a.type IN ('asset', 'liability')), 0)::bigint AS amount_minor,
-        coalesce(min(p.currency::text) FILTER (WHERE a.type IN ('asset', 'liability')),
-                 (array_agg(p.currency::text ORDER BY a.name = 'Uncategorized', a.name)
-                  FILTER (WHERE a.type IN ('expense', 'income')))[1], 'INR') AS currency
-     FROM transactions t
-     LEFT JOIN (postings p JOIN accounts a ON a.id = p.account_id AND a.owner_id = p.owner_id)
-            ON p.owner_id = t.owner_id AND p.transaction_id = t.id
-     WHERE t.owner_id = $1",
-    view_filters!(),
-    "
-     GROUP BY t.id
-     HAVING ($6::bigint IS NULL OR max(abs(p.amount_minor)) >= $6)
-        AND ($7::bigint IS NULL OR coalesce(max(abs(p.amount_minor)), 0) <= $7)
-     ORDER BY t.date ASC, t.created_at ASC, t.id ASC LIMIT $8"
-);
+const VIEW_ASCENDING: &str = view_ascending_sql!();
 
 /// `field` holds a month, or this says why not.
 pub fn check_month(field: &str, text: &str) -> Vec<String> {
