@@ -89,7 +89,7 @@ async fn main() {
     let turns = setting("BENCH_TURNS", 1000);
     let writes = setting("BENCH_WRITES", 200);
     let counted = 100;
-    let scratch = scratch::create("turn", 4, &MIGRATOR).await;
+    let scratch = scratch::create("turn", kakeibo_ledger::pool_options(4), &MIGRATOR).await;
     let pool = scratch.pool.clone();
     let data = seed::generate().unwrap();
     let rows = seed::read_transactions_csv(&seed::transactions_csv(&data).unwrap()).unwrap();

@@ -16,8 +16,9 @@ pub struct Scratch {
     pub pool: PgPool,
 }
 
-/// A database `kakeibo_bench_<what>_<pid>`, migrated by `migrator`, with a pool of `connections`.
-pub async fn create(what: &str, connections: u32, migrator: &Migrator) -> Scratch {
+/// A database `kakeibo_bench_<what>_<pid>`, migrated by `migrator`, with a pool built from `pool`
+/// (the product's own settings: `kakeibo_ledger::pool_options`).
+pub async fn create(what: &str, pool: PgPoolOptions, migrator: &Migrator) -> Scratch {
     let url = std::env::var("DATABASE_URL").expect("DATABASE_URL (run `cargo xtask bench`)");
     let options = PgConnectOptions::from_str(&url).unwrap();
     let name = format!("kakeibo_bench_{what}_{}", std::process::id());
@@ -33,11 +34,7 @@ pub async fn create(what: &str, connections: u32, migrator: &Migrator) -> Scratc
         .unwrap();
     migrator.run(&mut migrating).await.unwrap();
     migrating.close().await.unwrap();
-    let pool = PgPoolOptions::new()
-        .max_connections(connections)
-        .connect_with(options.database(&name))
-        .await
-        .unwrap();
+    let pool = pool.connect_with(options.database(&name)).await.unwrap();
     Scratch { admin, name, pool }
 }
 

@@ -189,7 +189,7 @@ async fn copy_bare(pool: &PgPool, text: &str) -> Duration {
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let rows = setting("BENCH_ROWS", 100_000);
-    let scratch = scratch::create("import", 2, &MIGRATOR).await;
+    let scratch = scratch::create("import", kakeibo_ledger::pool_options(2), &MIGRATOR).await;
     let pool = scratch.pool.clone();
     let text = statement(rows);
     let mib = |bytes: usize| bytes as f64 / (1024.0 * 1024.0);

@@ -8,11 +8,33 @@ use crate::{error::LedgerError, owner::OwnerId};
 /// The migrations in `migrations/`, embedded at build time.
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations");
 
+/// How long a pooled connection may sit idle and still be handed out unchecked.
+///
+/// A connection used a moment ago is alive: pinging it before every use (sqlx's default) would
+/// add a round trip to every transaction — five to a read-only turn. One idle for longer may have
+/// been dropped by the server, a restart or the proxy's idle timeout, so it is pinged first and
+/// replaced when the ping fails.
+pub const TRUSTED_IDLE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The pool settings every kakeibo pool uses: at most `max_connections`, each checked before use
+/// only when it has been idle longer than [`TRUSTED_IDLE`].
+pub fn pool_options(max_connections: u32) -> PgPoolOptions {
+    PgPoolOptions::new()
+        .max_connections(max_connections)
+        .test_before_acquire(false)
+        .before_acquire(|conn, meta| {
+            Box::pin(async move {
+                if meta.idle_for > TRUSTED_IDLE {
+                    sqlx::Connection::ping(conn).await?;
+                }
+                Ok(true)
+            })
+        })
+}
+
 /// A small pool (serverless functions hold few connections), connecting on first use.
 pub fn connect(url: &str, max_connections: u32) -> Result<PgPool, LedgerError> {
-    Ok(PgPoolOptions::new()
-        .max_connections(max_connections)
-        .connect_lazy(url)?)
+    Ok(pool_options(max_connections).connect_lazy(url)?)
 }
 
 /// Applies every pending migration. Run it as the owner role.

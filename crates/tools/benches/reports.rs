@@ -339,7 +339,7 @@ fn spend_groups(report: &Value) -> BTreeMap<String, (i64, i64)> {
 async fn main() {
     let count = setting("BENCH_TRANSACTIONS", 500_000);
     let repeats = setting("BENCH_REPEATS", 5);
-    let scratch = scratch::create("reports", 2, &MIGRATOR).await;
+    let scratch = scratch::create("reports", kakeibo_ledger::pool_options(2), &MIGRATOR).await;
     let pool = scratch.pool.clone();
     println!(
         "loading a ledger of {count} transactions ({} postings)…",

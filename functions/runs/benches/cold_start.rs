@@ -198,7 +198,12 @@ fn hello_binary() -> String {
 #[tokio::main]
 async fn main() {
     let starts = setting("BENCH_STARTS", 20);
-    let scratch = scratch::create("cold_start", 2, &kakeibo_ledger::MIGRATOR).await;
+    let scratch = scratch::create(
+        "cold_start",
+        kakeibo_ledger::pool_options(2),
+        &kakeibo_ledger::MIGRATOR,
+    )
+    .await;
     let owner_url = on_database(&std::env::var("DATABASE_URL").unwrap(), scratch.name());
     let app_url = on_database(
         &std::env::var("APP_DATABASE_URL").expect("APP_DATABASE_URL (run `cargo xtask bench`)"),
