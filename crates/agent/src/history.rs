@@ -4,7 +4,8 @@
 //! its new messages, so a turn costs the same at the hundredth exchange as at the first. When the
 //! context is fitted by summarising old turns, the messages stay (the thread is the person's
 //! record); the conversation's `summary` stands for them and `history_from` says where the
-//! model's history resumes.
+//! model's history resumes. The statements are SQL functions (migration `0010_turn_phases.sql`),
+//! which a turn's phases call in their single round trip.
 
 use kakeibo_core::{ConversationId, Message, context};
 use kakeibo_ledger::OwnerId;
@@ -32,104 +33,46 @@ impl Evicted {
 }
 
 /// The history the model sees: the summary standing for evicted messages, then the messages
-/// from `history_from` on, in order. Empty for a conversation of another owner.
+/// from `history_from` on, in order (the SQL function `app_history`). Empty for a conversation of
+/// another owner.
 pub(crate) async fn load(
     conn: &mut PgConnection,
     owner: OwnerId,
     conversation: ConversationId,
 ) -> Result<Vec<Message>, AgentError> {
-    let rows: Vec<Value> = sqlx::query_scalar(
-        "SELECT message FROM (
-             SELECT 0 AS part, s.ord::int AS n, s.message
-             FROM conversations c, jsonb_array_elements(c.summary) WITH ORDINALITY AS s(message, ord)
-             WHERE c.owner_id = $1 AND c.id = $2
-             UNION ALL
-             SELECT 1, m.seq, m.message
-             FROM conversation_messages m JOIN conversations c ON c.id = m.conversation_id
-             WHERE m.owner_id = $1 AND m.conversation_id = $2 AND c.owner_id = $1 AND m.seq >= c.history_from
-         ) AS h ORDER BY part, n",
-    )
-    .bind(owner.as_uuid())
-    .bind(conversation.as_uuid())
-    .fetch_all(&mut *conn)
-    .await?;
+    let rows: Vec<Value> = sqlx::query_scalar("SELECT app_history($1, $2)")
+        .bind(owner.as_uuid())
+        .bind(conversation.as_uuid())
+        .fetch_one(conn)
+        .await?;
+    parse(rows)
+}
+
+/// Stored messages, read back.
+pub(crate) fn parse(rows: Vec<Value>) -> Result<Vec<Message>, AgentError> {
     rows.into_iter()
         .map(|v| serde_json::from_value(v).map_err(AgentError::StoredMessage))
         .collect()
 }
 
-/// Adds `messages` after the conversation's last, records `evicted` first when the turn's context
-/// was fitted, and touches `updated_at`. What stays is never rewritten.
-pub(crate) async fn append(
-    conn: &mut PgConnection,
-    owner: OwnerId,
-    conversation: ConversationId,
-    messages: &[Message],
-    evicted: Option<&Evicted>,
-) -> Result<(), AgentError> {
-    let summary = evicted
-        .map(|e| serde_json::to_value(&e.summary))
-        .transpose()
-        .map_err(AgentError::StoringMessage)?;
-    // The model's history resumes at the first message the summary does not stand for: the one
-    // `messages` places after the evicted ones, or the first appended when all were evicted.
-    sqlx::query(
-        "UPDATE conversations c SET updated_at = now(),
-                summary = CASE WHEN $3::int IS NULL THEN c.summary ELSE $4 END,
-                history_from = CASE WHEN $3::int IS NULL THEN c.history_from ELSE coalesce(
-                    (SELECT m.seq FROM conversation_messages m
-                     WHERE m.owner_id = $1 AND m.conversation_id = $2 AND m.seq >= c.history_from
-                     ORDER BY m.seq OFFSET $3 LIMIT 1),
-                    (SELECT coalesce(max(m.seq) + 1, 0) FROM conversation_messages m
-                     WHERE m.owner_id = $1 AND m.conversation_id = $2)) END
-         WHERE c.owner_id = $1 AND c.id = $2",
-    )
-    .bind(owner.as_uuid())
-    .bind(conversation.as_uuid())
-    .bind(evicted.map(|e| i32::try_from(e.messages).unwrap_or(i32::MAX)))
-    .bind(summary)
-    .execute(&mut *conn)
-    .await?;
-    if messages.is_empty() {
-        return Ok(());
-    }
-    let messages: Vec<Value> = messages
+/// Messages as the rows `app_append_history` stores.
+pub(crate) fn rows(messages: &[Message]) -> Result<Vec<Value>, AgentError> {
+    messages
         .iter()
         .map(serde_json::to_value)
         .collect::<Result<_, _>>()
-        .map_err(AgentError::StoringMessage)?;
-    sqlx::query(
-        "INSERT INTO conversation_messages (owner_id, conversation_id, seq, message)
-         SELECT $1, $2, (last.next + m.ord - 1)::int, m.message
-         FROM (SELECT coalesce(max(seq) + 1, 0) AS next FROM conversation_messages
-               WHERE owner_id = $1 AND conversation_id = $2) AS last,
-              UNNEST($3::jsonb[]) WITH ORDINALITY AS m(message, ord)",
-    )
-    .bind(owner.as_uuid())
-    .bind(conversation.as_uuid())
-    .bind(&messages)
-    .execute(conn)
-    .await?;
-    Ok(())
+        .map_err(AgentError::StoringMessage)
 }
 
-/// Rewrites the conversation's messages as `history`, no summary: for a turn suspended before
-/// histories were appended, whose stored turn does not say which of its messages are new.
-pub(crate) async fn replace(
-    conn: &mut PgConnection,
-    owner: OwnerId,
-    conversation: ConversationId,
-    history: &[Message],
-) -> Result<(), AgentError> {
-    sqlx::query("DELETE FROM conversation_messages WHERE owner_id = $1 AND conversation_id = $2")
-        .bind(owner.as_uuid())
-        .bind(conversation.as_uuid())
-        .execute(&mut *conn)
-        .await?;
-    sqlx::query("UPDATE conversations SET summary = NULL, history_from = 0 WHERE owner_id = $1 AND id = $2")
-        .bind(owner.as_uuid())
-        .bind(conversation.as_uuid())
-        .execute(&mut *conn)
-        .await?;
-    append(conn, owner, conversation, history, None).await
+/// `app_append_history`'s eviction arguments: how many stored messages the summary replaces, and
+/// the summary; both `None` when the context was not fitted.
+pub(crate) fn eviction_args(evicted: Option<&Evicted>) -> Result<(Option<i32>, Option<Value>), AgentError> {
+    let Some(evicted) = evicted else {
+        return Ok((None, None));
+    };
+    let summary = serde_json::to_value(&evicted.summary).map_err(AgentError::StoringMessage)?;
+    Ok((
+        Some(i32::try_from(evicted.messages).unwrap_or(i32::MAX)),
+        Some(summary),
+    ))
 }

@@ -16,6 +16,11 @@
 //! memories, [`TurnStore::open_turn`]) and once when it ends ([`TurnStore::close`] or
 //! [`TurnStore::suspend`]). Trace events wait in a [`MemoryTracer`] and commit with the step that
 //! ends their leg: a crash before it loses only an unfinished leg's events, never a finished one's.
+//!
+//! Each of those steps, and the claim and the finish, is one statement calling a phase function
+//! of migration `0010_turn_phases.sql`, sent outside any explicit transaction: one round trip that
+//! sets the tenant, does the step's work and commits. The apply stays a transaction of its own,
+//! since the writes it runs are the tools' code.
 
 use std::time::Duration;
 
@@ -32,16 +37,16 @@ use kakeibo_core::{
 };
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use sqlx::{Acquire, PgConnection, PgPool};
+use sqlx::{Acquire, PgConnection, PgPool, Row};
 use uuid::Uuid;
 
-use kakeibo_ledger::{OwnerId, begin_for_owner, begin_for_owner_lazily};
+use kakeibo_ledger::{OwnerId, begin_for_owner};
 use kakeibo_tools::{Scope, memory, run_write};
 
 use crate::{
     AgentError,
     history::{self, Evicted},
-    record::{self, NewRun},
+    record::{self, NewRun, Totals},
 };
 
 /// The largest stored turn.
@@ -89,8 +94,19 @@ pub struct TurnStore {
     lease: Duration,
 }
 
-/// (conversation, fence, state, stored results, expired, arguments hash) of a freshly claimed row.
-type ClaimedRow = (Uuid, DateTime<Utc>, Value, Option<Value>, bool, String);
+/// (claimed, present, then the claimed row's conversation, fence, state, stored results, expired,
+/// arguments hash and history base) from `app_claim_turn`.
+type ClaimedRow = (
+    bool,
+    bool,
+    Option<Uuid>,
+    Option<DateTime<Utc>>,
+    Option<Value>,
+    Option<Value>,
+    Option<bool>,
+    Option<String>,
+    Option<i32>,
+);
 
 /// A claimed suspended turn.
 #[derive(Debug, Clone)]
@@ -103,6 +119,9 @@ pub struct Claim {
     /// Results stored by an earlier apply: the writes already ran.
     pub applied: Option<Vec<ToolResult>>,
     pub expired: bool,
+    /// How many leading messages of the turn's history the conversation already holds (`None`
+    /// for a turn stored before histories were appended: its finish rewrites the history).
+    pub history_base: Option<usize>,
 }
 
 impl TurnStore {
@@ -162,13 +181,23 @@ impl TurnStore {
         run: &NewRun<'_>,
         text: &str,
     ) -> Result<(Vec<Message>, Message), AgentError> {
-        // Lazily committed: until the turn's next commit (durable) carries it to disk, a crash
-        // can lose only the run row of a turn that died with it.
-        let mut tx = begin_for_owner_lazily(owner, &self.pool).await?;
-        let history = history::load(&mut tx, owner, conversation).await?;
-        record::insert_run(&mut tx, owner, run).await?;
-        let memories = memory::recall(owner, &mut tx, text).await?;
-        tx.commit().await?;
+        // One statement, one round trip, outside any explicit transaction: `app_open_turn` sets the
+        // tenant and commits lazily (migration 0010) — until the turn's next, durable commit
+        // carries it to disk, a crash can lose only the run row of a turn that died with it.
+        let (history, memories): (Vec<Value>, Vec<String>) = sqlx::query_as(
+            "SELECT history, memories FROM app_open_turn($1, $2, $3, $4, $5, $6::channel, $7, $8)",
+        )
+        .bind(owner.as_uuid())
+        .bind(conversation.as_uuid())
+        .bind(run.run_id.as_uuid())
+        .bind(run.provider)
+        .bind(run.model)
+        .bind(run.channel)
+        .bind(memory::RECENT_MEMORIES)
+        .bind(memory::recalled_categories(text))
+        .fetch_one(&self.pool)
+        .await?;
+        let history = history::parse(history)?;
         Ok((history, memory::with_memories(Message::user(text), &memories)))
     }
 
@@ -205,12 +234,23 @@ impl TurnStore {
         turn: &Turn,
         leg: &Leg,
     ) -> Result<(), AgentError> {
-        let new = turn.history().get(leg.new_from..).unwrap_or_default();
-        let mut tx = begin_for_owner(owner, &self.pool).await?;
-        history::append(&mut tx, owner, conversation, new, leg.evicted.as_ref()).await?;
-        record::insert_events(&mut tx, owner, &leg.events).await?;
-        record::update_run(&mut tx, owner, turn, Some(status_of(turn))).await?;
-        tx.commit().await?;
+        let new = history::rows(turn.history().get(leg.new_from..).unwrap_or_default())?;
+        let (evicted, summary) = history::eviction_args(leg.evicted.as_ref())?;
+        let query = sqlx::query(
+            "SELECT app_close_turn($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::numeric, $12, $13::run_status)",
+        )
+        .bind(owner.as_uuid())
+        .bind(conversation.as_uuid())
+        .bind(new)
+        .bind(evicted)
+        .bind(summary)
+        .bind(record::event_rows(&leg.events))
+        .bind(turn.run_id().as_uuid());
+        Totals::of(turn)
+            .bind(query)
+            .bind(status_of(turn).as_str())
+            .execute(&self.pool)
+            .await?;
         Ok(())
     }
 
@@ -225,67 +265,63 @@ impl TurnStore {
         leg: &Leg,
     ) -> Result<SuspendedTurnId, ConfirmError> {
         let (state, args_hash, expires_at) = stored_form(turn)?;
-        let run_id = turn.run_id();
-        let mut tx = begin_for_owner(owner, &self.pool).await?;
-        let id: Uuid = sqlx::query_scalar(
-            "INSERT INTO suspended_turns (owner_id, conversation_id, run_id, version, state, args_hash, expires_at,
-                                          history_base)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+        let (evicted, summary) = history::eviction_args(leg.evicted.as_ref())?;
+        let query = sqlx::query(
+            "SELECT app_suspend_turn($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::numeric, $16)",
         )
         .bind(owner.as_uuid())
         .bind(conversation.as_uuid())
-        .bind(run_id.as_uuid())
+        .bind(turn.run_id().as_uuid())
         .bind(i32::try_from(turn.version()).unwrap_or(i32::MAX))
         .bind(state)
         .bind(args_hash)
         .bind(expires_at)
         .bind(i32::try_from(leg.new_from).unwrap_or(i32::MAX))
-        .fetch_one(&mut *tx)
-        .await?;
-        if leg.evicted.is_some() {
-            history::append(&mut tx, owner, conversation, &[], leg.evicted.as_ref()).await?;
-        }
-        record::insert_events(&mut tx, owner, &leg.events).await?;
-        record::update_run(&mut tx, owner, turn, None).await?;
-        tx.commit().await?;
+        .bind(evicted)
+        .bind(summary)
+        .bind(record::event_rows(&leg.events));
+        let id: Uuid = Totals::of(turn)
+            .bind(query)
+            .fetch_one(&self.pool)
+            .await?
+            .try_get(0)?;
         Ok(SuspendedTurnId::from_uuid(id))
     }
 
     /// Step 1: claims a suspended turn of `owner` (compare-and-set). A turn of another owner is
     /// as absent as one that never existed.
     pub async fn claim(&self, owner: OwnerId, id: SuspendedTurnId) -> Result<Claim, ConfirmError> {
-        // Lazily committed: others see the claim at once; a crash before the apply's durable
-        // commit carries it to disk loses only the claim, and nothing was applied under it.
-        let mut tx = begin_for_owner_lazily(owner, &self.pool).await?;
-        let lease = self.lease.as_secs_f64();
-        let row: Option<ClaimedRow> = sqlx::query_as(
-            "UPDATE suspended_turns
-             SET status = CASE WHEN status = 'pending' THEN 'claimed'::suspended_status ELSE status END,
-                 claimed_at = clock_timestamp()
-             WHERE owner_id = $1 AND id = $2
-               AND (status = 'pending' OR claimed_at < clock_timestamp() - make_interval(secs => $3))
-             RETURNING conversation_id, claimed_at, state, results, expires_at <= now(), args_hash",
+        // One statement (`app_claim_turn`, migration 0010), committed lazily: others see the claim
+        // at once; a crash before the apply's durable commit carries it to disk loses only the
+        // claim, and nothing was applied under it.
+        let row: ClaimedRow = sqlx::query_as(
+            "SELECT o_claimed, o_present, o_conversation, o_fence, o_state, o_results, o_expired, o_args_hash,
+                    o_history_base
+             FROM app_claim_turn($1, $2, $3)",
         )
         .bind(owner.as_uuid())
         .bind(id.as_uuid())
-        .bind(lease)
-        .fetch_optional(&mut *tx)
+        .bind(self.lease.as_secs_f64())
+        .fetch_one(&self.pool)
         .await?;
-        let Some((conversation_id, fence, state, results, expired, args_hash)) = row else {
-            let exists: bool = sqlx::query_scalar(
-                "SELECT EXISTS (SELECT 1 FROM suspended_turns WHERE owner_id = $1 AND id = $2)",
-            )
-            .bind(owner.as_uuid())
-            .bind(id.as_uuid())
-            .fetch_one(&mut *tx)
-            .await?;
-            return Err(if exists {
+        let (
+            true,
+            _,
+            Some(conversation_id),
+            Some(fence),
+            Some(state),
+            results,
+            Some(expired),
+            Some(args_hash),
+            history_base,
+        ) = row
+        else {
+            return Err(if row.1 {
                 ConfirmError::Claimed
             } else {
                 ConfirmError::Gone
             });
         };
-        tx.commit().await?;
         let applied = results
             .map(serde_json::from_value)
             .transpose()
@@ -307,6 +343,7 @@ impl TurnStore {
             turn,
             applied,
             expired,
+            history_base: history_base.and_then(|base| usize::try_from(base).ok()),
         })
     }
 
@@ -399,42 +436,42 @@ impl TurnStore {
         Ok(())
     }
 
-    /// Step 4, under the fence and in one transaction: the row goes, the conversation gets the
-    /// finished turn's new messages, and the run its leg's `events`, totals and status.
+    /// Step 4, under the fence and in one statement (`app_finish_turn`): the row goes, the
+    /// conversation gets the finished turn's new messages (those after `history_base`; the whole
+    /// history when it is `None`), and the run its leg's `events`, totals and status.
+    #[allow(clippy::too_many_arguments)]
     pub async fn finish(
         &self,
         owner: OwnerId,
         id: SuspendedTurnId,
         fence: DateTime<Utc>,
         conversation: ConversationId,
+        history_base: Option<usize>,
         turn: &Turn,
         events: &[TraceEvent],
     ) -> Result<(), ConfirmError> {
-        let mut tx = begin_for_owner(owner, &self.pool).await?;
-        let deleted: Option<Option<i32>> = sqlx::query_scalar(
-            "DELETE FROM suspended_turns WHERE owner_id = $1 AND id = $2 AND claimed_at = $3 RETURNING history_base",
+        let messages = match history_base {
+            Some(base) => turn.history().get(base..).unwrap_or_default(),
+            None => turn.history(),
+        };
+        let query = sqlx::query(
+            "SELECT app_finish_turn($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::numeric, $13, $14::run_status)",
         )
         .bind(owner.as_uuid())
         .bind(id.as_uuid())
         .bind(fence)
-        .fetch_optional(&mut *tx)
-        .await?;
-        match deleted {
-            None => return Err(ConfirmError::Claimed),
-            Some(Some(base)) => {
-                let new = turn
-                    .history()
-                    .get(usize::try_from(base).unwrap_or(usize::MAX)..)
-                    .unwrap_or_default();
-                history::append(&mut tx, owner, conversation, new, None).await?;
-            }
-            // Suspended before histories were appended: which messages are new is not known.
-            Some(None) => history::replace(&mut tx, owner, conversation, turn.history()).await?,
-        }
-        record::insert_events(&mut tx, owner, events).await?;
-        record::update_run(&mut tx, owner, turn, Some(status_of(turn))).await?;
-        tx.commit().await?;
-        Ok(())
+        .bind(conversation.as_uuid())
+        .bind(history::rows(messages)?)
+        .bind(history_base.is_none())
+        .bind(record::event_rows(events))
+        .bind(turn.run_id().as_uuid());
+        let held: bool = Totals::of(turn)
+            .bind(query)
+            .bind(status_of(turn).as_str())
+            .fetch_one(&self.pool)
+            .await?
+            .try_get(0)?;
+        if held { Ok(()) } else { Err(ConfirmError::Claimed) }
     }
 }
 
@@ -654,7 +691,6 @@ impl Agent<'_> {
         );
         let run = NewRun {
             run_id,
-            conversation: Some(conversation),
             provider: self.provider.name(),
             model: self.provider.model(),
             channel: self.channel,
@@ -794,6 +830,7 @@ impl Agent<'_> {
                 suspended_id,
                 fence,
                 claim.conversation_id,
+                claim.history_base,
                 &turn,
                 &tracer.take(),
             )

@@ -274,3 +274,79 @@ async fn a_history_is_appended_and_a_summary_leaves_the_thread_whole(
             .all(|m| !matches!(m.content.first(), Some(Block::Text { text, .. }) if text.starts_with("<context_summary>")))
     );
 }
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_turn_stored_before_histories_were_appended_finishes_with_its_whole_history(
+    options: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let w = world(options, connect, "budget").await;
+    let write = Scripted::from_fn(|request| {
+        Ok(if request.messages.last().unwrap().is_tool_results() {
+            reply_text("Done.")
+        } else {
+            reply_calls(&[(
+                "set_budget",
+                json!({"category": "Groceries", "month": "2025-04", "amount_minor": 500_000}),
+            )])
+        })
+    });
+    let store = TurnStore::new(w.app.clone());
+    let rules = PermissionRules::default();
+    let agent = Agent::new(
+        &store,
+        Scope::new(w.owner, w.app.clone()),
+        &write,
+        "You are kakeibo.",
+        &rules,
+        "web",
+    );
+    // An earlier exchange the conversation holds, then a turn that waits on a write.
+    let Outcome::Finished { .. } = chat(&w, &Model::new(false), "which accounts?").await else {
+        panic!("the turn waited")
+    };
+    let Outcome::Suspended {
+        suspended_id,
+        pending,
+        ..
+    } = agent
+        .chat(
+            w.conversation,
+            "groceries budget 5000 for April",
+            &ConfirmPolicy::Suspend,
+            &|_| {},
+        )
+        .await
+        .unwrap()
+    else {
+        panic!("the write did not wait")
+    };
+    // As a row stored before migration 0007 was: which of its messages are new is not known.
+    sqlx::query("UPDATE suspended_turns SET history_base = NULL WHERE id = $1")
+        .bind(suspended_id.as_uuid())
+        .execute(&w.owner_pool)
+        .await
+        .unwrap();
+    let Outcome::Finished { turn, .. } = agent
+        .confirm(suspended_id, &[(pending[0].id.clone(), true)], &|_| {})
+        .await
+        .unwrap()
+    else {
+        panic!("the confirm did not finish")
+    };
+    // The thread is the finished turn's whole history, once: nothing doubled, nothing lost.
+    assert_eq!(
+        store.history(w.owner, w.conversation).await.unwrap(),
+        turn.history()
+    );
+    let seqs: Vec<i32> =
+        sqlx::query_scalar("SELECT seq FROM conversation_messages WHERE conversation_id = $1 ORDER BY seq")
+            .bind(w.conversation.as_uuid())
+            .fetch_all(&w.owner_pool)
+            .await
+            .unwrap();
+    assert_eq!(
+        seqs,
+        (0..i32::try_from(turn.history().len()).unwrap()).collect::<Vec<_>>()
+    );
+}

@@ -85,21 +85,6 @@ pub async fn begin_for_owner(
     .await
 }
 
-/// [`begin_for_owner`] for a transaction that may commit before its log reaches the disk: one
-/// whose loss in a crash loses nothing anyone was told (a turn's opening, a confirm's claim). The
-/// next durable commit carries it to disk (the log is flushed in order), and only a crash before
-/// that drops it. Migration `0008_lazy_commits.sql` says more.
-pub async fn begin_for_owner_lazily(
-    owner: OwnerId,
-    pool: &PgPool,
-) -> Result<Transaction<'static, Postgres>, sqlx::Error> {
-    pool.begin_with(sqlx::AssertSqlSafe(format!(
-        "BEGIN; SELECT app_set_owner('{}'); SELECT app_commit_lazily()",
-        owner.as_uuid()
-    )))
-    .await
-}
-
 /// Sets the tenant of the transaction `conn` is in (for code handed an open transaction).
 /// Outside a transaction the setting would end with the statement: call it only inside one.
 pub async fn scope_to_owner(owner: OwnerId, conn: &mut PgConnection) -> Result<(), sqlx::Error> {

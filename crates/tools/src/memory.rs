@@ -51,24 +51,21 @@ pub async fn recall(
     conn: &mut PgConnection,
     question: &str,
 ) -> Result<Vec<String>, ToolsError> {
-    let named: Vec<String> = mentioned_categories(question)
+    Ok(sqlx::query_scalar("SELECT app_recall($1, $2, $3)")
+        .bind(owner.as_uuid())
+        .bind(RECENT_MEMORIES)
+        .bind(recalled_categories(question))
+        .fetch_one(conn)
+        .await?)
+}
+
+/// The lower-cased category names `question` recalls memories of (the SQL function
+/// `app_recall`'s third argument, migration `0010_turn_phases.sql`).
+pub fn recalled_categories(question: &str) -> Vec<String> {
+    mentioned_categories(question)
         .into_iter()
         .map(str::to_lowercase)
-        .collect();
-    Ok(sqlx::query_scalar(
-        "SELECT content FROM (
-             SELECT DISTINCT ON (id) id, content, created_at FROM (
-                 (SELECT id, content, created_at FROM memories WHERE owner_id = $1 ORDER BY created_at DESC, id LIMIT $2)
-                 UNION ALL
-                 (SELECT id, content, created_at FROM memories WHERE owner_id = $1 AND lower(category) = ANY($3))
-             ) both_sets
-         ) recalled ORDER BY created_at DESC, id",
-    )
-    .bind(owner.as_uuid())
-    .bind(RECENT_MEMORIES)
-    .bind(&named)
-    .fetch_all(conn)
-    .await?)
+        .collect()
 }
 
 /// The person's message with their memories as a second text block, `<user_memory>` — never in
