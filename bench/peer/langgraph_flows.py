@@ -189,13 +189,15 @@ class Probe:
         with self.pool.connection() as conn:
             if self.counted:
                 row = conn.execute(
-                    """SELECT xact_commit, s.calls, s.ms
+                    """SELECT xact_commit, s.all_calls, s.top_calls, s.ms
                        FROM pg_stat_database d,
-                            LATERAL (SELECT sum(calls)::bigint AS calls, sum(total_exec_time) AS ms
+                            LATERAL (SELECT sum(calls)::bigint AS all_calls,
+                                            (sum(calls) FILTER (WHERE toplevel))::bigint AS top_calls,
+                                            sum(total_exec_time) FILTER (WHERE toplevel) AS ms
                                      FROM pg_stat_statements WHERE dbid = d.datid) s
                        WHERE datname = current_database()"""
                 ).fetchone()
-                return row["xact_commit"], (row["calls"], row["ms"])
+                return row["xact_commit"], (row["all_calls"], row["top_calls"], row["ms"])
             row = conn.execute(
                 "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"
             ).fetchone()
@@ -220,7 +222,8 @@ class Probe:
             "writing": (xid_after - self.xid - 1) / flows,
             "commits": (commits - self.commits - 4) / flows,
             "statements": None if statements is None else (statements[0] - self.statements[0] - 4) / flows,
-            "server_ms": None if statements is None else (statements[1] - self.statements[1]) / flows,
+            "sent": None if statements is None else (statements[1] - self.statements[1] - 4) / flows,
+            "server_ms": None if statements is None else (statements[2] - self.statements[2]) / flows,
             "wal_bytes": wal / flows,
         }
 
@@ -319,6 +322,8 @@ def main() -> int:
     if read_counts["statements"] is not None:
         figures.append(figure("read turn statements", read_counts["statements"], "per turn"))
         figures.append(figure("write flow statements", write_counts["statements"], "per flow"))
+        figures.append(figure("read turn statements sent", read_counts["sent"], "per turn"))
+        figures.append(figure("write flow statements sent", write_counts["sent"], "per flow"))
         figures.append(figure("read turn server time", read_counts["server_ms"], "ms per turn"))
         figures.append(figure("write flow server time", write_counts["server_ms"], "ms per flow"))
     part = {

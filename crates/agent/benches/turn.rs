@@ -247,6 +247,9 @@ async fn main() {
         if let Some(statements) = counts.statements {
             report.push(against_peer(&format!("{flow} statements"), statements, per));
         }
+        if let Some(sent) = counts.sent {
+            report.push(against_peer(&format!("{flow} statements sent"), sent, per));
+        }
         if let Some(ms) = counts.server_ms {
             report.push(against_peer(
                 &format!("{flow} server time"),
@@ -269,6 +272,11 @@ async fn main() {
         )
         .against("exchanges 1–10", percentile(&first, 50.0))
         .at_most(1.3),
+    );
+    report.note(
+        "statements: every statement the server ran, those inside kakeibo's phase functions included \
+         (pg_stat_statements.track = all); statements sent: the top-level ones, each a round trip but for \
+         the BEGIN and tenant a scoped transaction sends as one",
     );
     report.note(format!(
         "counts over {counted} flows each; commits include the tools' reads (each tool reads in a transaction \

@@ -13,9 +13,13 @@ pub struct PerFlow {
     pub flows: usize,
     pub writing: f64,
     pub commits: f64,
-    /// `None` when the server does not load `pg_stat_statements`.
+    /// Every statement the server ran, those inside functions included (`pg_stat_statements` with
+    /// `track = all`, as `cargo xtask bench` runs it); `None` when the server does not load it.
     pub statements: Option<f64>,
-    /// Milliseconds the server spent executing those statements (`pg_stat_statements`).
+    /// The statements the client sent (top-level): each is a round trip, but for the `BEGIN` and
+    /// tenant that a scoped transaction sends as one.
+    pub sent: Option<f64>,
+    /// Milliseconds the server spent executing the top-level statements (`pg_stat_statements`).
     pub server_ms: Option<f64>,
     /// CPU milliseconds the database's server processes used (their `/proc` counters: a server
     /// on this machine only), parsing, planning, executing and committing included.
@@ -27,7 +31,7 @@ pub struct PerFlow {
 #[derive(Debug)]
 pub struct Probe {
     commits: i64,
-    statements: Option<(i64, f64)>,
+    statements: Option<Statements>,
     xid: i64,
     wal: String,
     cpu: Option<std::collections::HashMap<i32, u64>>,
@@ -77,22 +81,35 @@ async fn counts_statements(pool: &PgPool) -> bool {
         .is_ok()
 }
 
-/// Commits and (when counted) statements of this database so far with their execution time, in
-/// one statement.
-async fn reading(pool: &PgPool, statements: bool) -> (i64, Option<(i64, f64)>) {
+/// Statements of this database so far: all, top-level, and the top-level ones' execution time.
+#[derive(Debug, Clone, Copy)]
+struct Statements {
+    all: i64,
+    top: i64,
+    ms: f64,
+}
+
+/// Commits and (when counted) statements of this database so far, in one statement.
+async fn reading(pool: &PgPool, statements: bool) -> (i64, Option<Statements>) {
     tokio::time::sleep(STATS_SETTLE).await;
     if statements {
-        let (commits, calls, ms): (i64, Option<i64>, Option<f64>) = sqlx::query_as(
-            "SELECT xact_commit, s.calls, s.ms
+        let (commits, all, top, ms): (i64, Option<i64>, Option<i64>, Option<f64>) = sqlx::query_as(
+            "SELECT xact_commit, s.all_calls, s.top_calls, s.ms
              FROM pg_stat_database d,
-                  LATERAL (SELECT sum(calls)::bigint AS calls, sum(total_exec_time) AS ms
+                  LATERAL (SELECT sum(calls)::bigint AS all_calls,
+                                  (sum(calls) FILTER (WHERE toplevel))::bigint AS top_calls,
+                                  sum(total_exec_time) FILTER (WHERE toplevel) AS ms
                            FROM pg_stat_statements WHERE dbid = d.datid) s
              WHERE datname = current_database()",
         )
         .fetch_one(pool)
         .await
         .unwrap();
-        (commits, calls.zip(ms))
+        let counted = match (all, top, ms) {
+            (Some(all), Some(top), Some(ms)) => Some(Statements { all, top, ms }),
+            _ => None,
+        };
+        (commits, counted)
     } else {
         let commits =
             sqlx::query_scalar("SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()")
@@ -161,10 +178,13 @@ impl Probe {
             commits: per(commits - self.commits - 4),
             statements: statements
                 .zip(self.statements)
-                .map(|((after, _), (before, _))| per(after - before - 4)),
+                .map(|(after, before)| per(after.all - before.all - 4)),
+            sent: statements
+                .zip(self.statements)
+                .map(|(after, before)| per(after.top - before.top - 4)),
             server_ms: statements
                 .zip(self.statements)
-                .map(|((_, after), (_, before))| (after - before) * per(1)),
+                .map(|(after, before)| (after.ms - before.ms) * per(1)),
             wal_bytes: wal_bytes * per(1),
             server_cpu_ms: cpu_used
                 .map(|ticks| per(i64::try_from(ticks).unwrap_or(i64::MAX)) * 1000.0 / ticks_per_second()),

@@ -57,7 +57,17 @@ const SETTINGS: [&str; 9] = [
 const README_BEGIN: &str = "<!-- bench-table:begin (cargo xtask bench writes this table) -->";
 const README_END: &str = "<!-- bench-table:end -->";
 
-pub fn run() -> Result<ExitCode> {
+pub fn run(only: &[String]) -> Result<ExitCode> {
+    if let Some(unknown) = only
+        .iter()
+        .find(|name| !BENCHES.iter().any(|(bench, _, _)| bench == name))
+    {
+        let names: Vec<&str> = BENCHES.iter().map(|(bench, _, _)| *bench).collect();
+        bail!(
+            "there is no benchmark {unknown:?}; there are {}",
+            names.join(", ")
+        );
+    }
     let db = Database::for_bench()?;
     let urls = db.up()?;
     let root = process::workspace_root();
@@ -70,6 +80,9 @@ pub fn run() -> Result<ExitCode> {
 
     let ran = (|| -> Result<()> {
         for (bench, package, what) in BENCHES {
+            if !only.is_empty() && !only.iter().any(|name| name == bench) {
+                continue;
+            }
             process::step(&format!("{what} (release build)"));
             process::cargo(&["bench", "--package", package, "--bench", bench])
                 .env("DATABASE_URL", &urls.test_master)
@@ -86,6 +99,13 @@ pub fn run() -> Result<ExitCode> {
     }
     ran?;
     let server = server?;
+    if !only.is_empty() {
+        println!(
+            "\nparts in {}; the report and the README's table come from a whole run (no --only)",
+            parts.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
 
     let mut benches = Vec::new();
     for (bench, _, _) in BENCHES.iter().chain(&[("langgraph", "", "")]) {

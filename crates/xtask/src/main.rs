@@ -109,7 +109,13 @@ enum Command {
     ///
     /// BENCH_ROWS, BENCH_TURNS, BENCH_WRITES, BENCH_EXCHANGES, BENCH_TRANSACTIONS, BENCH_REPEATS
     /// and BENCH_STARTS set the sizes.
-    Bench,
+    Bench {
+        /// Run only this benchmark (import, turn, reports, cold_start; repeatable) on the same
+        /// durable cluster, for working on one path: its figures print and land in
+        /// bench/report/parts/, but the report and the README's table come only from a whole run.
+        #[arg(long, value_name = "BENCH")]
+        only: Vec<String>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -185,7 +191,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 ExitCode::FAILURE
             })
         }
-        Command::Bench => bench::run(),
+        Command::Bench { only } => bench::run(&only),
     }
 }
 

@@ -205,7 +205,7 @@ impl Flavour {
             Self::Dev => "-c synchronous_commit=off",
             Self::Bench => {
                 "-c synchronous_commit=on -c fsync=on -c full_page_writes=on \
-                 -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=top"
+                 -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all"
             }
         }
     }
