@@ -87,23 +87,13 @@ pub async fn conversation_for_message(
     requested: Option<ConversationId>,
     first_message: &str,
 ) -> Result<Option<ConversationId>, AgentError> {
-    let mut tx = begin_for_owner(owner, pool).await?;
-    let id: Option<Uuid> = if let Some(id) = requested {
-        sqlx::query_scalar("SELECT id FROM conversations WHERE owner_id = $1 AND id = $2")
-            .bind(owner.as_uuid())
-            .bind(id.as_uuid())
-            .fetch_optional(&mut *tx)
-            .await?
-    } else {
-        let title: String = first_message.chars().take(80).collect();
-        Some(
-            sqlx::query_scalar("INSERT INTO conversations (owner_id, title) VALUES ($1, $2) RETURNING id")
-                .bind(owner.as_uuid())
-                .bind(title)
-                .fetch_one(&mut *tx)
-                .await?,
-        )
-    };
-    tx.commit().await?;
+    // One statement (`app_conversation`, migration 0011): the lookup or the insert, and its commit.
+    let title: String = first_message.chars().take(80).collect();
+    let id: Option<Uuid> = sqlx::query_scalar("SELECT app_conversation($1, $2, $3)")
+        .bind(owner.as_uuid())
+        .bind(requested.map(ConversationId::as_uuid))
+        .bind(title)
+        .fetch_one(pool)
+        .await?;
     Ok(id.map(ConversationId::from_uuid))
 }

@@ -148,14 +148,14 @@ impl TurnStore {
         owner: OwnerId,
         title: Option<&str>,
     ) -> Result<ConversationId, AgentError> {
-        let mut tx = begin_for_owner(owner, &self.pool).await?;
-        let id: Uuid =
-            sqlx::query_scalar("INSERT INTO conversations (owner_id, title) VALUES ($1, $2) RETURNING id")
-                .bind(owner.as_uuid())
-                .bind(title)
-                .fetch_one(&mut *tx)
-                .await?;
-        tx.commit().await?;
+        // One statement and its commit (`app_conversation`, migration 0011).
+        let id: Option<Uuid> = sqlx::query_scalar("SELECT app_conversation($1, NULL, $2)")
+            .bind(owner.as_uuid())
+            .bind(title)
+            .fetch_one(&self.pool)
+            .await?;
+        // An insert always returns its id.
+        let id = id.ok_or(sqlx::Error::RowNotFound)?;
         Ok(ConversationId::from_uuid(id))
     }
 
