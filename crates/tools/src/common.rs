@@ -284,8 +284,10 @@ macro_rules! view_ascending_sql {
                          (array_agg(p.currency::text ORDER BY a.name = 'Uncategorized', a.name)
                           FILTER (WHERE a.type IN ('expense', 'income')))[1], 'INR') AS currency
              FROM transactions t
-             LEFT JOIN (postings p JOIN accounts a ON a.id = p.account_id AND a.owner_id = p.owner_id)
-                    ON p.owner_id = t.owner_id AND p.transaction_id = t.id
+             LEFT JOIN postings p ON p.owner_id = t.owner_id AND p.transaction_id = t.id
+             -- Every posting has its account (a foreign key on both columns): joined after the
+             -- postings, the period's transactions lead and the postings are looked up for them.
+             LEFT JOIN accounts a ON a.id = p.account_id AND a.owner_id = p.owner_id
              WHERE t.owner_id = $1",
             $crate::common::view_filters!(),
             "
