@@ -698,8 +698,7 @@ impl Agent<'_> {
         let (mut history, user) = self.store.open_turn(owner, conversation, &run, text).await?;
         let tracer = MemoryTracer::default();
         history.push(user);
-        let declarations: Vec<kakeibo_core::Declaration> =
-            self.tools.declarations().into_iter().cloned().collect();
+        let declarations = self.tools.declared();
         let mut seq = 0;
         let (mut history, eviction) = context::fit(
             history,

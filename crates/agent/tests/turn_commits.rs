@@ -199,7 +199,7 @@ async fn a_history_is_appended_and_a_summary_leaves_the_thread_whole(
     let store = TurnStore::new(w.app.clone());
     // Each question is long, so the context outgrows its budget within a few turns.
     let question = format!("which accounts? {}", "and more detail ".repeat(4_000));
-    let mut first_rows: Option<Vec<(uuid::Uuid, String)>> = None;
+    let mut first_rows: Option<Vec<(i32, String, String)>> = None;
     let mut turns = 0;
     let summary = loop {
         turns += 1;
@@ -207,9 +207,9 @@ async fn a_history_is_appended_and_a_summary_leaves_the_thread_whole(
         let Outcome::Finished { .. } = chat(&w, &model, &question).await else {
             panic!("the turn waited")
         };
-        // The rows of the first turn are never rewritten: same ids, same writing transaction.
-        let rows: Vec<(uuid::Uuid, String)> = sqlx::query_as(
-            "SELECT id, xmin::text FROM conversation_messages WHERE conversation_id = $1 AND seq < 4 ORDER BY seq",
+        // The rows of the first turn are never rewritten: same place, same writing transaction.
+        let rows: Vec<(i32, String, String)> = sqlx::query_as(
+            "SELECT seq, ctid::text, xmin::text FROM conversation_messages WHERE conversation_id = $1 AND seq < 4 ORDER BY seq",
         )
         .bind(w.conversation.as_uuid())
         .fetch_all(&w.owner_pool)

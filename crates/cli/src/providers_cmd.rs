@@ -165,7 +165,7 @@ async fn call(settings: &Settings<'_>) -> bool {
     let request = ModelRequest {
         system: "Reply with the single word OK.".into(),
         messages: vec![Message::user("Are you there?")],
-        tools: vec![],
+        tools: Vec::new().into(),
         max_tokens: 256,
     };
     let started = Instant::now();

@@ -114,7 +114,7 @@ pub async fn fit(
         let request = ModelRequest {
             system: system.to_owned(),
             messages: history.clone(),
-            tools: tools.to_vec(),
+            tools: tools.into(),
             max_tokens: 0,
         };
         provider.count_tokens(&request).await.unwrap_or(estimate)
@@ -224,7 +224,7 @@ async fn summarize(
         messages: vec![Message::user(format!(
             "{instruction}\n\nTRANSCRIPT:\n{transcript}"
         ))],
-        tools: Vec::new(),
+        tools: Vec::new().into(),
         max_tokens: SUMMARY_MAX_TOKENS,
     };
     let response = complete(summarizer, &request, &mut |_| {}).await.ok()?;

@@ -1,5 +1,7 @@
 //! What a model provider does for the loop: one streamed completion, and a token count if it can.
 
+use std::sync::Arc;
+
 use futures_util::{StreamExt, future::BoxFuture, stream, stream::BoxStream};
 use serde::{Deserialize, Serialize};
 
@@ -13,8 +15,9 @@ use crate::{
 pub struct ModelRequest {
     pub system: String,
     pub messages: Vec<Message>,
-    /// The tools the model may call; empty forbids tool calls.
-    pub tools: Vec<Declaration>,
+    /// The tools the model may call; empty forbids tool calls. Shared, not copied: a turn sends
+    /// the same declarations with every call ([`crate::ToolRegistry::declared`]).
+    pub tools: Arc<[Declaration]>,
     pub max_tokens: u32,
 }
 

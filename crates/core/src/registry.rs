@@ -12,6 +12,7 @@ use crate::tool::{Declaration, Tier, Tool, ToolError};
 pub struct ToolRegistry {
     /// Sorted by name; names are unique.
     tools: Vec<Arc<dyn Tool>>,
+    declared: Arc<OnceLock<Arc<[Declaration]>>>,
     declarations_json: Arc<OnceLock<String>>,
 }
 
@@ -50,6 +51,7 @@ impl ToolRegistry {
         }
         Ok(Self {
             tools,
+            declared: Arc::default(),
             declarations_json: Arc::default(),
         })
     }
@@ -64,6 +66,7 @@ impl ToolRegistry {
                 .filter(|t| t.tier() == Tier::Read)
                 .cloned()
                 .collect(),
+            declared: Arc::default(),
             declarations_json: Arc::default(),
         }
     }
@@ -86,6 +89,15 @@ impl ToolRegistry {
     /// The declarations, sorted by tool name.
     pub fn declarations(&self) -> Vec<&Declaration> {
         self.tools.iter().map(|t| t.declaration()).collect()
+    }
+
+    /// The declarations, sorted by tool name, as a model request carries them: copied once per
+    /// registry, shared by every request after that.
+    pub fn declared(&self) -> Arc<[Declaration]> {
+        Arc::clone(
+            self.declared
+                .get_or_init(|| self.tools.iter().map(|t| t.declaration().clone()).collect()),
+        )
     }
 
     /// The declarations as JSON: keys sorted at every depth, tools by name, computed once. The

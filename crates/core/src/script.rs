@@ -389,7 +389,7 @@ mod tests {
         ModelRequest {
             system: String::new(),
             messages,
-            tools: vec![],
+            tools: Vec::new().into(),
             max_tokens: 100,
         }
     }

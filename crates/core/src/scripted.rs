@@ -20,6 +20,7 @@ pub struct Scripted {
     replies: Mutex<VecDeque<Result<ModelResponse, ProviderError>>>,
     responder: Option<Box<Responder>>,
     requests: Arc<Mutex<Vec<ModelRequest>>>,
+    remember: bool,
 }
 
 impl std::fmt::Debug for Scripted {
@@ -34,6 +35,7 @@ impl Scripted {
             replies: Mutex::new(replies.into()),
             responder: None,
             requests: Arc::default(),
+            remember: true,
         }
     }
 
@@ -45,7 +47,16 @@ impl Scripted {
             replies: Mutex::default(),
             responder: Some(Box::new(respond)),
             requests: Arc::default(),
+            remember: true,
         }
+    }
+
+    /// A model that keeps no copy of its requests ([`Scripted::requests`] stays empty): a
+    /// benchmark's zero-latency model, which should cost nothing a real model's adapter does not.
+    #[must_use]
+    pub fn unrecorded(mut self) -> Self {
+        self.remember = false;
+        self
     }
 
     /// Every request so far.
@@ -75,7 +86,9 @@ impl Provider for Scripted {
     }
 
     fn stream<'a>(&'a self, request: &'a ModelRequest) -> BoxStream<'a, Result<StreamEvent, ProviderError>> {
-        if let Ok(mut requests) = self.requests.lock() {
+        if self.remember
+            && let Ok(mut requests) = self.requests.lock()
+        {
             requests.push(request.clone());
         }
         crate::provider::whole_reply(self.next(request))

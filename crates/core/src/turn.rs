@@ -416,9 +416,9 @@ async fn trace(
 #[tracing::instrument(name = "model_call", skip_all, fields(iteration = turn.iteration + 1, model = deps.provider.model()))]
 async fn call_model(mut turn: Turn, deps: &Deps<'_>) -> Turn {
     let tools = if turn.tools_off {
-        Vec::new()
+        Arc::from([])
     } else {
-        deps.tools.declarations().into_iter().cloned().collect()
+        deps.tools.declared()
     };
     let request = ModelRequest {
         system: deps.system.to_owned(),

@@ -109,7 +109,7 @@ pub async fn grade(
     let request = ModelRequest {
         system: JUDGE_SYSTEM.to_owned(),
         messages: vec![Message::user(prompt(run, rubric, tools))],
-        tools: Vec::new(),
+        tools: Vec::new().into(),
         max_tokens: JUDGE_MAX_TOKENS,
     };
     let reply = complete(judge, &request, &mut |_| {})

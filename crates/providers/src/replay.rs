@@ -247,7 +247,7 @@ mod tests {
                     ],
                 },
             ],
-            tools: vec![],
+            tools: Vec::new().into(),
             max_tokens: 100,
         }
     }

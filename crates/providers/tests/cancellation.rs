@@ -20,7 +20,7 @@ fn request() -> ModelRequest {
     ModelRequest {
         system: "You are kakeibo.".into(),
         messages: vec![Message::user("hi")],
-        tools: vec![],
+        tools: Vec::new().into(),
         max_tokens: 10,
     }
 }

@@ -60,7 +60,8 @@ fn request(system_seed: &str) -> ModelRequest {
             name: "get_spend_report",
             description: "Spending by category.",
             parameters: json!({"type": "object"}),
-        }],
+        }]
+        .into(),
         max_tokens: 100,
     }
 }

@@ -34,7 +34,7 @@ fn request(messages: Vec<Message>) -> kakeibo_core::ModelRequest {
     kakeibo_core::ModelRequest {
         system: "You are kakeibo.".into(),
         messages,
-        tools: vec![],
+        tools: Vec::new().into(),
         max_tokens: 1000,
     }
 }

@@ -62,7 +62,7 @@ fn request() -> ModelRequest {
     ModelRequest {
         system: "You are kakeibo.".into(),
         messages: vec![Message::user("hi")],
-        tools: vec![],
+        tools: Vec::new().into(),
         max_tokens: 10,
     }
 }

@@ -38,7 +38,8 @@ fn request(messages: Vec<Message>) -> ModelRequest {
             name: "get_spend_report",
             description: "Spending by category.",
             parameters: json!({"type": "object", "properties": {"period": {"type": "string"}}}),
-        }],
+        }]
+        .into(),
         max_tokens: 1000,
     }
 }

@@ -379,7 +379,8 @@ mod tests {
                 name: "list_accounts",
                 description: "List.",
                 parameters: json!({"type": "object"}),
-            }],
+            }]
+            .into(),
             max_tokens: 100,
         };
         let body = request_body("claude-x", &request, true);

@@ -246,7 +246,8 @@ mod tests {
                 name: "list_accounts",
                 description: "Accounts.",
                 parameters: json!({"type": "object"}),
-            }],
+            }]
+            .into(),
             max_tokens: 10,
         }
     }

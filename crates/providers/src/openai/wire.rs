@@ -314,7 +314,7 @@ mod tests {
                     ],
                 },
             ],
-            tools: vec![],
+            tools: Vec::new().into(),
             max_tokens: 10,
         };
         let body = request_body("m", &request, true);
