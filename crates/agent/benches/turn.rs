@@ -294,8 +294,7 @@ async fn main() {
     ));
     report.note(
         "the write flow's writing transactions: its new conversation, the turn's opening (lazy) and its \
-         suspension, the claim (lazy), the write with its result (its savepoint takes an id of its own), and \
-         the finish",
+         suspension, the claim (lazy), the write with its result, and the finish: four wait for a WAL flush",
     );
     match &peer {
         Some(peer) => report.note(format!("peer: {}", peer.title)),

@@ -62,6 +62,10 @@ pub enum ConfirmError {
     Gone,
     #[error("the turn is too large to keep ({bytes} bytes; the limit is {MAX_STATE_BYTES})")]
     TooLarge { bytes: usize },
+    /// An approved write failed where its failure could not become its result (each write runs
+    /// in a savepoint of its own when one has failed, so this is a fault of ours).
+    #[error("an approved write failed: {0}")]
+    Write(#[source] kakeibo_core::ToolError),
     #[error(transparent)]
     State(#[from] StateError),
     #[error(transparent)]
@@ -358,47 +362,80 @@ impl TurnStore {
         scope: &Scope,
         tools: &ToolRegistry,
     ) -> Result<(Vec<ToolResult>, DateTime<Utc>), ConfirmError> {
+        // Most confirms approve writes that succeed: those run straight on the transaction. A write
+        // that fails has aborted it or may have done part of its work, so then all of it is rolled
+        // back and done again with each write in a savepoint of its own, its failure its result.
+        match self
+            .apply_in(claim, decisions, scope, tools, Isolate::None)
+            .await?
+        {
+            Ok(applied) => Ok(applied),
+            Err(_) => Ok(self
+                .apply_in(claim, decisions, scope, tools, Isolate::EachWrite)
+                .await?
+                .map_err(ConfirmError::Write)?),
+        }
+    }
+
+    /// One attempt at [`TurnStore::apply`]; with [`Isolate::None`], the first write that fails
+    /// ends it (everything rolled back) with its error.
+    async fn apply_in(
+        &self,
+        claim: &Claim,
+        decisions: &[(String, bool)],
+        scope: &Scope,
+        tools: &ToolRegistry,
+        isolate: Isolate,
+    ) -> Result<Result<(Vec<ToolResult>, DateTime<Utc>), kakeibo_core::ToolError>, ConfirmError> {
         let Phase::AwaitConfirm { pending, .. } = claim.turn.phase() else {
             return Err(StateError::NotWaiting.into());
         };
         let owner = scope.owner;
         let mut tx = begin_for_owner(owner, &self.pool).await?;
-        let held: Option<bool> = sqlx::query_scalar(
-            "SELECT status = 'claimed' AND claimed_at = $3 FROM suspended_turns WHERE owner_id = $1 AND id = $2 FOR UPDATE",
-        )
-        .bind(owner.as_uuid())
-        .bind(claim.id.as_uuid())
-        .bind(claim.fence)
-        .fetch_optional(&mut *tx)
-        .await?;
-        match held {
-            None => return Err(ConfirmError::Gone),
-            Some(false) => return Err(ConfirmError::Claimed),
-            Some(true) => {}
-        }
+        // The fence is checked by the statement that stores the results, last: a holder whose claim
+        // was taken over meanwhile rolls back whatever its writes did, and only one commits.
         let mut results = Vec::with_capacity(pending.len());
         for write in pending {
             let allowed = decisions.iter().any(|(id, allowed)| *id == write.id && *allowed);
             results.push(if claim.expired {
                 expired_result(write)
             } else if allowed {
-                apply_one(scope, tools, &mut tx, write).await?
+                match apply_one(scope, tools, &mut tx, write, isolate).await? {
+                    Ok(result) => result,
+                    Err(failed) => {
+                        tx.rollback().await?;
+                        return Ok(Err(failed));
+                    }
+                }
             } else {
                 declined_result(write)
             });
         }
         let stored = serde_json::to_value(&results).map_err(|e| StateError::Unreadable(e.to_string()))?;
-        let fence: DateTime<Utc> = sqlx::query_scalar(
-            "UPDATE suspended_turns SET status = 'applied', results = $3, claimed_at = clock_timestamp()
-             WHERE owner_id = $1 AND id = $2 RETURNING claimed_at",
+        let (fence, present): (Option<DateTime<Utc>>, bool) = sqlx::query_as(
+            "WITH applied AS (
+                 UPDATE suspended_turns SET status = 'applied', results = $3, claimed_at = clock_timestamp()
+                 WHERE owner_id = $1 AND id = $2 AND status = 'claimed' AND claimed_at = $4 RETURNING claimed_at
+             )
+             SELECT (SELECT claimed_at FROM applied),
+                    EXISTS (SELECT 1 FROM suspended_turns WHERE owner_id = $1 AND id = $2)",
         )
         .bind(owner.as_uuid())
         .bind(claim.id.as_uuid())
         .bind(stored)
+        .bind(claim.fence)
         .fetch_one(&mut *tx)
         .await?;
+        let Some(fence) = fence else {
+            tx.rollback().await?;
+            return Err(if present {
+                ConfirmError::Claimed
+            } else {
+                ConfirmError::Gone
+            });
+        };
         tx.commit().await?;
-        Ok((results, fence))
+        Ok(Ok((results, fence)))
     }
 
     /// The turn waits again (the continuation asked for another write): the row gets the new
@@ -489,12 +526,24 @@ fn decision_of(result: &ToolResult) -> WriteDecision {
 
 /// Runs one approved write inside the apply transaction, in a savepoint of its own so a failing
 /// write becomes an error result without spoiling the others.
+/// How [`TurnStore::apply`] keeps a failing write from the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Isolate {
+    /// Writes run on the transaction itself: the first failure gives up the attempt.
+    None,
+    /// Each write in a savepoint: a failure is rolled back alone and becomes its result.
+    EachWrite,
+}
+
+/// Runs one approved write on `tx`. Its error when it failed and `isolate` is
+/// [`Isolate::None`]: the transaction is then no longer usable.
 async fn apply_one(
     scope: &Scope,
     tools: &ToolRegistry,
     tx: &mut PgConnection,
     write: &PendingWrite,
-) -> Result<ToolResult, ConfirmError> {
+    isolate: Isolate,
+) -> Result<Result<ToolResult, kakeibo_core::ToolError>, ConfirmError> {
     let result = |content: String, is_error: bool| ToolResult {
         tool_use_id: write.id.clone(),
         name: write.tool.clone(),
@@ -505,20 +554,25 @@ async fn apply_one(
         .get(&write.tool)
         .map_or_else(|| vec!["no such tool".into()], |t| t.validate(&write.args));
     if !problems.is_empty() {
-        return Ok(result(
+        return Ok(Ok(result(
             format!("Invalid arguments for {}: {}.", write.tool, problems.join("; ")),
             true,
-        ));
+        )));
+    }
+    if isolate == Isolate::None {
+        return Ok(run_write(scope, &mut *tx, &write.tool, write.args.clone())
+            .await
+            .map(|value| result(tool_data(&value), false)));
     }
     let mut savepoint = tx.begin().await?;
     match run_write(scope, &mut savepoint, &write.tool, write.args.clone()).await {
         Ok(value) => {
             savepoint.commit().await?;
-            Ok(result(tool_data(&value), false))
+            Ok(Ok(result(tool_data(&value), false)))
         }
         Err(e) => {
             savepoint.rollback().await?;
-            Ok(result(format!("The tool failed: {e}"), true))
+            Ok(Ok(result(format!("The tool failed: {e}"), true)))
         }
     }
 }

@@ -445,3 +445,101 @@ fn waiting(turn: &Turn, reply: Option<Message>, expires_at: i64) -> Turn {
     .unwrap();
     Turn::from_json(stored).unwrap()
 }
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_write_that_fails_in_the_database_is_its_result_and_the_others_apply(
+    options: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let w = world(options, connect, "rules").await;
+    // Two writes in one batch; the database will refuse the second.
+    let provider = Scripted::from_fn(|request| {
+        let last = request.messages.last().unwrap();
+        Ok(if last.is_tool_results() {
+            reply_text(&format!(
+                "Done. {}",
+                serde_json::to_string(&last.content).unwrap()
+            ))
+        } else {
+            reply_calls(&[
+                (
+                    "set_category_rule",
+                    json!({"pattern": "SWIGGY", "category": "Dining"}),
+                ),
+                (
+                    "set_budget",
+                    json!({"category": "Groceries", "month": "2025-04", "amount_minor": 500_000}),
+                ),
+            ])
+        })
+    });
+    let store = TurnStore::new(w.app.clone());
+    let rules_allowed = PermissionRules::default();
+    let agent = Agent::new(
+        &store,
+        Scope::new(w.owner, w.app.clone()),
+        &provider,
+        SYSTEM,
+        &rules_allowed,
+        "web",
+    );
+    let Outcome::Suspended {
+        suspended_id,
+        pending,
+        ..
+    } = agent
+        .chat(
+            w.conversation,
+            "rule and budget",
+            &ConfirmPolicy::Suspend,
+            &|_| {},
+        )
+        .await
+        .unwrap()
+    else {
+        panic!("the writes did not wait")
+    };
+    sqlx::query("ALTER TABLE budgets ADD CONSTRAINT refused_here CHECK (amount_minor < 1000)")
+        .execute(&w.owner_pool)
+        .await
+        .unwrap();
+    let decisions: Vec<(String, bool)> = pending.iter().map(|p| (p.id.clone(), true)).collect();
+    let outcome = agent.confirm(suspended_id, &decisions, &|_| {}).await.unwrap();
+    let Outcome::Finished { answer, .. } = outcome else {
+        panic!("{outcome:?}")
+    };
+    assert!(answer.contains("The tool failed"), "{answer}");
+    assert_eq!(rules(&w).await, 1, "the rule was applied once");
+    let budgets: i64 = sqlx::query_scalar("SELECT count(*) FROM budgets")
+        .fetch_one(&w.owner_pool)
+        .await
+        .unwrap();
+    assert_eq!(budgets, 0, "the refused budget left nothing");
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_holder_whose_claim_was_taken_over_applies_nothing(
+    options: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let w = world(options, connect, "rules").await;
+    let store = TurnStore::new(w.app.clone());
+    let scope = Scope::new(w.owner, w.app.clone());
+    let tools = registry(&scope);
+    let (id, call) = suspend(&w).await;
+    let decisions = vec![(call.clone(), true)];
+    // The first holder stalls past the lease; another request takes the claim over.
+    let stale = store.claim(w.owner, id).await.unwrap();
+    backdate_claim(&w, id).await;
+    let current = store.claim(w.owner, id).await.unwrap();
+    // The stale holder's write runs and is rolled back: the fence no longer holds.
+    let refused = store.apply(&stale, &decisions, &scope, &tools).await;
+    assert!(matches!(refused, Err(ConfirmError::Claimed)), "{refused:?}");
+    assert_eq!(rules(&w).await, 0, "nothing of the stale holder's stayed");
+    store.apply(&current, &decisions, &scope, &tools).await.unwrap();
+    assert_eq!(rules(&w).await, 1, "the current holder's write ran once");
+    // Once it is applied, the stale holder still cannot store anything.
+    let again = store.apply(&stale, &decisions, &scope, &tools).await;
+    assert!(matches!(again, Err(ConfirmError::Claimed)), "{again:?}");
+    assert_eq!(rules(&w).await, 1);
+}

@@ -197,7 +197,9 @@ impl From<ConfirmError> for ApiError {
         match e {
             ConfirmError::Claimed => Self::Conflict(e.to_string()),
             ConfirmError::Gone => Self::Gone(e.to_string()),
-            ConfirmError::TooLarge { .. } | ConfirmError::State(_) => Self::internal(e),
+            ConfirmError::TooLarge { .. } | ConfirmError::State(_) | ConfirmError::Write(_) => {
+                Self::internal(e)
+            }
             ConfirmError::Store(inner) => inner.into(),
         }
     }

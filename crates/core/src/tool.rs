@@ -26,8 +26,9 @@ pub enum Tier {
 pub struct Declaration {
     pub name: &'static str,
     pub description: &'static str,
-    /// The input schema in the restricted subset (see [`crate::schema`]).
-    pub parameters: Value,
+    /// The input schema in the restricted subset (see [`crate::schema`]); shared, so a
+    /// declaration copies for the price of a pointer.
+    pub parameters: Arc<Value>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -98,7 +99,7 @@ fn compiled<T: TypedTool>() -> Arc<Compiled> {
             declaration: Declaration {
                 name: T::NAME,
                 description: T::DESCRIPTION,
-                parameters: schema::declaration_schema::<T::Input>(),
+                parameters: Arc::new(schema::declaration_schema::<T::Input>()),
             },
             // A schema schemars derived always compiles; if one ever did not, serde still
             // checks the input when it is deserialised.

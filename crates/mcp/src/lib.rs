@@ -75,7 +75,7 @@ impl LedgerServer {
             .filter(|tool| self.allow_writes || tool.tier() == Tier::Read)
             .map(|tool| {
                 let declaration = tool.declaration();
-                let schema = match &declaration.parameters {
+                let schema = match declaration.parameters.as_ref() {
                     Value::Object(map) => map.clone(),
                     _ => serde_json::Map::new(),
                 };

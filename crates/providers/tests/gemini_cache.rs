@@ -59,7 +59,7 @@ fn request(system_seed: &str) -> ModelRequest {
         tools: vec![Declaration {
             name: "get_spend_report",
             description: "Spending by category.",
-            parameters: json!({"type": "object"}),
+            parameters: json!({"type": "object"}).into(),
         }]
         .into(),
         max_tokens: 100,

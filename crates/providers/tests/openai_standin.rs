@@ -37,7 +37,7 @@ fn request(messages: Vec<Message>) -> ModelRequest {
         tools: vec![Declaration {
             name: "get_spend_report",
             description: "Spending by category.",
-            parameters: json!({"type": "object", "properties": {"period": {"type": "string"}}}),
+            parameters: json!({"type": "object", "properties": {"period": {"type": "string"}}}).into(),
         }]
         .into(),
         max_tokens: 1000,

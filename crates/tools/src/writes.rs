@@ -283,24 +283,43 @@ pub async fn set_budget(
     conn: &mut PgConnection,
     input: &BudgetInput,
 ) -> Result<BudgetOutput, ToolsError> {
-    let target = category_account(owner, &mut *conn, input.category).await?;
-    if target.account_type != AccountType::Expense {
-        return Err(ToolsError::IncomeBudget {
-            category: target.name,
-        });
-    }
-    let id: Uuid = sqlx::query_scalar(
-        "INSERT INTO budgets (owner_id, account_id, month, amount_minor, currency) VALUES ($1, $2, $3, $4, $5)
+    // The usual case in one statement: the category's spending account, under its own name.
+    let upserted: Option<Uuid> = sqlx::query_scalar(
+        "INSERT INTO budgets (owner_id, account_id, month, amount_minor, currency)
+         SELECT $1, a.id, $3, $4, $5 FROM accounts a WHERE a.owner_id = $1 AND a.name = $2 AND a.type = 'expense'
          ON CONFLICT (account_id, month) DO UPDATE SET amount_minor = EXCLUDED.amount_minor, currency = EXCLUDED.currency
          RETURNING id",
     )
     .bind(owner.as_uuid())
-    .bind(target.id)
+    .bind(input.category.name())
     .bind(&input.month)
     .bind(input.amount_minor)
     .bind(Currency::INR.as_str())
-    .fetch_one(conn)
+    .fetch_optional(&mut *conn)
     .await?;
+    let id = if let Some(id) = upserted {
+        id
+    } else {
+        // A ledger without its chart yet, or the category under another spelling or type.
+        let target = category_account(owner, &mut *conn, input.category).await?;
+        if target.account_type != AccountType::Expense {
+            return Err(ToolsError::IncomeBudget {
+                category: target.name,
+            });
+        }
+        sqlx::query_scalar(
+            "INSERT INTO budgets (owner_id, account_id, month, amount_minor, currency) VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (account_id, month) DO UPDATE SET amount_minor = EXCLUDED.amount_minor, currency = EXCLUDED.currency
+             RETURNING id",
+        )
+        .bind(owner.as_uuid())
+        .bind(target.id)
+        .bind(&input.month)
+        .bind(input.amount_minor)
+        .bind(Currency::INR.as_str())
+        .fetch_one(conn)
+        .await?
+    };
     Ok(BudgetOutput {
         id,
         category: input.category.name(),

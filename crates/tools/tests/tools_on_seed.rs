@@ -317,6 +317,45 @@ async fn search_matches_the_ground_truth(options: PgPoolOptions, connect: PgConn
 }
 
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_budget_is_set_on_a_ledger_without_its_chart_yet(
+    options: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let owner_pool = owner_pool(options, connect.clone()).await;
+    let owner = common::new_user(&owner_pool).await;
+    let tools = registry(&Scope::new(owner, app_pool(&connect).await));
+    // A new visitor's ledger: no accounts yet, so the write makes the chart first.
+    let set = call(
+        &tools,
+        "set_budget",
+        json!({"category": "Groceries", "month": "2025-03", "amount_minor": 1_000_000}),
+    )
+    .await;
+    assert_eq!(set["formatted"], "₹10,000.00");
+    let accounts: i64 = sqlx::query_scalar("SELECT count(*) FROM accounts WHERE owner_id = $1")
+        .bind(owner.as_uuid())
+        .fetch_one(&owner_pool)
+        .await
+        .unwrap();
+    assert!(accounts > 10, "the chart was made: {accounts} accounts");
+    // Set again, the budget is replaced in one statement, now that the account is there.
+    call(
+        &tools,
+        "set_budget",
+        json!({"category": "Groceries", "month": "2025-03", "amount_minor": 3_000_000}),
+    )
+    .await;
+    let budgets: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT a.name, b.amount_minor FROM budgets b JOIN accounts a ON a.id = b.account_id WHERE b.owner_id = $1",
+    )
+    .bind(owner.as_uuid())
+    .fetch_all(&owner_pool)
+    .await
+    .unwrap();
+    assert_eq!(budgets, vec![("Groceries".to_owned(), 3_000_000)]);
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn budgets_are_set_and_checked(options: PgPoolOptions, connect: PgConnectOptions) {
     let (owner_pool, tools) = seeded(options, connect).await;
     let labels = labels();

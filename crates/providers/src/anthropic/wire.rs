@@ -378,7 +378,7 @@ mod tests {
             tools: vec![Declaration {
                 name: "list_accounts",
                 description: "List.",
-                parameters: json!({"type": "object"}),
+                parameters: json!({"type": "object"}).into(),
             }]
             .into(),
             max_tokens: 100,

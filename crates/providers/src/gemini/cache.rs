@@ -245,7 +245,7 @@ mod tests {
             tools: vec![Declaration {
                 name: "list_accounts",
                 description: "Accounts.",
-                parameters: json!({"type": "object"}),
+                parameters: json!({"type": "object"}).into(),
             }]
             .into(),
             max_tokens: 10,
