@@ -524,8 +524,6 @@ fn decision_of(result: &ToolResult) -> WriteDecision {
     }
 }
 
-/// Runs one approved write inside the apply transaction, in a savepoint of its own so a failing
-/// write becomes an error result without spoiling the others.
 /// How [`TurnStore::apply`] keeps a failing write from the others.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Isolate {

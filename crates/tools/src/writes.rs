@@ -277,16 +277,18 @@ pub struct BudgetOutput {
     pub amount: Amount,
 }
 
-/// Creates or replaces the budget of a category for a month (in the ledger's INR).
-pub async fn set_budget(
+/// Upserts the budget on `account`, or without one on the category's spending account under its
+/// own name; `None` when there is no such account.
+async fn upsert_budget(
     owner: OwnerId,
     conn: &mut PgConnection,
     input: &BudgetInput,
-) -> Result<BudgetOutput, ToolsError> {
-    // The usual case in one statement: the category's spending account, under its own name.
-    let upserted: Option<Uuid> = sqlx::query_scalar(
+    account: Option<Uuid>,
+) -> Result<Option<Uuid>, ToolsError> {
+    Ok(sqlx::query_scalar(
         "INSERT INTO budgets (owner_id, account_id, month, amount_minor, currency)
-         SELECT $1, a.id, $3, $4, $5 FROM accounts a WHERE a.owner_id = $1 AND a.name = $2 AND a.type = 'expense'
+         SELECT $1, a.id, $3, $4, $5 FROM accounts a
+         WHERE a.owner_id = $1 AND CASE WHEN $6::uuid IS NULL THEN a.name = $2 AND a.type = 'expense' ELSE a.id = $6 END
          ON CONFLICT (account_id, month) DO UPDATE SET amount_minor = EXCLUDED.amount_minor, currency = EXCLUDED.currency
          RETURNING id",
     )
@@ -295,9 +297,19 @@ pub async fn set_budget(
     .bind(&input.month)
     .bind(input.amount_minor)
     .bind(Currency::INR.as_str())
-    .fetch_optional(&mut *conn)
-    .await?;
-    let id = if let Some(id) = upserted {
+    .bind(account)
+    .fetch_optional(conn)
+    .await?)
+}
+
+/// Creates or replaces the budget of a category for a month (in the ledger's INR).
+pub async fn set_budget(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    input: &BudgetInput,
+) -> Result<BudgetOutput, ToolsError> {
+    // The usual case in one statement: the category's spending account, under its own name.
+    let id = if let Some(id) = upsert_budget(owner, &mut *conn, input, None).await? {
         id
     } else {
         // A ledger without its chart yet, or the category under another spelling or type.
@@ -307,18 +319,9 @@ pub async fn set_budget(
                 category: target.name,
             });
         }
-        sqlx::query_scalar(
-            "INSERT INTO budgets (owner_id, account_id, month, amount_minor, currency) VALUES ($1, $2, $3, $4, $5)
-             ON CONFLICT (account_id, month) DO UPDATE SET amount_minor = EXCLUDED.amount_minor, currency = EXCLUDED.currency
-             RETURNING id",
-        )
-        .bind(owner.as_uuid())
-        .bind(target.id)
-        .bind(&input.month)
-        .bind(input.amount_minor)
-        .bind(Currency::INR.as_str())
-        .fetch_one(conn)
-        .await?
+        upsert_budget(owner, conn, input, Some(target.id))
+            .await?
+            .ok_or(ToolsError::Ledger(LedgerError::UnknownAccountName(target.name)))?
     };
     Ok(BudgetOutput {
         id,
