@@ -7,22 +7,34 @@
    built graph over a fresh checkpointer resumes it with `Command(resume=True)`, as another
    process would; the write runs and the model answers.
 
-Timed like kakeibo's side: each turn beside its three tool calls made directly, so the overhead
-is the turn minus its tools. Counted like kakeibo's side, by the server: transaction ids
-consumed, commits (`pg_stat_database`) and statements (`pg_stat_statements`) per flow.
+Timed like kakeibo's side: each read turn with the time its tools ran inside it (the span during
+which at least one tool body was running), so its overhead is the turn minus that span; each
+flow beside its tools called directly.
 
-kakeibo's turn benchmark runs this script on its own scratch database and reads the part it
-writes (`--out`); by hand:
+The script serves kakeibo's turn benchmark, which runs the two sides in alternating blocks so a
+machine whose speed drifts (a shared host's CPU steal) weighs on both alike, and which counts
+each side's statements and commits on the server around its blocks. One JSON object a line on
+stdin, one answer a line on stdout:
 
-    python bench/peer/langgraph_flows.py --database-url postgres://… --owner UUID --out peer.json
+    {"op": "hello"}                 -> {"title": "LangGraph … with PostgresSaver …"}
+    {"op": "warm", "n": 50}         -> {"ok": true}       n read turns and n write flows
+    {"op": "reads", "n": 50}        -> {"turn_ms": […], "tools_inside_ms": […], "tools_alone_ms": […]}
+    {"op": "writes", "n": 25}       -> {"flow_ms": […], "alone_ms": […]}
+    {"op": "count_reads", "n": 100} -> {"ok": true}       untimed, for the server's counters
+    {"op": "count_writes", "n": 100}-> {"ok": true}
+    {"op": "quit"}
+
+By hand: `python bench/peer/langgraph_flows.py --database-url postgres://… --owner UUID`, then
+type the lines.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
-import math
 import sys
+import threading
 import time
 import uuid
 
@@ -32,14 +44,45 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.types import Command, interrupt
-import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
-STATS_SETTLE = 11.0  # a backend reports its commits once idle for ten seconds
-
 OWNER = ""
 TOOLS_POOL: ConnectionPool | None = None
+
+# When each tool body ran, as (start, end) on the perf counter: the tools run on ToolNode's threads.
+SPANS: list[tuple[float, float]] = []
+SPANS_LOCK = threading.Lock()
+
+
+def timed(fn):
+    """Records when the tool's body runs, for the turn's time inside its tools."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        started = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            ended = time.perf_counter()
+            with SPANS_LOCK:
+                SPANS.append((started, ended))
+
+    return wrapper
+
+
+def tools_span_ms() -> float:
+    """How long at least one tool was running since the spans were last taken, in ms."""
+    with SPANS_LOCK:
+        spans = sorted(SPANS)
+        SPANS.clear()
+    total, end = 0.0, float("-inf")
+    for start, stop in spans:
+        if stop <= end:
+            continue
+        total += stop - max(start, end)
+        end = stop
+    return total * 1000
 
 
 def scoped(sql: str, params: tuple) -> list:
@@ -52,6 +95,7 @@ def scoped(sql: str, params: tuple) -> list:
 
 
 @tool
+@timed
 def get_spend_report(period: str) -> str:
     """Spending by category for a month (YYYY-MM)."""
     rows = scoped(
@@ -68,6 +112,7 @@ def get_spend_report(period: str) -> str:
 
 
 @tool
+@timed
 def search_transactions(query: str, limit: int) -> str:
     """Transactions whose description contains the query, newest first."""
     rows = scoped(
@@ -83,6 +128,7 @@ def search_transactions(query: str, limit: int) -> str:
 
 
 @tool
+@timed
 def list_accounts() -> str:
     """The owner's accounts."""
     rows = scoped("SELECT name, type, currency FROM accounts WHERE owner_id = %s ORDER BY type, name", (OWNER,))
@@ -90,6 +136,7 @@ def list_accounts() -> str:
 
 
 @tool
+@timed
 def set_budget(category: str, month: str, amount_minor: int) -> str:
     """Set the monthly budget of a category (a write: needs the person's approval)."""
     rows = scoped(
@@ -165,90 +212,14 @@ def write_graph(checkpointer: PostgresSaver):
     return g.compile(checkpointer=checkpointer)
 
 
-def percentile(sorted_ms: list[float], p: float) -> float:
-    rank = math.ceil(p / 100.0 * len(sorted_ms))
-    return sorted_ms[min(max(rank - 1, 0), len(sorted_ms) - 1)]
-
-
-class Probe:
-    """The server's counters around N flows, read as kakeibo's benchmark reads them."""
-
-    def __init__(self, pool: ConnectionPool):
-        self.pool = pool
-        try:
-            with pool.connection() as conn:
-                conn.execute("SELECT 1 FROM pg_stat_statements LIMIT 1")
-            self.counted = True
-        except psycopg.Error:
-            self.counted = False  # not installed here, or not preloaded by the server
-        self.commits, self.statements = self.reading()
-        self.xid, self.wal = self.xid_and_wal()
-
-    def reading(self):
-        time.sleep(STATS_SETTLE)
-        with self.pool.connection() as conn:
-            if self.counted:
-                row = conn.execute(
-                    """SELECT xact_commit, s.all_calls, s.top_calls, s.ms
-                       FROM pg_stat_database d,
-                            LATERAL (SELECT sum(calls)::bigint AS all_calls,
-                                            (sum(calls) FILTER (WHERE toplevel))::bigint AS top_calls,
-                                            sum(total_exec_time) FILTER (WHERE toplevel) AS ms
-                                     FROM pg_stat_statements WHERE dbid = d.datid) s
-                       WHERE datname = current_database()"""
-                ).fetchone()
-                return row["xact_commit"], (row["all_calls"], row["top_calls"], row["ms"])
-            row = conn.execute(
-                "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"
-            ).fetchone()
-            return row["xact_commit"], None
-
-    def xid_and_wal(self):
-        with self.pool.connection() as conn:
-            row = conn.execute(
-                "SELECT pg_current_xact_id()::text::bigint AS x, pg_current_wal_lsn()::text AS wal"
-            ).fetchone()
-            return int(row["x"]), row["wal"]
-
-    def per_flow(self, flows: int) -> dict:
-        xid_after, wal_after = self.xid_and_wal()
-        with self.pool.connection() as conn:
-            wal = conn.execute(
-                "SELECT pg_wal_lsn_diff(%s::pg_lsn, %s::pg_lsn)::float8 AS d", (wal_after, self.wal)
-            ).fetchone()["d"]
-        commits, statements = self.reading()
-        # The probes themselves, counted as kakeibo's benchmark counts its own.
-        return {
-            "writing": (xid_after - self.xid - 1) / flows,
-            "commits": (commits - self.commits - 4) / flows,
-            "statements": None if statements is None else (statements[0] - self.statements[0] - 4) / flows,
-            "sent": None if statements is None else (statements[1] - self.statements[1] - 4) / flows,
-            "server_ms": None if statements is None else (statements[2] - self.statements[2]) / flows,
-            "wal_bytes": wal / flows,
-        }
-
-
-def figure(name, value, unit, **extra) -> dict:
-    return {"name": name, "value": value, "unit": unit, **extra}
-
-
-def main() -> int:
+def serve(database_url: str, owner: str, answers) -> None:
+    """Answers the benchmark's commands from stdin until `quit` or the end of input."""
     global OWNER, TOOLS_POOL
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--database-url", required=True)
-    parser.add_argument("--owner", required=True, help="the owner whose seeded ledger the tools read")
-    parser.add_argument("--turns", type=int, default=1000)
-    parser.add_argument("--writes", type=int, default=200)
-    parser.add_argument("--counted", type=int, default=100, help="flows counted by the server")
-    parser.add_argument("--warm-up", type=int, default=50, help="flows of each kind run before timing")
-    parser.add_argument("--out", required=True, help="where to write the part (JSON)")
-    args = parser.parse_args()
-    OWNER = args.owner
-
+    OWNER = owner
     kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
     # Four connections for each side: the checkpointer's and the tools', as kakeibo's pool of four.
-    checkpoints = ConnectionPool(args.database_url, min_size=4, max_size=4, kwargs=kwargs, open=True)
-    TOOLS_POOL = ConnectionPool(args.database_url, min_size=4, max_size=4, kwargs=kwargs, open=True)
+    checkpoints = ConnectionPool(database_url, min_size=4, max_size=4, kwargs=kwargs, open=True)
+    TOOLS_POOL = ConnectionPool(database_url, min_size=4, max_size=4, kwargs=kwargs, open=True)
     PostgresSaver(checkpoints).setup()
 
     graph = read_graph(PostgresSaver(checkpoints))
@@ -269,26 +240,6 @@ def main() -> int:
         done = fresh.invoke(Command(resume=True), config)
         assert done["messages"][-1].content.startswith("The Groceries budget"), done["messages"][-1]
 
-    # Warm both flows, then gather statistics of the tables they wrote, as kakeibo's side does.
-    for _ in range(args.warm_up):
-        turn()
-        write_flow()
-    with checkpoints.connection() as conn:
-        conn.execute("ANALYZE")
-
-    def paired(count, alone, flow):
-        """(flow times, overheads), each sorted: `flow` timed beside `alone`, its baseline, in turn."""
-        alone_ms, flow_ms = [], []
-        for _ in range(count):
-            started = time.perf_counter()
-            alone()
-            alone_ms.append((time.perf_counter() - started) * 1000)
-            started = time.perf_counter()
-            flow()
-            flow_ms.append((time.perf_counter() - started) * 1000)
-        overheads = sorted(f - a for f, a in zip(flow_ms, alone_ms))
-        return sorted(flow_ms), sorted(alone_ms), overheads
-
     def reads_alone():
         for name, tool_args in READS:
             BY_NAME[name].invoke(tool_args)
@@ -296,56 +247,67 @@ def main() -> int:
     def write_alone():
         BY_NAME["set_budget"].invoke({"category": "Groceries", "month": "2025-04", "amount_minor": 500000})
 
-    turn_ms, tools_ms, overhead = paired(args.turns, reads_alone, turn)
-    write_ms, _, write_overhead = paired(args.writes, write_alone, write_flow)
+    def ms_of(fn) -> float:
+        started = time.perf_counter()
+        fn()
+        return (time.perf_counter() - started) * 1000
 
-    probe = Probe(checkpoints)
-    for _ in range(args.counted):
-        turn()
-    read_counts = probe.per_flow(args.counted)
-    probe = Probe(checkpoints)
-    for _ in range(args.counted):
-        write_flow()
-    write_counts = probe.per_flow(args.counted)
+    def reads(n: int) -> dict:
+        turn_ms, inside_ms, alone_ms = [], [], []
+        for _ in range(n):
+            alone_ms.append(ms_of(reads_alone))
+            tools_span_ms()
+            turn_ms.append(ms_of(turn))
+            inside_ms.append(tools_span_ms())
+        return {"turn_ms": turn_ms, "tools_inside_ms": inside_ms, "tools_alone_ms": alone_ms}
 
-    import langgraph.version as lg_version  # noqa: PLC0415 (only for the report)
+    def writes(n: int) -> dict:
+        flow_ms, alone_ms = [], []
+        for _ in range(n):
+            alone_ms.append(ms_of(write_alone))
+            flow_ms.append(ms_of(write_flow))
+        return {"flow_ms": flow_ms, "alone_ms": alone_ms}
 
-    figures = [
-        figure("read turn overhead p50", percentile(overhead, 50), "ms"),
-        figure("read turn overhead p99", percentile(overhead, 99), "ms"),
-        figure("read turn p50", percentile(turn_ms, 50), "ms"),
-        figure("read tools alone p50", percentile(tools_ms, 50), "ms"),
-        figure("write flow p50", percentile(write_ms, 50), "ms"),
-        figure("write flow p99", percentile(write_ms, 99), "ms"),
-        figure("write flow overhead p50", percentile(write_overhead, 50), "ms"),
-        figure("read turn writing transactions", read_counts["writing"], "per turn"),
-        figure("read turn commits", read_counts["commits"], "per turn"),
-        figure("write flow writing transactions", write_counts["writing"], "per flow"),
-        figure("write flow commits", write_counts["commits"], "per flow"),
-        figure("read turn WAL", read_counts["wal_bytes"], "bytes per turn"),
-        figure("write flow WAL", write_counts["wal_bytes"], "bytes per flow"),
-    ]
-    if read_counts["statements"] is not None:
-        figures.append(figure("read turn statements", read_counts["statements"], "per turn"))
-        figures.append(figure("write flow statements", write_counts["statements"], "per flow"))
-        figures.append(figure("read turn statements sent", read_counts["sent"], "per turn"))
-        figures.append(figure("write flow statements sent", write_counts["sent"], "per flow"))
-        figures.append(figure("read turn server time", read_counts["server_ms"], "ms per turn"))
-        figures.append(figure("write flow server time", write_counts["server_ms"], "ms per flow"))
-    part = {
-        "bench": "langgraph",
-        "title": f"LangGraph {lg_version.__version__} with PostgresSaver (Python {sys.version.split()[0]}), same server, same ledger",
-        "command": "python bench/peer/langgraph_flows.py (run by the turn benchmark)",
-        "figures": figures,
-        "notes": [
-            f"{args.turns} read turns and {args.writes} write flows; counts over {args.counted} flows each",
-            "durability: LangGraph's default; the checkpointer and the tools each on a pool of 4 connections",
-        ],
+    def repeat(fn, n: int) -> dict:
+        for _ in range(n):
+            fn()
+        return {"ok": True}
+
+    import langgraph.version as lg_version  # noqa: PLC0415 (only for the title)
+
+    title = (
+        f"LangGraph {lg_version.__version__} with PostgresSaver (Python {sys.version.split()[0]}), "
+        "same server, same ledger; durability LangGraph's default; the checkpointer and the tools "
+        "each on a pool of 4 connections"
+    )
+    ops = {
+        "hello": lambda n: {"title": title},
+        "warm": lambda n: (repeat(turn, n), repeat(write_flow, n))[0],
+        "reads": reads,
+        "writes": writes,
+        "count_reads": lambda n: repeat(turn, n),
+        "count_writes": lambda n: repeat(write_flow, n),
     }
-    with open(args.out, "w", encoding="utf-8") as out:
-        json.dump(part, out, indent=2)
-    for f in figures:
-        print(f"  {f['name']:<36} {f['value']:>10.2f} {f['unit']}")
+    for line in sys.stdin:
+        command = json.loads(line)
+        if command["op"] == "quit":
+            break
+        answer = ops[command["op"]](int(command.get("n", 0)))
+        answers.write(json.dumps(answer) + "\n")
+        answers.flush()
+    checkpoints.close()
+    TOOLS_POOL.close()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--database-url", required=True)
+    parser.add_argument("--owner", required=True, help="the owner whose seeded ledger the tools read")
+    args = parser.parse_args()
+    # Answers go to the real stdout; anything a library prints goes to stderr instead.
+    answers = sys.stdout
+    sys.stdout = sys.stderr
+    serve(args.database_url, args.owner, answers)
     return 0
 
 

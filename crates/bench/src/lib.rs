@@ -1,5 +1,5 @@
 //! What kakeibo's benchmarks share: a scratch database ([`scratch`]), the server's own counters
-//! of commits and statements ([`server`]), and the [`Report`] each benchmark prints and leaves
+//! of commits and statements ([`server`]), the host's CPU steal ([`cpu`]), and the [`Report`] each benchmark prints and leaves
 //! for `cargo xtask bench` to assemble into `bench/report/latest.{json,md}`.
 //!
 //! Benchmarks only: a benchmark stops on what it did not expect, so these helpers panic where a
@@ -7,6 +7,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Benchmark support: stop on the unexpected.
 
+pub mod cpu;
 mod report;
 pub mod scratch;
 pub mod server;

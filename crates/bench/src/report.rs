@@ -39,6 +39,9 @@ pub struct Figure {
     pub target: Option<String>,
     #[serde(default)]
     pub met: Option<bool>,
+    /// Shown in the README's table although it has no target (a figure beside a target's).
+    #[serde(default)]
+    pub headline: bool,
 }
 
 impl Figure {
@@ -54,7 +57,15 @@ impl Figure {
             speedup: false,
             target: None,
             met: None,
+            headline: false,
         }
+    }
+
+    /// Shown in the README's table, target or not.
+    #[must_use]
+    pub fn headline(mut self) -> Self {
+        self.headline = true;
+        self
     }
 
     /// Read as a multiple of `baseline`: `value / baseline`.

@@ -321,7 +321,7 @@ fn readme_table(report: &Value) -> String {
         String::from("| measured | kakeibo | baseline, same run | ratio | target |\n|---|---|---|---|---|\n");
     for bench in report["benches"].as_array().into_iter().flatten() {
         for f in bench["figures"].as_array().into_iter().flatten() {
-            if !f["target"].is_null() {
+            if !f["target"].is_null() || f["headline"].as_bool() == Some(true) {
                 md.push_str(&row(f));
             }
         }
