@@ -464,8 +464,8 @@ async fn main() {
          of its own); writing transactions are the transaction ids the flows consumed"
     ));
     report.note(
-        "the write flow's writing transactions: its new conversation, the turn's opening (lazy) and its \
-         suspension, the claim (lazy), the write with its result, and the finish: four wait for a WAL flush",
+        "the write flow's writing transactions: the turn's opening with its new conversation (lazy) and its \
+         suspension, the claim (lazy), the write with its result, and the finish: three wait for a WAL flush",
     );
     let steal = |samples: &Samples| {
         samples
@@ -579,16 +579,17 @@ fn counts(reads: &kakeibo_bench::server::PerFlow, writes: &kakeibo_bench::server
     figures
 }
 
-/// One write flow on a new conversation: the turn suspends at `set_budget`; then, as another
-/// invocation would, fresh objects confirm it and the turn finishes.
+/// One write flow, the first message of a new conversation: the turn suspends at `set_budget`;
+/// then, as another invocation would, fresh objects confirm it and the turn finishes.
 async fn write_flow(pool: &PgPool) {
     let store = TurnStore::new(pool.clone());
     let (name, input) = write();
     let writer = model(vec![(name, input)], "The Groceries budget for April is ₹5,000.");
-    let conversation = store.new_conversation(DEV_OWNER, None).await.unwrap();
+    // The first message of a conversation, which the turn's opening makes (as the web's chat does).
     let outcome = agent(&store, pool, &writer)
-        .chat(
-            conversation,
+        .start(
+            ConversationId::random(),
+            None,
             "Set my groceries budget for April to 5000",
             &ConfirmPolicy::Suspend,
             &|_| {},

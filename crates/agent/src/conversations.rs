@@ -88,12 +88,16 @@ pub async fn conversation_for_message(
     first_message: &str,
 ) -> Result<Option<ConversationId>, AgentError> {
     // One statement (`app_conversation`, migration 0011): the lookup or the insert, and its commit.
-    let title: String = first_message.chars().take(80).collect();
     let id: Option<Uuid> = sqlx::query_scalar("SELECT app_conversation($1, $2, $3)")
         .bind(owner.as_uuid())
         .bind(requested.map(ConversationId::as_uuid))
-        .bind(title)
+        .bind(title_of(first_message))
         .fetch_one(pool)
         .await?;
     Ok(id.map(ConversationId::from_uuid))
+}
+
+/// The title of a conversation that `first_message` starts: its first 80 characters.
+pub fn title_of(first_message: &str) -> String {
+    first_message.chars().take(80).collect()
 }

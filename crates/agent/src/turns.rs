@@ -176,20 +176,23 @@ impl TurnStore {
     }
 
     /// The start of a new turn, in one transaction: the conversation's history as the model sees
-    /// it, the run's row, and the memories `text` recalls. Returns the history and the person's
-    /// message carrying those memories.
+    /// it (or, for a [`Thread::New`] one, the conversation itself), the run's row, and the
+    /// memories `text` recalls. Returns the history and the person's message carrying those
+    /// memories.
     pub(crate) async fn open_turn(
         &self,
         owner: OwnerId,
         conversation: ConversationId,
+        thread: Thread<'_>,
         run: &NewRun<'_>,
         text: &str,
     ) -> Result<(Vec<Message>, Message), AgentError> {
         // One statement, one round trip, outside any explicit transaction: `app_open_turn` sets the
-        // tenant and commits lazily (migration 0010) — until the turn's next, durable commit
-        // carries it to disk, a crash can lose only the run row of a turn that died with it.
+        // tenant and commits lazily (migrations 0010 and 0013) — until the turn's next, durable
+        // commit carries it to disk, a crash can lose only the run row (and a new conversation)
+        // of a turn that died with it.
         let (history, memories): (Vec<Value>, Vec<String>) = sqlx::query_as(
-            "SELECT history, memories FROM app_open_turn($1, $2, $3, $4, $5, $6::channel, $7, $8)",
+            "SELECT history, memories FROM app_open_turn($1, $2, $3, $4, $5, $6::channel, $7, $8, $9, $10)",
         )
         .bind(owner.as_uuid())
         .bind(conversation.as_uuid())
@@ -199,6 +202,11 @@ impl TurnStore {
         .bind(run.channel)
         .bind(memory::RECENT_MEMORIES)
         .bind(memory::recalled_categories(text))
+        .bind(matches!(thread, Thread::New { .. }))
+        .bind(match thread {
+            Thread::New { title } => title,
+            Thread::Existing => None,
+        })
         .fetch_one(&self.pool)
         .await?;
         let history = history::parse(history)?;
@@ -603,6 +611,15 @@ fn hash_of_writes(pending: &[PendingWrite]) -> String {
     hex::encode(hasher.finalize())
 }
 
+/// The conversation a new turn opens in.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Thread<'a> {
+    /// One that exists.
+    Existing,
+    /// One the turn's opening makes, with this title.
+    New { title: Option<&'a str> },
+}
+
 /// What a leg of a new turn stores with the commit that ends it, besides the turn itself.
 #[derive(Debug, Default)]
 pub struct Leg {
@@ -722,13 +739,30 @@ impl Agent<'_> {
         policy: &'b ConfirmPolicy,
         on_event: &'b (dyn Fn(TurnEvent) + Send + Sync),
     ) -> BoxFuture<'b, Result<Outcome, ConfirmError>> {
-        Box::pin(self.chat_inner(conversation, text, policy, on_event))
+        Box::pin(self.chat_inner(conversation, Thread::Existing, text, policy, on_event))
+    }
+
+    /// Runs the first turn of a new conversation, which the turn's opening makes — `conversation`
+    /// a fresh id ([`ConversationId::random`]), titled `title` — in the same round trip and commit
+    /// as the rest of the opening, instead of one of its own before it
+    /// ([`TurnStore::new_conversation`]). When the turn fails before it opens, there is no
+    /// conversation.
+    pub fn start<'b>(
+        &'b self,
+        conversation: ConversationId,
+        title: Option<&'b str>,
+        text: &'b str,
+        policy: &'b ConfirmPolicy,
+        on_event: &'b (dyn Fn(TurnEvent) + Send + Sync),
+    ) -> BoxFuture<'b, Result<Outcome, ConfirmError>> {
+        Box::pin(self.chat_inner(conversation, Thread::New { title }, text, policy, on_event))
     }
 
     #[tracing::instrument(name = "turn", skip_all, fields(conversation_id = %conversation, run_id = tracing::field::Empty))]
     async fn chat_inner(
         &self,
         conversation: ConversationId,
+        thread: Thread<'_>,
         text: &str,
         policy: &ConfirmPolicy,
         on_event: &(dyn Fn(TurnEvent) + Send + Sync),
@@ -747,7 +781,10 @@ impl Agent<'_> {
             model: self.provider.model(),
             channel: self.channel,
         };
-        let (mut history, user) = self.store.open_turn(owner, conversation, &run, text).await?;
+        let (mut history, user) = self
+            .store
+            .open_turn(owner, conversation, thread, &run, text)
+            .await?;
         let tracer = MemoryTracer::default();
         history.push(user);
         let declarations = self.tools.declared();

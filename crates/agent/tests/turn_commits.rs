@@ -1,7 +1,8 @@
 //! What a turn commits, and when, against a real PostgreSQL: a finished turn's trace events,
 //! totals and new messages commit together at its end; a turn that dies before its end leaves
 //! no events and no messages, while an earlier finished turn keeps all of its own; a history is
-//! appended to, never rewritten, even when its context is fitted by a summary.
+//! appended to, never rewritten, even when its context is fitted by a summary; a new conversation
+//! is made by its first turn's opening, in the same transaction as its run row.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests may panic on what they did not expect.
 
@@ -134,6 +135,80 @@ async fn a_finished_turn_commits_its_events_totals_and_messages_together(
     )
     .await;
     assert_eq!(messages, i64::try_from(turn.history().len()).unwrap());
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_new_conversation_is_made_by_its_first_turns_opening(
+    options: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let w = world(options, connect, "accounts").await;
+    let store = TurnStore::new(w.app.clone());
+    let rules = PermissionRules::default();
+    let agent = |model| {
+        Agent::new(
+            &store,
+            Scope::new(w.owner, w.app.clone()),
+            model,
+            "You are kakeibo.",
+            &rules,
+            "web",
+        )
+    };
+    let conversation = kakeibo_core::ConversationId::random();
+    let start = |model| async move {
+        agent(model)
+            .start(
+                conversation,
+                Some("which accounts?"),
+                "which accounts?",
+                &ConfirmPolicy::Suspend,
+                &|_| {},
+            )
+            .await
+    };
+
+    // The first turn dies after its tools: its run row is as its opening wrote it, and so is the
+    // conversation — by the same transaction.
+    let stalled = Model::new(true);
+    let died = tokio::time::timeout(Duration::from_millis(500), start(&stalled)).await;
+    assert!(died.is_err(), "the stalled turn finished");
+    let (title, conversation_writer, run_writer): (Option<String>, String, String) = sqlx::query_as(
+        "SELECT c.title, c.xmin::text, r.xmin::text
+         FROM conversations c JOIN trace_runs r ON r.conversation_id = c.id WHERE c.id = $1",
+    )
+    .bind(conversation.as_uuid())
+    .fetch_one(&w.owner_pool)
+    .await
+    .unwrap();
+    assert_eq!(title.as_deref(), Some("which accounts?"));
+    assert_eq!(conversation_writer, run_writer, "one transaction made both");
+
+    // The id is taken now: starting it again is refused and leaves no run; a turn of it is an
+    // ordinary one, whose model sees no history (the dead turn left none).
+    let model = Model::new(false);
+    assert!(start(&model).await.is_err());
+    let runs = count(
+        &w,
+        "SELECT count(*) FROM trace_runs WHERE conversation_id = $1",
+        conversation.as_uuid(),
+    )
+    .await;
+    assert_eq!(runs, 1);
+    let Outcome::Finished { turn, .. } = agent(&model)
+        .chat(conversation, "which accounts?", &ConfirmPolicy::Suspend, &|_| {})
+        .await
+        .unwrap()
+    else {
+        panic!("the turn waited")
+    };
+    assert_eq!(
+        model.script.requests()[0].messages.len(),
+        1,
+        "no history before the question"
+    );
+    let thread = store.history(w.owner, conversation).await.unwrap();
+    assert_eq!(thread.len(), turn.history().len());
 }
 
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]

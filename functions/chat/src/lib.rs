@@ -28,7 +28,7 @@ use axum::{
     routing::{delete, get, post},
 };
 use chrono::Utc;
-use kakeibo_agent::conversations::conversation_for_message;
+use kakeibo_agent::conversations::{conversation_for_message, title_of};
 use kakeibo_api::{
     ApiError, State,
     request::{ClientAddress, client_address, json_body, optional_json_body, read_body},
@@ -37,7 +37,7 @@ use kakeibo_api::{
     visitor,
 };
 use kakeibo_auth::{Visitor, visitors};
-use kakeibo_core::ConfirmPolicy;
+use kakeibo_core::{ConfirmPolicy, ConversationId};
 use kakeibo_ledger::seed::ensure_demo_ledger;
 use kakeibo_operator::{
     admin::assert_admin,
@@ -115,8 +115,8 @@ async fn chat(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Res
     let resolved = visitor::current_or_new(&state, &parts.headers, &key).await?;
     let result = async {
         let owner = resolved.visitor.owner();
-        // A conversation that is not the visitor's is refused before anything is charged (naming
-        // one only reads; a new conversation is made only after the quota admits the message).
+        // A conversation that is not the visitor's is refused before anything is charged; a new
+        // one is made by its first turn's opening, only once the quota admitted the message.
         if input.conversation_id.is_some() {
             conversation_for_message(owner, &state.app, input.conversation_id, &message)
                 .await?
@@ -132,22 +132,16 @@ async fn chat(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Res
         )
         .await?
         .map_err(ApiError::Refused)?;
-        let prepared = async {
-            if !resolved.visitor.demo_cloned {
-                ensure_demo_ledger(owner, &state.app).await?;
-            }
-            conversation_for_message(owner, &state.app, input.conversation_id, &message)
-                .await?
-                .ok_or(ApiError::NotFound)
+        if !resolved.visitor.demo_cloned
+            && let Err(e) = ensure_demo_ledger(owner, &state.app).await
+        {
+            // The turn never started: the message it was charged for is given back.
+            quota::refund(owner, &state.owner_pool, Some(&key), Utc::now()).await?;
+            return Err(e.into());
         }
-        .await;
-        let conversation = match prepared {
-            Ok(conversation) => conversation,
-            Err(e) => {
-                // The turn never started: the message it was charged for is given back.
-                quota::refund(owner, &state.owner_pool, Some(&key), Utc::now()).await?;
-                return Err(e);
-            }
+        let (conversation, new_title) = match input.conversation_id {
+            Some(conversation) => (conversation, None),
+            None => (ConversationId::random(), Some(title_of(&message))),
         };
         let (events, response) = sse::stream();
         let state = Arc::clone(&state);
@@ -157,9 +151,14 @@ async fn chat(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Res
             let agent = state.web_agent(owner, model.as_ref());
             let on_event = forward(&events);
             let policy = ConfirmPolicy::Suspend;
-            let outcome = agent
-                .chat(conversation, message.as_str(), &policy, &on_event)
-                .await;
+            let outcome = match &new_title {
+                Some(title) => {
+                    agent
+                        .start(conversation, Some(title), &message, &policy, &on_event)
+                        .await
+                }
+                None => agent.chat(conversation, &message, &policy, &on_event).await,
+            };
             send_outcome(&events, conversation, model.model(), started, outcome);
         });
         Ok(response)
