@@ -464,8 +464,9 @@ async fn main() {
          of its own); writing transactions are the transaction ids the flows consumed"
     ));
     report.note(
-        "the write flow's writing transactions: the turn's opening with its new conversation (lazy) and its \
-         suspension, the claim (lazy), the write with its result, and the finish: three wait for a WAL flush",
+        "the write flow's writing transactions: the turn's opening with its new conversation (lazy), its \
+         suspension, the claim with the write and its stored result, and the finish: three wait for a WAL \
+         flush",
     );
     let steal = |samples: &Samples| {
         samples

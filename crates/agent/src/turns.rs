@@ -1,26 +1,27 @@
 //! Turns in PostgreSQL: conversations, traces, and the exactly-once confirm protocol.
 //!
 //! A turn that waits for a person is stored whole in `suspended_turns`. A confirm then
-//! 1. **claims** the row with one compare-and-set (`pending` → `claimed`, stamping `claimed_at`,
-//!    which is the claim's fence); a row whose claim is older than the lease may be claimed
-//!    again, which is how a confirm retried after a crash gets through;
-//! 2. **applies** the approved writes and stores their results, moving the row to `applied`, in
-//!    one transaction that first checks the fence — a write and the record that it happened
-//!    commit together, so no write runs twice;
+//! 1. **claims** the row: a transaction locks it (`FOR UPDATE NOWAIT`), so a concurrent confirm
+//!    is refused at once instead of waiting; a row whose writes already ran and whose holder
+//!    stopped answering for longer than the lease is taken over with a new fence (`claimed_at`);
+//! 2. **applies** the approved writes in that same transaction and stores their results, moving
+//!    the row to `applied` with a fresh fence — a write and the record that it happened commit
+//!    together, so no write runs twice, and a claim that dies before this commit leaves the row
+//!    as it was, at once claimable again (nothing to wait out);
 //! 3. **continues** the turn from the stored results (an `applied` row never runs a write again);
 //! 4. **finishes** by appending the turn's new messages to the conversation, writing the leg's
-//!    trace events and the run's totals, and deleting the row, in one transaction, again only
-//!    under its fence.
+//!    trace events and the run's totals, and deleting the row, in one transaction, only under
+//!    its fence.
 //!
 //! A new turn commits twice: once before the model is first called (history, run row and
 //! memories, [`TurnStore::open_turn`]) and once when it ends ([`TurnStore::close`] or
 //! [`TurnStore::suspend`]). Trace events wait in a [`MemoryTracer`] and commit with the step that
 //! ends their leg: a crash before it loses only an unfinished leg's events, never a finished one's.
 //!
-//! Each of those steps, and the claim and the finish, is one statement calling a phase function
-//! of migration `0010_turn_phases.sql`, sent outside any explicit transaction: one round trip that
-//! sets the tenant, does the step's work and commits. The apply stays a transaction of its own,
-//! since the writes it runs are the tools' code.
+//! Each of those steps, and the finish, is one statement calling a phase function of migration
+//! `0010_turn_phases.sql`, sent outside any explicit transaction: one round trip that sets the
+//! tenant, does the step's work and commits. The claim and apply are a transaction of their own,
+//! since the writes they run are the tools' code.
 
 use std::time::Duration;
 
@@ -37,7 +38,7 @@ use kakeibo_core::{
 };
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use sqlx::{Acquire, PgConnection, PgPool, Row};
+use sqlx::{Acquire, PgConnection, PgPool, Postgres, Row, Transaction};
 use uuid::Uuid;
 
 use kakeibo_ledger::{OwnerId, begin_for_owner};
@@ -98,34 +99,46 @@ pub struct TurnStore {
     lease: Duration,
 }
 
-/// (claimed, present, then the claimed row's conversation, fence, state, stored results, expired,
-/// arguments hash and history base) from `app_claim_turn`.
-type ClaimedRow = (
-    bool,
-    bool,
-    Option<Uuid>,
-    Option<DateTime<Utc>>,
-    Option<Value>,
-    Option<Value>,
-    Option<bool>,
-    Option<String>,
-    Option<i32>,
-);
+/// (conversation, state, stored results, expired, arguments hash, history base, claimable) of a
+/// suspended turn, read under its row lock.
+type LockedRow = (Uuid, Value, Option<Value>, bool, String, Option<i32>, bool);
 
 /// A claimed suspended turn.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Claim {
     pub id: SuspendedTurnId,
     pub conversation_id: ConversationId,
-    /// The claim's `claimed_at`: whoever claims later gets another, and this one stops working.
-    pub fence: DateTime<Utc>,
     pub turn: Turn,
-    /// Results stored by an earlier apply: the writes already ran.
-    pub applied: Option<Vec<ToolResult>>,
     pub expired: bool,
     /// How many leading messages of the turn's history the conversation already holds (`None`
     /// for a turn stored before histories were appended: its finish rewrites the history).
     pub history_base: Option<usize>,
+    hold: Hold,
+}
+
+/// How a [`Claim`] holds its turn.
+#[derive(Debug)]
+enum Hold {
+    /// The row is locked by this open transaction, in which the apply goes on.
+    Locked(Transaction<'static, Postgres>),
+    /// The writes ran and their results are stored; whoever claims later gets another fence, and
+    /// this one stops working.
+    Applied {
+        results: Vec<ToolResult>,
+        fence: DateTime<Utc>,
+    },
+    /// Nothing: an apply failed and its transaction was rolled back.
+    Released,
+}
+
+impl Claim {
+    /// The results an earlier apply stored (the writes already ran), if there are.
+    pub fn applied(&self) -> Option<&[ToolResult]> {
+        match &self.hold {
+            Hold::Applied { results, .. } => Some(results),
+            Hold::Locked(_) | Hold::Released => None,
+        }
+    }
 }
 
 impl TurnStore {
@@ -300,44 +313,37 @@ impl TurnStore {
         Ok(SuspendedTurnId::from_uuid(id))
     }
 
-    /// Step 1: claims a suspended turn of `owner` (compare-and-set). A turn of another owner is
-    /// as absent as one that never existed.
+    /// Step 1: claims a suspended turn of `owner`: locks its row in a transaction the apply goes
+    /// on with, or — when its writes already ran and its holder has been silent past the lease —
+    /// takes it over with a new fence. A row locked by another confirm is [`ConfirmError::Claimed`]
+    /// at once (no waiting); a turn of another owner is as absent as one that never existed.
     pub async fn claim(&self, owner: OwnerId, id: SuspendedTurnId) -> Result<Claim, ConfirmError> {
-        // One statement (`app_claim_turn`, migration 0010), committed lazily: others see the claim
-        // at once; a crash before the apply's durable commit carries it to disk loses only the
-        // claim, and nothing was applied under it.
-        let row: ClaimedRow = sqlx::query_as(
-            "SELECT o_claimed, o_present, o_conversation, o_fence, o_state, o_results, o_expired, o_args_hash,
-                    o_history_base
-             FROM app_claim_turn($1, $2, $3)",
+        let mut tx = begin_for_owner(owner, &self.pool).await?;
+        let row: Option<LockedRow> = sqlx::query_as(
+            "SELECT conversation_id, state, results, expires_at <= now(), args_hash, history_base,
+                    status = 'pending' OR claimed_at < clock_timestamp() - make_interval(secs => $3)
+             FROM suspended_turns WHERE owner_id = $1 AND id = $2
+             FOR UPDATE NOWAIT",
         )
         .bind(owner.as_uuid())
         .bind(id.as_uuid())
         .bind(self.lease.as_secs_f64())
-        .fetch_one(&self.pool)
-        .await?;
-        let (
-            true,
-            _,
-            Some(conversation_id),
-            Some(fence),
-            Some(state),
-            results,
-            Some(expired),
-            Some(args_hash),
-            history_base,
-        ) = row
-        else {
-            return Err(if row.1 {
-                ConfirmError::Claimed
-            } else {
-                ConfirmError::Gone
-            });
+        .fetch_optional(&mut *tx)
+        .await
+        .map_err(
+            |e| match e.as_database_error().and_then(sqlx::error::DatabaseError::code) {
+                // lock_not_available: another confirm's transaction holds the row.
+                Some(code) if code == "55P03" => ConfirmError::Claimed,
+                _ => ConfirmError::from(e),
+            },
+        )?;
+        let Some((conversation_id, state, results, expired, args_hash, history_base, claimable)) = row else {
+            return Err(ConfirmError::Gone);
         };
-        let applied = results
-            .map(serde_json::from_value)
-            .transpose()
-            .map_err(|e| StateError::Unreadable(format!("stored results: {e}")))?;
+        if !claimable {
+            // Applied, and its holder is within the lease: it is continuing the turn.
+            return Err(ConfirmError::Claimed);
+        }
         let turn = Turn::from_json(state)?;
         // The arguments a confirm applies are the stored ones, unchanged since the turn waited.
         let Phase::AwaitConfirm { pending, .. } = turn.phase() else {
@@ -348,102 +354,78 @@ impl TurnStore {
                 StateError::Unreadable("the stored writes do not match their recorded hash".into()).into(),
             );
         }
+        let hold = match results {
+            None => Hold::Locked(tx),
+            Some(results) => {
+                let results = serde_json::from_value(results)
+                    .map_err(|e| StateError::Unreadable(format!("stored results: {e}")))?;
+                // The writes ran under a holder that went silent: a new fence for this one.
+                let fence: DateTime<Utc> = sqlx::query_scalar(
+                    "UPDATE suspended_turns SET claimed_at = clock_timestamp()
+                     WHERE owner_id = $1 AND id = $2 RETURNING claimed_at",
+                )
+                .bind(owner.as_uuid())
+                .bind(id.as_uuid())
+                .fetch_one(&mut *tx)
+                .await?;
+                tx.commit().await?;
+                Hold::Applied { results, fence }
+            }
+        };
         Ok(Claim {
             id,
             conversation_id: ConversationId::from_uuid(conversation_id),
-            fence,
             turn,
-            applied,
             expired,
             history_base: history_base.and_then(|base| usize::try_from(base).ok()),
+            hold,
         })
     }
 
-    /// Step 2: runs the approved writes and stores their results, in one transaction, under the
-    /// claim's fence. `decisions` maps pending call ids to allowed; a missing decision declines.
-    /// An expired turn runs nothing: every write is reported as expired. Returns the results and
-    /// the new fence.
+    /// Step 2: runs the approved writes and stores their results, in the claim's transaction.
+    /// `decisions` maps pending call ids to allowed; a missing decision declines. An expired turn
+    /// runs nothing: every write is reported as expired. Returns the results and the fence the
+    /// continuation holds; for a claim whose writes already ran, the stored ones, running nothing.
     pub async fn apply(
         &self,
-        claim: &Claim,
+        claim: &mut Claim,
         decisions: &[(String, bool)],
         scope: &Scope,
         tools: &ToolRegistry,
     ) -> Result<(Vec<ToolResult>, DateTime<Utc>), ConfirmError> {
+        let tx = match std::mem::replace(&mut claim.hold, Hold::Released) {
+            Hold::Locked(tx) => tx,
+            Hold::Applied { results, fence } => {
+                claim.hold = Hold::Applied {
+                    results: results.clone(),
+                    fence,
+                };
+                return Ok((results, fence));
+            }
+            Hold::Released => return Err(ConfirmError::Claimed),
+        };
         // Most confirms approve writes that succeed: those run straight on the transaction. A write
         // that fails has aborted it or may have done part of its work, so then all of it is rolled
-        // back and done again with each write in a savepoint of its own, its failure its result.
-        match self
-            .apply_in(claim, decisions, scope, tools, Isolate::None)
-            .await?
-        {
-            Ok(applied) => Ok(applied),
-            Err(_) => Ok(self
-                .apply_in(claim, decisions, scope, tools, Isolate::EachWrite)
+        // back — the claim's lock with it — and done again under a new claim, each write in a
+        // savepoint of its own, its failure its result.
+        let first = apply_in(tx, claim, decisions, scope, tools, Isolate::None).await?;
+        let (results, fence) = if let Ok(applied) = first {
+            applied
+        } else {
+            let mut again = self.claim(scope.owner, claim.id).await?;
+            let Hold::Locked(tx) = std::mem::replace(&mut again.hold, Hold::Released) else {
+                // Another confirm applied it in between (it was unlocked for that moment).
+                return Err(ConfirmError::Claimed);
+            };
+            apply_in(tx, &again, decisions, scope, tools, Isolate::EachWrite)
                 .await?
-                .map_err(ConfirmError::Write)?),
-        }
-    }
-
-    /// One attempt at [`TurnStore::apply`]; with [`Isolate::None`], the first write that fails
-    /// ends it (everything rolled back) with its error.
-    async fn apply_in(
-        &self,
-        claim: &Claim,
-        decisions: &[(String, bool)],
-        scope: &Scope,
-        tools: &ToolRegistry,
-        isolate: Isolate,
-    ) -> Result<Result<(Vec<ToolResult>, DateTime<Utc>), kakeibo_core::ToolError>, ConfirmError> {
-        let Phase::AwaitConfirm { pending, .. } = claim.turn.phase() else {
-            return Err(StateError::NotWaiting.into());
+                .map_err(ConfirmError::Write)?
         };
-        let owner = scope.owner;
-        let mut tx = begin_for_owner(owner, &self.pool).await?;
-        // The fence is checked by the statement that stores the results, last: a holder whose claim
-        // was taken over meanwhile rolls back whatever its writes did, and only one commits.
-        let mut results = Vec::with_capacity(pending.len());
-        for write in pending {
-            let allowed = decisions.iter().any(|(id, allowed)| *id == write.id && *allowed);
-            results.push(if claim.expired {
-                expired_result(write)
-            } else if allowed {
-                match apply_one(scope, tools, &mut tx, write, isolate).await? {
-                    Ok(result) => result,
-                    Err(failed) => {
-                        tx.rollback().await?;
-                        return Ok(Err(failed));
-                    }
-                }
-            } else {
-                declined_result(write)
-            });
-        }
-        let stored = serde_json::to_value(&results).map_err(|e| StateError::Unreadable(e.to_string()))?;
-        let (fence, present): (Option<DateTime<Utc>>, bool) = sqlx::query_as(
-            "WITH applied AS (
-                 UPDATE suspended_turns SET status = 'applied', results = $3, claimed_at = clock_timestamp()
-                 WHERE owner_id = $1 AND id = $2 AND status = 'claimed' AND claimed_at = $4 RETURNING claimed_at
-             )
-             SELECT (SELECT claimed_at FROM applied),
-                    EXISTS (SELECT 1 FROM suspended_turns WHERE owner_id = $1 AND id = $2)",
-        )
-        .bind(owner.as_uuid())
-        .bind(claim.id.as_uuid())
-        .bind(stored)
-        .bind(claim.fence)
-        .fetch_one(&mut *tx)
-        .await?;
-        let Some(fence) = fence else {
-            tx.rollback().await?;
-            return Err(if present {
-                ConfirmError::Claimed
-            } else {
-                ConfirmError::Gone
-            });
+        claim.hold = Hold::Applied {
+            results: results.clone(),
+            fence,
         };
-        tx.commit().await?;
-        Ok(Ok((results, fence)))
+        Ok((results, fence))
     }
 
     /// The turn waits again (the continuation asked for another write): the row gets the new
@@ -518,6 +500,51 @@ impl TurnStore {
             .try_get(0)?;
         if held { Ok(()) } else { Err(ConfirmError::Claimed) }
     }
+}
+
+/// One attempt at [`TurnStore::apply`] on the claim's transaction `tx`; with [`Isolate::None`],
+/// the first write that fails ends it (everything rolled back, the lock with it) with its error.
+async fn apply_in(
+    mut tx: Transaction<'static, Postgres>,
+    claim: &Claim,
+    decisions: &[(String, bool)],
+    scope: &Scope,
+    tools: &ToolRegistry,
+    isolate: Isolate,
+) -> Result<Result<(Vec<ToolResult>, DateTime<Utc>), kakeibo_core::ToolError>, ConfirmError> {
+    let Phase::AwaitConfirm { pending, .. } = claim.turn.phase() else {
+        return Err(StateError::NotWaiting.into());
+    };
+    let mut results = Vec::with_capacity(pending.len());
+    for write in pending {
+        let allowed = decisions.iter().any(|(id, allowed)| *id == write.id && *allowed);
+        results.push(if claim.expired {
+            expired_result(write)
+        } else if allowed {
+            match apply_one(scope, tools, &mut tx, write, isolate).await? {
+                Ok(result) => result,
+                Err(failed) => {
+                    tx.rollback().await?;
+                    return Ok(Err(failed));
+                }
+            }
+        } else {
+            declined_result(write)
+        });
+    }
+    let stored = serde_json::to_value(&results).map_err(|e| StateError::Unreadable(e.to_string()))?;
+    // The row is locked by this transaction since the claim: nobody else changed it.
+    let fence: DateTime<Utc> = sqlx::query_scalar(
+        "UPDATE suspended_turns SET status = 'applied', results = $3, claimed_at = clock_timestamp()
+         WHERE owner_id = $1 AND id = $2 RETURNING claimed_at",
+    )
+    .bind(scope.owner.as_uuid())
+    .bind(claim.id.as_uuid())
+    .bind(stored)
+    .fetch_one(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(Ok((results, fence)))
 }
 
 /// What became of a pending write, read from its stored result (so a confirm retried after a
@@ -849,15 +876,12 @@ impl Agent<'_> {
         on_event: &(dyn Fn(TurnEvent) + Send + Sync),
     ) -> Result<Outcome, ConfirmError> {
         let owner = self.scope.owner;
+        let mut claim = claim;
         let suspended_id = claim.id;
-        let (results, fence) = match &claim.applied {
-            Some(results) => (results.clone(), claim.fence),
-            None => {
-                self.store
-                    .apply(&claim, decisions, &self.scope, &self.tools)
-                    .await?
-            }
-        };
+        let (results, fence) = self
+            .store
+            .apply(&mut claim, decisions, &self.scope, &self.tools)
+            .await?;
         let tracer = MemoryTracer::default();
         let mut turn = claim.turn.clone();
         if let Phase::AwaitConfirm { pending, .. } = claim.turn.phase() {

@@ -255,22 +255,47 @@ async fn a_crash_at_any_step_is_recovered_by_retrying(options: PgPoolOptions, co
     ] {
         let (id, call) = suspend(&w).await;
         let before = rules(&w).await;
-        let claim = store.claim(w.owner, id).await.unwrap();
-        if crash_point != "after claim" {
-            let (results, _) = store
-                .apply(&claim, &decisions(&call), &scope, &tools)
-                .await
-                .unwrap();
-            if crash_point != "after apply" {
-                let turn = claim.turn.clone().resume(results).unwrap();
-                let turn = step(turn, &deps).await;
-                if crash_point == "before finish" {
-                    let turn = kakeibo_core::drive(turn, &deps).await;
-                    assert!(turn.finished().is_some());
+        let mut claim = store.claim(w.owner, id).await.unwrap();
+        if crash_point == "after claim" {
+            // The process died holding the row's lock, before its writes committed: its transaction
+            // is rolled back (here when its connection goes back to the pool; on a crash, when the
+            // server sees the connection close) and a retry gets through at once, no lease to wait.
+            drop(claim);
+            let mut retried = confirm(&w, id, &call, true).await;
+            for _ in 0..100 {
+                if !matches!(retried, Err(ConfirmError::Claimed)) {
+                    break;
                 }
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                retried = confirm(&w, id, &call, true).await;
+            }
+            assert!(
+                matches!(
+                    retried,
+                    Ok(Outcome::Finished {
+                        status: RunStatus::Ok,
+                        ..
+                    })
+                ),
+                "{crash_point}: {retried:?}"
+            );
+            assert_eq!(rules(&w).await, before + 1, "{crash_point}: the write ran once");
+            continue;
+        }
+        let (results, _) = store
+            .apply(&mut claim, &decisions(&call), &scope, &tools)
+            .await
+            .unwrap();
+        if crash_point != "after apply" {
+            let turn = claim.turn.clone().resume(results).unwrap();
+            let turn = step(turn, &deps).await;
+            if crash_point == "before finish" {
+                let turn = kakeibo_core::drive(turn, &deps).await;
+                assert!(turn.finished().is_some());
             }
         }
-        // The process died here. A retry inside the lease is refused; after it, it completes.
+        // The process died here, its writes stored. A retry inside the lease is refused (the
+        // holder may be continuing the turn); after it, it completes without running them again.
         assert!(
             matches!(confirm(&w, id, &call, true).await, Err(ConfirmError::Claimed)),
             "{crash_point}"
@@ -518,7 +543,7 @@ async fn a_write_that_fails_in_the_database_is_its_result_and_the_others_apply(
 }
 
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
-async fn a_holder_whose_claim_was_taken_over_applies_nothing(
+async fn a_claim_is_refused_at_once_while_another_holds_it_and_a_stale_holder_finishes_nothing(
     options: PgPoolOptions,
     connect: PgConnectOptions,
 ) {
@@ -528,18 +553,43 @@ async fn a_holder_whose_claim_was_taken_over_applies_nothing(
     let tools = registry(&scope);
     let (id, call) = suspend(&w).await;
     let decisions = vec![(call.clone(), true)];
-    // The first holder stalls past the lease; another request takes the claim over.
-    let stale = store.claim(w.owner, id).await.unwrap();
-    backdate_claim(&w, id).await;
-    let current = store.claim(w.owner, id).await.unwrap();
-    // The stale holder's write runs and is rolled back: the fence no longer holds.
-    let refused = store.apply(&stale, &decisions, &scope, &tools).await;
-    assert!(matches!(refused, Err(ConfirmError::Claimed)), "{refused:?}");
-    assert_eq!(rules(&w).await, 0, "nothing of the stale holder's stayed");
-    store.apply(&current, &decisions, &scope, &tools).await.unwrap();
-    assert_eq!(rules(&w).await, 1, "the current holder's write ran once");
-    // Once it is applied, the stale holder still cannot store anything.
-    let again = store.apply(&stale, &decisions, &scope, &tools).await;
-    assert!(matches!(again, Err(ConfirmError::Claimed)), "{again:?}");
+    // While one confirm holds the row (between its claim and its commit), another is refused
+    // at once rather than left waiting for the lock.
+    let mut first = store.claim(w.owner, id).await.unwrap();
+    let second = store.claim(w.owner, id).await;
+    assert!(matches!(second, Err(ConfirmError::Claimed)), "{second:?}");
+    let (results, stale_fence) = store.apply(&mut first, &decisions, &scope, &tools).await.unwrap();
     assert_eq!(rules(&w).await, 1);
+    // The first holder stalls past the lease in its continuation; another request takes the
+    // turn over, with the stored results and a fence of its own, running nothing again.
+    backdate_claim(&w, id).await;
+    let mut current = store.claim(w.owner, id).await.unwrap();
+    assert_eq!(current.applied(), Some(results.as_slice()));
+    let (again, fence) = store
+        .apply(&mut current, &decisions, &scope, &tools)
+        .await
+        .unwrap();
+    assert_eq!(again, results);
+    assert_eq!(rules(&w).await, 1, "the write ran once");
+    // The stale holder can no longer finish (its fence is gone); the current one can.
+    let finished = |fence| {
+        let store = &store;
+        let turn = first.turn.clone().resume(results.clone()).unwrap();
+        async move {
+            store
+                .finish(
+                    w.owner,
+                    id,
+                    fence,
+                    first.conversation_id,
+                    first.history_base,
+                    &turn,
+                    &[],
+                )
+                .await
+        }
+    };
+    assert!(matches!(finished(stale_fence).await, Err(ConfirmError::Claimed)));
+    finished(fence).await.unwrap();
+    assert!(matches!(store.claim(w.owner, id).await, Err(ConfirmError::Gone)));
 }
