@@ -76,7 +76,24 @@ impl State {
     /// the other. A failure is only logged; the first query tries again and answers with it.
     /// It waits at most [`WARM_WITHIN`]: Lambda gives a function's start ten seconds.
     pub async fn warm_pools(&self) {
-        let both = futures_util::future::join(self.app.acquire(), self.owner_pool.get().acquire());
+        self.warm(true).await;
+    }
+
+    /// [`State::warm_pools`] for a function whose routes use only the `app_user` pool (`runs`):
+    /// the owner role's pool opens no connection until something asks for one.
+    pub async fn warm_app_pool(&self) {
+        self.warm(false).await;
+    }
+
+    async fn warm(&self, owner_role: bool) {
+        let owner = async {
+            if owner_role {
+                self.owner_pool.get().acquire().await.map(drop)
+            } else {
+                Ok(())
+            }
+        };
+        let both = futures_util::future::join(self.app.acquire(), owner);
         let Ok((app, owner)) = tokio::time::timeout(WARM_WITHIN, both).await else {
             tracing::warn!(
                 seconds = WARM_WITHIN.as_secs(),

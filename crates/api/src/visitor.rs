@@ -64,7 +64,7 @@ pub async fn current(state: &State, headers: &HeaderMap) -> Result<Option<Resolv
         .sessions
         .verify(token)
         .map_err(|e| ApiError::Unauthorized(format!("{e}; reload to start a new one")))?;
-    let visitor = visitors::load(&state.owner_pool, claims.owner())
+    let visitor = visitors::load(&state.app, claims.owner())
         .await?
         .ok_or_else(|| ApiError::Unauthorized("this session's visitor no longer exists".into()))?;
     if claims.ver != visitor.session_epoch {

@@ -40,7 +40,7 @@ const ALLOWED: &[(&str, &str)] = &[
     ("crates/api/src/state.rs", "builds the pool once per process"),
     (
         "crates/api/src/visitor.rs",
-        "hands it to auth to load or create the visitor",
+        "hands it to auth to create a visitor and to the quota gate for new addresses",
     ),
     (
         "functions/chat/src/lib.rs",

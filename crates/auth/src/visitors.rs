@@ -6,6 +6,7 @@
 use chrono::{DateTime, Duration, Utc};
 use kakeibo_ledger::{LedgerError, OwnerId, OwnerRolePool};
 use serde::Serialize;
+use sqlx::PgPool;
 use uuid::Uuid;
 
 use crate::password::{self, PasswordError};
@@ -93,13 +94,17 @@ pub async fn create_anonymous(pool: &OwnerRolePool) -> Result<Visitor, AuthError
     .await?)
 }
 
-/// The visitor a session names, marking them seen; `None` when the user no longer exists.
-pub async fn load(pool: &OwnerRolePool, owner: OwnerId) -> Result<Option<Visitor>, AuthError> {
-    Ok(sqlx::query_as::<_, Visitor>(sqlx::AssertSqlSafe(format!(
-        "UPDATE users SET last_seen_at = now() WHERE id = $1 RETURNING {VISITOR_COLUMNS}"
-    )))
+/// The visitor a session names, marking them seen (when last seen five minutes ago or more);
+/// `None` when the user no longer exists.
+///
+/// Through the `app_user` pool, in one statement (`app_visitor`, migration 0015): row-level
+/// security shows the visitor only their own row, and most requests only read it.
+pub async fn load(app: &PgPool, owner: OwnerId) -> Result<Option<Visitor>, AuthError> {
+    Ok(sqlx::query_as::<_, Visitor>(
+        "SELECT id, email, is_anonymous, blocked, operator, session_epoch, demo_cloned FROM app_visitor($1)",
+    )
     .bind(owner.as_uuid())
-    .fetch_optional(pool.get())
+    .fetch_optional(app)
     .await?)
 }
 
@@ -203,7 +208,7 @@ pub async fn sign_in(
     if let Some(anonymous) = current.filter(|v| v.is_anonymous && v.id != account_id) {
         move_visitor(pool, anonymous.owner(), target).await?;
     }
-    load(pool, target).await?.ok_or(AuthError::BadCredentials)
+    load(pool.get(), target).await?.ok_or(AuthError::BadCredentials)
 }
 
 /// A valid argon2id hash of a random password nobody knows.

@@ -1,6 +1,7 @@
 //! Sessions and accounts: forged and stale sessions are `401`; sign-up keeps the visitor's rows,
 //! sign-in moves an anonymous visitor's rows onto the account; failed sign-ins slow down; deleting
-//! the account deletes everything; the demo ledger is cloned once.
+//! the account deletes everything; the demo ledger is cloned once; a visit marks the visitor seen
+//! at most once in five minutes.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -95,6 +96,40 @@ async fn forged_expired_and_orphaned_sessions_are_401(_: PgPoolOptions, connect:
     assert_eq!(deleted.status, StatusCode::OK, "{}", deleted.body);
     let after = app.runs(Some(&cookie)).await;
     assert_eq!(after.status, StatusCode::UNAUTHORIZED, "{}", after.body);
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_visit_marks_the_visitor_seen_at_most_once_in_five_minutes(
+    _: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let state = state(&connect, Isolation::Rls, &[]).await;
+    let app = TestApp::new(&state);
+    let (cookie, _) = app.visitor("hello").await;
+    let token = cookie.trim_start_matches("kakeibo_session=").to_owned();
+    let owner = state.sessions.verify(&token).unwrap().sub;
+    let seen = async || -> (chrono::DateTime<Utc>, String) {
+        sqlx::query_as("SELECT last_seen_at, xmin::text FROM users WHERE id = $1")
+            .bind(owner)
+            .fetch_one(state.owner_pool.get())
+            .await
+            .unwrap()
+    };
+    // Seen a moment ago: a request reads the visitor and writes nothing.
+    let before = seen().await;
+    assert_eq!(app.runs(Some(&cookie)).await.status, StatusCode::OK);
+    assert_eq!(seen().await, before, "the row was rewritten");
+    // Seen ten minutes ago: the next request moves it to now, once.
+    sqlx::query("UPDATE users SET last_seen_at = now() - interval '10 minutes' WHERE id = $1")
+        .bind(owner)
+        .execute(state.owner_pool.get())
+        .await
+        .unwrap();
+    assert_eq!(app.runs(Some(&cookie)).await.status, StatusCode::OK);
+    let moved = seen().await;
+    assert!(Utc::now() - moved.0 < Duration::minutes(1), "{moved:?}");
+    assert_eq!(app.runs(Some(&cookie)).await.status, StatusCode::OK);
+    assert_eq!(seen().await, moved);
 }
 
 /// Rows of `owner` across every owner-scoped table.

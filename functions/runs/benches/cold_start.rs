@@ -3,7 +3,7 @@
 //!
 //! Each of N starts (`BENCH_STARTS`, default 20) spawns the release binary with the Lambda
 //! environment, serves it one API Gateway v2 event (`GET /api/runs` with a valid session, so it
-//! loads the visitor and lists runs through both pools) and waits for the response it posts.
+//! loads the visitor and lists runs as app_user, its one pool) and waits for the response it posts.
 //! The baseline, measured in the same run under the same stand-in: `lambda-hello` (in
 //! `kakeibo-bench`), a `lambda_http` binary that opens one database connection and answers with
 //! a row it reads; built here in release if need be. Beside them, the start of a process that
@@ -233,6 +233,8 @@ async fn main() {
         ("JWT_SECRET", SECRET),
         ("RATE_LIMIT_SALT", "bench"),
         ("SITE_URL", "https://kakeibo.example"),
+        // As infra/template.yaml deploys it: one connection, its statements one after another.
+        ("DATABASE_POOL_SIZE", "1"),
     ];
     let hello_env = [("DATABASE_URL", app_url.as_str())];
     let (mut ours, mut baseline, mut nothing) = (Vec::new(), Vec::new(), Vec::new());
@@ -284,8 +286,8 @@ async fn main() {
         "ms",
     ));
     report.note(
-        "`runs` loads the visitor and lists runs through both pools (owner role and app_user); lambda-hello \
-         connects once as app_user and reads one row",
+        "`runs` connects as app_user (the only role its routes use), verifies the session, loads the visitor \
+         and lists their runs; lambda-hello connects once as app_user and reads one row",
     );
     report.finish();
 }

@@ -10,6 +10,7 @@ async fn main() -> Result<(), lambda_http::Error> {
         return Ok(());
     }
     let state = kakeibo_api::State::new(kakeibo_api::Config::load().await?)?;
-    state.warm_pools().await;
+    // Its routes read as the visitor (app_user): the owner role's pool is never needed.
+    state.warm_app_pool().await;
     kakeibo_api::lambda::run(kakeibo_runs::router(std::sync::Arc::new(state))).await
 }
