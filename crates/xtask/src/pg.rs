@@ -383,6 +383,8 @@ impl Embedded {
         if self.flavour == Flavour::Bench {
             // Every database created from here on (the benchmarks' scratch ones) has the view.
             superuser_on("template1", "CREATE EXTENSION IF NOT EXISTS pg_stat_statements")?;
+            // `cargo xtask bench` checkpoints before each benchmark (PostgreSQL 15's predefined role).
+            superuser(&format!("GRANT pg_checkpoint TO {OWNER_ROLE}"))?;
         }
         for db in [DEV_DATABASE, TEST_DATABASE] {
             let exists = superuser(&format!("SELECT 1 FROM pg_database WHERE datname = '{db}'"))?;
