@@ -219,7 +219,21 @@ struct Ours<'a> {
     spans: Spans,
 }
 
+/// The two kinds of flow a block runs.
+#[derive(Debug, Clone, Copy)]
+enum Flow {
+    Reads,
+    Writes,
+}
+
 impl Ours<'_> {
+    async fn run(&self, flow: Flow, n: usize, into: &mut Samples) {
+        match flow {
+            Flow::Reads => self.reads(n, into).await,
+            Flow::Writes => self.writes(n, into).await,
+        }
+    }
+
     async fn reads(&self, n: usize, into: &mut Samples) {
         let started = Ticks::now();
         for _ in 0..n {
@@ -313,26 +327,20 @@ async fn main() {
 
     let (mut mine, mut theirs) = (Samples::default(), Samples::default());
     // Alternating blocks: ours, theirs, theirs, ours, … so each side runs as often first as last.
-    for (round, n) in blocks(turns, READ_BLOCK).into_iter().enumerate() {
-        if round % 2 == 0 {
-            ours.reads(n, &mut mine).await;
-        }
-        if let Some(peer) = &mut peer {
-            peer.reads(n, &mut theirs);
-        }
-        if round % 2 == 1 {
-            ours.reads(n, &mut mine).await;
-        }
-    }
-    for (round, n) in blocks(writes, WRITE_BLOCK).into_iter().enumerate() {
-        if round % 2 == 0 {
-            ours.writes(n, &mut mine).await;
-        }
-        if let Some(peer) = &mut peer {
-            peer.writes(n, &mut theirs);
-        }
-        if round % 2 == 1 {
-            ours.writes(n, &mut mine).await;
+    for (flow, total, block) in [
+        (Flow::Reads, turns, READ_BLOCK),
+        (Flow::Writes, writes, WRITE_BLOCK),
+    ] {
+        for (round, n) in blocks(total, block).into_iter().enumerate() {
+            if round % 2 == 0 {
+                ours.run(flow, n, &mut mine).await;
+            }
+            if let Some(peer) = &mut peer {
+                peer.run(flow, n, &mut theirs);
+            }
+            if round % 2 == 1 {
+                ours.run(flow, n, &mut mine).await;
+            }
         }
     }
 
@@ -658,6 +666,13 @@ impl Peer {
         let read = self.answers.read_line(&mut line).unwrap();
         assert!(read > 0, "the LangGraph peer stopped (its error is above)");
         serde_json::from_str(&line).unwrap_or_else(|e| panic!("the peer answered {line:?}: {e}"))
+    }
+
+    fn run(&mut self, flow: Flow, n: usize, into: &mut Samples) {
+        match flow {
+            Flow::Reads => self.reads(n, into),
+            Flow::Writes => self.writes(n, into),
+        }
     }
 
     fn reads(&mut self, n: usize, into: &mut Samples) {
