@@ -3,9 +3,9 @@
 //!
 //! The read turn: a zero-latency scripted model asks for three read tools in one batch, the real
 //! tools run on a real PostgreSQL, the model answers (the whole `Agent::chat`: history, run,
-//! memory recall, trace events, history saved). Its overhead is the turn minus the time its tools
-//! ran inside it (the span during which at least one tool was running), on both sides alike; the
-//! same three calls made directly are a figure beside it.
+//! memory recall, trace events, history saved). Its overhead is the turn minus the same three
+//! calls made directly just before it; beside it, stricter, the turn minus the time its tools ran
+//! inside it (the span during which at least one tool was running). Both alike on both sides.
 //!
 //! The write flow: the model asks for `set_budget`, the turn suspends; fresh objects (store,
 //! registry, agent, model) confirm it, as the confirm function does in another invocation; the
@@ -228,14 +228,15 @@ enum Flow {
 
 impl Ours<'_> {
     async fn run(&self, flow: Flow, n: usize, into: &mut Samples) {
+        let started = Ticks::now();
         match flow {
             Flow::Reads => self.reads(n, into).await,
             Flow::Writes => self.writes(n, into).await,
         }
+        into.ticks = into.ticks.plus(Ticks::now().since(started));
     }
 
     async fn reads(&self, n: usize, into: &mut Samples) {
-        let started = Ticks::now();
         for _ in 0..n {
             let alone = Instant::now();
             for (name, input) in reads() {
@@ -250,11 +251,9 @@ impl Ours<'_> {
             into.tools_inside.push(ms(tools_span(&self.spans)));
             assert!(matches!(outcome, Outcome::Finished { .. }));
         }
-        into.ticks = into.ticks.plus(Ticks::now().since(started));
     }
 
     async fn writes(&self, n: usize, into: &mut Samples) {
-        let started = Ticks::now();
         for _ in 0..n {
             let (name, input) = write();
             let alone = Instant::now();
@@ -264,7 +263,6 @@ impl Ours<'_> {
             write_flow(&self.pool).await;
             into.write_flow.push(ms(flow.elapsed()));
         }
-        into.ticks = into.ticks.plus(Ticks::now().since(started));
     }
 }
 
@@ -668,28 +666,29 @@ impl Peer {
         serde_json::from_str(&line).unwrap_or_else(|e| panic!("the peer answered {line:?}: {e}"))
     }
 
+    /// One block of `flow`, its samples added to `into`.
     fn run(&mut self, flow: Flow, n: usize, into: &mut Samples) {
-        match flow {
-            Flow::Reads => self.reads(n, into),
-            Flow::Writes => self.writes(n, into),
+        let started = Ticks::now();
+        let op = match flow {
+            Flow::Reads => "reads",
+            Flow::Writes => "writes",
+        };
+        let answer = self.ask(op, n);
+        into.ticks = into.ticks.plus(Ticks::now().since(started));
+        let samples = match flow {
+            Flow::Reads => vec![
+                (&mut into.turn, "turn_ms"),
+                (&mut into.tools_inside, "tools_inside_ms"),
+                (&mut into.tools_alone, "tools_alone_ms"),
+            ],
+            Flow::Writes => vec![
+                (&mut into.write_flow, "flow_ms"),
+                (&mut into.write_alone, "alone_ms"),
+            ],
+        };
+        for (samples, key) in samples {
+            samples.extend(numbers(&answer[key]));
         }
-    }
-
-    fn reads(&mut self, n: usize, into: &mut Samples) {
-        let started = Ticks::now();
-        let answer = self.ask("reads", n);
-        into.ticks = into.ticks.plus(Ticks::now().since(started));
-        into.turn.extend(numbers(&answer["turn_ms"]));
-        into.tools_inside.extend(numbers(&answer["tools_inside_ms"]));
-        into.tools_alone.extend(numbers(&answer["tools_alone_ms"]));
-    }
-
-    fn writes(&mut self, n: usize, into: &mut Samples) {
-        let started = Ticks::now();
-        let answer = self.ask("writes", n);
-        into.ticks = into.ticks.plus(Ticks::now().since(started));
-        into.write_flow.extend(numbers(&answer["flow_ms"]));
-        into.write_alone.extend(numbers(&answer["alone_ms"]));
     }
 
     /// Ends the peer; returns its title (what it is: versions, settings).

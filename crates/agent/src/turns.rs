@@ -393,16 +393,12 @@ impl TurnStore {
         scope: &Scope,
         tools: &ToolRegistry,
     ) -> Result<(Vec<ToolResult>, DateTime<Utc>), ConfirmError> {
-        let tx = match std::mem::replace(&mut claim.hold, Hold::Released) {
-            Hold::Locked(tx) => tx,
-            Hold::Applied { results, fence } => {
-                claim.hold = Hold::Applied {
-                    results: results.clone(),
-                    fence,
-                };
-                return Ok((results, fence));
-            }
-            Hold::Released => return Err(ConfirmError::Claimed),
+        if let Hold::Applied { results, fence } = &claim.hold {
+            return Ok((results.clone(), *fence));
+        }
+        let Hold::Locked(tx) = std::mem::replace(&mut claim.hold, Hold::Released) else {
+            // An earlier apply on this claim failed: it holds nothing any more.
+            return Err(ConfirmError::Claimed);
         };
         // Most confirms approve writes that succeed: those run straight on the transaction. A write
         // that fails has aborted it or may have done part of its work, so then all of it is rolled
@@ -871,12 +867,11 @@ impl Agent<'_> {
     )]
     pub async fn confirm_claimed(
         &self,
-        claim: Claim,
+        mut claim: Claim,
         decisions: &[(String, bool)],
         on_event: &(dyn Fn(TurnEvent) + Send + Sync),
     ) -> Result<Outcome, ConfirmError> {
         let owner = self.scope.owner;
-        let mut claim = claim;
         let suspended_id = claim.id;
         let (results, fence) = self
             .store
