@@ -159,6 +159,7 @@ fn agent<'a>(store: &'a TurnStore, pool: &PgPool, provider: &'a dyn Provider) ->
         rules: &RULES,
         channel: "eval",
         summarizer: None,
+        budget: None,
     }
 }
 

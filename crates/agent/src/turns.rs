@@ -30,7 +30,9 @@ use futures_util::future::BoxFuture;
 use kakeibo_core::{
     ConfirmPolicy, ConfirmTrace, ConversationId, Deps, Message, PendingWrite, PermissionRules, Phase,
     Provider, RunId, RunStatus, SuspendedTurnId, Tier, ToolCallTrace, ToolRegistry, ToolResult, TraceEvent,
-    TracePayload, Tracer, Turn, TurnEvent, WriteDecision, context,
+    TracePayload, Tracer, Turn, TurnEvent, WriteDecision,
+    budget::Budgeted,
+    context,
     trace::MemoryTracer,
     turn::{
         DECLINED, EXPIRED, StateError, declined_result, drive, expired_result, result_summary, tool_data,
@@ -683,6 +685,9 @@ pub struct Agent<'a> {
     pub channel: &'a str,
     /// The model that summarises evicted history (the turn's own model when `None`).
     pub summarizer: Option<&'a dyn Provider>,
+    /// Where each model call of the turn reserves its worst case first (the web's daily budget);
+    /// `None` spends without asking.
+    pub budget: Option<&'a dyn kakeibo_core::Budget>,
 }
 
 impl<'a> Agent<'a> {
@@ -704,6 +709,7 @@ impl<'a> Agent<'a> {
             rules,
             channel,
             summarizer: None,
+            budget: None,
         }
     }
 }
@@ -743,6 +749,7 @@ impl Agent<'_> {
     ) -> Deps<'b> {
         Deps {
             provider: self.provider,
+            budget: self.budget,
             tools: &self.tools,
             system: self.system,
             policy,
@@ -812,12 +819,18 @@ impl Agent<'_> {
         history.push(user);
         let declarations = self.tools.declared();
         let mut seq = 0;
+        let summarizer = self.summarizer.unwrap_or(self.provider);
+        let budgeted = self.budget.map(|budget| Budgeted {
+            inner: summarizer,
+            budget,
+            run: run_id,
+        });
         let (mut history, eviction) = context::fit(
             history,
             self.system,
             &declarations,
             self.provider,
-            self.summarizer.unwrap_or(self.provider),
+            budgeted.as_ref().map_or(summarizer, |b| b as &dyn Provider),
             context::CONTEXT_BUDGET_TOKENS,
             Some((&tracer, run_id, &mut seq)),
         )

@@ -238,6 +238,7 @@ async fn a_crash_at_any_step_is_recovered_by_retrying(options: PgPoolOptions, co
     let tracer = kakeibo_core::trace::MemoryTracer::default();
     let deps = Deps {
         provider: &provider,
+        budget: None,
         tools: &tools,
         system: SYSTEM,
         policy: &ConfirmPolicy::Suspend,

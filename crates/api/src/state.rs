@@ -5,8 +5,12 @@ use std::sync::Arc;
 use kakeibo_agent::turns::{Agent, TurnStore};
 use kakeibo_auth::Sessions;
 use kakeibo_core::prompt::SYSTEM_PROMPT;
-use kakeibo_core::{PermissionRules, Provider};
+use kakeibo_core::{
+    PermissionRules, Provider,
+    pricing::{Price, Priced},
+};
 use kakeibo_ledger::{OwnerId, OwnerRolePool};
+use kakeibo_operator::budget::DailyBudget;
 use kakeibo_providers::select::{ModelRole, Settings};
 use kakeibo_tools::Scope;
 use sqlx::PgPool;
@@ -28,6 +32,8 @@ pub struct State {
     /// The agent's model, or the sentence that says how to configure one.
     pub model: Result<Arc<dyn Provider>, String>,
     pub rules: PermissionRules,
+    /// The site's daily model budget: every model call of a web turn reserves against it.
+    pub budget: DailyBudget,
 }
 
 impl std::fmt::Debug for State {
@@ -118,9 +124,26 @@ impl State {
                 }
             })?;
         let lookup = |name: &str| config.var(name);
+        let price = config
+            .var("MODEL_PRICE")
+            .map(|text| Price::parse(&text))
+            .transpose()
+            .map_err(|why| ConfigError::Invalid {
+                name: "MODEL_PRICE",
+                why,
+            })?;
         let model = Settings::new(&lookup)
             .provider(ModelRole::Agent)
-            .map(Arc::from)
+            .map(|provider| -> Arc<dyn Provider> {
+                let provider = Arc::from(provider);
+                match price {
+                    Some(price) => Arc::new(Priced {
+                        inner: provider,
+                        price,
+                    }),
+                    None => provider,
+                }
+            })
             .map_err(|e| e.to_string());
         let rules = match config.var("PERMISSION_RULES") {
             Some(text) => PermissionRules::parse(&text).map_err(|e| ConfigError::Invalid {
@@ -130,6 +153,7 @@ impl State {
             None => PermissionRules::default(),
         };
         Ok(Self {
+            budget: DailyBudget::new(pools.owner.clone(), config.quotas.global_daily_usd),
             store: TurnStore::new(pools.app.clone()),
             app: pools.app,
             owner_pool: pools.owner,
@@ -151,16 +175,18 @@ impl State {
     }
 
     /// The agent of `owner` on the web: their tools over `app_user`, the system prompt, the
-    /// deployment's rules.
+    /// deployment's rules, each model call reserved against the site's daily budget.
     pub fn web_agent<'a>(&'a self, owner: OwnerId, model: &'a dyn Provider) -> Agent<'a> {
-        Agent::new(
+        let mut agent = Agent::new(
             &self.store,
             Scope::new(owner, self.app.clone()),
             model,
             SYSTEM_PROMPT,
             &self.rules,
             "web",
-        )
+        );
+        agent.budget = Some(&self.budget);
+        agent
     }
 }
 

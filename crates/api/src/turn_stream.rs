@@ -4,7 +4,7 @@
 use std::{future::Future, time::Instant};
 
 use kakeibo_agent::turns::{ConfirmError, Outcome};
-use kakeibo_core::{ConversationId, Event, EventUsage, Tier, TurnEnd, TurnEvent, pricing};
+use kakeibo_core::{ConversationId, Event, EventUsage, Stop, Tier, TurnEnd, TurnEvent, pricing};
 use serde_json::{Value, json};
 
 use crate::sse::Events;
@@ -90,6 +90,7 @@ pub fn send_outcome(
                 uncached_cost_usd_est: Some(uncached.decimal()),
                 latency_ms,
                 iterations: Some(turn.iteration()),
+                stop: turn.stop().filter(|stop| *stop != Stop::End),
             }));
         }
         Ok(Outcome::Suspended {
@@ -117,6 +118,7 @@ pub fn send_outcome(
                 uncached_cost_usd_est: None,
                 latency_ms,
                 iterations: None,
+                stop: None,
             }));
         }
         Err(e) => {

@@ -74,6 +74,9 @@ pub struct TurnEnd {
     pub latency_ms: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iterations: Option<u32>,
+    /// What stopped a finished turn short (`daily_cap`, `max_tokens`, …); absent when it answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<crate::turn::Stop>,
 }
 
 /// Token counts as events carry them.
@@ -223,6 +226,7 @@ mod tests {
                 uncached_cost_usd_est: None,
                 latency_ms: 12,
                 iterations: None,
+                stop: None,
             }),
             Event::Error { message: "no".into() },
         ];

@@ -9,6 +9,7 @@
 // A statement, a provider or a person can send anything: no indexing that can panic.
 #![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
 
+pub mod budget;
 pub mod context;
 pub mod event;
 pub mod ids;
@@ -25,6 +26,7 @@ pub mod tool;
 pub mod trace;
 pub mod turn;
 
+pub use budget::{Budget, Budgeted, Hold, Refused};
 pub use event::{Event, EventUsage, TurnEnd};
 pub use ids::{ConversationId, RunId, SuspendedTurnId};
 pub use message::{Block, Message, ProviderMeta, Role, StopReason, ToolResult, ToolUse, Usage};

@@ -53,6 +53,88 @@ pub struct Price {
     pub cached_input: i64,
 }
 
+impl Price {
+    /// What a scripted or replayed model costs.
+    pub const FREE: Self = Self {
+        input: 0,
+        output: 0,
+        cached_input: 0,
+    };
+
+    /// `INPUT,OUTPUT[,CACHED]` in US dollars per million tokens (`0.30,2.50`; cached input costs
+    /// a tenth of input when not given). The setting `MODEL_PRICE` of a model with no list price.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let dollars: Vec<&str> = text.split(',').map(str::trim).collect();
+        let per_million = |field: &str, name: &str| -> Result<i64, String> {
+            let usd: f64 = field
+                .parse()
+                .map_err(|_| format!("{name} {field:?} is not a number of dollars"))?;
+            if !usd.is_finite() || !(0.0..=10_000.0).contains(&usd) {
+                return Err(format!("{name} {field:?} is not between 0 and 10000 dollars"));
+            }
+            #[allow(clippy::cast_possible_truncation)]
+            Ok((usd * 1_000_000.0).round() as i64)
+        };
+        let (input, output, cached) = match dollars.as_slice() {
+            [input, output] => (*input, *output, None),
+            [input, output, cached] => (*input, *output, Some(*cached)),
+            _ => return Err("give INPUT,OUTPUT[,CACHED] in dollars per million tokens".to_owned()),
+        };
+        let input = per_million(input, "input")?;
+        Ok(Self {
+            input,
+            output: per_million(output, "output")?,
+            cached_input: cached.map_or(Ok(input / 10), |c| per_million(c, "cached input"))?,
+        })
+    }
+}
+
+/// A provider at a price of the operator's (a model with no list price, or a negotiated one).
+pub struct Priced {
+    pub inner: std::sync::Arc<dyn crate::provider::Provider>,
+    pub price: Price,
+}
+
+impl std::fmt::Debug for Priced {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Priced")
+            .field("model", &self.inner.model())
+            .field("price", &self.price)
+            .finish()
+    }
+}
+
+impl crate::provider::Provider for Priced {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn model(&self) -> &str {
+        self.inner.model()
+    }
+
+    fn price(&self) -> Option<Price> {
+        Some(self.price)
+    }
+
+    fn stream<'a>(
+        &'a self,
+        request: &'a crate::provider::ModelRequest,
+    ) -> futures_util::stream::BoxStream<
+        'a,
+        Result<crate::provider::StreamEvent, crate::provider::ProviderError>,
+    > {
+        self.inner.stream(request)
+    }
+
+    fn count_tokens<'a>(
+        &'a self,
+        request: &'a crate::provider::ModelRequest,
+    ) -> futures_util::future::BoxFuture<'a, Option<u64>> {
+        self.inner.count_tokens(request)
+    }
+}
+
 /// The list prices of SPEC.md, matched by exact model id, then by prefix.
 const PRICES: &[(&str, Price)] = &[
     (
@@ -147,7 +229,12 @@ pub fn price_of(model: &str) -> Option<Price> {
 /// What `usage` costs on `model` at list price (an unpriced model costs nothing), and what it
 /// would have cost with no cache.
 pub fn cost(model: &str, usage: &Usage) -> (MicroUsd, MicroUsd) {
-    let Some(price) = price_of(model) else {
+    cost_at(price_of(model), usage)
+}
+
+/// What `usage` costs at `price` (nothing when `None`), and what it would have cost with no cache.
+pub fn cost_at(price: Option<Price>, usage: &Usage) -> (MicroUsd, MicroUsd) {
+    let Some(price) = price else {
         return (MicroUsd(0), MicroUsd(0));
     };
     let per_token =
@@ -165,6 +252,22 @@ pub fn cost(model: &str, usage: &Usage) -> (MicroUsd, MicroUsd) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_price_setting_reads_dollars_per_million_tokens() {
+        assert_eq!(
+            Price::parse("0.30, 2.50").unwrap(),
+            Price {
+                input: 300_000,
+                output: 2_500_000,
+                cached_input: 30_000
+            }
+        );
+        assert_eq!(Price::parse("0,0,0").unwrap(), Price::FREE);
+        assert!(Price::parse("1").unwrap_err().contains("INPUT,OUTPUT"));
+        assert!(Price::parse("1,x").unwrap_err().contains("\"x\" is not a number"));
+        assert!(Price::parse("1,-2").unwrap_err().contains("between 0 and 10000"));
+    }
 
     #[test]
     fn costs_at_list_price() {

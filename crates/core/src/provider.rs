@@ -56,6 +56,10 @@ pub trait Provider: Send + Sync {
     /// `gemini`, `anthropic`, `openai`, `script`, `scripted`.
     fn name(&self) -> &str;
     fn model(&self) -> &str;
+    /// What a token costs on this model: its list price by default (`None` when it has none).
+    fn price(&self) -> Option<crate::pricing::Price> {
+        crate::pricing::price_of(self.model())
+    }
     fn stream<'a>(&'a self, request: &'a ModelRequest) -> BoxStream<'a, Result<StreamEvent, ProviderError>>;
     /// The provider's own count of the request's input tokens, when it offers one.
     fn count_tokens<'a>(&'a self, _request: &'a ModelRequest) -> BoxFuture<'a, Option<u64>> {

@@ -373,6 +373,11 @@ impl Provider for Script {
         &self.model
     }
 
+    /// A script is no model, whatever its label: it costs nothing.
+    fn price(&self) -> Option<crate::pricing::Price> {
+        Some(crate::pricing::Price::FREE)
+    }
+
     fn stream<'a>(&'a self, request: &'a ModelRequest) -> BoxStream<'a, Result<StreamEvent, ProviderError>> {
         crate::provider::whole_reply(Ok(self.reply(request)))
     }

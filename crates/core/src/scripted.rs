@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::{
     message::{Block, Message, StopReason, Usage},
+    pricing::Price,
     provider::{ModelRequest, ModelResponse, Provider, ProviderError, StreamEvent},
 };
 
@@ -21,6 +22,7 @@ pub struct Scripted {
     responder: Option<Box<Responder>>,
     requests: Arc<Mutex<Vec<ModelRequest>>>,
     remember: bool,
+    price: Option<Price>,
 }
 
 impl std::fmt::Debug for Scripted {
@@ -36,6 +38,7 @@ impl Scripted {
             responder: None,
             requests: Arc::default(),
             remember: true,
+            price: Some(Price::FREE),
         }
     }
 
@@ -48,6 +51,7 @@ impl Scripted {
             responder: Some(Box::new(respond)),
             requests: Arc::default(),
             remember: true,
+            price: Some(Price::FREE),
         }
     }
 
@@ -56,6 +60,13 @@ impl Scripted {
     #[must_use]
     pub fn unrecorded(mut self) -> Self {
         self.remember = false;
+        self
+    }
+
+    /// A model that costs `price` a token (a script costs nothing by default).
+    #[must_use]
+    pub fn priced(mut self, price: Option<Price>) -> Self {
+        self.price = price;
         self
     }
 
@@ -83,6 +94,10 @@ impl Provider for Scripted {
 
     fn model(&self) -> &'static str {
         "scripted"
+    }
+
+    fn price(&self) -> Option<Price> {
+        self.price
     }
 
     fn stream<'a>(&'a self, request: &'a ModelRequest) -> BoxStream<'a, Result<StreamEvent, ProviderError>> {

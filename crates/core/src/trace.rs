@@ -136,10 +136,18 @@ pub struct EvictionTrace {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ErrorTrace {
-    Provider { error: String },
+    Provider {
+        error: String,
+    },
     Blocked,
     MaxTokens,
-    IterationLimit { iterations: u32 },
+    IterationLimit {
+        iterations: u32,
+    },
+    /// The daily budget refused the next model call.
+    Budget {
+        reason: String,
+    },
 }
 
 impl ErrorTrace {
@@ -150,6 +158,7 @@ impl ErrorTrace {
             Self::Blocked => "blocked",
             Self::MaxTokens => "max_tokens",
             Self::IterationLimit { .. } => "iteration_limit",
+            Self::Budget { .. } => "budget",
         }
     }
 }
@@ -326,6 +335,7 @@ mod tests {
             ErrorTrace::Blocked,
             ErrorTrace::MaxTokens,
             ErrorTrace::IterationLimit { iterations: 8 },
+            ErrorTrace::Budget { reason: "x".into() },
         ] {
             assert_eq!(
                 TracePayload::Error(kind.clone()).stored()[keys::ERROR_KIND],

@@ -12,10 +12,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::{
+    budget::{Budget, Hold, Refused, worst_case},
+    context::estimate_tokens,
     ids::RunId,
     message::{Block, Message, StopReason, ToolResult, ToolUse, Usage},
     policy::{Action, ConfirmPolicy, PendingWrite, PermissionRules},
-    pricing::{MicroUsd, cost},
+    pricing::{MicroUsd, cost, cost_at},
     provider::{ModelRequest, Provider, complete},
     registry::ToolRegistry,
     schema::sorted,
@@ -127,6 +129,8 @@ pub enum Stop {
     Blocked,
     /// The provider failed or its reply ended in an error.
     ProviderError,
+    /// The site's daily model budget had no room for the next call (nothing was sent).
+    DailyCap,
 }
 
 /// A turn of conversation, whole: everything needed to go on from here, in any process.
@@ -357,6 +361,8 @@ pub fn result_summary(content: &str) -> String {
 /// What a turn runs with.
 pub struct Deps<'a> {
     pub provider: &'a dyn Provider,
+    /// Where each model call reserves its worst case first; `None` spends without asking.
+    pub budget: Option<&'a dyn Budget>,
     pub tools: &'a ToolRegistry,
     pub system: &'a str,
     pub policy: &'a ConfirmPolicy,
@@ -426,10 +432,27 @@ async fn call_model(mut turn: Turn, deps: &Deps<'_>) -> Turn {
         tools,
         max_tokens: turn.max_tokens,
     };
+    let (hold, input_estimate) = match reserve(&turn, deps, &request).await {
+        Ok(reserved) => reserved,
+        Err(refused) => return refuse(turn, deps, refused).await,
+    };
     let started = Instant::now();
     let mut on_text = |text: &str| (deps.on_event)(TurnEvent::Token(text.to_owned()));
     let result = complete(deps.provider, &request, &mut on_text).await;
     let latency = u64::try_from(started.elapsed().as_millis()).ok();
+    if let (Some(budget), Some(hold)) = (deps.budget, hold) {
+        // A failed call may still have been billed for its input: it is settled at the estimate.
+        let usage = match &result {
+            Ok(response) => response.usage,
+            Err(_) => Usage {
+                input_tokens: input_estimate,
+                ..Usage::default()
+            },
+        };
+        budget
+            .settle(hold, cost_at(deps.provider.price(), &usage).0)
+            .await;
+    }
     let response = match result {
         Ok(response) => response,
         Err(e) => {
@@ -492,6 +515,51 @@ async fn call_model(mut turn: Turn, deps: &Deps<'_>) -> Turn {
         .await;
 
     after_reply(turn, deps, response).await
+}
+
+/// Reserves the worst case of `request` when the turn has a budget; the hold (if any) and the
+/// input estimate it was made from.
+async fn reserve(
+    turn: &Turn,
+    deps: &Deps<'_>,
+    request: &ModelRequest,
+) -> Result<(Option<Hold>, u64), Refused> {
+    let Some(budget) = deps.budget else {
+        return Ok((None, 0));
+    };
+    let estimate = estimate_tokens(&request.system, &request.messages, &request.tools);
+    let amount =
+        worst_case(deps.provider.price(), estimate, request.max_tokens).ok_or_else(|| Refused::Unpriced {
+            model: deps.provider.model().to_owned(),
+        })?;
+    let hold = budget.reserve(turn.run_id, amount).await?;
+    Ok((Some(hold), estimate))
+}
+
+/// Ends a turn whose next model call the budget refused: what it read so far stays in the
+/// history, nothing was sent.
+async fn refuse(mut turn: Turn, deps: &Deps<'_>, refused: Refused) -> Turn {
+    tracing::warn!(reason = %refused, "the budget refused a model call");
+    trace(
+        &mut turn,
+        deps,
+        TracePayload::Error(ErrorTrace::Budget {
+            reason: refused.to_string(),
+        }),
+        None,
+        None,
+    )
+    .await;
+    let (status, stop) = match refused {
+        Refused::DailyCap => (RunStatus::Aborted, Stop::DailyCap),
+        Refused::Unpriced { .. } | Refused::Unavailable(_) => (RunStatus::Error, Stop::ProviderError),
+    };
+    let mut text = refused.to_string();
+    if let Some(first) = text.get(..1) {
+        text = format!("{}{}.", first.to_uppercase(), text.get(1..).unwrap_or_default());
+    }
+    turn.finish(status, stop, text);
+    turn
 }
 
 /// Where a model reply leads: tools to run, a retry with more room, or the end of the turn.

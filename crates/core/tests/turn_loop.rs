@@ -109,6 +109,7 @@ fn harness() -> Harness {
 async fn run(h: &Harness, provider: &Scripted, policy: &ConfirmPolicy, rules: &PermissionRules) -> Turn {
     let deps = Deps {
         provider,
+        budget: None,
         tools: &h.tools,
         system: "You are a test.",
         policy,

@@ -134,6 +134,21 @@ async fn the_operator_sees_the_panels_and_pauses_and_blocks(_: PgPoolOptions, co
     assert_eq!(o["budget"]["daily_cap_usd"], 0.667);
     assert_eq!(o["budget"]["last_30_days"].as_array().unwrap().len(), 30);
     assert_eq!(o["budget"]["state"], "ok");
+    assert_eq!(
+        o["budget"]["in_flight_usd"], 0.0,
+        "every model call of the two turns settled"
+    );
+    // Calls in flight count against the cap: the panel trips as the gate does.
+    let hold = |micro_usd: i64| {
+        sqlx::query("UPDATE budget_days SET reserved_micro_usd = $1")
+            .bind(micro_usd)
+            .execute(state.owner_pool.get())
+    };
+    assert_eq!(hold(667_000).await.unwrap().rows_affected(), 1);
+    let held = app.get("/api/admin/overview", Some(&operator)).await.json();
+    assert_eq!(held["budget"]["state"], "tripped");
+    assert_eq!(held["budget"]["in_flight_usd"], 0.667);
+    hold(0).await.unwrap();
     assert_eq!(o["traffic"]["active_today"], 2);
     assert_eq!(o["health"]["runs"], 2);
     assert_eq!(o["safety"]["writes_proposed"], 1, "{}", o["safety"]);

@@ -307,6 +307,16 @@ async fn budget_panel(
     .fetch_one(&mut *db)
     .await?;
     let today_usd = series.last().map_or(0.0, |(_, usd)| *usd);
+    // What the gate and each model call count: settled today, and held by calls in flight.
+    let (settled, held): (i64, i64) = sqlx::query_as(
+        "SELECT coalesce(max(settled_micro_usd), 0), coalesce(max(reserved_micro_usd), 0)
+         FROM budget_days WHERE day = $1",
+    )
+    .bind(today)
+    .fetch_one(&mut *db)
+    .await?;
+    #[allow(clippy::cast_precision_loss)]
+    let (settled_usd, held_usd) = (settled as f64 / 1e6, held as f64 / 1e6);
     let paused: bool = sqlx::query_scalar(
         "SELECT coalesce((SELECT value FROM operator_flags WHERE key = 'live_chat_paused'), false)",
     )
@@ -317,7 +327,7 @@ async fn budget_panel(
     let projected = (month_to_date / elapsed * days_in_month as f64).max(month_to_date);
     let state = if paused {
         "paused"
-    } else if today_usd >= daily_budget_usd {
+    } else if settled_usd + held_usd >= daily_budget_usd {
         "tripped"
     } else {
         "ok"
@@ -325,6 +335,8 @@ async fn budget_panel(
     #[allow(clippy::cast_precision_loss)]
     let budget = json!({
         "today_usd": today_usd,
+        "budget_settled_usd": settled_usd,
+        "in_flight_usd": held_usd,
         "month_to_date_usd": month_to_date,
         "projected_month_usd": projected,
         "daily_cap_usd": daily_budget_usd,

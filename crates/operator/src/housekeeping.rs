@@ -6,7 +6,9 @@
 //!   their runs marked aborted;
 //! - per-address counters of earlier UTC days, per-owner message counters of earlier days;
 //! - sign-in attempt counts untouched for a day;
-//! - import plans never committed, older than a day.
+//! - import plans never committed, older than a day;
+//! - budget holds past their expiry (a model call whose function died), their amount given back
+//!   to their day (the day's next reservation gives back today's too; this sweeps the rest).
 //!
 //! It runs as the owner role (it crosses owners by design).
 
@@ -25,10 +27,11 @@ pub struct Reaped {
     pub old_message_counters: u64,
     pub old_sign_in_attempts: u64,
     pub stale_import_plans: u64,
+    pub expired_budget_holds: u64,
 }
 
 /// The steps, in the order of [`Reaped`]'s fields; `$1` is now.
-const STEPS: [&str; 6] = [
+const STEPS: [&str; 7] = [
     "DELETE FROM users WHERE is_anonymous AND last_seen_at < $1 - interval '24 hours'",
     "WITH gone AS (
         DELETE FROM suspended_turns WHERE status = 'pending' AND expires_at < $1 - interval '1 day'
@@ -43,13 +46,23 @@ const STEPS: [&str; 6] = [
     "DELETE FROM owner_daily_messages WHERE day < ($1 AT TIME ZONE 'UTC')::date",
     "DELETE FROM sign_in_failures WHERE last_failed_at < $1 - interval '1 day'",
     "DELETE FROM import_batches WHERE status = 'planned' AND created_at < $1 - interval '1 day'",
+    "WITH gone AS (
+        DELETE FROM budget_holds WHERE expires_at < $1 RETURNING day, amount_micro_usd
+     ), per_day AS (
+        SELECT day, sum(amount_micro_usd)::bigint AS amount FROM gone GROUP BY day
+     ), released AS (
+        UPDATE budget_days b SET reserved_micro_usd = greatest(b.reserved_micro_usd - per_day.amount, 0)
+        FROM per_day WHERE b.day = per_day.day
+        RETURNING 1
+     )
+     SELECT count(*) FROM gone",
 ];
 
 /// Deletes what is stale as of `now`, in one transaction, and records the counts in
 /// `housekeeping_runs`.
 pub async fn reap(pool: &OwnerRolePool, now: DateTime<Utc>) -> Result<Reaped, OperatorError> {
     let mut tx = pool.get().begin().await?;
-    let mut counts = [0u64; 6];
+    let mut counts = [0u64; 7];
     for (count, sql) in counts.iter_mut().zip(STEPS) {
         *count = if sql.starts_with("WITH") {
             let n: i64 = sqlx::query_scalar(sql).bind(now).fetch_one(&mut *tx).await?;
@@ -69,6 +82,7 @@ pub async fn reap(pool: &OwnerRolePool, now: DateTime<Utc>) -> Result<Reaped, Op
         old_message_counters,
         old_sign_in_attempts,
         stale_import_plans,
+        expired_budget_holds,
     ] = counts;
     let reaped = Reaped {
         anonymous_visitors,
@@ -77,6 +91,7 @@ pub async fn reap(pool: &OwnerRolePool, now: DateTime<Utc>) -> Result<Reaped, Op
         old_message_counters,
         old_sign_in_attempts,
         stale_import_plans,
+        expired_budget_holds,
     };
     let deleted = serde_json::to_value(&reaped).map_err(OperatorError::Serialise)?;
     sqlx::query("INSERT INTO housekeeping_runs (ran_at, deleted) VALUES ($1, $2)")

@@ -76,23 +76,32 @@ async fn reasons_come_in_order_and_refusals_charge_nothing(pool: PgPool) {
         Ok(())
     );
 
-    // The daily budget counts today's runs of everyone.
+    // The daily budget counts today's settled spend and what calls in flight hold, of everyone.
     let fresh = new_user(&pool).await;
+    let today = now.date_naive();
     sqlx::query(
-        "INSERT INTO trace_runs (owner_id, provider, model, channel, cost_usd_est, started_at)
-         VALUES ($1, 'script', 'script', 'web', 0.6, now()), ($1, 'script', 'script', 'web', 0.5, now() - interval '2 days')",
+        "INSERT INTO budget_days (day, settled_micro_usd, reserved_micro_usd)
+         VALUES ($1, 400000, 200000), ($1 - 2, 5000000, 0)",
     )
-    .bind(member.as_uuid())
+    .bind(today)
     .execute(&pool)
     .await
     .unwrap();
-    assert_eq!(message(fresh, "addr-3").await, Ok(()), "0.6 of 1.0 spent today");
-    sqlx::query("INSERT INTO trace_runs (owner_id, provider, model, channel, cost_usd_est) VALUES ($1, 'script', 'script', 'web', 0.4)")
-        .bind(member.as_uuid())
+    assert_eq!(
+        message(fresh, "addr-3").await,
+        Ok(()),
+        "0.6 of 1.0 spent or held today"
+    );
+    sqlx::query("UPDATE budget_days SET reserved_micro_usd = 600000 WHERE day = $1")
+        .bind(today)
         .execute(&pool)
         .await
         .unwrap();
-    assert_eq!(message(fresh, "addr-3").await, Err(Refusal::DailyCap));
+    assert_eq!(
+        message(fresh, "addr-3").await,
+        Err(Refusal::DailyCap),
+        "held counts as spent"
+    );
     assert_eq!(
         count(&pool, day, fresh).await,
         1,

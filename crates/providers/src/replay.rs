@@ -131,6 +131,10 @@ impl Provider for Recorder {
         self.inner.model()
     }
 
+    fn price(&self) -> Option<kakeibo_core::pricing::Price> {
+        self.inner.price()
+    }
+
     fn stream<'a>(&'a self, request: &'a ModelRequest) -> BoxStream<'a, Result<StreamEvent, ProviderError>> {
         Box::pin(self.inner.stream(request).map(move |event| {
             if let Ok(StreamEvent::Completed(response)) = &event {
@@ -191,6 +195,11 @@ impl Provider for Replay {
 
     fn model(&self) -> &str {
         &self.model
+    }
+
+    /// A replay sends nothing to the model: it costs nothing.
+    fn price(&self) -> Option<kakeibo_core::pricing::Price> {
+        Some(kakeibo_core::pricing::Price::FREE)
     }
 
     fn stream<'a>(&'a self, request: &'a ModelRequest) -> BoxStream<'a, Result<StreamEvent, ProviderError>> {

@@ -198,6 +198,7 @@ async fn a_cut_stream_and_a_blocked_prompt_are_not_answers() {
     let tracer = MemoryTracer::default();
     let deps = Deps {
         provider: &gemini,
+        budget: None,
         tools: &tools,
         system: "s",
         policy: &ConfirmPolicy::AutoDeny,

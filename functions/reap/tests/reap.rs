@@ -76,6 +76,17 @@ async fn stale_rows_go_and_everything_else_stays(pool: PgPool) {
         .unwrap();
     }
 
+    // A model call whose function died holds 0.10 of yesterday's budget; one in flight, 0.02.
+    sqlx::raw_sql(
+        "INSERT INTO budget_days (day, settled_micro_usd, reserved_micro_usd) VALUES (current_date - 1, 5, 120000);
+         INSERT INTO budget_holds (id, day, amount_micro_usd, expires_at) VALUES
+             (gen_random_uuid(), current_date - 1, 100000, now() - interval '1 hour'),
+             (gen_random_uuid(), current_date - 1, 20000, now() + interval '1 hour')",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+
     let summary = kakeibo_reap::handle(
         &OwnerRolePool::new(pool.clone()),
         serde_json::json!({"source": "aws.scheduler"}),
@@ -85,6 +96,16 @@ async fn stale_rows_go_and_everything_else_stays(pool: PgPool) {
     assert_eq!(summary["reaped"]["anonymous_visitors"], 1);
     assert_eq!(summary["reaped"]["old_rate_limits"], 1);
     assert_eq!(summary["reaped"]["expired_suspended_turns"], 1);
+    assert_eq!(summary["reaped"]["expired_budget_holds"], 1);
+    let held: i64 =
+        sqlx::query_scalar("SELECT reserved_micro_usd FROM budget_days WHERE day = current_date - 1")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(
+        held, 20000,
+        "the dead call's hold is given back, the live one's kept"
+    );
     let left: Vec<String> = sqlx::query_scalar("SELECT status::text FROM suspended_turns")
         .fetch_all(&pool)
         .await

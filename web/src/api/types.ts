@@ -86,6 +86,8 @@ export interface TurnEndEvent {
   latency_ms?: number;
   iterations?: number;
   suspended_turn_id?: string;
+  /** What stopped a finished turn short: `daily_cap`, `max_tokens`, … (absent when it answered). */
+  stop?: string;
 }
 
 export interface ErrorEvent {
@@ -372,6 +374,9 @@ export interface AdminOverview {
   generated_at: string;
   budget: {
     today_usd: number;
+    /** What the cap counts today: the settled cost of the budgeted calls, and what calls in flight hold. */
+    budget_settled_usd: number;
+    in_flight_usd: number;
     month_to_date_usd: number;
     projected_month_usd: number;
     daily_cap_usd: number;

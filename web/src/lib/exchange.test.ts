@@ -20,6 +20,18 @@ describe('an exchange built from the stream', () => {
     expect(x.account?.run_id).toBe('r');
   });
 
+  it("says the site's daily budget stopped a turn, with what it read kept", () => {
+    const x = play(newExchange('Groceries in March?'), [
+      ['tool_call', { id: 'c1', name: 'get_spend_report', args: { period: '2025-03' }, tier: 'read' }],
+      ['tool_result', { id: 'c1', name: 'get_spend_report', summary: '{"groups":[]}', isError: false }],
+      ['turn_end', { run_id: 'r', conversation_id: 'c', status: 'aborted', stop: 'daily_cap' }],
+    ]);
+    expect(x.status).toBe('failed');
+    expect(x.tools).toHaveLength(1);
+    expect(x.notes.map((n) => n.text).join(' ')).toMatch(/today's model budget/);
+    expect(x.notes.map((n) => n.text).join(' ')).not.toMatch(/stopped before it finished/);
+  });
+
   it('holds a batch of writes on one slip and settles it from the confirm stream', () => {
     let x = play(newExchange('Budgets for dining and transport'), [
       ['tool_call', { id: 'w1', name: 'set_budget', args: {}, tier: 'write' }],

@@ -92,7 +92,7 @@ export function applyEvent(x: Exchange, event: SseEvent): Exchange {
       const end = event.data as TurnEndEvent;
       if (end.status === 'suspended') return { ...x, runId: end.run_id ?? x.runId, status: 'waiting' };
       const notes = [...x.notes];
-      const word = statusNote(end.status);
+      const word = end.stop === 'daily_cap' ? DAILY_CAP : statusNote(end.status);
       if (word) notes.push(word);
       return { ...x, account: end, runId: end.run_id ?? x.runId, status: end.status === 'ok' ? 'done' : 'failed', notes };
     }
@@ -104,6 +104,12 @@ export function applyEvent(x: Exchange, event: SseEvent): Exchange {
       return x;
   }
 }
+
+const DAILY_CAP: ExchangeNote = {
+  tone: 'warn',
+  word: 'note',
+  text: "The site has reached today's model budget, so the turn stopped here; what it found so far is kept. It renews at midnight UTC.",
+};
 
 function statusNote(status: string): ExchangeNote | null {
   switch (status) {

@@ -159,7 +159,11 @@ function BudgetPanel({ o }: { o: AdminOverview }) {
   return (
     <Card title="Budget" aside={<Badge tone={tone}>{b.state}</Badge>}>
       <div class="stats three">
-        <Stat label="today" value={formatUsd(b.today_usd)} hint={`cap ${formatUsd(b.daily_cap_usd)}`} />
+        <Stat
+          label="today"
+          value={formatUsd(b.today_usd)}
+          hint={`cap ${formatUsd(b.daily_cap_usd)}; counted ${formatUsd(b.budget_settled_usd + b.in_flight_usd)}, ${formatUsd(b.in_flight_usd)} held by calls in flight`}
+        />
         <Stat label="month to date" value={formatUsd(b.month_to_date_usd)} />
         <Stat label="projected month" value={formatUsd(b.projected_month_usd)} hint={`ceiling ${formatUsd(b.monthly_ceiling_usd)}`} />
       </div>
