@@ -73,6 +73,10 @@ pub enum ConfirmError {
     State(#[from] StateError),
     #[error(transparent)]
     Store(#[from] AgentError),
+    /// The turn's opening failed: nothing of it was recorded and no model was called (a charge
+    /// made for it can be given back).
+    #[error("the turn could not start: {0}")]
+    NotStarted(#[source] AgentError),
 }
 
 impl From<sqlx::Error> for ConfirmError {
@@ -249,6 +253,21 @@ impl TurnStore {
         .await?;
         tx.commit().await?;
         Ok(done.rows_affected())
+    }
+
+    /// Marks the run of a turn that could not be stored as failed, with its totals so far; only
+    /// logged when that fails too (the nightly reaper finishes runs left `running`).
+    pub async fn fail_run(&self, owner: OwnerId, turn: &Turn) {
+        let failed = async {
+            let mut tx = begin_for_owner(owner, &self.pool).await?;
+            record::update_run(&mut tx, owner, turn, Some(RunStatus::Error)).await?;
+            tx.commit().await?;
+            Ok::<(), AgentError>(())
+        }
+        .await;
+        if let Err(e) = failed {
+            tracing::error!(error = %e, run_id = %turn.run_id(), "the run of a turn that failed could not be marked failed");
+        }
     }
 
     /// A new turn that finished without waiting, in one transaction: its new messages appended
@@ -814,7 +833,8 @@ impl Agent<'_> {
         let (mut history, user) = self
             .store
             .open_turn(owner, conversation, thread, &run, text)
-            .await?;
+            .await
+            .map_err(ConfirmError::NotStarted)?;
         let tracer = MemoryTracer::default();
         history.push(user);
         let declarations = self.tools.declared();
@@ -845,18 +865,36 @@ impl Agent<'_> {
             new_from,
             evicted: eviction.as_ref().map(Evicted::of),
         };
-        if let Phase::AwaitConfirm { pending, .. } = turn.phase() {
+        let ended = if let Phase::AwaitConfirm { pending, .. } = turn.phase() {
             let pending = pending.clone();
-            let suspended_id = self.store.suspend(owner, conversation, &turn, &leg).await?;
-            tracing::info!(suspended_turn_id = %suspended_id, "turn suspended until a person decides");
-            return Ok(Outcome::Suspended {
-                run_id: turn.run_id(),
-                suspended_id,
-                pending,
-            });
+            self.store
+                .suspend(owner, conversation, &turn, &leg)
+                .await
+                .map(|suspended_id| {
+                    tracing::info!(suspended_turn_id = %suspended_id, "turn suspended until a person decides");
+                    Some(Outcome::Suspended {
+                        run_id: turn.run_id(),
+                        suspended_id,
+                        pending,
+                    })
+                })
+        } else {
+            self.store
+                .close(owner, conversation, &turn, &leg)
+                .await
+                .map(|()| None)
+                .map_err(ConfirmError::from)
+        };
+        match ended {
+            Ok(Some(suspended)) => Ok(suspended),
+            Ok(None) => Ok(finished(turn)),
+            Err(e) => {
+                // The run's row exists (the opening committed it): it must not stay `running`.
+                // If the database itself is gone this fails too, and the reaper finishes it.
+                self.store.fail_run(owner, &turn).await;
+                Err(e)
+            }
         }
-        self.store.close(owner, conversation, &turn, &leg).await?;
-        Ok(finished(turn))
     }
 
     /// Goes on with a suspended turn after the person decided: claim, apply, continue, finish.

@@ -425,3 +425,100 @@ async fn a_turn_stored_before_histories_were_appended_finishes_with_its_whole_hi
         (0..i32::try_from(turn.history().len()).unwrap()).collect::<Vec<_>>()
     );
 }
+
+/// Answers at once, after deleting the conversation its turn belongs to (as a person deleting
+/// the conversation mid-turn would): the turn's end cannot be stored.
+struct Vanishing {
+    pool: sqlx::PgPool,
+    conversation: kakeibo_core::ConversationId,
+}
+
+impl Provider for Vanishing {
+    fn name(&self) -> &'static str {
+        "scripted"
+    }
+    fn model(&self) -> &'static str {
+        "scripted"
+    }
+    fn stream<'a>(&'a self, _: &'a ModelRequest) -> BoxStream<'a, Result<StreamEvent, ProviderError>> {
+        futures_util::stream::once(async move {
+            sqlx::query("DELETE FROM conversations WHERE id = $1")
+                .bind(self.conversation.as_uuid())
+                .execute(&self.pool)
+                .await
+                .unwrap();
+            Ok(StreamEvent::Completed(reply_text("Two accounts.")))
+        })
+        .boxed()
+    }
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_turn_that_cannot_be_stored_is_recorded_failed_and_one_that_never_opened_leaves_nothing(
+    options: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let w = world(options, connect, "vanishing").await;
+    let store = TurnStore::new(w.app.clone());
+    let rules = PermissionRules::default();
+    let model = Vanishing {
+        pool: w.owner_pool.clone(),
+        conversation: w.conversation,
+    };
+    let agent = Agent::new(
+        &store,
+        Scope::new(w.owner, w.app.clone()),
+        &model,
+        "s",
+        &rules,
+        "web",
+    );
+    let failed = agent
+        .chat(
+            w.conversation,
+            "which accounts?",
+            &ConfirmPolicy::Suspend,
+            &|_| {},
+        )
+        .await;
+    assert!(
+        matches!(failed, Err(kakeibo_agent::turns::ConfirmError::Store(_))),
+        "{failed:?}"
+    );
+    let (status, finished): (String, bool) =
+        sqlx::query_as("SELECT status::text, finished_at IS NOT NULL FROM trace_runs WHERE owner_id = $1")
+            .bind(w.owner.as_uuid())
+            .fetch_one(&w.owner_pool)
+            .await
+            .unwrap();
+    assert_eq!(
+        (status.as_str(), finished),
+        ("error", true),
+        "never ok, never left running"
+    );
+
+    // A turn whose opening fails (here: an owner with no user row) leaves nothing and calls no
+    // model: its caller may give back what it charged for it.
+    let nobody = kakeibo_ledger::OwnerId::new(uuid::Uuid::new_v4());
+    let agent = Agent::new(
+        &store,
+        Scope::new(nobody, w.app.clone()),
+        &model,
+        "s",
+        &rules,
+        "web",
+    );
+    let never = agent
+        .chat(w.conversation, "hello?", &ConfirmPolicy::Suspend, &|_| {})
+        .await;
+    assert!(
+        matches!(never, Err(kakeibo_agent::turns::ConfirmError::NotStarted(_))),
+        "{never:?}"
+    );
+    let runs: i64 = sqlx::query_scalar("SELECT count(*) FROM trace_runs WHERE owner_id = $1")
+        .bind(nobody.as_uuid())
+        .fetch_one(&w.owner_pool)
+        .await
+        .unwrap();
+    assert_eq!(runs, 0);
+}

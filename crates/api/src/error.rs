@@ -200,7 +200,7 @@ impl From<ConfirmError> for ApiError {
             ConfirmError::TooLarge { .. } | ConfirmError::State(_) | ConfirmError::Write(_) => {
                 Self::internal(e)
             }
-            ConfirmError::Store(inner) => inner.into(),
+            ConfirmError::Store(inner) | ConfirmError::NotStarted(inner) => inner.into(),
         }
     }
 }

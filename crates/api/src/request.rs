@@ -87,8 +87,7 @@ pub async fn json_body<T: DeserializeOwned>(body: Body) -> Result<T, ApiError> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::BadRequest("the request needs a JSON body".into()));
     }
-    serde_json::from_slice(&bytes)
-        .map_err(|e| ApiError::BadRequest(format!("the JSON body is not valid: {e}")))
+    parse_json(&bytes)
 }
 
 /// A JSON body of type `T` when there is one; an empty (or blank) body is `T::default()`.
@@ -97,8 +96,131 @@ pub async fn optional_json_body<T: DeserializeOwned + Default>(body: Body) -> Re
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok(T::default());
     }
-    serde_json::from_slice(&bytes)
-        .map_err(|e| ApiError::BadRequest(format!("the JSON body is not valid: {e}")))
+    parse_json(&bytes)
+}
+
+/// `bytes` as `T`, refusing text PostgreSQL cannot store (a NUL character anywhere) before
+/// anything reads it. JSON itself refuses unpaired surrogates and raw control characters.
+fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
+        ApiError::BadRequest(format!(
+            "the JSON body is not valid: {}",
+            in_words(&e.to_string())
+        ))
+    })?;
+    if has_nul(&value) {
+        return Err(ApiError::BadRequest(
+            "the JSON body contains the NUL character (\\u0000), which no text here may hold".into(),
+        ));
+    }
+    serde_json::from_value(value).map_err(|e| {
+        ApiError::BadRequest(format!(
+            "the JSON body is not valid: {}",
+            in_words(&e.to_string())
+        ))
+    })
+}
+
+fn has_nul(value: &serde_json::Value) -> bool {
+    match value {
+        serde_json::Value::String(text) => text.contains('\0'),
+        serde_json::Value::Array(items) => items.iter().any(has_nul),
+        serde_json::Value::Object(map) => map.iter().any(|(k, v)| k.contains('\0') || has_nul(v)),
+        _ => false,
+    }
+}
+
+/// A deserializer's message for a person: the Rust names of types become what they are in JSON
+/// (`expected struct ChatBody` → `expected an object`, `expected internally tagged enum Action` →
+/// `expected one of the allowed values`, `expected u32` → `expected a whole number of at least 0`).
+pub fn in_words(message: &str) -> String {
+    const QUALIFIERS: [&str; 5] = [
+        "internally tagged ",
+        "adjacently tagged ",
+        "untagged ",
+        "tuple ",
+        "unit ",
+    ];
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    loop {
+        let next = [("struct ", "an object"), ("enum ", "one of the allowed values")]
+            .into_iter()
+            .filter_map(|(word, words)| rest.find(word).map(|at| (at, word, words)))
+            .min_by_key(|(at, ..)| *at);
+        let Some((at, word, words)) = next else {
+            break;
+        };
+        let before = rest.get(..at).unwrap_or_default();
+        let before = QUALIFIERS
+            .iter()
+            .find_map(|q| before.strip_suffix(q))
+            .unwrap_or(before);
+        let after = rest.get(at + word.len()..).unwrap_or_default();
+        let name_len = after
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(after.len());
+        out.push_str(before);
+        out.push_str(words);
+        rest = after.get(name_len..).unwrap_or_default();
+    }
+    out.push_str(rest);
+    numbers_in_words(&out)
+}
+
+/// `expected u32` and its kin in words.
+fn numbers_in_words(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find("expected ") {
+        let (before, after) = rest.split_at(at + "expected ".len());
+        out.push_str(before);
+        let word_len = after
+            .find(|c: char| !c.is_ascii_alphanumeric())
+            .unwrap_or(after.len());
+        let words = match after.get(..word_len).unwrap_or_default() {
+            "u8" | "u16" | "u32" | "u64" | "u128" | "usize" => "a whole number of at least 0",
+            "i8" | "i16" | "i32" | "i64" | "i128" | "isize" => "a whole number",
+            "f32" | "f64" => "a number",
+            "char" => "a single character",
+            _ => "",
+        };
+        if words.is_empty() {
+            rest = after;
+        } else {
+            out.push_str(words);
+            rest = after.get(word_len..).unwrap_or_default();
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The query string of a request as `T`: like axum's `Query`, but a query it cannot read is a
+/// JSON `400` in words (axum's own answer is plain text naming the failure), and a NUL (`%00`)
+/// is refused before anything reads it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct QueryOf<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> axum::extract::FromRequestParts<S> for QueryOf<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut axum::http::request::Parts, _: &S) -> Result<Self, ApiError> {
+        let query = parts.uri.query().unwrap_or_default();
+        if query.to_ascii_lowercase().contains("%00") {
+            return Err(ApiError::BadRequest(
+                "the query string contains the NUL character (%00), which no text here may hold".into(),
+            ));
+        }
+        // Through serde_path_to_error, so the refusal names the parameter (`limit: …`).
+        let pairs = serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
+        serde_path_to_error::deserialize(pairs).map(QueryOf).map_err(|e| {
+            ApiError::BadRequest(format!(
+                "the query string is not valid: {}",
+                in_words(&e.to_string())
+            ))
+        })
+    }
 }
 
 /// Refuses a state-changing request whose `Origin` (or, without one, `Host`) is not the site:
@@ -193,6 +315,31 @@ mod tests {
         );
         assert_eq!(address_key_of("2001:db8:1:2:ffff::9", false), "2001:db8:1:2::/64");
         assert_eq!(address_key_of("::ffff:198.51.100.4", false), "198.51.100.4");
+    }
+
+    #[test]
+    fn deserializer_messages_name_no_rust_type() {
+        assert_eq!(
+            in_words("invalid type: string \"x\", expected struct ChatBody at line 1"),
+            "invalid type: string \"x\", expected an object at line 1"
+        );
+        assert_eq!(
+            in_words("invalid type: integer `1`, expected internally tagged enum Action"),
+            "invalid type: integer `1`, expected one of the allowed values"
+        );
+        assert_eq!(
+            in_words("data did not match any variant of untagged enum Limit"),
+            "data did not match any variant of one of the allowed values"
+        );
+        assert_eq!(
+            in_words("limit: invalid digit found in string, expected i64"),
+            "limit: invalid digit found in string, expected a whole number"
+        );
+        assert_eq!(in_words("expected a string"), "expected a string");
+        assert_eq!(
+            in_words("unknown field `x`, expected one of `message`"),
+            "unknown field `x`, expected one of `message`"
+        );
     }
 
     #[tokio::test]

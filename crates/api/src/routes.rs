@@ -36,6 +36,7 @@ pub fn guard(router: Router, config: &Config) -> Router {
     let verify = config.origin_verify.clone();
     router
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed.into_response() })
+        .layer(middleware::from_fn(refusals_in_json))
         .layer(middleware::from_fn(move |request, next| {
             origin_guard(site.clone(), request, next)
         }))
@@ -59,6 +60,35 @@ async fn from_the_cdn(expected: Option<String>, request: Request, next: Next) ->
         }
         _ => next.run(request).await,
     }
+}
+
+/// Every refusal is JSON `{error}` in words: a `4xx` some extractor answered in plain text (a path
+/// segment that is not UTF-8, say) is rewrapped. Streams and JSON pass untouched.
+async fn refusals_in_json(request: Request, next: Next) -> Response {
+    let response = next.run(request).await;
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json") || v.starts_with("text/event-stream"));
+    if !status.is_client_error() || is_json {
+        return response;
+    }
+    let (_, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, 4096)
+        .await
+        .map(|bytes| String::from_utf8_lossy(&bytes).trim().to_owned())
+        .unwrap_or_default();
+    let error = if text.is_empty() {
+        status
+            .canonical_reason()
+            .unwrap_or("the request was refused")
+            .to_lowercase()
+    } else {
+        crate::request::in_words(&text)
+    };
+    (status, axum::Json(serde_json::json!({ "error": error }))).into_response()
 }
 
 /// Equality that takes as long for every mismatch of equal length.

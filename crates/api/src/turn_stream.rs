@@ -125,6 +125,9 @@ pub fn send_outcome(
             tracing::warn!(error = %crate::error::chain(&e), "turn failed");
             let message = match e {
                 ConfirmError::Claimed | ConfirmError::Gone => e.to_string(),
+                ConfirmError::NotStarted(_) => {
+                    "the turn could not start; the message was not counted, send it again".to_owned()
+                }
                 _ => "the turn could not be completed; nothing was lost, try again".to_owned(),
             };
             events.emit(&Event::Error { message });

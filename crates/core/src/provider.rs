@@ -67,6 +67,61 @@ pub trait Provider: Send + Sync {
     }
 }
 
+/// `text` with every NUL replaced by U+FFFD (unchanged, and not copied, when it has none).
+pub fn storable(text: String) -> String {
+    if text.contains('\0') {
+        text.replace('\0', "\u{FFFD}")
+    } else {
+        text
+    }
+}
+
+fn scrub_text(text: &mut String) {
+    if text.contains('\0') {
+        *text = text.replace('\0', "\u{FFFD}");
+    }
+}
+
+/// Every string of `value`, keys included, made [`storable`].
+pub fn scrub_json(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::String(text) => scrub_text(text),
+        serde_json::Value::Array(items) => items.iter_mut().for_each(scrub_json),
+        serde_json::Value::Object(map) => {
+            if map.keys().any(|k| k.contains('\0')) {
+                *map = std::mem::take(map)
+                    .into_iter()
+                    .map(|(k, v)| (storable(k), v))
+                    .collect();
+            }
+            map.values_mut().for_each(scrub_json);
+        }
+        _ => {}
+    }
+}
+
+fn scrub_block(block: &mut crate::message::Block) {
+    use crate::message::Block;
+    match block {
+        Block::Text { text, .. } | Block::ThoughtSummary { text, .. } => scrub_text(text),
+        Block::ToolUse { id, name, input, .. } => {
+            scrub_text(id);
+            scrub_text(name);
+            scrub_json(input);
+        }
+        Block::ToolResult {
+            tool_use_id,
+            name,
+            content,
+            ..
+        } => {
+            scrub_text(tool_use_id);
+            scrub_text(name);
+            scrub_text(content);
+        }
+    }
+}
+
 /// A reply that exists whole (scripted, recorded) as a stream: its text in one delta, then the
 /// reply; or the error alone.
 pub fn whole_reply(
@@ -87,6 +142,9 @@ pub fn whole_reply(
 }
 
 /// Runs one call to the end, handing text deltas to `on_text`.
+///
+/// A NUL character in anything the model sent becomes U+FFFD here: PostgreSQL's text and jsonb
+/// refuse NUL, and a reply must never make a turn impossible to store.
 pub async fn complete(
     provider: &dyn Provider,
     request: &ModelRequest,
@@ -95,12 +153,68 @@ pub async fn complete(
     let mut stream = provider.stream(request);
     while let Some(event) = stream.next().await {
         match event? {
-            StreamEvent::TextDelta(text) => on_text(&text),
+            StreamEvent::TextDelta(text) => on_text(&storable(text)),
             StreamEvent::ThoughtDelta(_) => {}
-            StreamEvent::Completed(response) => return Ok(response),
+            StreamEvent::Completed(mut response) => {
+                for block in &mut response.message.content {
+                    scrub_block(block);
+                }
+                return Ok(response);
+            }
         }
     }
     Err(ProviderError::Protocol(
         "the stream ended without a complete reply".into(),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::{
+        message::{Block, Message, StopReason, Usage},
+        scripted::Scripted,
+    };
+
+    #[tokio::test]
+    async fn a_nul_from_the_model_never_reaches_the_store() {
+        let reply = ModelResponse {
+            message: Message::assistant(vec![
+                Block::text("a\0b"),
+                Block::ToolUse {
+                    id: "c\0".into(),
+                    name: "search_transactions".into(),
+                    input: json!({"query\0": ["x\0y", {"k": "\0"}]}),
+                    provider_meta: None,
+                },
+            ]),
+            stop_reason: StopReason::ToolUse,
+            usage: Usage::default(),
+            model_version: None,
+        };
+        let model = Scripted::new(vec![Ok(reply)]);
+        let request = ModelRequest {
+            system: String::new(),
+            messages: vec![Message::user("hi")],
+            tools: Vec::new().into(),
+            max_tokens: 10,
+        };
+        let mut streamed = String::new();
+        let answer = complete(&model, &request, &mut |t| streamed.push_str(t))
+            .await
+            .unwrap();
+        let stored = serde_json::to_string(&answer.message).unwrap();
+        assert!(!stored.contains("\\u0000"), "{stored}");
+        assert_eq!(answer.message.text(), "a\u{FFFD}b");
+        assert!(!streamed.contains('\0'));
+        let Some(Block::ToolUse { input, .. }) = answer.message.content.get(1) else {
+            panic!("no call")
+        };
+        assert_eq!(
+            input,
+            &json!({"query\u{FFFD}": ["x\u{FFFD}y", {"k": "\u{FFFD}"}]})
+        );
+    }
 }

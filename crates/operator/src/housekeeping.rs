@@ -7,6 +7,8 @@
 //! - per-address counters of earlier UTC days, per-owner message counters of earlier days;
 //! - sign-in attempt counts untouched for a day;
 //! - import plans never committed, older than a day;
+//! - runs still `running` an hour after they started with no suspended turn waiting on them
+//!   (their function died mid-turn), finished as `error`;
 //! - budget holds past their expiry (a model call whose function died), their amount given back
 //!   to their day (the day's next reservation gives back today's too; this sweeps the rest).
 //!
@@ -28,10 +30,11 @@ pub struct Reaped {
     pub old_sign_in_attempts: u64,
     pub stale_import_plans: u64,
     pub expired_budget_holds: u64,
+    pub abandoned_runs: u64,
 }
 
 /// The steps, in the order of [`Reaped`]'s fields; `$1` is now.
-const STEPS: [&str; 7] = [
+const STEPS: [&str; 8] = [
     "DELETE FROM users WHERE is_anonymous AND last_seen_at < $1 - interval '24 hours'",
     "WITH gone AS (
         DELETE FROM suspended_turns WHERE status = 'pending' AND expires_at < $1 - interval '1 day'
@@ -56,13 +59,16 @@ const STEPS: [&str; 7] = [
         RETURNING 1
      )
      SELECT count(*) FROM gone",
+    "UPDATE trace_runs r SET status = 'error', finished_at = $1
+     WHERE r.status = 'running' AND r.started_at < $1 - interval '1 hour'
+       AND NOT EXISTS (SELECT 1 FROM suspended_turns s WHERE s.owner_id = r.owner_id AND s.run_id = r.id)",
 ];
 
 /// Deletes what is stale as of `now`, in one transaction, and records the counts in
 /// `housekeeping_runs`.
 pub async fn reap(pool: &OwnerRolePool, now: DateTime<Utc>) -> Result<Reaped, OperatorError> {
     let mut tx = pool.get().begin().await?;
-    let mut counts = [0u64; 7];
+    let mut counts = [0u64; 8];
     for (count, sql) in counts.iter_mut().zip(STEPS) {
         *count = if sql.starts_with("WITH") {
             let n: i64 = sqlx::query_scalar(sql).bind(now).fetch_one(&mut *tx).await?;
@@ -83,6 +89,7 @@ pub async fn reap(pool: &OwnerRolePool, now: DateTime<Utc>) -> Result<Reaped, Op
         old_sign_in_attempts,
         stale_import_plans,
         expired_budget_holds,
+        abandoned_runs,
     ] = counts;
     let reaped = Reaped {
         anonymous_visitors,
@@ -92,6 +99,7 @@ pub async fn reap(pool: &OwnerRolePool, now: DateTime<Utc>) -> Result<Reaped, Op
         old_sign_in_attempts,
         stale_import_plans,
         expired_budget_holds,
+        abandoned_runs,
     };
     let deleted = serde_json::to_value(&reaped).map_err(OperatorError::Serialise)?;
     sqlx::query("INSERT INTO housekeeping_runs (ran_at, deleted) VALUES ($1, $2)")

@@ -22,16 +22,19 @@ use std::{sync::Arc, time::Instant};
 
 use axum::{
     Json, Router,
-    extract::{Query, Request, State as Shared},
+    extract::{Request, State as Shared},
     http::{HeaderValue, StatusCode, header},
     response::{IntoResponse, Response},
     routing::{delete, get, post},
 };
 use chrono::Utc;
-use kakeibo_agent::conversations::{conversation_for_message, title_of};
+use kakeibo_agent::{
+    conversations::{conversation_for_message, title_of},
+    turns::ConfirmError,
+};
 use kakeibo_api::{
     ApiError, State,
-    request::{ClientAddress, client_address, json_body, optional_json_body, read_body},
+    request::{ClientAddress, QueryOf, client_address, json_body, optional_json_body, read_body},
     sse,
     turn_stream::{forward, send_outcome, spawn_turn},
     visitor,
@@ -159,6 +162,13 @@ async fn chat(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Res
                 }
                 None => agent.chat(conversation, &message, &policy, &on_event).await,
             };
+            if matches!(outcome, Err(ConfirmError::NotStarted(_))) {
+                // Nothing of the turn was recorded and no model was called: the message it was
+                // charged for is given back, so the visitor can send it again.
+                if let Err(e) = quota::refund(owner, &state.owner_pool, Some(&key), Utc::now()).await {
+                    tracing::error!(error = %e, "the charge of a turn that never started could not be given back");
+                }
+            }
             send_outcome(&events, conversation, model.model(), started, outcome);
         });
         Ok(response)
@@ -306,7 +316,7 @@ struct UploadQuery {
 
 async fn upload(
     Shared(state): Shared<Arc<State>>,
-    Query(query): Query<UploadQuery>,
+    QueryOf(query): QueryOf<UploadQuery>,
     request: Request,
 ) -> Result<Response, ApiError> {
     let (parts, body) = request.into_parts();

@@ -87,6 +87,17 @@ async fn stale_rows_go_and_everything_else_stays(pool: PgPool) {
     .await
     .unwrap();
 
+    // A turn whose function died an hour ago left its run running; one that started a moment
+    // ago is still going.
+    sqlx::query(
+        "INSERT INTO trace_runs (owner_id, provider, model, channel, started_at)
+         VALUES ($1, 's', 'abandoned', 'web', now() - interval '2 hours'), ($1, 's', 'young', 'web', now())",
+    )
+    .bind(fresh.as_uuid())
+    .execute(&pool)
+    .await
+    .unwrap();
+
     let summary = kakeibo_reap::handle(
         &OwnerRolePool::new(pool.clone()),
         serde_json::json!({"source": "aws.scheduler"}),
@@ -118,6 +129,20 @@ async fn stale_rows_go_and_everything_else_stays(pool: PgPool) {
     .await
     .unwrap();
     assert_eq!(aborted, 1, "the reaped turn's run is closed");
+    assert_eq!(summary["reaped"]["abandoned_runs"], 1);
+    let statuses: Vec<(String, String, bool)> = sqlx::query_as(
+        "SELECT model, status::text, finished_at IS NOT NULL FROM trace_runs WHERE model IN ('abandoned', 'young') ORDER BY model",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        statuses,
+        [
+            ("abandoned".to_owned(), "error".to_owned(), true),
+            ("young".to_owned(), "running".to_owned(), false)
+        ]
+    );
 
     let transactions = "SELECT count(*) FROM transactions WHERE owner_id = $1";
     assert_eq!(

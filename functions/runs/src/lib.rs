@@ -18,12 +18,12 @@ use std::sync::Arc;
 
 use axum::{
     Json, Router,
-    extract::{Path, Query, Request, State as Shared},
+    extract::{Path, Request, State as Shared},
     response::{IntoResponse, Response},
     routing::get,
 };
 use kakeibo_agent::{conversations, runs};
-use kakeibo_api::{ApiError, State, visitor};
+use kakeibo_api::{ApiError, State, request::QueryOf, visitor};
 use kakeibo_ledger::seed::ensure_demo_ledger;
 use kakeibo_tools::dashboard;
 use serde::{Deserialize, Serialize};
@@ -69,7 +69,7 @@ struct Limit {
 
 async fn list_runs(
     Shared(state): Shared<Arc<State>>,
-    Query(query): Query<Limit>,
+    QueryOf(query): QueryOf<Limit>,
     request: Request,
 ) -> Result<Response, ApiError> {
     let resolved = visitor::require(&state, request.headers()).await?;
@@ -96,7 +96,7 @@ struct DashboardQuery {
 
 async fn dashboard(
     Shared(state): Shared<Arc<State>>,
-    Query(query): Query<DashboardQuery>,
+    QueryOf(query): QueryOf<DashboardQuery>,
     request: Request,
 ) -> Result<Response, ApiError> {
     let resolved = visitor::require(&state, request.headers()).await?;
