@@ -97,6 +97,34 @@ pub async fn conversation_for_message(
     Ok(id.map(ConversationId::from_uuid))
 }
 
+/// What a new message to a conversation would meet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Availability {
+    /// Not the owner's (or no such conversation).
+    Missing,
+    Free,
+    Busy(crate::turns::Busy),
+}
+
+/// Whether `conversation` of `owner` can take a new message now, in one statement
+/// (`app_conversation_state`, migration 0019). The turn's opening checks again under a lock, so
+/// this is for answering early, not the guarantee.
+pub async fn availability(
+    owner: OwnerId,
+    pool: &PgPool,
+    conversation: ConversationId,
+) -> Result<Availability, AgentError> {
+    let state: String = sqlx::query_scalar("SELECT app_conversation_state($1, $2)")
+        .bind(owner.as_uuid())
+        .bind(conversation.as_uuid())
+        .fetch_one(pool)
+        .await?;
+    Ok(match state.as_str() {
+        "free" => Availability::Free,
+        other => crate::turns::Busy::parse(other).map_or(Availability::Missing, Availability::Busy),
+    })
+}
+
 /// The title of a conversation that `first_message` starts: its first 80 characters.
 pub fn title_of(first_message: &str) -> String {
     first_message.chars().take(80).collect()

@@ -22,4 +22,4 @@ pub mod runs;
 pub mod turns;
 
 pub use error::AgentError;
-pub use turns::{Agent, ConfirmError, Leg, Outcome, TurnStore};
+pub use turns::{Agent, Busy, ConfirmError, Leg, Outcome, TurnStore};

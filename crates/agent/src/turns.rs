@@ -77,6 +77,64 @@ pub enum ConfirmError {
     /// made for it can be given back).
     #[error("the turn could not start: {0}")]
     NotStarted(#[source] AgentError),
+    /// The conversation has a turn in flight or a write waiting for a person: nothing of this
+    /// turn was recorded and no model was called (HTTP 409).
+    #[error("{}", .0.message())]
+    Busy(Busy),
+    /// The decisions do not name each pending write exactly once (HTTP 400); nothing ran.
+    #[error("{0}")]
+    Decisions(String),
+}
+
+/// Why a conversation cannot take a new message now: one turn per conversation at a time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Busy {
+    /// A turn of it is still running.
+    TurnRunning,
+    /// A turn of it waits for the person to allow or decline a write.
+    AwaitingConfirm,
+}
+
+impl Busy {
+    /// The `reason` of the `409`.
+    pub const fn reason(self) -> &'static str {
+        match self {
+            Self::TurnRunning => "turn_running",
+            Self::AwaitingConfirm => "awaiting_confirm",
+        }
+    }
+
+    /// A sentence for the person.
+    pub const fn message(self) -> &'static str {
+        match self {
+            Self::TurnRunning => {
+                "a turn of this conversation is still running; wait for it to finish, then send again"
+            }
+            Self::AwaitingConfirm => {
+                "this conversation is waiting for you to allow or decline a write; answer it first, then send again"
+            }
+        }
+    }
+
+    /// The reason as `app_conversation_busy` names it (migration 0019).
+    pub fn parse(reason: &str) -> Option<Self> {
+        match reason {
+            "turn_running" => Some(Self::TurnRunning),
+            "awaiting_confirm" => Some(Self::AwaitingConfirm),
+            _ => None,
+        }
+    }
+
+    /// The refusal an opening raised (SQLSTATE `KB409`, the reason as its message), if `e` is one.
+    pub fn of(e: &AgentError) -> Option<Self> {
+        let AgentError::Ledger(kakeibo_ledger::LedgerError::Database(sqlx::Error::Database(db))) = e else {
+            return None;
+        };
+        (db.code().as_deref() == Some("KB409"))
+            .then(|| Self::parse(db.message()))
+            .flatten()
+    }
 }
 
 impl From<sqlx::Error> for ConfirmError {
@@ -120,6 +178,43 @@ pub struct Claim {
     /// for a turn stored before histories were appended: its finish rewrites the history).
     pub history_base: Option<usize>,
     hold: Hold,
+}
+
+impl Claim {
+    /// The writes the claimed turn waits on (none for a turn not waiting).
+    pub fn pending(&self) -> &[PendingWrite] {
+        match self.turn.phase() {
+            Phase::AwaitConfirm { pending, .. } => pending,
+            _ => &[],
+        }
+    }
+
+    /// Whether `decisions` name each of the turn's pending writes exactly once, and nothing else:
+    /// a decision twice (contradicting itself, perhaps), one missing, or one for no such write is
+    /// refused with a sentence that says which.
+    pub fn check_decisions(&self, decisions: &[(String, bool)]) -> Result<(), ConfirmError> {
+        let pending = self.pending();
+        let mut seen = std::collections::HashSet::new();
+        for (id, _) in decisions {
+            if !seen.insert(id.as_str()) {
+                return Err(ConfirmError::Decisions(format!(
+                    "the write {id:?} is decided more than once; decide each write once"
+                )));
+            }
+            if !pending.iter().any(|w| w.id == *id) {
+                return Err(ConfirmError::Decisions(format!(
+                    "there is no write {id:?} waiting in this turn"
+                )));
+            }
+        }
+        if let Some(missing) = pending.iter().find(|w| !seen.contains(w.id.as_str())) {
+            return Err(ConfirmError::Decisions(format!(
+                "the write {:?} ({}) has no decision; decide every write of the turn",
+                missing.id, missing.summary
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// How a [`Claim`] holds its turn.
@@ -834,7 +929,7 @@ impl Agent<'_> {
             .store
             .open_turn(owner, conversation, thread, &run, text)
             .await
-            .map_err(ConfirmError::NotStarted)?;
+            .map_err(|e| Busy::of(&e).map_or(ConfirmError::NotStarted(e), ConfirmError::Busy))?;
         let tracer = MemoryTracer::default();
         history.push(user);
         let declarations = self.tools.declared();
@@ -922,6 +1017,7 @@ impl Agent<'_> {
         decisions: &[(String, bool)],
         on_event: &(dyn Fn(TurnEvent) + Send + Sync),
     ) -> Result<Outcome, ConfirmError> {
+        claim.check_decisions(decisions)?;
         let owner = self.scope.owner;
         let suspended_id = claim.id;
         let (results, fence) = self

@@ -195,6 +195,22 @@ async fn a_new_conversation_is_made_by_its_first_turns_opening(
     )
     .await;
     assert_eq!(runs, 1);
+    // The dead turn's run is still `running`: for a quarter of an hour (a function's longest
+    // life) the conversation takes no other turn, unless the run is stopped as a person's
+    // cancel stops it.
+    let busy = agent(&model)
+        .chat(conversation, "which accounts?", &ConfirmPolicy::Suspend, &|_| {})
+        .await;
+    assert!(
+        matches!(
+            busy,
+            Err(kakeibo_agent::ConfirmError::Busy(
+                kakeibo_agent::Busy::TurnRunning
+            ))
+        ),
+        "{busy:?}"
+    );
+    assert_eq!(store.abort_open_runs(w.owner, conversation).await.unwrap(), 1);
     let Outcome::Finished { turn, .. } = agent(&model)
         .chat(conversation, "which accounts?", &ConfirmPolicy::Suspend, &|_| {})
         .await
@@ -521,4 +537,80 @@ async fn a_turn_that_cannot_be_stored_is_recorded_failed_and_one_that_never_open
         .await
         .unwrap();
     assert_eq!(runs, 0);
+}
+
+/// Answers after a pause long enough for every message sent with it to reach the opening.
+struct Unhurried(Scripted);
+
+impl Provider for Unhurried {
+    fn name(&self) -> &'static str {
+        "scripted"
+    }
+    fn model(&self) -> &'static str {
+        "scripted"
+    }
+    fn stream<'a>(&'a self, request: &'a ModelRequest) -> BoxStream<'a, Result<StreamEvent, ProviderError>> {
+        futures_util::stream::once(tokio::time::sleep(Duration::from_millis(400)))
+            .flat_map(move |()| self.0.stream(request))
+            .boxed()
+    }
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn messages_sent_together_to_one_conversation_run_one_at_a_time_and_none_is_lost(
+    options: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let w = world(options, connect, "together").await;
+    let store = TurnStore::new(w.app.clone());
+    let rules = PermissionRules::default();
+    let model = Unhurried(Scripted::from_fn(|_| Ok(reply_text("Noted."))));
+    let agent = Agent::new(
+        &store,
+        Scope::new(w.owner, w.app.clone()),
+        &model,
+        "s",
+        &rules,
+        "web",
+    );
+    let turns = (0..10).map(|i| {
+        let agent = &agent;
+        async move {
+            agent
+                .chat(
+                    w.conversation,
+                    &format!("message {i}"),
+                    &ConfirmPolicy::Suspend,
+                    &|_| {},
+                )
+                .await
+        }
+    });
+    let outcomes = futures_util::future::join_all(turns).await;
+    let ran = outcomes
+        .iter()
+        .filter(|o| matches!(o, Ok(Outcome::Finished { .. })))
+        .count();
+    let busy = outcomes
+        .iter()
+        .filter(|o| {
+            matches!(
+                o,
+                Err(kakeibo_agent::ConfirmError::Busy(
+                    kakeibo_agent::Busy::TurnRunning
+                ))
+            )
+        })
+        .count();
+    assert_eq!((ran, busy), (1, 9), "{outcomes:?}");
+    // The thread holds the one exchange that ran, whole; the refused left no run behind.
+    let thread = store.history(w.owner, w.conversation).await.unwrap();
+    assert_eq!(thread.len(), 2, "{thread:?}");
+    let runs = count(
+        &w,
+        "SELECT count(*) FROM trace_runs WHERE conversation_id = $1",
+        w.conversation.as_uuid(),
+    )
+    .await;
+    assert_eq!(runs, 1);
 }

@@ -6,7 +6,7 @@ use axum::{
     http::{HeaderValue, StatusCode, header},
     response::{IntoResponse, Response},
 };
-use kakeibo_agent::{AgentError, ConfirmError};
+use kakeibo_agent::{AgentError, Busy, ConfirmError};
 use kakeibo_ledger::LedgerError;
 use kakeibo_operator::{OperatorError, UploadError, quota::Refusal};
 use kakeibo_tools::ToolsError;
@@ -33,6 +33,9 @@ pub enum ApiError {
     MethodNotAllowed,
     #[error("{0}")]
     Conflict(String),
+    /// The conversation has a turn in flight or a write waiting: `409 {error, reason}`.
+    #[error("{}", .0.message())]
+    Busy(Busy),
     #[error("{0}")]
     Gone(String),
     /// The request is well formed but its content cannot be used (a statement the importer
@@ -76,7 +79,7 @@ impl ApiError {
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::NotFound => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
-            Self::Conflict(_) => StatusCode::CONFLICT,
+            Self::Conflict(_) | Self::Busy(_) => StatusCode::CONFLICT,
             Self::Gone(_) => StatusCode::GONE,
             Self::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
@@ -92,6 +95,7 @@ impl IntoResponse for ApiError {
         let status = self.status();
         let body = match &self {
             Self::Refused(refusal) => json!({"error": refusal.message(), "reason": refusal.reason()}),
+            Self::Busy(busy) => json!({"error": busy.message(), "reason": busy.reason()}),
             Self::Unavailable { error, reason } => json!({"error": error, "reason": reason}),
             Self::Internal(detail) => {
                 tracing::error!(detail = %chain(detail.as_ref()), "internal error");
@@ -201,6 +205,8 @@ impl From<ConfirmError> for ApiError {
                 Self::internal(e)
             }
             ConfirmError::Store(inner) | ConfirmError::NotStarted(inner) => inner.into(),
+            ConfirmError::Busy(busy) => Self::Busy(busy),
+            ConfirmError::Decisions(why) => Self::BadRequest(why),
         }
     }
 }

@@ -29,7 +29,7 @@ use axum::{
 };
 use chrono::Utc;
 use kakeibo_agent::{
-    conversations::{conversation_for_message, title_of},
+    conversations::{Availability, availability, title_of},
     turns::ConfirmError,
 };
 use kakeibo_api::{
@@ -118,12 +118,15 @@ async fn chat(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Res
     let resolved = visitor::current_or_new(&state, &parts.headers, &key).await?;
     let result = async {
         let owner = resolved.visitor.owner();
-        // A conversation that is not the visitor's is refused before anything is charged; a new
-        // one is made by its first turn's opening, only once the quota admitted the message.
-        if input.conversation_id.is_some() {
-            conversation_for_message(owner, &state.app, input.conversation_id, &message)
-                .await?
-                .ok_or(ApiError::NotFound)?;
+        // A conversation that is not the visitor's, or that has a turn in flight or a write
+        // waiting, is refused before anything is charged (the opening checks again under a lock);
+        // a new one is made by its first turn's opening, only once the quota admitted the message.
+        if let Some(conversation) = input.conversation_id {
+            match availability(owner, &state.app, conversation).await? {
+                Availability::Free => {}
+                Availability::Missing => return Err(ApiError::NotFound),
+                Availability::Busy(busy) => return Err(ApiError::Busy(busy)),
+            }
         }
         quota::consume(
             owner,
@@ -162,7 +165,7 @@ async fn chat(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Res
                 }
                 None => agent.chat(conversation, &message, &policy, &on_event).await,
             };
-            if matches!(outcome, Err(ConfirmError::NotStarted(_))) {
+            if matches!(outcome, Err(ConfirmError::NotStarted(_) | ConfirmError::Busy(_))) {
                 // Nothing of the turn was recorded and no model was called: the message it was
                 // charged for is given back, so the visitor can send it again.
                 if let Err(e) = quota::refund(owner, &state.owner_pool, Some(&key), Utc::now()).await {

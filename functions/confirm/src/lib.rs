@@ -86,6 +86,8 @@ async fn confirm(Shared(state): Shared<Arc<State>>, request: Request) -> Result<
         .map_err(ApiError::Refused)?;
         let claim = state.store.claim(owner, input.suspended_turn_id).await?;
         let decisions: Vec<(String, bool)> = input.decisions.into_iter().map(|d| (d.id, d.allowed)).collect();
+        // Refused before the stream starts; dropping the claim releases the turn untouched.
+        claim.check_decisions(&decisions)?;
         let (events, response) = sse::stream();
         let state = Arc::clone(&state);
         let stream = events.clone();

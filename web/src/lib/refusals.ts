@@ -36,6 +36,10 @@ export function refusalSentence(e: unknown, anonymous = true): Said {
     case 404:
       return { word: 'failed', text: 'That conversation is not yours, or it no longer exists. Start a new one.' };
     case 409:
+      if (e.reason === 'awaiting_confirm')
+        return { word: 'note', text: 'This conversation is waiting for you to allow or decline a write. Answer that first, then send your message again; it was not counted.' };
+      if (e.reason === 'turn_running')
+        return { word: 'note', text: 'This conversation is still answering (in another tab, perhaps). Wait for it to finish, then send again; your message was not counted.' };
       return { word: 'note', text: 'Another tab is answering this. Wait for it to finish, then try again.' };
     case 410:
       return { word: 'note', text: 'Expired: nothing was changed. That confirmation is no longer waiting. Ask again to start a fresh turn.' };

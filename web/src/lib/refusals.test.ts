@@ -1,0 +1,18 @@
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../api/client';
+import { refusalSentence } from './refusals';
+
+describe('what the page says when the server refuses', () => {
+  it('says why a conversation takes no message now, from the reason of the 409', () => {
+    const waiting = refusalSentence(new ApiError(409, 'server words', 'awaiting_confirm'));
+    expect(waiting.text).toMatch(/allow or decline a write/);
+    const running = refusalSentence(new ApiError(409, 'server words', 'turn_running'));
+    expect(running.text).toMatch(/still answering/);
+    const claimed = refusalSentence(new ApiError(409, 'server words'));
+    expect(claimed.text).toMatch(/Another tab/);
+  });
+
+  it('names the daily budget on a 503', () => {
+    expect(refusalSentence(new ApiError(503, 'x', 'daily_cap')).text).toMatch(/daily model budget/);
+  });
+});
