@@ -57,9 +57,10 @@ pub const MAX_STATE_BYTES: usize = 256 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfirmError {
-    /// Another request holds this confirmation (HTTP 409).
-    #[error("this confirmation is being handled by another request")]
-    Claimed,
+    /// Another request holds this confirmation (HTTP 409): it is applying the writes, or going on
+    /// with the turn after them; if it stopped, a confirm may take over in `retry_after_secs`.
+    #[error("a confirmation of this turn is in progress; if it stopped, try again in {retry_after_secs} s")]
+    Claimed { retry_after_secs: u64 },
     /// No such confirmation for this owner: finished, or never there (HTTP 410).
     #[error("there is no such confirmation: it was already completed, or it never existed")]
     Gone,
@@ -161,11 +162,13 @@ impl From<kakeibo_ledger::LedgerError> for ConfirmError {
 pub struct TurnStore {
     pool: PgPool,
     lease: Duration,
+    /// This process, as the confirms it applies record it.
+    claimer: String,
 }
 
-/// (conversation, state, stored results, expired, arguments hash, history base, claimable) of a
-/// suspended turn, read under its row lock.
-type LockedRow = (Uuid, Value, Option<Value>, bool, String, Option<i32>, bool);
+/// (conversation, state, stored results, expired, arguments hash, history base, claimable,
+/// seconds left of the holder's lease) of a suspended turn, read under its row lock.
+type LockedRow = (Uuid, Value, Option<Value>, bool, String, Option<i32>, bool, f64);
 
 /// A claimed suspended turn.
 #[derive(Debug)]
@@ -247,6 +250,7 @@ impl TurnStore {
         Self {
             pool,
             lease: Duration::from_secs(30),
+            claimer: process_identity(),
         }
     }
 
@@ -437,7 +441,8 @@ impl TurnStore {
         let mut tx = begin_for_owner(owner, &self.pool).await?;
         let row: Option<LockedRow> = sqlx::query_as(
             "SELECT conversation_id, state, results, expires_at <= now(), args_hash, history_base,
-                    status = 'pending' OR claimed_at < clock_timestamp() - make_interval(secs => $3)
+                    status = 'pending' OR claimed_at < clock_timestamp() - make_interval(secs => $3),
+                    coalesce(extract(epoch FROM claimed_at + make_interval(secs => $3) - clock_timestamp()), 0)::float8
              FROM suspended_turns WHERE owner_id = $1 AND id = $2
              FOR UPDATE NOWAIT",
         )
@@ -449,16 +454,21 @@ impl TurnStore {
         .map_err(
             |e| match e.as_database_error().and_then(sqlx::error::DatabaseError::code) {
                 // lock_not_available: another confirm's transaction holds the row.
-                Some(code) if code == "55P03" => ConfirmError::Claimed,
+                Some(code) if code == "55P03" => ConfirmError::Claimed { retry_after_secs: 1 },
                 _ => ConfirmError::from(e),
             },
         )?;
-        let Some((conversation_id, state, results, expired, args_hash, history_base, claimable)) = row else {
+        let Some((conversation_id, state, results, expired, args_hash, history_base, claimable, lease_left)) =
+            row
+        else {
             return Err(ConfirmError::Gone);
         };
         if !claimable {
-            // Applied, and its holder is within the lease: it is continuing the turn.
-            return Err(ConfirmError::Claimed);
+            // Applied, and its holder is within the lease: it is continuing the turn. Once the
+            // lease runs out, the next confirm takes over.
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let retry_after_secs = lease_left.ceil().clamp(1.0, 86_400.0) as u64;
+            return Err(ConfirmError::Claimed { retry_after_secs });
         }
         let turn = Turn::from_json(state)?;
         // The arguments a confirm applies are the stored ones, unchanged since the turn waited.
@@ -477,11 +487,12 @@ impl TurnStore {
                     .map_err(|e| StateError::Unreadable(format!("stored results: {e}")))?;
                 // The writes ran under a holder that went silent: a new fence for this one.
                 let fence: DateTime<Utc> = sqlx::query_scalar(
-                    "UPDATE suspended_turns SET claimed_at = clock_timestamp()
+                    "UPDATE suspended_turns SET claimed_at = clock_timestamp(), claimed_by = $3
                      WHERE owner_id = $1 AND id = $2 RETURNING claimed_at",
                 )
                 .bind(owner.as_uuid())
                 .bind(id.as_uuid())
+                .bind(&self.claimer)
                 .fetch_one(&mut *tx)
                 .await?;
                 tx.commit().await?;
@@ -514,24 +525,32 @@ impl TurnStore {
         }
         let Hold::Locked(tx) = std::mem::replace(&mut claim.hold, Hold::Released) else {
             // An earlier apply on this claim failed: it holds nothing any more.
-            return Err(ConfirmError::Claimed);
+            return Err(ConfirmError::Claimed { retry_after_secs: 1 });
         };
         // Most confirms approve writes that succeed: those run straight on the transaction. A write
         // that fails has aborted it or may have done part of its work, so then all of it is rolled
         // back — the claim's lock with it — and done again under a new claim, each write in a
         // savepoint of its own, its failure its result.
-        let first = apply_in(tx, claim, decisions, scope, tools, Isolate::None).await?;
+        let first = apply_in(tx, &self.claimer, claim, decisions, scope, tools, Isolate::None).await?;
         let (results, fence) = if let Ok(applied) = first {
             applied
         } else {
             let mut again = self.claim(scope.owner, claim.id).await?;
             let Hold::Locked(tx) = std::mem::replace(&mut again.hold, Hold::Released) else {
                 // Another confirm applied it in between (it was unlocked for that moment).
-                return Err(ConfirmError::Claimed);
+                return Err(ConfirmError::Claimed { retry_after_secs: 1 });
             };
-            apply_in(tx, &again, decisions, scope, tools, Isolate::EachWrite)
-                .await?
-                .map_err(ConfirmError::Write)?
+            apply_in(
+                tx,
+                &self.claimer,
+                &again,
+                decisions,
+                scope,
+                tools,
+                Isolate::EachWrite,
+            )
+            .await?
+            .map_err(ConfirmError::Write)?
         };
         claim.hold = Hold::Applied {
             results: results.clone(),
@@ -567,7 +586,7 @@ impl TurnStore {
         .await?
         .rows_affected();
         if updated == 0 {
-            return Err(ConfirmError::Claimed);
+            return Err(ConfirmError::Claimed { retry_after_secs: 1 });
         }
         record::insert_events(&mut tx, owner, events).await?;
         record::update_run(&mut tx, owner, turn, None).await?;
@@ -610,7 +629,24 @@ impl TurnStore {
             .fetch_one(&self.pool)
             .await?
             .try_get(0)?;
-        if held { Ok(()) } else { Err(ConfirmError::Claimed) }
+        if held {
+            Ok(())
+        } else {
+            Err(ConfirmError::Claimed { retry_after_secs: 1 })
+        }
+    }
+}
+
+/// Who applies a confirm, as `suspended_turns.claimed_by` records it: the Lambda execution
+/// environment (its log stream names one instance), or the host and the process.
+fn process_identity() -> String {
+    match std::env::var("AWS_LAMBDA_LOG_STREAM_NAME") {
+        Ok(stream) if !stream.is_empty() => format!("lambda:{stream}"),
+        _ => {
+            let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+                .map_or_else(|_| "localhost".to_owned(), |h| h.trim().to_owned());
+            format!("{host}:{}", std::process::id())
+        }
     }
 }
 
@@ -618,6 +654,7 @@ impl TurnStore {
 /// the first write that fails ends it (everything rolled back, the lock with it) with its error.
 async fn apply_in(
     mut tx: Transaction<'static, Postgres>,
+    claimer: &str,
     claim: &Claim,
     decisions: &[(String, bool)],
     scope: &Scope,
@@ -647,12 +684,13 @@ async fn apply_in(
     let stored = serde_json::to_value(&results).map_err(|e| StateError::Unreadable(e.to_string()))?;
     // The row is locked by this transaction since the claim: nobody else changed it.
     let fence: DateTime<Utc> = sqlx::query_scalar(
-        "UPDATE suspended_turns SET status = 'applied', results = $3, claimed_at = clock_timestamp()
+        "UPDATE suspended_turns SET status = 'applied', results = $3, claimed_at = clock_timestamp(), claimed_by = $4
          WHERE owner_id = $1 AND id = $2 RETURNING claimed_at",
     )
     .bind(scope.owner.as_uuid())
     .bind(claim.id.as_uuid())
     .bind(stored)
+    .bind(claimer)
     .fetch_one(&mut *tx)
     .await?;
     tx.commit().await?;

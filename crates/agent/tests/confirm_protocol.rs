@@ -211,14 +211,14 @@ async fn a_hundred_concurrent_confirms_apply_once(options: PgPoolOptions, connec
         .count();
     let refused = outcomes
         .iter()
-        .filter(|o| matches!(o, Err(ConfirmError::Claimed | ConfirmError::Gone)))
+        .filter(|o| matches!(o, Err(ConfirmError::Claimed { .. } | ConfirmError::Gone)))
         .count();
     let other: Vec<_> = outcomes
         .iter()
         .filter(|o| {
             !matches!(
                 o,
-                Ok(Outcome::Finished { .. }) | Err(ConfirmError::Claimed | ConfirmError::Gone)
+                Ok(Outcome::Finished { .. }) | Err(ConfirmError::Claimed { .. } | ConfirmError::Gone)
             )
         })
         .collect();
@@ -264,7 +264,7 @@ async fn a_crash_at_any_step_is_recovered_by_retrying(options: PgPoolOptions, co
             drop(claim);
             let mut retried = confirm(&w, id, &call, true).await;
             for _ in 0..100 {
-                if !matches!(retried, Err(ConfirmError::Claimed)) {
+                if !matches!(retried, Err(ConfirmError::Claimed { .. })) {
                     break;
                 }
                 tokio::time::sleep(std::time::Duration::from_millis(20)).await;
@@ -298,7 +298,10 @@ async fn a_crash_at_any_step_is_recovered_by_retrying(options: PgPoolOptions, co
         // The process died here, its writes stored. A retry inside the lease is refused (the
         // holder may be continuing the turn); after it, it completes without running them again.
         assert!(
-            matches!(confirm(&w, id, &call, true).await, Err(ConfirmError::Claimed)),
+            matches!(
+                confirm(&w, id, &call, true).await,
+                Err(ConfirmError::Claimed { .. })
+            ),
             "{crash_point}"
         );
         backdate_claim(&w, id).await;
@@ -558,9 +561,35 @@ async fn a_claim_is_refused_at_once_while_another_holds_it_and_a_stale_holder_fi
     // at once rather than left waiting for the lock.
     let mut first = store.claim(w.owner, id).await.unwrap();
     let second = store.claim(w.owner, id).await;
-    assert!(matches!(second, Err(ConfirmError::Claimed)), "{second:?}");
+    assert!(
+        matches!(second, Err(ConfirmError::Claimed { retry_after_secs: 1 })),
+        "an apply is a short transaction: {second:?}"
+    );
     let (results, stale_fence) = store.apply(&mut first, &decisions, &scope, &tools).await.unwrap();
     assert_eq!(rules(&w).await, 1);
+    // Applied and going on with the turn: a confirm now is told how long the holder's lease
+    // lasts (30 s), and the row says who holds it.
+    let waiting = store.claim(w.owner, id).await;
+    assert!(
+        matches!(
+            waiting,
+            Err(ConfirmError::Claimed {
+                retry_after_secs: 25..=30
+            })
+        ),
+        "{waiting:?}"
+    );
+    let holder: Option<String> = sqlx::query_scalar("SELECT claimed_by FROM suspended_turns WHERE id = $1")
+        .bind(id.as_uuid())
+        .fetch_one(&w.owner_pool)
+        .await
+        .unwrap();
+    assert!(
+        holder
+            .as_deref()
+            .is_some_and(|h| h.ends_with(&format!(":{}", std::process::id()))),
+        "{holder:?}"
+    );
     // The first holder stalls past the lease in its continuation; another request takes the
     // turn over, with the stored results and a fence of its own, running nothing again.
     backdate_claim(&w, id).await;
@@ -590,7 +619,10 @@ async fn a_claim_is_refused_at_once_while_another_holds_it_and_a_stale_holder_fi
                 .await
         }
     };
-    assert!(matches!(finished(stale_fence).await, Err(ConfirmError::Claimed)));
+    assert!(matches!(
+        finished(stale_fence).await,
+        Err(ConfirmError::Claimed { .. })
+    ));
     finished(fence).await.unwrap();
     assert!(matches!(store.claim(w.owner, id).await, Err(ConfirmError::Gone)));
 }

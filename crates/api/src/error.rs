@@ -33,6 +33,10 @@ pub enum ApiError {
     MethodNotAllowed,
     #[error("{0}")]
     Conflict(String),
+    /// Another request holds a confirmation: `409 {error, reason: confirm_in_progress}` with
+    /// `Retry-After`, the seconds until it may be taken over.
+    #[error("{message}")]
+    InProgress { message: String, retry_after_secs: u64 },
     /// The conversation has a turn in flight or a write waiting: `409 {error, reason}`.
     #[error("{}", .0.message())]
     Busy(Busy),
@@ -79,7 +83,7 @@ impl ApiError {
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::NotFound => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
-            Self::Conflict(_) | Self::Busy(_) => StatusCode::CONFLICT,
+            Self::Conflict(_) | Self::Busy(_) | Self::InProgress { .. } => StatusCode::CONFLICT,
             Self::Gone(_) => StatusCode::GONE,
             Self::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
@@ -96,6 +100,7 @@ impl IntoResponse for ApiError {
         let body = match &self {
             Self::Refused(refusal) => json!({"error": refusal.message(), "reason": refusal.reason()}),
             Self::Busy(busy) => json!({"error": busy.message(), "reason": busy.reason()}),
+            Self::InProgress { message, .. } => json!({"error": message, "reason": "confirm_in_progress"}),
             Self::Unavailable { error, reason } => json!({"error": error, "reason": reason}),
             Self::Internal(detail) => {
                 tracing::error!(detail = %chain(detail.as_ref()), "internal error");
@@ -113,6 +118,9 @@ impl IntoResponse for ApiError {
                 if let Ok(v) = HeaderValue::from_str(&retry_after_secs.to_string()) {
                     headers.insert(header::RETRY_AFTER, v);
                 }
+            }
+            Self::InProgress { retry_after_secs, .. } => {
+                headers.insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
             }
             _ => {}
         }
@@ -199,7 +207,10 @@ impl From<OperatorError> for ApiError {
 impl From<ConfirmError> for ApiError {
     fn from(e: ConfirmError) -> Self {
         match e {
-            ConfirmError::Claimed => Self::Conflict(e.to_string()),
+            ConfirmError::Claimed { retry_after_secs } => Self::InProgress {
+                message: e.to_string(),
+                retry_after_secs,
+            },
             ConfirmError::Gone => Self::Gone(e.to_string()),
             ConfirmError::TooLarge { .. } | ConfirmError::State(_) | ConfirmError::Write(_) => {
                 Self::internal(e)
@@ -250,5 +261,29 @@ mod tests {
             .unwrap_or_default();
         let v: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
         assert_eq!(v["reason"], "owner_quota");
+    }
+
+    #[tokio::test]
+    async fn a_confirmation_in_progress_says_when_to_retry() {
+        let response = ApiError::from(ConfirmError::Claimed { retry_after_secs: 17 }).into_response();
+        assert_eq!(response.status(), StatusCode::CONFLICT);
+        assert_eq!(
+            response
+                .headers()
+                .get(header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok()),
+            Some("17")
+        );
+        let body = axum::body::to_bytes(response.into_body(), 1024)
+            .await
+            .unwrap_or_default();
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+        assert_eq!(v["reason"], "confirm_in_progress");
+        assert!(
+            v["error"]
+                .as_str()
+                .is_some_and(|e| e.contains("try again in 17 s")),
+            "{v}"
+        );
     }
 }

@@ -124,7 +124,9 @@ pub fn send_outcome(
         Err(e) => {
             tracing::warn!(error = %crate::error::chain(&e), "turn failed");
             let message = match e {
-                ConfirmError::Claimed | ConfirmError::Gone | ConfirmError::Decisions(_) => e.to_string(),
+                ConfirmError::Claimed { .. } | ConfirmError::Gone | ConfirmError::Decisions(_) => {
+                    e.to_string()
+                }
                 ConfirmError::Busy(busy) => format!("{}; the message was not counted", busy.message()),
                 ConfirmError::NotStarted(_) => {
                     "the turn could not start; the message was not counted, send it again".to_owned()
