@@ -126,17 +126,29 @@ pub fn normalise_email(email: &str) -> Result<String, AuthError> {
 /// Attaches an email and password to an anonymous visitor: their ledger, conversations and runs
 /// are already theirs, so nothing moves. The session epoch moves on, so a token copied while the
 /// visitor was anonymous does not become an account's session.
+///
+/// Each attempt counts against the email and `address_key` exactly as a sign-in's does (the same
+/// counters), so learning whether an address has an account costs as much here as there; a
+/// sign-up that succeeds takes its attempt back.
 pub async fn sign_up(
     pool: &OwnerRolePool,
     current: &Visitor,
     email: &str,
     password: &str,
+    address_key: Option<&str>,
+    now: DateTime<Utc>,
 ) -> Result<Visitor, AuthError> {
     if !current.is_anonymous {
         return Err(AuthError::AlreadySignedIn);
     }
     let email = normalise_email(email)?;
     password::check_strength(password)?;
+    let keys = attempt_keys(&email, address_key);
+    if let Some(wait) = count_attempt(pool, &keys, now).await? {
+        return Err(AuthError::TooManyAttempts {
+            retry_after_secs: whole_seconds(wait),
+        });
+    }
     let phc = password::hash(password.to_owned()).await?;
     let updated = sqlx::query_as::<_, Visitor>(sqlx::AssertSqlSafe(format!(
         "UPDATE users SET email = $2, password_hash = $3, is_anonymous = false, session_epoch = session_epoch + 1
@@ -148,7 +160,10 @@ pub async fn sign_up(
     .fetch_optional(pool.get())
     .await;
     match updated {
-        Ok(Some(visitor)) => Ok(visitor),
+        Ok(Some(visitor)) => {
+            take_back(pool, &keys).await?;
+            Ok(visitor)
+        }
         Ok(None) => Err(AuthError::AlreadySignedIn),
         Err(sqlx::Error::Database(e)) if e.constraint() == Some("users_email_key") => {
             Err(AuthError::EmailTaken)
@@ -170,13 +185,10 @@ pub async fn sign_in(
     now: DateTime<Utc>,
 ) -> Result<Visitor, AuthError> {
     let email = normalise_email(email).map_err(|_| AuthError::BadCredentials)?;
-    let account_key = format!("account:{email}");
-    let keys: Vec<String> = std::iter::once(account_key.clone())
-        .chain(address_key.map(|k| format!("address:{k}")))
-        .collect();
+    let keys = attempt_keys(&email, address_key);
     if let Some(wait) = count_attempt(pool, &keys, now).await? {
         return Err(AuthError::TooManyAttempts {
-            retry_after_secs: wait.num_seconds().max(1),
+            retry_after_secs: whole_seconds(wait),
         });
     }
     let account: Option<(Uuid, Option<String>)> =
@@ -193,22 +205,44 @@ pub async fn sign_in(
     let Some((account_id, _)) = account.filter(|_| matches) else {
         return Err(AuthError::BadCredentials);
     };
-    // A success clears the account's count and takes this attempt back from the address's.
-    sqlx::query("DELETE FROM sign_in_failures WHERE key = $1")
-        .bind(&account_key)
-        .execute(pool.get())
-        .await?;
+    take_back(pool, &keys).await?;
+    let target = OwnerId::new(account_id);
+    if let Some(anonymous) = current.filter(|v| v.is_anonymous && v.id != account_id) {
+        move_visitor(pool, anonymous.owner(), target).await?;
+    }
+    load(pool.get(), target).await?.ok_or(AuthError::BadCredentials)
+}
+
+/// The counters an attempt on `email` from `address_key` counts against: the account's, and the
+/// address's when it is known.
+fn attempt_keys(email: &str, address_key: Option<&str>) -> Vec<String> {
+    std::iter::once(format!("account:{email}"))
+        .chain(address_key.map(|k| format!("address:{k}")))
+        .collect()
+}
+
+/// A success clears the account's count and takes this attempt back from the address's.
+async fn take_back(pool: &OwnerRolePool, keys: &[String]) -> Result<(), AuthError> {
+    if let Some(account) = keys.first() {
+        sqlx::query("DELETE FROM sign_in_failures WHERE key = $1")
+            .bind(account)
+            .execute(pool.get())
+            .await?;
+    }
     if let Some(address) = keys.get(1) {
         sqlx::query("UPDATE sign_in_failures SET failures = greatest(failures - 1, 0) WHERE key = $1")
             .bind(address)
             .execute(pool.get())
             .await?;
     }
-    let target = OwnerId::new(account_id);
-    if let Some(anonymous) = current.filter(|v| v.is_anonymous && v.id != account_id) {
-        move_visitor(pool, anonymous.owner(), target).await?;
-    }
-    load(pool.get(), target).await?.ok_or(AuthError::BadCredentials)
+    Ok(())
+}
+
+/// A wait as the whole seconds `Retry-After` gives: rounded up, so a client that waits exactly
+/// that long is let in (rounding down told it to come back a second early), and at least one.
+pub fn whole_seconds(wait: Duration) -> i64 {
+    let millis = wait.num_milliseconds();
+    (millis / 1000 + i64::from(millis % 1000 > 0)).max(1)
 }
 
 /// A valid argon2id hash of a random password nobody knows.
@@ -389,6 +423,16 @@ pub async fn delete_account(pool: &OwnerRolePool, owner: OwnerId) -> Result<bool
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn retry_after_rounds_up_so_a_client_that_waits_it_is_let_in() {
+        assert_eq!(whole_seconds(Duration::milliseconds(1_900)), 2);
+        assert_eq!(whole_seconds(Duration::milliseconds(2_000)), 2);
+        assert_eq!(whole_seconds(Duration::milliseconds(2_001)), 3);
+        assert_eq!(whole_seconds(Duration::milliseconds(100)), 1);
+        assert_eq!(whole_seconds(Duration::zero()), 1);
+    }
+
     use super::*;
 
     #[test]

@@ -294,6 +294,8 @@ async fn an_anonymous_ledger_moves_onto_an_account_that_has_none(
         &account,
         "cy@example.com",
         "a long enough password",
+        None,
+        chrono::Utc::now(),
     )
     .await
     .unwrap();
@@ -352,6 +354,8 @@ async fn repeated_failed_sign_ins_are_slowed(_: PgPoolOptions, connect: PgConnec
         &account,
         "dee@example.com",
         "the right password",
+        None,
+        chrono::Utc::now(),
     )
     .await
     .unwrap();
@@ -480,6 +484,8 @@ async fn concurrent_guesses_are_counted_before_the_password_is_checked(
         &account,
         "fay@example.com",
         "the right password",
+        None,
+        chrono::Utc::now(),
     )
     .await
     .unwrap();
@@ -501,4 +507,46 @@ async fn concurrent_guesses_are_counted_before_the_password_is_checked(
     }
     let free = usize::try_from(kakeibo_auth::visitors::FREE_FAILURES).unwrap();
     assert_eq!((checked, slowed), (free, 20 - free));
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn probing_emails_through_sign_up_is_slowed_as_sign_in_is(_: PgPoolOptions, connect: PgConnectOptions) {
+    let state = state(&connect, Isolation::Rls, &[]).await;
+    let app = TestApp::new(&state);
+    let account = visitors::create_anonymous(&state.owner_pool).await.unwrap();
+    visitors::sign_up(
+        &state.owner_pool,
+        &account,
+        "eve@example.com",
+        "the right password",
+        None,
+        chrono::Utc::now(),
+    )
+    .await
+    .unwrap();
+    // Each probe says the address is taken (it cannot be hidden from whoever tries it without
+    // sending email), and each counts as a failed sign-in would.
+    let probe = json!({"email": "eve@example.com", "password": "some long password"});
+    for attempt in 0..kakeibo_auth::visitors::FREE_FAILURES {
+        let answer = app.post("/api/session/sign-up", probe.clone(), None).await;
+        assert_eq!(
+            answer.status,
+            StatusCode::CONFLICT,
+            "attempt {attempt}: {}",
+            answer.body
+        );
+    }
+    let slowed = app.post("/api/session/sign-up", probe.clone(), None).await;
+    assert_eq!(slowed.status, StatusCode::TOO_MANY_REQUESTS, "{}", slowed.body);
+    let wait: i64 = slowed.headers["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!(wait >= 1, "{wait}");
+    // The same counter slows sign-in to that account.
+    let sign_in = app
+        .post(
+            "/api/session/sign-in",
+            json!({"email": "eve@example.com", "password": "the right password"}),
+            None,
+        )
+        .await;
+    assert_eq!(sign_in.status, StatusCode::TOO_MANY_REQUESTS, "{}", sign_in.body);
 }

@@ -12,6 +12,8 @@
 // A request, a provider or a person can send anything: no indexing that can panic.
 #![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
 
+pub mod lines;
+
 use kakeibo_core::{Tier, ToolRegistry};
 use kakeibo_tools::{Scope, registry};
 use rmcp::{

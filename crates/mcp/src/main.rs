@@ -74,7 +74,10 @@ async fn run() -> Result<(), String> {
         }
     );
     let server = LedgerServer::new(&scope, allow_writes)
-        .serve(rmcp::transport::stdio())
+        .serve(kakeibo_mcp::lines::filter(
+            tokio::io::stdin(),
+            tokio::io::stdout(),
+        ))
         .await
         .map_err(|e| format!("starting the MCP session: {e}"))?;
     server

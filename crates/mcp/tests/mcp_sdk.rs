@@ -1,5 +1,6 @@
 //! kakeibo-mcp driven by the official MCP Python SDK client over real stdio, against the demo
-//! ledger in a real PostgreSQL; plus a malformed line on raw stdio, and the dependency rule.
+//! ledger in a real PostgreSQL; plus malformed lines on raw stdio (each answered with JSON-RPC's
+//! own error code), and the dependency rule.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -141,23 +142,30 @@ async fn a_malformed_line_is_survived_and_stdout_is_only_json_rpc(pool: PgPool) 
         r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
         "this is not JSON-RPC {",
         r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"arguments":{}}}"#,
+        r#"{"jsonrpc":"2.0","id":4,"method":"no/such/method"}"#,
     ] {
         writeln!(stdin, "{line}").unwrap();
     }
     stdin.flush().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut answers = Vec::new();
-    for _ in 0..2 {
+    let mut answers = std::collections::BTreeMap::new();
+    for _ in 0..5 {
         let mut line = String::new();
         stdout.read_line(&mut line).unwrap();
-        answers.push(serde_json::from_str::<Value>(&line).expect("every stdout line is JSON-RPC"));
+        let answer = serde_json::from_str::<Value>(&line).expect("every stdout line is JSON-RPC");
+        answers.insert(answer["id"].to_string(), answer);
     }
     drop(stdin);
     let _ = child.wait();
-    assert_eq!(answers[0]["id"], 1);
+    assert!(answers["1"]["result"].is_object(), "{answers:?}");
+    // JSON-RPC's own codes: parse error (id null), invalid params, method not found.
+    assert_eq!(answers["null"]["error"]["code"], -32700, "{answers:?}");
+    assert_eq!(answers["3"]["error"]["code"], -32602, "{answers:?}");
+    assert_eq!(answers["4"]["error"]["code"], -32601, "{answers:?}");
     assert_eq!(
-        answers[1]["id"], 2,
-        "the request after the malformed line is answered"
+        answers["2"]["result"]["tools"].as_array().unwrap().len(),
+        7,
+        "the requests after the malformed line are answered"
     );
-    assert_eq!(answers[1]["result"]["tools"].as_array().unwrap().len(), 7);
 }

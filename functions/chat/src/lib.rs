@@ -257,13 +257,16 @@ fn signed_in(state: &State, visitor: &Visitor) -> Result<Response, ApiError> {
 async fn sign_up(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Response, ApiError> {
     let (parts, body) = request.into_parts();
     let credentials: Credentials = json_body(body).await?;
-    let resolved = visitor::current_or_new(&state, &parts.headers, &address_key(&state, &parts)).await?;
+    let key = address_key(&state, &parts);
+    let resolved = visitor::current_or_new(&state, &parts.headers, &key).await?;
     let result = async {
         let visitor = visitors::sign_up(
             &state.owner_pool,
             &resolved.visitor,
             &credentials.email,
             &credentials.password,
+            Some(&key),
+            Utc::now(),
         )
         .await?;
         signed_in(&state, &visitor)
