@@ -76,7 +76,10 @@ pub fn send_outcome(
     let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     match result {
         Ok(Outcome::Finished {
-            run_id, status, turn, ..
+            run_id,
+            status,
+            turn,
+            answer,
         }) => {
             let (_, uncached) = pricing::cost(model, &turn.usage());
             record_spend(turn.cost());
@@ -91,6 +94,10 @@ pub fn send_outcome(
                 latency_ms,
                 iterations: Some(turn.iteration()),
                 stop: turn.stop().filter(|stop| *stop != Stop::End),
+                message: turn
+                    .stop()
+                    .is_some_and(|stop| stop != Stop::End && stop != Stop::MaxTokens)
+                    .then_some(answer),
             }));
         }
         Ok(Outcome::Suspended {
@@ -119,6 +126,7 @@ pub fn send_outcome(
                 latency_ms,
                 iterations: None,
                 stop: None,
+                message: None,
             }));
         }
         Err(e) => {

@@ -77,6 +77,10 @@ pub struct TurnEnd {
     /// What stopped a finished turn short (`daily_cap`, `max_tokens`, …); absent when it answered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<crate::turn::Stop>,
+    /// The turn's own sentence about what stopped it (the model's failure, the budget, …), which
+    /// is not streamed as text; absent when it answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
 }
 
 /// Token counts as events carry them.
@@ -227,6 +231,7 @@ mod tests {
                 latency_ms: 12,
                 iterations: None,
                 stop: None,
+                message: None,
             }),
             Event::Error { message: "no".into() },
         ];

@@ -22,6 +22,16 @@ impl std::fmt::Debug for Secret {
     }
 }
 
+/// How long one model request may take, reply included: `MODEL_TIMEOUT_SECS` (1 to 900) as
+/// `var` reads it, else two minutes. A request that times out is retried like any transient
+/// failure, so a turn waits at most about three times this for one call.
+pub fn timeout_setting(var: &dyn Fn(&str) -> Option<String>) -> Duration {
+    var("MODEL_TIMEOUT_SECS")
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|secs| (1..=900).contains(secs))
+        .map_or(Duration::from_mins(2), Duration::from_secs)
+}
+
 /// The HTTP client of an adapter: connecting within 10 s, the whole request within `timeout`.
 pub fn client(timeout: Duration) -> Result<reqwest::Client, ProviderError> {
     reqwest::Client::builder()

@@ -88,6 +88,8 @@ export interface TurnEndEvent {
   suspended_turn_id?: string;
   /** What stopped a finished turn short: `daily_cap`, `max_tokens`, … (absent when it answered). */
   stop?: string;
+  /** The turn's own sentence about what stopped it (not streamed as text). */
+  message?: string;
 }
 
 export interface ErrorEvent {

@@ -32,6 +32,14 @@ describe('an exchange built from the stream', () => {
     expect(x.notes.map((n) => n.text).join(' ')).not.toMatch(/stopped before it finished/);
   });
 
+  it("shows the model's failure in the turn's own words", () => {
+    const x = play(newExchange('Groceries in March?'), [
+      ['turn_end', { run_id: 'r', conversation_id: 'c', status: 'error', stop: 'provider_error', message: 'The model could not answer: timed out.' }],
+    ]);
+    expect(x.status).toBe('failed');
+    expect(x.notes.map((n) => n.text).join(' ')).toMatch(/The model could not answer: timed out\. Nothing was lost/);
+  });
+
   it('holds a batch of writes on one slip and settles it from the confirm stream', () => {
     let x = play(newExchange('Budgets for dining and transport'), [
       ['tool_call', { id: 'w1', name: 'set_budget', args: {}, tier: 'write' }],

@@ -92,7 +92,12 @@ export function applyEvent(x: Exchange, event: SseEvent): Exchange {
       const end = event.data as TurnEndEvent;
       if (end.status === 'suspended') return { ...x, runId: end.run_id ?? x.runId, status: 'waiting' };
       const notes = [...x.notes];
-      const word = end.stop === 'daily_cap' ? DAILY_CAP : statusNote(end.status);
+      const word =
+        end.stop === 'daily_cap'
+          ? DAILY_CAP
+          : end.stop === 'provider_error' && end.message
+            ? { tone: 'danger' as const, word: 'failed' as const, text: `${end.message} Nothing was lost; send it again.` }
+            : statusNote(end.status);
       if (word) notes.push(word);
       return { ...x, account: end, runId: end.run_id ?? x.runId, status: end.status === 'ok' ? 'done' : 'failed', notes };
     }

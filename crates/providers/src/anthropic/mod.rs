@@ -32,7 +32,7 @@ impl AnthropicConfig {
                 .unwrap_or_else(|| DEFAULT_BASE_URL.to_owned())
                 .trim_end_matches('/')
                 .to_owned(),
-            timeout: Duration::from_mins(2),
+            timeout: http::timeout_setting(var),
         })
     }
 }

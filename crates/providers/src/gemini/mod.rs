@@ -61,7 +61,7 @@ impl GeminiConfig {
                 .unwrap_or_else(|| DEFAULT_BASE_URL.to_owned())
                 .trim_end_matches('/')
                 .to_owned(),
-            timeout: Duration::from_mins(2),
+            timeout: http::timeout_setting(var),
             cache: cache_settings(var),
         })
     }
@@ -107,7 +107,7 @@ impl GeminiConfig {
             },
             |url| url.trim_end_matches('/').to_owned(),
         );
-        let timeout = Duration::from_mins(2);
+        let timeout = http::timeout_setting(var);
         Ok(Self {
             base_url: format!("{origin}/v1/projects/{project}/locations/{location}"),
             auth: GeminiAuth::Vertex {

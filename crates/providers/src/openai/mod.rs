@@ -29,7 +29,7 @@ impl OpenAiConfig {
             base_url: var("OPENAI_BASE_URL")?.trim_end_matches('/').to_owned(),
             api_key: var("OPENAI_API_KEY").map(http::Secret),
             model: model.to_owned(),
-            timeout: Duration::from_mins(2),
+            timeout: http::timeout_setting(var),
         })
     }
 }
