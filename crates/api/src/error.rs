@@ -52,6 +52,11 @@ pub enum ApiError {
     TooManyRequests { message: String, retry_after_secs: i64 },
     #[error("{}", .0.message())]
     Refused(Refusal),
+    /// The database cannot be reached this moment (restarting, or the connection was cut): `503
+    /// {reason: database_unavailable}` with `Retry-After`. The pool replaces broken connections,
+    /// so the same process answers again once the database is back.
+    #[error("the database is unavailable for a moment; try again in a few seconds")]
+    DatabaseUnavailable(#[source] sqlx::Error),
     /// The service cannot answer now for a stated reason (for example, no model configured).
     #[error("{error}")]
     Unavailable { error: String, reason: &'static str },
@@ -88,7 +93,9 @@ impl ApiError {
             Self::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
-            Self::Refused(_) | Self::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Refused(_) | Self::Unavailable { .. } | Self::DatabaseUnavailable(_) => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -101,6 +108,10 @@ impl IntoResponse for ApiError {
             Self::Refused(refusal) => json!({"error": refusal.message(), "reason": refusal.reason()}),
             Self::Busy(busy) => json!({"error": busy.message(), "reason": busy.reason()}),
             Self::InProgress { message, .. } => json!({"error": message, "reason": "confirm_in_progress"}),
+            Self::DatabaseUnavailable(cause) => {
+                tracing::warn!(detail = %chain(cause), "the database is unavailable");
+                json!({"error": self.to_string(), "reason": "database_unavailable"})
+            }
             Self::Unavailable { error, reason } => json!({"error": error, "reason": reason}),
             Self::Internal(detail) => {
                 tracing::error!(detail = %chain(detail.as_ref()), "internal error");
@@ -121,6 +132,9 @@ impl IntoResponse for ApiError {
             }
             Self::InProgress { retry_after_secs, .. } => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
+            }
+            Self::DatabaseUnavailable(_) => {
+                headers.insert(header::RETRY_AFTER, HeaderValue::from_static("2"));
             }
             _ => {}
         }
@@ -156,11 +170,28 @@ pub fn chain(error: &(dyn std::error::Error + 'static)) -> String {
 
 impl From<LedgerError> for ApiError {
     fn from(e: LedgerError) -> Self {
-        if e.is_refusal() {
-            Self::BadRequest(e.to_string())
-        } else {
-            Self::internal(e)
+        match e {
+            LedgerError::Database(db) if database_unavailable(&db) => Self::DatabaseUnavailable(db),
+            refused if refused.is_refusal() => Self::BadRequest(refused.to_string()),
+            other => Self::internal(other),
         }
+    }
+}
+
+/// Whether `e` says the database cannot be reached now — the connection failed or was cut, the
+/// pool found none, or the server is shutting down or starting (SQLSTATE classes 08 and 57P) —
+/// rather than that this request was wrong.
+pub fn database_unavailable(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Database(db) => db
+            .code()
+            .is_some_and(|code| code.starts_with("08") || code.starts_with("57P")),
+        _ => false,
     }
 }
 

@@ -15,6 +15,7 @@ const BY_REASON: Record<string, string> = {
   daily_cap: 'kakeibo has reached its daily model budget. Live chat resumes tomorrow (midnight UTC).',
   blocked: 'This session has been paused by the operator.',
   paused: 'kakeibo’s live chat is paused by the operator. Your ledger, dashboard and traces still work.',
+  database_unavailable: 'kakeibo’s database is unavailable for a moment (restarting, perhaps). Try again in a few seconds; nothing was lost.',
   no_model:
     'No model is configured on this server, so nothing can answer. Set a provider key (README, Configuration), or run the scripted demo with cargo xtask dev --demo.',
 };
