@@ -7,18 +7,9 @@
 mod support;
 
 use axum::http::StatusCode;
-use serde_json::{Value, json};
+use serde_json::json;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use support::{Answer, Isolation, TestApp, state};
-
-fn named(answer: &Answer, name: &str) -> Vec<Value> {
-    answer
-        .events()
-        .into_iter()
-        .filter(|(e, _)| e == name)
-        .map(|(_, d)| d)
-        .collect()
-}
+use support::{Isolation, TestApp, state};
 
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn a_conversation_waiting_for_a_confirmation_takes_no_other_message(
@@ -28,8 +19,8 @@ async fn a_conversation_waiting_for_a_confirmation_takes_no_other_message(
     let state = state(&connect, Isolation::Rls, &[]).await;
     let app = TestApp::new(&state);
     let (cookie, asked) = app.visitor("set a ₹20,000 monthly budget for groceries").await;
-    let request = named(&asked, "confirm_request").remove(0);
-    let conversation = named(&asked, "turn_end")[0]["conversation_id"].clone();
+    let request = asked.named("confirm_request").remove(0);
+    let conversation = asked.named("turn_end")[0]["conversation_id"].clone();
     let used = || async { app.get("/api/session", Some(&cookie)).await.json()["messages"]["used"].clone() };
     assert_eq!(used().await, 1);
 

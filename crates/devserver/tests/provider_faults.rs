@@ -135,16 +135,6 @@ async fn serve(mut socket: TcpStream, fault: Fault) {
     }
 }
 
-/// The events of a chat answer by name.
-fn named(answer: &support::Answer, name: &str) -> Vec<Value> {
-    answer
-        .events()
-        .into_iter()
-        .filter(|(e, _)| e == name)
-        .map(|(_, d)| d)
-        .collect()
-}
-
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn every_provider_fault_ends_a_turn_truthfully_and_the_visitor_can_send_again(
     _: PgPoolOptions,
@@ -207,13 +197,14 @@ async fn every_provider_fault_ends_a_turn_truthfully_and_the_visitor_can_send_ag
         let first = app.chat(None, "how much did I spend on groceries?").await;
         assert_eq!(first.status, StatusCode::OK, "{name}: {}", first.body);
         let cookie = first.session_cookie().unwrap();
-        let ends = named(&first, "turn_end");
+        let ends = first.named("turn_end");
         let end = ends
             .first()
             .unwrap_or_else(|| panic!("{name}: no turn_end: {}", first.body));
         let conversation = end["conversation_id"].as_str().unwrap().to_owned();
         let run = end["run_id"].as_str().unwrap().to_owned();
-        let tokens: String = named(&first, "token")
+        let tokens: String = first
+            .named("token")
             .iter()
             .map(|t| t["delta"].as_str().unwrap_or_default())
             .collect();
@@ -275,7 +266,7 @@ async fn every_provider_fault_ends_a_turn_truthfully_and_the_visitor_can_send_ag
             )
             .await;
         assert_eq!(next.status, StatusCode::OK, "{name}: {}", next.body);
-        let next_end = &named(&next, "turn_end")[0];
+        let next_end = &next.named("turn_end")[0];
         assert_eq!(next_end["status"], "ok", "{name}: {}", next.body);
         table.push(format!(
             "| {name} | {saw} | {status} | {messages} messages, {events} trace events, 0 tool calls | answered |"

@@ -35,15 +35,6 @@ fn said(answer: &Answer) -> String {
         .collect()
 }
 
-fn events_named(answer: &Answer, name: &str) -> Vec<Value> {
-    answer
-        .events()
-        .into_iter()
-        .filter(|(e, _)| e == name)
-        .map(|(_, d)| d)
-        .collect()
-}
-
 async fn chat(app: &TestApp, message: &str, cookie: &str) -> Answer {
     let answer = app.chat(Some(cookie), message).await;
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
@@ -52,7 +43,7 @@ async fn chat(app: &TestApp, message: &str, cookie: &str) -> Answer {
 
 /// Confirms every pending write of `chat`, the i-th allowed when `allowed[i]`.
 async fn confirm(app: &TestApp, chat: &Answer, allowed: &[bool], cookie: &str) -> Answer {
-    let requests = events_named(chat, "confirm_request");
+    let requests = chat.named("confirm_request");
     assert_eq!(requests.len(), allowed.len(), "{}", chat.body);
     let decisions: Vec<(Value, bool)> = requests
         .iter()
@@ -73,7 +64,7 @@ async fn the_confirm_stream_says_what_became_of_each_write(_: PgPoolOptions, con
 
     // A read's tool_result has no decision at all.
     let (cookie, spent) = app.visitor("how much did I spend").await;
-    let read_results = events_named(&spent, "tool_result");
+    let read_results = spent.named("tool_result");
     assert_eq!(read_results.len(), 1, "{}", spent.body);
     assert_eq!(read_results[0]["name"], "get_spend_report");
     assert!(read_results[0].get("decision").is_none(), "{}", read_results[0]);
@@ -81,7 +72,7 @@ async fn the_confirm_stream_says_what_became_of_each_write(_: PgPoolOptions, con
 
     // Allowed: the write ran; its result (with the new budget's id) comes first.
     let asked = chat(&app, "set a ₹20,000 monthly budget for groceries", &cookie).await;
-    let request = &events_named(&asked, "confirm_request")[0];
+    let request = &asked.named("confirm_request")[0];
     assert_eq!(request["tool"], "set_budget");
     let allowed = confirm(&app, &asked, &[true], &cookie).await;
     let events = allowed.events();
@@ -101,7 +92,7 @@ async fn the_confirm_stream_says_what_became_of_each_write(_: PgPoolOptions, con
         "{result}"
     );
     assert_eq!(
-        events_named(&allowed, "tool_result").len(),
+        allowed.named("tool_result").len(),
         1,
         "one per write of the batch"
     );
@@ -135,7 +126,7 @@ async fn the_confirm_stream_says_what_became_of_each_write(_: PgPoolOptions, con
     // A batch of two, the first allowed and the second declined: two results, in call order,
     // before anything else; the answer quotes what became of each.
     let asked = chat(&app, "set budgets for dining and transport", &cookie).await;
-    let requests = events_named(&asked, "confirm_request");
+    let requests = asked.named("confirm_request");
     let mixed = confirm(&app, &asked, &[true, false], &cookie).await;
     let events = mixed.events();
     assert_eq!(
@@ -149,7 +140,7 @@ async fn the_confirm_stream_says_what_became_of_each_write(_: PgPoolOptions, con
     assert!(events[0].1["summary"].as_str().unwrap().contains("Dining"));
     assert_eq!(events[1].1["id"], requests[1]["id"]);
     assert_eq!(events[1].1["decision"], "declined");
-    assert_eq!(events_named(&mixed, "tool_result").len(), 2);
+    assert_eq!(mixed.named("tool_result").len(), 2);
     assert_eq!(
         said(&mixed),
         "Here is what happened for June 2025. Dining: ₹8,000.00; Transport: declined."
@@ -434,7 +425,7 @@ async fn an_upload_is_previewed_without_the_model(_: PgPoolOptions, connect: PgC
         &cookie,
     )
     .await;
-    let request = &events_named(&asked, "confirm_request")[0];
+    let request = &asked.named("confirm_request")[0];
     assert_eq!(request["tool"], "import_statement_csv");
     assert_eq!(request["args"], json!({"dry_run": false, "plan_id": plan_id}));
     let committed = confirm(&app, &asked, &[true], &cookie).await;

@@ -265,6 +265,15 @@ impl Answer {
     pub fn events(&self) -> Vec<(String, Value)> {
         sse_events(&self.body)
     }
+
+    /// The data of every SSE frame of the event `name`, in order.
+    pub fn named(&self, name: &str) -> Vec<Value> {
+        self.events()
+            .into_iter()
+            .filter(|(event, _)| event == name)
+            .map(|(_, data)| data)
+            .collect()
+    }
 }
 
 pub fn sse_events(text: &str) -> Vec<(String, Value)> {
