@@ -77,9 +77,7 @@ pub fn storable(text: String) -> String {
 }
 
 fn scrub_text(text: &mut String) {
-    if text.contains('\0') {
-        *text = text.replace('\0', "\u{FFFD}");
-    }
+    *text = storable(std::mem::take(text));
 }
 
 /// Every string of `value`, keys included, made [`storable`].

@@ -288,17 +288,7 @@ async fn an_anonymous_ledger_moves_onto_an_account_that_has_none(
     let app = TestApp::new(&state);
     let pool = state.owner_pool.get().clone();
     // An account made without ever touching its ledger.
-    let account = visitors::create_anonymous(&state.owner_pool).await.unwrap();
-    visitors::sign_up(
-        &state.owner_pool,
-        &account,
-        "cy@example.com",
-        "a long enough password",
-        None,
-        chrono::Utc::now(),
-    )
-    .await
-    .unwrap();
+    let account = account(&state, "cy@example.com", "a long enough password").await;
     // An anonymous visitor who set a budget.
     let (y, chat) = app.visitor("set a budget").await;
     let pending = chat
@@ -348,17 +338,7 @@ async fn an_anonymous_ledger_moves_onto_an_account_that_has_none(
 async fn repeated_failed_sign_ins_are_slowed(_: PgPoolOptions, connect: PgConnectOptions) {
     let state = state(&connect, Isolation::Rls, &[]).await;
     let app = TestApp::new(&state);
-    let account = visitors::create_anonymous(&state.owner_pool).await.unwrap();
-    visitors::sign_up(
-        &state.owner_pool,
-        &account,
-        "dee@example.com",
-        "the right password",
-        None,
-        chrono::Utc::now(),
-    )
-    .await
-    .unwrap();
+    account(&state, "dee@example.com", "the right password").await;
     let wrong = json!({"email": "dee@example.com", "password": "the wrong password"});
     for attempt in 0..kakeibo_auth::visitors::FREE_FAILURES {
         let answer = app.post("/api/session/sign-in", wrong.clone(), None).await;
@@ -478,17 +458,7 @@ async fn concurrent_guesses_are_counted_before_the_password_is_checked(
 ) {
     let state = state(&connect, Isolation::Rls, &[]).await;
     let app = TestApp::new(&state);
-    let account = visitors::create_anonymous(&state.owner_pool).await.unwrap();
-    visitors::sign_up(
-        &state.owner_pool,
-        &account,
-        "fay@example.com",
-        "the right password",
-        None,
-        chrono::Utc::now(),
-    )
-    .await
-    .unwrap();
+    account(&state, "fay@example.com", "the right password").await;
     let guesses = (0..20).map(|i| {
         let app = app.clone();
         tokio::spawn(async move {
@@ -513,17 +483,7 @@ async fn concurrent_guesses_are_counted_before_the_password_is_checked(
 async fn probing_emails_through_sign_up_is_slowed_as_sign_in_is(_: PgPoolOptions, connect: PgConnectOptions) {
     let state = state(&connect, Isolation::Rls, &[]).await;
     let app = TestApp::new(&state);
-    let account = visitors::create_anonymous(&state.owner_pool).await.unwrap();
-    visitors::sign_up(
-        &state.owner_pool,
-        &account,
-        "eve@example.com",
-        "the right password",
-        None,
-        chrono::Utc::now(),
-    )
-    .await
-    .unwrap();
+    account(&state, "eve@example.com", "the right password").await;
     // Each probe says the address is taken (it cannot be hidden from whoever tries it without
     // sending email), and each counts as a failed sign-in would.
     let probe = json!({"email": "eve@example.com", "password": "some long password"});
@@ -549,4 +509,19 @@ async fn probing_emails_through_sign_up_is_slowed_as_sign_in_is(_: PgPoolOptions
         )
         .await;
     assert_eq!(sign_in.status, StatusCode::TOO_MANY_REQUESTS, "{}", sign_in.body);
+}
+
+/// An account made out of band (its visit never touched the ledger), as a test's starting point.
+async fn account(state: &kakeibo_api::State, email: &str, password: &str) -> kakeibo_auth::Visitor {
+    let visit = visitors::create_anonymous(&state.owner_pool).await.unwrap();
+    visitors::sign_up(
+        &state.owner_pool,
+        &visit,
+        email,
+        password,
+        None,
+        chrono::Utc::now(),
+    )
+    .await
+    .unwrap()
 }
