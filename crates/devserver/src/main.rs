@@ -3,6 +3,7 @@
 use std::{collections::BTreeMap, net::SocketAddr, path::PathBuf, sync::Arc};
 
 use anyhow::{Context, Result};
+use axum::serve::ListenerExt as _;
 use clap::Parser;
 use kakeibo_api::{Config, State};
 
@@ -47,9 +48,16 @@ async fn main() -> Result<()> {
         Err(why) => tracing::warn!("no model — chat answers 503 until one is configured. {why}"),
     }
     let app = kakeibo_devserver::app(Arc::new(state), Some(&args.web_dist));
+    // Streamed answers go out as they are written: without TCP_NODELAY, Nagle's algorithm holds
+    // an event's small segment until the client's delayed ACK (40 ms on Linux) releases it.
     let listener = tokio::net::TcpListener::bind(args.addr)
         .await
-        .with_context(|| format!("listening on {}", args.addr))?;
+        .with_context(|| format!("listening on {}", args.addr))?
+        .tap_io(|stream| {
+            if let Err(e) = stream.set_nodelay(true) {
+                tracing::debug!("TCP_NODELAY refused on a connection: {e}");
+            }
+        });
     tracing::info!("serving http://{}", args.addr);
     axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
         .with_graceful_shutdown(stopped())

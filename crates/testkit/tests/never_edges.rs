@@ -171,6 +171,8 @@ fn the_developer_tools_depend_on_no_product_crate() {
         "kakeibo-evals",
     ];
     assert_never("xtask", &product, "drives initdb, psql and cargo as processes");
+    // The load generator sees the site as its visitors do: over HTTP (and the database, to check).
+    assert_never("kakeibo-load", &product, "drives the site over HTTP only");
     // The embedded cluster's helper and the suites' kit are the standard library alone.
     for package in ["kakeibo-localdb", "kakeibo-testkit"] {
         let (crates, tree) = dependencies(package);

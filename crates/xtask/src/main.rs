@@ -6,6 +6,7 @@
 //! `psql` as processes.
 
 mod bench;
+mod load;
 mod pg;
 mod process;
 mod readme;
@@ -116,6 +117,28 @@ enum Command {
         #[arg(long, value_name = "BENCH")]
         only: Vec<String>,
     },
+    /// Many simulated visitors against the local stack for a fixed time (kakeibo-load): chat
+    /// questions, writes confirmed or declined, statements uploaded, previewed and imported, the
+    /// dashboard and the lists. kakeibo-dev runs for release on the scripted demo model and a
+    /// database of its own (kakeibo_load, made afresh). Prints requests/s, p50/p99 per route,
+    /// errors by kind, the database connections in use and the server's peak RSS, then checks the
+    /// database: every admitted message has its run, every allowed write exactly one result, no
+    /// visitor saw another's data, no suspended turn is left claimed. Writes
+    /// bench/report/load.{json,md}; exits 1 when a check fails or a request failed.
+    Load {
+        /// Visitors at once.
+        #[arg(long, default_value_t = 32)]
+        visitors: u16,
+        /// Seconds during which new work starts (work under way then is finished and counted).
+        #[arg(long, default_value_t = 120)]
+        seconds: u64,
+        /// Where kakeibo-dev listens for the load.
+        #[arg(long, default_value = "127.0.0.1:3100")]
+        addr: String,
+        /// Connections per database role in the server's pools (DATABASE_POOL_SIZE).
+        #[arg(long, default_value_t = 8)]
+        pool_size: u32,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -162,6 +185,20 @@ fn run(cli: Cli) -> Result<ExitCode> {
             test(&db, &cargo_test_args, with_web)
         }
         Command::Dev { addr, demo } => dev(&db, &addr, demo),
+        Command::Load {
+            visitors,
+            seconds,
+            addr,
+            pool_size,
+        } => load::run(
+            &db,
+            &load::Load {
+                visitors,
+                seconds,
+                addr: &addr,
+                pool_size,
+            },
+        ),
         Command::Watch { port } => watch(&db, port),
         Command::Package => package(),
         Command::Reap => {

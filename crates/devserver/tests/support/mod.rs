@@ -358,6 +358,10 @@ pub async fn serve(app: Router) -> String {
         .await
         .expect("a free port");
     let addr = listener.local_addr().expect("the bound address");
+    // As kakeibo-dev serves: each streamed event sent at once.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |stream| {
+        let _ = stream.set_nodelay(true);
+    });
     tokio::spawn(async move {
         let service = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
         let _ = axum::serve(listener, service).await;
