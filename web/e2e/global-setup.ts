@@ -47,12 +47,56 @@ async function waitFor(url: string, child: ChildProcess, log: () => string): Pro
   throw new Error(`kakeibo-dev did not answer ${url} within 60 s:\n${log()}`);
 }
 
-let server: ChildProcess | undefined;
+/** A running kakeibo-dev: its address, its log so far, and how to stop it. */
+export interface Dev {
+  base: string;
+  log: () => string;
+  stop: () => Promise<void>;
+}
+
+/** kakeibo-dev on a free port over the e2e database and the scripted demo model; `env` adds or
+ * overrides settings (the bot check's journey starts one of its own with the check on). */
+export async function startDev(env: Record<string, string> = {}): Promise<Dev> {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  let output = '';
+  const server = spawn(need('KAKEIBO_DEV_BIN'), ['--addr', `127.0.0.1:${port}`, '--web-dist', resolve(REPO, 'web', 'dist')], {
+    cwd: REPO,
+    env: {
+      ...process.env,
+      DATABASE_URL: need('KAKEIBO_E2E_DATABASE_URL'),
+      APP_DATABASE_URL: need('KAKEIBO_E2E_APP_DATABASE_URL'),
+      KAKEIBO_PROVIDER: `script:${resolve(REPO, 'fixtures', 'scripts', 'demo.yaml')}`,
+      ADMIN_EMAILS: OPERATOR.email,
+      // Every browser context comes from 127.0.0.1: the per-address limits would stop the run.
+      IP_DAILY_MESSAGE_QUOTA: '100000',
+      ANON_DAILY_MESSAGE_QUOTA: '8',
+      GLOBAL_DAILY_BUDGET_USD: '1000',
+      RUST_LOG: process.env.RUST_LOG ?? 'warn',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  server.stdout?.on('data', (d) => (output += String(d)));
+  server.stderr?.on('data', (d) => (output += String(d)));
+  const stop = async () => {
+    server.kill('SIGINT');
+    await new Promise((r) => setTimeout(r, 300));
+    if (server.exitCode === null) server.kill('SIGKILL');
+  };
+  try {
+    await waitFor(`${base}/api/session`, server, () => output);
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { base, log: () => output, stop };
+}
+
+let server: Dev | undefined;
 
 export default async function setup(project: TestProject) {
   const databaseUrl = need('KAKEIBO_E2E_DATABASE_URL');
-  const appUrl = need('KAKEIBO_E2E_APP_DATABASE_URL');
-  const devBin = need('KAKEIBO_DEV_BIN');
   const cliBin = need('KAKEIBO_BIN');
   const added = spawnSync(cliBin, ['operator', 'add', OPERATOR.email], {
     input: `${OPERATOR.password}\n`,
@@ -61,41 +105,18 @@ export default async function setup(project: TestProject) {
   });
   if (added.status !== 0) throw new Error(`kakeibo operator add failed: ${added.stderr}`);
 
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  let output = '';
-  server = spawn(devBin, ['--addr', `127.0.0.1:${port}`, '--web-dist', resolve(REPO, 'web', 'dist')], {
-    cwd: REPO,
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      APP_DATABASE_URL: appUrl,
-      KAKEIBO_PROVIDER: `script:${resolve(REPO, 'fixtures', 'scripts', 'demo.yaml')}`,
-      ADMIN_EMAILS: OPERATOR.email,
-      // Every browser context comes from 127.0.0.1: the per-address limits would stop the run.
-      IP_DAILY_MESSAGE_QUOTA: '100000',
-      ANON_DAILY_MESSAGE_QUOTA: '8',
-      GLOBAL_DAILY_BUDGET_USD: '1000',
-      RUST_LOG: process.env.RUST_LOG ?? 'warn',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  server.stdout?.on('data', (d) => (output += String(d)));
-  server.stderr?.on('data', (d) => (output += String(d)));
-  await waitFor(`${base}/api/session`, server, () => output);
+  server = await startDev();
 
   const artifacts = resolve(process.env.KAKEIBO_WEB_ARTIFACTS ?? resolve(REPO, 'target'));
   mkdirSync(resolve(artifacts, 'web-screenshots'), { recursive: true });
   writeFileSync(resolve(artifacts, 'web-e2e-server.log'), '');
-  project.provide('baseUrl', base);
+  project.provide('baseUrl', server.base);
   project.provide('databaseUrl', databaseUrl);
   project.provide('artifacts', artifacts);
 
   return async () => {
-    writeFileSync(resolve(artifacts, 'web-e2e-server.log'), output);
-    server?.kill('SIGINT');
-    await new Promise((r) => setTimeout(r, 300));
-    if (server && server.exitCode === null) server.kill('SIGKILL');
+    writeFileSync(resolve(artifacts, 'web-e2e-server.log'), server?.log() ?? '');
+    await server?.stop();
   };
 }
 

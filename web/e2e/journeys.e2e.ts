@@ -2,11 +2,13 @@
 // each journey checked twice: what the person sees, and what the database holds.
 
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { OPERATOR, REPO } from './global-setup';
+import { OPERATOR, REPO, startDev } from './global-setup';
 import { DESKTOP, MOBILE, artifacts, pageErrors, ask, axe, closeDatabase, launch, overflow, screenshot, sql, visitor, visitorId, waitSettled } from './support';
 
 let browser: Browser;
@@ -512,4 +514,92 @@ describe('every route', () => {
       await context.close();
     });
   }
+});
+
+/** Cloudflare's Turnstile script, played by a stand-in: each widget is a button that issues a
+ * fresh `pass-…` token (or `window.__token` when a test sets one). */
+const TURNSTILE_STAND_IN = `window.turnstile = {
+  n: 0,
+  render(el, options) {
+    const id = 'widget-' + ++this.n;
+    const button = document.createElement('button');
+    button.type = 'button';
+    button.textContent = 'I am a person';
+    button.dataset.widget = id;
+    button.addEventListener('click', () => options.callback(window.__token ?? 'pass-' + id + '-' + Math.random().toString(36).slice(2)));
+    el.appendChild(button);
+    return id;
+  },
+  remove(id) { document.querySelector('[data-widget="' + id + '"]')?.remove(); },
+};`;
+
+describe('the bot check, on a site that turns it on', () => {
+  it('asks a new visitor once, refuses a forged token in words, and is gone once passed', async () => {
+    // siteverify's stand-in: `pass-…` tokens pass once, anything else is refused.
+    const used = new Set<string>();
+    const verifier = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk) => (body += String(chunk)));
+      req.on('end', () => {
+        const { secret, response } = JSON.parse(body || '{}') as { secret?: string; response?: string };
+        const passed = secret === 'e2e-secret' && typeof response === 'string' && response.startsWith('pass-') && !used.has(response);
+        if (passed) used.add(response);
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify(passed ? { success: true, 'error-codes': [] } : { success: false, 'error-codes': ['invalid-input-response'] }));
+      });
+    });
+    await new Promise<void>((ok) => verifier.listen(0, '127.0.0.1', ok));
+    const port = (verifier.address() as AddressInfo).port;
+    const dev = await startDev({
+      TURNSTILE_SECRET: 'e2e-secret',
+      TURNSTILE_SITE_KEY: 'e2e-site-key',
+      TURNSTILE_VERIFY_URL: `http://127.0.0.1:${port}/siteverify`,
+    });
+    try {
+      const context = await browser.newContext({ baseURL: dev.base, viewport: DESKTOP, reducedMotion: 'reduce' });
+      await context.route('https://challenges.cloudflare.com/**', (route) => route.fulfill({ contentType: 'text/javascript', body: TURNSTILE_STAND_IN }));
+      const page = await context.newPage();
+      page.on('pageerror', (e) => pageErrors.push(`${page.url()}: ${e.message}`));
+      await page.goto('/chat');
+      const input = page.getByLabel('Ask about your ledger');
+      const askButton = page.getByRole('button', { name: 'Ask', exact: true });
+      const person = page.getByRole('button', { name: 'I am a person' });
+      await input.fill('How much did I spend?');
+      await expect.poll(() => person.count()).toBe(1);
+      expect(await askButton.isDisabled(), 'no token yet, no message').toBe(true);
+
+      // A forged token: refused in words, the question back in the composer, no visitor made.
+      await page.evaluate(() => {
+        (window as unknown as { __token?: string }).__token = 'forged';
+      });
+      await person.click();
+      await askButton.click();
+      await expect.poll(() => page.locator('.banner').innerText()).toContain('Verification failed. Reload the page and try again.');
+      expect(await input.inputValue()).toBe('How much did I spend?');
+      expect(await visitorId(page)).toBeNull();
+      expect(await askButton.isDisabled(), 'the forged token is spent').toBe(true);
+
+      // A token the check accepts: answered, the visitor remembered, the widget gone.
+      await page.evaluate(() => {
+        delete (window as unknown as { __token?: string }).__token;
+      });
+      await person.click();
+      await askButton.click();
+      await waitSettled(page);
+      await expect.poll(() => page.locator('.exchange .answer').first().innerText()).toContain('June 2025');
+      await expect.poll(() => person.count()).toBe(0);
+      const owner = await visitorId(page);
+      expect(await sql('SELECT 1 FROM users WHERE id = $1 AND human_checked_at IS NOT NULL', [owner])).toHaveLength(1);
+
+      // Asked once: the next question goes without a token.
+      await ask(page, 'Anything unusual in April 2025?');
+      await expect.poll(() => page.locator('.exchange .answer').nth(1).innerText()).toContain('DMART');
+      expect(used.size).toBe(1);
+      await screenshot(page, 'chat-after-bot-check');
+      await context.close();
+    } finally {
+      await dev.stop();
+      verifier.close();
+    }
+  });
 });

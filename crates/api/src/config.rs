@@ -81,6 +81,9 @@ pub struct Config {
     /// What the CDN in front sends in `X-Origin-Verify`; when set, requests without it are
     /// refused (the API's own address is public).
     pub origin_verify: Option<String>,
+    /// The bot check before a visitor's first message (`TURNSTILE_SECRET`, `TURNSTILE_SITE_KEY`,
+    /// `TURNSTILE_VERIFY_URL`); `None`: off.
+    pub bot_check: Option<crate::bot_check::BotCheckSettings>,
     /// Every setting, for the provider selection (`KAKEIBO_PROVIDER`, keys, models).
     pub vars: BTreeMap<String, String>,
 }
@@ -101,6 +104,9 @@ pub const SETTINGS: &[&str] = &[
     "CLIENT_ADDRESS_HEADER",
     "DATABASE_POOL_SIZE",
     "ORIGIN_VERIFY",
+    "TURNSTILE_SECRET",
+    "TURNSTILE_SITE_KEY",
+    "TURNSTILE_VERIFY_URL",
 ];
 
 /// Fills in the settings that live in Secrets Manager, leaving the others as they are:
@@ -222,6 +228,7 @@ impl Config {
             client_address_header: get("CLIENT_ADDRESS_HEADER").map(|h| h.to_ascii_lowercase()),
             pool_size: u32::try_from(count("DATABASE_POOL_SIZE", 4)?.max(1)).unwrap_or(4),
             origin_verify: get("ORIGIN_VERIFY"),
+            bot_check: crate::bot_check::BotCheckSettings::from_settings(get)?,
             vars,
         })
     }

@@ -9,6 +9,8 @@ use axum::{
 use kakeibo_agent::{AgentError, Busy, ConfirmError};
 use kakeibo_ledger::LedgerError;
 use kakeibo_operator::{OperatorError, UploadError, quota::Refusal};
+
+use crate::bot_check::BotRefusal;
 use kakeibo_tools::ToolsError;
 use serde_json::json;
 
@@ -52,6 +54,10 @@ pub enum ApiError {
     TooManyRequests { message: String, retry_after_secs: i64 },
     #[error("{}", .0.message())]
     Refused(Refusal),
+    /// The bot check refused a first message: `403 {reason: bot_check_required | bot_check_failed}`,
+    /// or `503 {reason: bot_check_unavailable}` when no verdict could be had (it fails closed).
+    #[error("{}", .0.message())]
+    BotCheck(BotRefusal),
     /// The database cannot be reached this moment (restarting, or the connection was cut): `503
     /// {reason: database_unavailable}` with `Retry-After`. The pool replaces broken connections,
     /// so the same process answers again once the database is back.
@@ -85,7 +91,8 @@ impl ApiError {
         match self {
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::Unauthorized(_) | Self::WrongCredentials(_) => StatusCode::UNAUTHORIZED,
-            Self::Forbidden(_) => StatusCode::FORBIDDEN,
+            Self::BotCheck(BotRefusal::Unavailable) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Forbidden(_) | Self::BotCheck(_) => StatusCode::FORBIDDEN,
             Self::NotFound => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Self::Conflict(_) | Self::Busy(_) | Self::InProgress { .. } => StatusCode::CONFLICT,
@@ -107,6 +114,7 @@ impl IntoResponse for ApiError {
         let body = match &self {
             Self::Refused(refusal) => json!({"error": refusal.message(), "reason": refusal.reason()}),
             Self::Busy(busy) => json!({"error": busy.message(), "reason": busy.reason()}),
+            Self::BotCheck(refusal) => json!({"error": refusal.message(), "reason": refusal.reason()}),
             Self::InProgress { message, .. } => json!({"error": message, "reason": "confirm_in_progress"}),
             Self::DatabaseUnavailable(cause) => {
                 tracing::warn!(detail = %chain(cause), "the database is unavailable");

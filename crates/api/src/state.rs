@@ -16,6 +16,7 @@ use kakeibo_tools::Scope;
 use sqlx::PgPool;
 
 use crate::{
+    bot_check::BotCheck,
     config::{Config, ConfigError},
     error::ApiError,
 };
@@ -34,6 +35,8 @@ pub struct State {
     pub rules: PermissionRules,
     /// The site's daily model budget: every model call of a web turn reserves against it.
     pub budget: DailyBudget,
+    /// The bot check before a visitor's first message, when configured.
+    pub bot_check: Option<BotCheck>,
 }
 
 impl std::fmt::Debug for State {
@@ -152,7 +155,17 @@ impl State {
             })?,
             None => PermissionRules::default(),
         };
+        let bot_check = config
+            .bot_check
+            .clone()
+            .map(BotCheck::new)
+            .transpose()
+            .map_err(|e| ConfigError::Invalid {
+                name: "TURNSTILE_VERIFY_URL",
+                why: e.to_string(),
+            })?;
         Ok(Self {
+            bot_check,
             budget: DailyBudget::new(pools.owner.clone(), config.quotas.global_daily_usd),
             store: TurnStore::new(pools.app.clone()),
             app: pools.app,

@@ -12,7 +12,11 @@ use chrono::Utc;
 use kakeibo_auth::{Sessions, Visitor, session::token_from_cookies, visitors};
 use kakeibo_operator::quota::{self, Refusal};
 
-use crate::{error::ApiError, state::State};
+use crate::{
+    bot_check::{BotRefusal, Verdict},
+    error::ApiError,
+    state::State,
+};
 
 /// A visitor and, when the session was created or renewed, the cookie to send back.
 #[derive(Debug, Clone)]
@@ -104,6 +108,46 @@ pub async fn current_or_new(
     let visitor = visitors::create_anonymous(&state.owner_pool).await?;
     let set_cookie = Some(issue(state, &visitor)?);
     Ok(Resolved { visitor, set_cookie })
+}
+
+/// [`current_or_new`] behind the bot check, when one is configured: the session's visitor when
+/// they passed it already; otherwise `token` is verified first — before a visitor is made or
+/// anything is charged — and the visitor is marked, so the check is asked once. Without the
+/// check, [`current_or_new`] itself.
+pub async fn checked_or_new(
+    state: &State,
+    headers: &HeaderMap,
+    address_key: &str,
+    token: Option<&str>,
+) -> Result<Resolved, ApiError> {
+    let Some(check) = &state.bot_check else {
+        return current_or_new(state, headers, address_key).await;
+    };
+    let current = match current(state, headers).await? {
+        Some(resolved) if resolved.visitor.human_checked => return Ok(resolved),
+        other => other,
+    };
+    let token = token
+        .filter(|t| !t.trim().is_empty())
+        .ok_or(ApiError::BotCheck(BotRefusal::Required))?;
+    match check.verify(token).await {
+        Verdict::Passed => {}
+        Verdict::Failed(codes) => {
+            tracing::info!(codes = ?codes, "the bot check refused a token");
+            return Err(ApiError::BotCheck(BotRefusal::Failed));
+        }
+        Verdict::Unavailable(why) => {
+            tracing::warn!(why, "the bot check could not be verified; the message is refused");
+            return Err(ApiError::BotCheck(BotRefusal::Unavailable));
+        }
+    }
+    let mut resolved = match current {
+        Some(resolved) => resolved,
+        None => current_or_new(state, headers, address_key).await?,
+    };
+    visitors::mark_human_checked(&state.owner_pool, resolved.visitor.owner()).await?;
+    resolved.visitor.human_checked = true;
+    Ok(resolved)
 }
 
 /// A new session cookie for `visitor`.

@@ -53,6 +53,8 @@ pub struct Visitor {
     pub session_epoch: i32,
     /// Whether the demo ledger was cloned into theirs already (so no request has to ask again).
     pub demo_cloned: bool,
+    /// Whether they passed the bot check (asked before a first message when one is configured).
+    pub human_checked: bool,
 }
 
 impl Visitor {
@@ -83,7 +85,7 @@ kakeibo_ledger::database_errors_are_ledger_errors!(AuthError);
 
 const VISITOR_COLUMNS: &str =
     "id, email, is_anonymous, blocked_at IS NOT NULL AS blocked, operator, session_epoch,
-     demo_cloned_at IS NOT NULL AS demo_cloned";
+     demo_cloned_at IS NOT NULL AS demo_cloned, human_checked_at IS NOT NULL AS human_checked";
 
 /// A new anonymous visitor.
 pub async fn create_anonymous(pool: &OwnerRolePool) -> Result<Visitor, AuthError> {
@@ -101,11 +103,21 @@ pub async fn create_anonymous(pool: &OwnerRolePool) -> Result<Visitor, AuthError
 /// security shows the visitor only their own row, and most requests only read it.
 pub async fn load(app: &PgPool, owner: OwnerId) -> Result<Option<Visitor>, AuthError> {
     Ok(sqlx::query_as::<_, Visitor>(
-        "SELECT id, email, is_anonymous, blocked, operator, session_epoch, demo_cloned FROM app_visitor($1)",
+        "SELECT id, email, is_anonymous, blocked, operator, session_epoch, demo_cloned, human_checked
+         FROM app_visitor($1)",
     )
     .bind(owner.as_uuid())
     .fetch_optional(app)
     .await?)
+}
+
+/// Records that the visitor passed the bot check (once; later calls keep the first moment).
+pub async fn mark_human_checked(pool: &OwnerRolePool, owner: OwnerId) -> Result<(), AuthError> {
+    sqlx::query("UPDATE users SET human_checked_at = coalesce(human_checked_at, now()) WHERE id = $1")
+        .bind(owner.as_uuid())
+        .execute(pool.get())
+        .await?;
+    Ok(())
 }
 
 /// The address in its stored form: trimmed, lower case; refused unless it looks like one.
@@ -347,6 +359,15 @@ async fn move_visitor(pool: &OwnerRolePool, from: OwnerId, to: OwnerId) -> Resul
         .execute(&mut *tx)
         .await?;
     }
+    // A visit that passed the bot check passes it for the account it signs in to.
+    sqlx::query(
+        "UPDATE users SET human_checked_at = coalesce(human_checked_at, (SELECT human_checked_at FROM users WHERE id = $1))
+         WHERE id = $2",
+    )
+    .bind(from.as_uuid())
+    .bind(to.as_uuid())
+    .execute(&mut *tx)
+    .await?;
     if !target_has_ledger {
         sqlx::query(
             "UPDATE users SET demo_cloned_at = coalesce(demo_cloned_at, (SELECT demo_cloned_at FROM users WHERE id = $1))

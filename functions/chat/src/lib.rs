@@ -86,9 +86,10 @@ struct ChatBody {
     message: String,
     #[serde(default, rename = "conversationId", alias = "conversation_id")]
     conversation_id: Option<kakeibo_core::ConversationId>,
-    /// Accepted for the web client's shape; checked only when a challenge is configured.
+    /// The bot check's token (Turnstile), needed until the visitor has passed it once when
+    /// `TURNSTILE_SECRET` is set; ignored otherwise.
     #[serde(default, rename = "turnstileToken")]
-    _turnstile_token: Option<String>,
+    turnstile_token: Option<String>,
 }
 
 /// The per-address quota key of a request.
@@ -115,7 +116,8 @@ async fn chat(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Res
     }
     let model = state.agent_model()?;
     let key = address_key(&state, &parts);
-    let resolved = visitor::current_or_new(&state, &parts.headers, &key).await?;
+    let resolved =
+        visitor::checked_or_new(&state, &parts.headers, &key, input.turnstile_token.as_deref()).await?;
     let result = async {
         let owner = resolved.visitor.owner();
         // A conversation that is not the visitor's, or that has a turn in flight or a write
@@ -191,15 +193,22 @@ fn visitor_json(state: &State, visitor: &Visitor) -> serde_json::Value {
            "blocked": visitor.blocked, "operator": operator})
 }
 
-/// The body of both session routes: `{visitor, model}`, and with a visitor `messages`.
+/// The body of both session routes: `{visitor, model, botCheck}`, and with a visitor `messages`.
+/// `botCheck` is `{provider: "turnstile", siteKey}` while the next message needs the check's
+/// token (it is configured, and the visitor has not passed it), else `null`.
 async fn session_json(state: &State, visitor: Option<&Visitor>) -> Result<serde_json::Value, ApiError> {
     let model = state
         .model
         .as_ref()
         .ok()
         .map(|m| json!({"provider": m.name(), "model": m.model()}));
+    let bot_check = state
+        .bot_check
+        .as_ref()
+        .filter(|_| !visitor.is_some_and(|v| v.human_checked))
+        .map(|check| json!({"provider": "turnstile", "siteKey": check.site_key()}));
     let Some(visitor) = visitor else {
-        return Ok(json!({"visitor": null, "model": model}));
+        return Ok(json!({"visitor": null, "model": model, "botCheck": bot_check}));
     };
     let quotas = &state.config.quotas;
     let limit = if visitor.is_anonymous {
@@ -211,6 +220,7 @@ async fn session_json(state: &State, visitor: Option<&Visitor>) -> Result<serde_
     Ok(json!({
         "visitor": visitor_json(state, visitor),
         "model": model,
+        "botCheck": bot_check,
         "messages": {"limit": limit, "used": used, "left": (limit - used).max(0)},
     }))
 }

@@ -95,9 +95,17 @@ export const api = {
   signOut: () => json<unknown>('/api/session/sign-out', post({})),
   deleteAccount: () => json<{ deleted: boolean }>('/api/account', { method: 'DELETE' }),
 
-  /** The turn's event stream; a refusal (`503`, `409`, …) throws before any event. */
-  chat: async (message: string, conversationId: string | null, signal: AbortSignal) =>
-    request('/api/chat', post(conversationId ? { message, conversationId } : { message }, 'POST', signal)),
+  /** The turn's event stream; a refusal (`503`, `409`, …) throws before any event. The bot check's
+   * token goes with it while the session asks for one. */
+  chat: async (message: string, conversationId: string | null, signal: AbortSignal, turnstileToken?: string) =>
+    request(
+      '/api/chat',
+      post(
+        { message, ...(conversationId ? { conversationId } : {}), ...(turnstileToken ? { turnstileToken } : {}) },
+        'POST',
+        signal,
+      ),
+    ),
   confirm: async (suspendedTurnId: string, decisions: Decision[], signal: AbortSignal) =>
     request('/api/confirm', post({ suspendedTurnId, decisions }, 'POST', signal)),
 

@@ -25,9 +25,17 @@ export interface MessagesToday {
   left: number;
 }
 
+/** The bot check the next message needs (the server verifies its token), or `null`. */
+export interface BotCheck {
+  provider: 'turnstile';
+  siteKey: string;
+}
+
 export interface Session {
   visitor: Visitor | null;
   model: ModelInfo | null;
+  /** Present while the visitor has not passed the bot check; asked once per visitor. */
+  botCheck?: BotCheck | null;
   messages?: MessagesToday;
 }
 

@@ -15,4 +15,14 @@ describe('what the page says when the server refuses', () => {
   it('names the daily budget on a 503', () => {
     expect(refusalSentence(new ApiError(503, 'x', 'daily_cap')).text).toMatch(/daily model budget/);
   });
+
+  it('tells a failed bot check from a missing one and from a check that could not be made', () => {
+    const failed = refusalSentence(new ApiError(403, 'x', 'bot_check_failed'));
+    expect(failed).toEqual({ word: 'failed', text: 'Verification failed. Reload the page and try again.' });
+    expect(refusalSentence(new ApiError(403, 'x', 'bot_check_required')).text).toMatch(/check above the message box/);
+    const unavailable = refusalSentence(new ApiError(503, 'x', 'bot_check_unavailable'));
+    expect(unavailable.word).toBe('paused');
+    expect(unavailable.text).toMatch(/cannot be verified right now/);
+    expect(refusalSentence(new ApiError(403, 'x')).text).toMatch(/kakeibo’s own page/);
+  });
 });

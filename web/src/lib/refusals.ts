@@ -16,6 +16,7 @@ const BY_REASON: Record<string, string> = {
   blocked: 'This session has been paused by the operator.',
   paused: 'kakeibo’s live chat is paused by the operator. Your ledger, dashboard and traces still work.',
   database_unavailable: 'kakeibo’s database is unavailable for a moment (restarting, perhaps). Try again in a few seconds; nothing was lost.',
+  bot_check_unavailable: 'The check that you are a person cannot be verified right now. Try again in a minute; your message was not counted.',
   no_model:
     'No model is configured on this server, so nothing can answer. Set a provider key (README, Configuration), or run the scripted demo with cargo xtask dev --demo.',
 };
@@ -33,6 +34,9 @@ export function refusalSentence(e: unknown, anonymous = true): Said {
     case 401:
       return { word: 'failed', text: 'Your session has ended. Reload the page to start a new one.' };
     case 403:
+      if (e.reason === 'bot_check_failed') return { word: 'failed', text: 'Verification failed. Reload the page and try again.' };
+      if (e.reason === 'bot_check_required')
+        return { word: 'note', text: 'Complete the check above the message box that you are a person, then send again; your message was not counted.' };
       return { word: 'failed', text: 'This request did not come from kakeibo’s own page. Reload the page and try again.' };
     case 404:
       return { word: 'failed', text: 'That conversation is not yours, or it no longer exists. Start a new one.' };

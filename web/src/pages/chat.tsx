@@ -6,11 +6,13 @@ import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
 import { ApiError, api } from '../api/client';
 import type { ConversationSummary, TurnEndEvent } from '../api/types';
+import { BotCheckWidget } from '../components/bot-check';
 import { ExchangeView } from '../components/exchange-view';
 import { Mark } from '../components/mark';
 import { Page } from '../components/page';
 import { UploadPanel } from '../components/upload';
 import { expired as expireSlip, refused, send, type Slip } from '../lib/confirm';
+import { mayAsk } from '../lib/bot-gate';
 import { applyEvent, exchangesFromHistory, newExchange, settleSlip, updateSlip, type Exchange } from '../lib/exchange';
 import { shortDate } from '../lib/format';
 import { refusalSentence, type Said } from '../lib/refusals';
@@ -57,6 +59,11 @@ export function Chat() {
 
   const visitor = session?.visitor ?? null;
   const messages = session?.messages;
+  // The bot check, while the session asks for it: the widget's unspent token opens the composer.
+  const botCheck = session?.botCheck ?? null;
+  const [botToken, setBotToken] = useState<string | null>(null);
+  const [botRound, setBotRound] = useState(0);
+  const open = mayAsk({ asked: botCheck !== null, token: botToken });
 
   // Leaving the page stops reading the stream in flight, so its events land nowhere.
   useEffect(() => () => abort.current?.abort(), []);
@@ -177,7 +184,13 @@ export function Chat() {
 
   async function ask(question: string) {
     const text = question.trim();
-    if (!text || busy) return;
+    if (!text || busy || !open) return;
+    // A token goes with one try only (the server spends it, answered or refused).
+    const token = botCheck !== null && botToken !== null ? botToken : undefined;
+    if (token !== undefined) {
+      setBotToken(null);
+      setBotRound((r) => r + 1);
+    }
     setBanner(null);
     setDraft('');
     setUploadOpen(false);
@@ -185,7 +198,7 @@ export function Chat() {
     setExchanges((xs) => [...xs, x]);
     requestAnimationFrame(() => end.current?.scrollIntoView({ block: 'end' }));
     try {
-      await stream(x.key, (signal) => api.chat(text, current.current, signal));
+      await stream(x.key, (signal) => api.chat(text, current.current, signal, token));
     } catch (e) {
       if (e instanceof DOMException && e.name === 'AbortError') return;
       // Refused before the turn started: the question was not answered, so it leaves the page.
@@ -273,7 +286,7 @@ export function Chat() {
   return (
     <Page genre="paper" title="Chat" mainClass="chat-main">
       {exchanges.length === 0 && !loadingHistory ? (
-        <Opening onAsk={(q) => void ask(q)} disabled={busy} conversations={conversations} model={modelLabel(session)} />
+        <Opening onAsk={(q) => void ask(q)} disabled={busy || !open} conversations={conversations} model={modelLabel(session)} />
       ) : null}
       {loadingHistory ? (
         <p class="muted small" role="status">
@@ -314,6 +327,7 @@ export function Chat() {
         <UploadPanel busy={busy || waiting} ensureVisit={ensureVisit} onClose={() => setUploadOpen(false)} onImport={(message) => void ask(message)} />
       ) : null}
       <div ref={end} class="chat-end" />
+      {botCheck ? <BotCheckWidget siteKey={botCheck.siteKey} round={botRound} onToken={setBotToken} /> : null}
       <form
         class="composer"
         onSubmit={(e) => {
@@ -343,7 +357,7 @@ export function Chat() {
               Stop
             </button>
           ) : (
-            <button type="submit" class="btn compact btn-primary" disabled={draft.trim() === '' || waiting}>
+            <button type="submit" class="btn compact btn-primary" disabled={draft.trim() === '' || waiting || !open}>
               Ask
             </button>
           )}
