@@ -359,25 +359,19 @@ async fn move_visitor(pool: &OwnerRolePool, from: OwnerId, to: OwnerId) -> Resul
         .execute(&mut *tx)
         .await?;
     }
-    // A visit that passed the bot check passes it for the account it signs in to.
+    // A visit that passed the bot check passes it for the account it signs in to; a ledger moved
+    // onto an account that had none brings its "demo cloned" mark with it.
     sqlx::query(
-        "UPDATE users SET human_checked_at = coalesce(human_checked_at, (SELECT human_checked_at FROM users WHERE id = $1))
-         WHERE id = $2",
+        "UPDATE users t SET
+             human_checked_at = coalesce(t.human_checked_at, f.human_checked_at),
+             demo_cloned_at = CASE WHEN $3 THEN t.demo_cloned_at ELSE coalesce(t.demo_cloned_at, f.demo_cloned_at) END
+         FROM users f WHERE f.id = $1 AND t.id = $2",
     )
     .bind(from.as_uuid())
     .bind(to.as_uuid())
+    .bind(target_has_ledger)
     .execute(&mut *tx)
     .await?;
-    if !target_has_ledger {
-        sqlx::query(
-            "UPDATE users SET demo_cloned_at = coalesce(demo_cloned_at, (SELECT demo_cloned_at FROM users WHERE id = $1))
-             WHERE id = $2",
-        )
-        .bind(from.as_uuid())
-        .bind(to.as_uuid())
-        .execute(&mut *tx)
-        .await?;
-    }
     sqlx::query(
         "INSERT INTO owner_daily_messages (owner_id, day, count) SELECT $2, day, count FROM owner_daily_messages WHERE owner_id = $1
          ON CONFLICT (owner_id, day) DO UPDATE SET count = owner_daily_messages.count + excluded.count",

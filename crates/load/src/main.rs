@@ -267,27 +267,20 @@ struct Report<'a> {
 }
 
 fn write_report(dir: &Path, report: &Report<'_>, markdown: &str) -> Result<()> {
-    let Report {
-        plan,
-        traffic,
-        checks,
-        peaks,
-        rss,
-        durability,
-    } = report;
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let (traffic, peaks) = (report.traffic, report.peaks);
     let json = json!({
-        "visitors": plan.visitors,
-        "seconds": plan.duration.as_secs(),
+        "visitors": report.plan.visitors,
+        "seconds": report.plan.duration.as_secs(),
         "elapsed_seconds": traffic.elapsed.as_secs_f64(),
         "requests_per_second": traffic.requests_per_second(),
         "routes": traffic.routes(),
         "errors": traffic.tally.errors,
         "connections": {"open_peak": peaks.open.load(Ordering::Relaxed), "active_peak": peaks.active.load(Ordering::Relaxed)},
-        "server_peak_rss_kib": rss,
-        "checks": checks,
-        "database": durability,
-        "passed": checks.passed() && traffic.tally.errors.is_empty(),
+        "server_peak_rss_kib": report.rss,
+        "checks": report.checks,
+        "database": report.durability,
+        "passed": report.checks.passed() && traffic.tally.errors.is_empty(),
     });
     let json_path = dir.join("load.json");
     std::fs::write(&json_path, serde_json::to_string_pretty(&json)?)
