@@ -24,6 +24,7 @@ const PROMPTS: &[(&str, &str)] = &[
     ("demo.yaml", "set budgets for dining and transport"),
     ("demo.yaml", "import the statement, plan {plan}"),
     ("demo.yaml", "set a budget"),
+    ("demo.yaml", "always put Swiggy under Dining"),
     (
         "eval.yaml",
         "Set my Groceries budget for March 2025 to 20,000 rupees",
@@ -86,11 +87,12 @@ fn declined_text(rule: &Value) -> Option<String> {
 }
 
 /// What a write could change: budgets and transactions, with their amounts.
-async fn fingerprint(pool: &PgPool) -> (i64, i64, i64) {
+async fn fingerprint(pool: &PgPool) -> (i64, i64, i64, i64) {
     sqlx::query_as(
         "SELECT (SELECT count(*) FROM budgets),
                 (SELECT coalesce(sum(amount_minor), 0)::bigint FROM budgets),
-                (SELECT count(*) FROM transactions)",
+                (SELECT count(*) FROM transactions),
+                (SELECT count(*) FROM rules)",
     )
     .fetch_one(pool)
     .await
