@@ -11,6 +11,7 @@ use kakeibo_ledger::LedgerError;
 use kakeibo_operator::{OperatorError, UploadError, quota::Refusal};
 
 use crate::bot_check::BotRefusal;
+use kakeibo_core::{CallError, ToolError};
 use kakeibo_tools::ToolsError;
 use serde_json::json;
 
@@ -62,7 +63,7 @@ pub enum ApiError {
     /// {reason: database_unavailable}` with `Retry-After`. The pool replaces broken connections,
     /// so the same process answers again once the database is back.
     #[error("the database is unavailable for a moment; try again in a few seconds")]
-    DatabaseUnavailable(#[source] sqlx::Error),
+    DatabaseUnavailable(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// The service cannot answer now for a stated reason (for example, no model configured).
     #[error("{error}")]
     Unavailable { error: String, reason: &'static str },
@@ -117,7 +118,7 @@ impl IntoResponse for ApiError {
             Self::BotCheck(refusal) => json!({"error": refusal.message(), "reason": refusal.reason()}),
             Self::InProgress { message, .. } => json!({"error": message, "reason": "confirm_in_progress"}),
             Self::DatabaseUnavailable(cause) => {
-                tracing::warn!(detail = %chain(cause), "the database is unavailable");
+                tracing::warn!(detail = %chain(cause.as_ref()), "the database is unavailable");
                 json!({"error": self.to_string(), "reason": "database_unavailable"})
             }
             Self::Unavailable { error, reason } => json!({"error": error, "reason": reason}),
@@ -179,7 +180,7 @@ pub fn chain(error: &(dyn std::error::Error + 'static)) -> String {
 impl From<LedgerError> for ApiError {
     fn from(e: LedgerError) -> Self {
         match e {
-            LedgerError::Database(db) if database_unavailable(&db) => Self::DatabaseUnavailable(db),
+            LedgerError::Database(db) if database_unavailable(&db) => Self::DatabaseUnavailable(Box::new(db)),
             refused if refused.is_refusal() => Self::BadRequest(refused.to_string()),
             other => Self::internal(other),
         }
@@ -207,6 +208,11 @@ impl From<ToolsError> for ApiError {
     fn from(e: ToolsError) -> Self {
         match e {
             ToolsError::Ledger(inner) => inner.into(),
+            // A read the dashboard made met a cut connection (its tool calls it transient).
+            cut @ ToolsError::Dashboard {
+                source: CallError::Tool(ToolError::Transient(_)),
+                ..
+            } => Self::DatabaseUnavailable(Box::new(cut)),
             refused if refused.is_refusal() => Self::BadRequest(refused.to_string()),
             other => Self::internal(other),
         }
@@ -269,6 +275,7 @@ impl From<kakeibo_auth::AuthError> for ApiError {
             | A::Password(kakeibo_auth::password::PasswordError::Length)
             | A::AlreadySignedIn => Self::BadRequest(e.to_string()),
             A::EmailTaken => Self::Conflict(e.to_string()),
+            A::PasswordOnly => Self::Forbidden(e.to_string()),
             A::BadCredentials => Self::WrongCredentials(e.to_string()),
             A::TooManyAttempts { retry_after_secs } => Self::TooManyRequests {
                 message: e.to_string(),
