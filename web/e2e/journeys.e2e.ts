@@ -2,6 +2,7 @@
 // each journey checked twice: what the person sees, and what the database holds.
 
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash, createSign } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
@@ -600,6 +601,100 @@ describe('the bot check, on a site that turns it on', () => {
     } finally {
       await dev.stop();
       verifier.close();
+    }
+  });
+});
+
+/** An RS256 JWT signed with the suite's stand-in issuer key. */
+function signedIdToken(claims: Record<string, unknown>): string {
+  const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const body = `${part({ alg: 'RS256', typ: 'JWT', kid: 'stand-in-1' })}.${part(claims)}`;
+  const key = readFileSync(resolve(REPO, 'crates', 'devserver', 'tests', 'fixtures', 'oidc', 'issuer.pem'), 'utf8');
+  return `${body}.${createSign('RSA-SHA256').update(body).sign(key).toString('base64url')}`;
+}
+
+describe('Google sign-in, on a site that turns it on', () => {
+  it('signs a visitor in through the identity provider and keeps what they asked; a cancel comes back in words', async () => {
+    // The identity provider's stand-in: discovery, keys, a consent page that answers at once (or
+    // says no when the test asks it to), and a token endpoint that checks the PKCE verifier.
+    let issuer = '';
+    let refuse = false;
+    const codes = new Map<string, { challenge: string; nonce: string; redirect: string }>();
+    const idp = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', issuer);
+      const send = (status: number, body: unknown) => {
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(body));
+      };
+      if (url.pathname === '/.well-known/openid-configuration') {
+        send(200, { issuer, authorization_endpoint: `${issuer}/authorize`, token_endpoint: `${issuer}/token`, jwks_uri: `${issuer}/jwks` });
+      } else if (url.pathname === '/jwks') {
+        send(200, JSON.parse(readFileSync(resolve(REPO, 'crates', 'devserver', 'tests', 'fixtures', 'oidc', 'issuer.jwks.json'), 'utf8')));
+      } else if (url.pathname === '/authorize') {
+        const back = new URL(url.searchParams.get('redirect_uri') ?? '');
+        back.searchParams.set('state', url.searchParams.get('state') ?? '');
+        if (refuse) back.searchParams.set('error', 'access_denied');
+        else {
+          const code = `code-${codes.size + 1}`;
+          codes.set(code, { challenge: url.searchParams.get('code_challenge') ?? '', nonce: url.searchParams.get('nonce') ?? '', redirect: back.origin + back.pathname });
+          back.searchParams.set('code', code);
+        }
+        res.writeHead(302, { location: back.toString() });
+        res.end();
+      } else if (url.pathname === '/token') {
+        let body = '';
+        req.on('data', (chunk) => (body += String(chunk)));
+        req.on('end', () => {
+          const form = new URLSearchParams(body);
+          const grant = codes.get(form.get('code') ?? '');
+          codes.delete(form.get('code') ?? '');
+          const verifier = createHash('sha256').update(form.get('code_verifier') ?? '').digest('base64url');
+          if (!grant || verifier !== grant.challenge || form.get('redirect_uri') !== grant.redirect || form.get('client_secret') !== 'e2e-google-secret') {
+            send(400, { error: 'invalid_grant' });
+            return;
+          }
+          const now = Math.floor(Date.now() / 1000);
+          const claims = { iss: issuer, aud: 'e2e.apps.example', sub: 'e2e-google-sub', email: 'e2e.person@gmail.example', email_verified: true, nonce: grant.nonce, iat: now, exp: now + 600 };
+          send(200, { access_token: 'unused', token_type: 'Bearer', id_token: signedIdToken(claims) });
+        });
+      } else send(404, {});
+    });
+    await new Promise<void>((ok) => idp.listen(0, '127.0.0.1', ok));
+    issuer = `http://127.0.0.1:${(idp.address() as AddressInfo).port}`;
+    const dev = await startDev({
+      GOOGLE_CLIENT_ID: 'e2e.apps.example',
+      GOOGLE_CLIENT_SECRET: 'e2e-google-secret',
+      GOOGLE_ISSUER: issuer,
+    });
+    try {
+      const context = await browser.newContext({ baseURL: dev.base, viewport: DESKTOP, reducedMotion: 'reduce' });
+      const page = await context.newPage();
+      page.on('pageerror', (e) => pageErrors.push(`${page.url()}: ${e.message}`));
+      await page.goto('/chat');
+      await ask(page, 'Anything unusual in April 2025?');
+      const anonymous = await visitorId(page);
+
+      // Saying no at Google: back on /sign-in, in words, still the same anonymous visitor.
+      refuse = true;
+      await page.goto('/sign-in');
+      await page.getByRole('link', { name: 'Sign in with Google' }).click();
+      await page.waitForURL('**/sign-in?error=google_cancelled');
+      await expect.poll(() => page.getByRole('alert').innerText()).toContain('Google sign-in was cancelled; nothing changed.');
+      expect(await visitorId(page)).toBe(anonymous);
+
+      // Consenting: signed in, on /chat, the anonymous visit's conversation kept.
+      refuse = false;
+      await page.getByRole('link', { name: 'Sign in with Google' }).click();
+      await page.waitForURL('**/chat');
+      const session = await page.evaluate(async () => (await (await fetch('/api/session')).json()) as { visitor: { email: string; anonymous: boolean } });
+      expect(session.visitor).toMatchObject({ email: 'e2e.person@gmail.example', anonymous: false });
+      const owner = await visitorId(page);
+      expect(await sql('SELECT 1 FROM users WHERE id = $1 AND google_sub = $2', [owner, 'e2e-google-sub'])).toHaveLength(1);
+      expect(await sql('SELECT 1 FROM conversations WHERE owner_id = $1', [owner])).toHaveLength(1);
+      await context.close();
+    } finally {
+      await dev.stop();
+      idp.close();
     }
   });
 });

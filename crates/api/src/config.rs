@@ -84,6 +84,8 @@ pub struct Config {
     /// The bot check before a visitor's first message (`TURNSTILE_SECRET`, `TURNSTILE_SITE_KEY`,
     /// `TURNSTILE_VERIFY_URL`); `None`: off.
     pub bot_check: Option<crate::bot_check::BotCheckSettings>,
+    /// Google sign-in (`GOOGLE_CLIENT_ID`, `GOOGLE_CLIENT_SECRET`, `GOOGLE_ISSUER`); `None`: off.
+    pub google: Option<crate::google::GoogleSettings>,
     /// Every setting, for the provider selection (`KAKEIBO_PROVIDER`, keys, models).
     pub vars: BTreeMap<String, String>,
 }
@@ -107,6 +109,9 @@ pub const SETTINGS: &[&str] = &[
     "TURNSTILE_SECRET",
     "TURNSTILE_SITE_KEY",
     "TURNSTILE_VERIFY_URL",
+    "GOOGLE_CLIENT_ID",
+    "GOOGLE_CLIENT_SECRET",
+    "GOOGLE_ISSUER",
 ];
 
 /// Fills in the settings that live in Secrets Manager, leaving the others as they are:
@@ -229,6 +234,7 @@ impl Config {
             pool_size: u32::try_from(count("DATABASE_POOL_SIZE", 4)?.max(1)).unwrap_or(4),
             origin_verify: get("ORIGIN_VERIFY"),
             bot_check: crate::bot_check::BotCheckSettings::from_settings(get)?,
+            google: crate::google::GoogleSettings::from_settings(get)?,
             vars,
         })
     }

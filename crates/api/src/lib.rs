@@ -16,6 +16,7 @@
 pub mod bot_check;
 pub mod config;
 pub mod error;
+pub mod google;
 pub mod lambda;
 pub mod request;
 pub mod routes;

@@ -19,6 +19,7 @@ use crate::{
     bot_check::BotCheck,
     config::{Config, ConfigError},
     error::ApiError,
+    google::Google,
 };
 
 /// The shared state of a function.
@@ -37,6 +38,8 @@ pub struct State {
     pub budget: DailyBudget,
     /// The bot check before a visitor's first message, when configured.
     pub bot_check: Option<BotCheck>,
+    /// Google sign-in, when configured.
+    pub google: Option<Google>,
 }
 
 impl std::fmt::Debug for State {
@@ -164,8 +167,19 @@ impl State {
                 name: "TURNSTILE_VERIFY_URL",
                 why: e.to_string(),
             })?;
+        let google =
+            config
+                .google
+                .clone()
+                .map(Google::new)
+                .transpose()
+                .map_err(|e| ConfigError::Invalid {
+                    name: "GOOGLE_ISSUER",
+                    why: e.to_string(),
+                })?;
         Ok(Self {
             bot_check,
+            google,
             budget: DailyBudget::new(pools.owner.clone(), config.quotas.global_daily_usd),
             store: TurnStore::new(pools.app.clone()),
             app: pools.app,

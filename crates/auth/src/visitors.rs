@@ -77,6 +77,9 @@ pub enum AuthError {
     BadCredentials,
     #[error("too many failed sign-ins; try again in {retry_after_secs} s")]
     TooManyAttempts { retry_after_secs: i64 },
+    /// An operator account is never signed in to through another provider: its password only.
+    #[error("this account signs in with its password")]
+    PasswordOnly,
     #[error(transparent)]
     Ledger(#[from] LedgerError),
 }
@@ -221,6 +224,89 @@ pub async fn sign_in(
     let target = OwnerId::new(account_id);
     if let Some(anonymous) = current.filter(|v| v.is_anonymous && v.id != account_id) {
         move_visitor(pool, anonymous.owner(), target).await?;
+    }
+    load(pool.get(), target).await?.ok_or(AuthError::BadCredentials)
+}
+
+/// Signs in with a Google identity the caller verified (`subject` is Google's stable account id,
+/// `email` its verified address): the account linked to `subject`; else the account of `email`,
+/// linked now; else the anonymous `current` visitor made into that account (as a sign-up does,
+/// keeping its rows); else a new account. An anonymous `current` visitor's rows move onto an
+/// existing account exactly as with a password sign-in. Operator accounts are never linked.
+pub async fn sign_in_with_google(
+    pool: &OwnerRolePool,
+    current: Option<&Visitor>,
+    subject: &str,
+    email: &str,
+) -> Result<Visitor, AuthError> {
+    let email = normalise_email(email)?;
+    let anonymous = current.filter(|v| v.is_anonymous);
+    // Linked already, or an account of that email to link (an operator's is refused).
+    let existing: Option<(Uuid, bool, Option<String>)> = sqlx::query_as(
+        "SELECT id, operator, google_sub FROM users
+         WHERE NOT is_anonymous AND (google_sub = $1 OR email = $2)
+         ORDER BY (google_sub = $1) DESC NULLS LAST LIMIT 1",
+    )
+    .bind(subject)
+    .bind(&email)
+    .fetch_optional(pool.get())
+    .await?;
+    let target = match existing {
+        Some((_, true, _)) => return Err(AuthError::PasswordOnly),
+        Some((id, false, linked)) => {
+            if linked.as_deref() != Some(subject) {
+                // The email's account, linked to this Google account from now on (unless another
+                // Google account holds it: then this one is a stranger to it).
+                let linked_now =
+                    sqlx::query("UPDATE users SET google_sub = $2 WHERE id = $1 AND google_sub IS NULL")
+                        .bind(id)
+                        .bind(subject)
+                        .execute(pool.get())
+                        .await?;
+                if linked_now.rows_affected() == 0 {
+                    return Err(AuthError::EmailTaken);
+                }
+            }
+            OwnerId::new(id)
+        }
+        None => {
+            let made = match anonymous {
+                Some(visitor) => {
+                    sqlx::query_scalar::<_, Uuid>(
+                        "UPDATE users SET email = $2, google_sub = $3, is_anonymous = false, session_epoch = session_epoch + 1
+                         WHERE id = $1 AND is_anonymous RETURNING id",
+                    )
+                    .bind(visitor.id)
+                    .bind(&email)
+                    .bind(subject)
+                    .fetch_optional(pool.get())
+                    .await
+                }
+                None => {
+                    sqlx::query_scalar::<_, Uuid>(
+                        "INSERT INTO users (email, google_sub, is_anonymous) VALUES ($1, $2, false) RETURNING id",
+                    )
+                    .bind(&email)
+                    .bind(subject)
+                    .fetch_optional(pool.get())
+                    .await
+                }
+            };
+            return match made {
+                Ok(Some(id)) => load(pool.get(), OwnerId::new(id))
+                    .await?
+                    .ok_or(AuthError::BadCredentials),
+                Ok(None) => Err(AuthError::AlreadySignedIn),
+                // Made a moment ago by another request: the caller may try again, and link.
+                Err(sqlx::Error::Database(e)) if e.constraint().is_some_and(|c| c.starts_with("users_")) => {
+                    Err(AuthError::EmailTaken)
+                }
+                Err(e) => Err(e.into()),
+            };
+        }
+    };
+    if let Some(visitor) = anonymous.filter(|v| v.id != target.as_uuid()) {
+        move_visitor(pool, visitor.owner(), target).await?;
     }
     load(pool.get(), target).await?.ok_or(AuthError::BadCredentials)
 }

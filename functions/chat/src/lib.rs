@@ -32,6 +32,7 @@ use kakeibo_agent::{
     conversations::{Availability, availability, title_of},
     turns::ConfirmError,
 };
+use kakeibo_api::google::{self, FLOW_COOKIE as GOOGLE_FLOW_COOKIE, FLOW_TTL_SECS, GoogleError};
 use kakeibo_api::{
     ApiError, State,
     request::{ClientAddress, QueryOf, client_address, json_body, optional_json_body, read_body},
@@ -39,7 +40,7 @@ use kakeibo_api::{
     turn_stream::{forward, send_outcome, spawn_turn},
     visitor,
 };
-use kakeibo_auth::{Visitor, visitors};
+use kakeibo_auth::{AuthError, Visitor, visitors};
 use kakeibo_core::{ConfirmPolicy, ConversationId};
 use kakeibo_ledger::seed::ensure_demo_ledger;
 use kakeibo_operator::{
@@ -63,6 +64,8 @@ pub fn routes(state: Arc<State>) -> Router {
         .route("/api/session/sign-up", post(sign_up))
         .route("/api/session/sign-in", post(sign_in))
         .route("/api/session/sign-out", post(sign_out))
+        .route("/api/session/google/start", get(google_start))
+        .route("/api/session/google/callback", get(google_callback))
         .route("/api/account", delete(delete_account))
         .route("/api/uploads", post(upload).get(list_uploads))
         .route("/api/uploads/{id}", delete(delete_upload))
@@ -193,7 +196,8 @@ fn visitor_json(state: &State, visitor: &Visitor) -> serde_json::Value {
            "blocked": visitor.blocked, "operator": operator})
 }
 
-/// The body of both session routes: `{visitor, model, botCheck}`, and with a visitor `messages`.
+/// The body of both session routes: `{visitor, model, botCheck, googleSignIn}`, and with a
+/// visitor `messages`.
 /// `botCheck` is `{provider: "turnstile", siteKey}` while the next message needs the check's
 /// token (it is configured, and the visitor has not passed it), else `null`.
 async fn session_json(state: &State, visitor: Option<&Visitor>) -> Result<serde_json::Value, ApiError> {
@@ -208,7 +212,9 @@ async fn session_json(state: &State, visitor: Option<&Visitor>) -> Result<serde_
         .filter(|_| !visitor.is_some_and(|v| v.human_checked))
         .map(|check| json!({"provider": "turnstile", "siteKey": check.site_key()}));
     let Some(visitor) = visitor else {
-        return Ok(json!({"visitor": null, "model": model, "botCheck": bot_check}));
+        return Ok(
+            json!({"visitor": null, "model": model, "botCheck": bot_check, "googleSignIn": state.google.is_some()}),
+        );
     };
     let quotas = &state.config.quotas;
     let limit = if visitor.is_anonymous {
@@ -221,6 +227,7 @@ async fn session_json(state: &State, visitor: Option<&Visitor>) -> Result<serde_
         "visitor": visitor_json(state, visitor),
         "model": model,
         "botCheck": bot_check,
+        "googleSignIn": state.google.is_some(),
         "messages": {"limit": limit, "used": used, "left": (limit - used).max(0)},
     }))
 }
@@ -300,6 +307,134 @@ async fn sign_in(Shared(state): Shared<Arc<State>>, request: Request) -> Result<
     )
     .await?;
     signed_in(&state, &visitor)
+}
+
+/// Where Google sends the browser back: this site's callback route.
+fn google_callback_url(state: &State) -> String {
+    format!("{}/api/session/google/callback", state.config.site.origin)
+}
+
+/// The flow cookie: set for the callback's path only, for the flow's ten minutes (`None`:
+/// cleared).
+fn google_flow_cookie(state: &State, value: Option<&str>) -> String {
+    let secure = if state.config.site.secure_cookies {
+        "; Secure"
+    } else {
+        ""
+    };
+    match value {
+        Some(value) => format!(
+            "{GOOGLE_FLOW_COOKIE}={value}; Path=/api/session/google; HttpOnly; SameSite=Lax; Max-Age={FLOW_TTL_SECS}{secure}"
+        ),
+        None => format!(
+            "{GOOGLE_FLOW_COOKIE}=; Path=/api/session/google; HttpOnly; SameSite=Lax; Max-Age=0{secure}"
+        ),
+    }
+}
+
+/// A `303` to `location` with the cookies given.
+fn see_other(location: &str, cookies: &[String]) -> Response {
+    let mut response = StatusCode::SEE_OTHER.into_response();
+    let headers = response.headers_mut();
+    if let Ok(value) = HeaderValue::from_str(location) {
+        headers.insert(header::LOCATION, value);
+    }
+    for cookie in cookies {
+        if let Ok(value) = HeaderValue::from_str(cookie) {
+            headers.append(header::SET_COOKIE, value);
+        }
+    }
+    response
+}
+
+/// `GET /api/session/google/start`: the browser sent to Google's consent page, the flow's state,
+/// nonce and PKCE verifier in a signed cookie. `404` when Google sign-in is off.
+async fn google_start(Shared(state): Shared<Arc<State>>) -> Result<Response, ApiError> {
+    let google = state.google.as_ref().ok_or(ApiError::NotFound)?;
+    let key = google::flow_key(&state.config.jwt_secret);
+    match google
+        .start(&google_callback_url(&state), &key, Utc::now().timestamp())
+        .await
+    {
+        Ok((location, flow)) => Ok(see_other(&location, &[google_flow_cookie(&state, Some(&flow))])),
+        Err(e) => {
+            tracing::warn!(reason = e.reason(), "Google sign-in could not start: {e}");
+            Ok(see_other(&format!("/sign-in?error={}", e.reason()), &[]))
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct GoogleCallback {
+    code: Option<String>,
+    state: Option<String>,
+    error: Option<String>,
+}
+
+/// `GET /api/session/google/callback`: the flow checked and the identity verified, then signed
+/// in to its account (an anonymous visitor's rows move onto it, as with a password) and sent to
+/// /chat; any failure goes back to /sign-in with its reason, and no session.
+async fn google_callback(
+    Shared(state): Shared<Arc<State>>,
+    QueryOf(query): QueryOf<GoogleCallback>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let google = state.google.as_ref().ok_or(ApiError::NotFound)?;
+    let cleared = google_flow_cookie(&state, None);
+    let flow = token_from_named_cookie(request.headers(), GOOGLE_FLOW_COOKIE);
+    let verified = match (&query.error, &query.code) {
+        (None, Some(code)) => {
+            let key = google::flow_key(&state.config.jwt_secret);
+            google
+                .finish(
+                    &google_callback_url(&state),
+                    flow.as_deref(),
+                    code,
+                    query.state.as_deref().unwrap_or_default(),
+                    &key,
+                )
+                .await
+        }
+        _ => Err(GoogleError::Cancelled),
+    };
+    let identity = match verified {
+        Ok(identity) => identity,
+        Err(e) => {
+            tracing::info!(reason = e.reason(), "Google sign-in refused: {e}");
+            return Ok(see_other(&format!("/sign-in?error={}", e.reason()), &[cleared]));
+        }
+    };
+    let current = visitor::current(&state, request.headers()).await.ok().flatten();
+    let signed_in = visitors::sign_in_with_google(
+        &state.owner_pool,
+        current.as_ref().map(|r| &r.visitor),
+        &identity.subject,
+        &identity.email,
+    )
+    .await;
+    let reason = match signed_in {
+        Ok(visitor) => {
+            let session = visitor::issue(&state, &visitor)?;
+            return Ok(see_other("/chat", &[session, cleared]));
+        }
+        Err(AuthError::PasswordOnly) => "password_only",
+        Err(AuthError::EmailTaken) => "google_taken",
+        Err(AuthError::InvalidEmail) => "google_unverified_email",
+        Err(other) => return Err(other.into()),
+    };
+    Ok(see_other(&format!("/sign-in?error={reason}"), &[cleared]))
+}
+
+/// The value of the cookie `name` in the request's `Cookie` headers.
+fn token_from_named_cookie(headers: &axum::http::HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(key, _)| *key == name)
+        .map(|(_, value)| value.to_owned())
 }
 
 async fn sign_out(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Response, ApiError> {

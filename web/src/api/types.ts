@@ -36,6 +36,8 @@ export interface Session {
   model: ModelInfo | null;
   /** Present while the visitor has not passed the bot check; asked once per visitor. */
   botCheck?: BotCheck | null;
+  /** Whether Google sign-in is on (`GET /api/session/google/start` starts it). */
+  googleSignIn?: boolean;
   messages?: MessagesToday;
 }
 

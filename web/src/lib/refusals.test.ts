@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../api/client';
-import { refusalSentence } from './refusals';
+import { googleRefusal, refusalSentence } from './refusals';
 
 describe('what the page says when the server refuses', () => {
   it('says why a conversation takes no message now, from the reason of the 409', () => {
@@ -24,5 +24,12 @@ describe('what the page says when the server refuses', () => {
     expect(unavailable.word).toBe('paused');
     expect(unavailable.text).toMatch(/cannot be verified right now/);
     expect(refusalSentence(new ApiError(403, 'x')).text).toMatch(/kakeibo’s own page/);
+  });
+
+  it('says why a Google sign-in came back, and never leaves a reason unsaid', () => {
+    expect(googleRefusal('google_cancelled')).toMatch(/cancelled/);
+    expect(googleRefusal('password_only')).toMatch(/password only/);
+    expect(googleRefusal('google_token')).toMatch(/could not be verified/);
+    expect(googleRefusal('anything new')).toMatch(/could not be verified/);
   });
 });

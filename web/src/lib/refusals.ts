@@ -56,3 +56,23 @@ export function refusalSentence(e: unknown, anonymous = true): Said {
       return { word: 'failed', text: e.message };
   }
 }
+
+/** Why a Google sign-in came back to /sign-in (`?error=REASON`), in words. */
+export function googleRefusal(reason: string): string {
+  switch (reason) {
+    case 'google_cancelled':
+      return 'Google sign-in was cancelled; nothing changed.';
+    case 'google_unverified_email':
+      return 'That Google account’s email is not verified, so it cannot sign in here.';
+    case 'google_taken':
+      return 'That email belongs to an account linked to another Google account. Sign in with its password.';
+    case 'password_only':
+      return 'That account signs in with its password only.';
+    case 'google_unavailable':
+      return 'Google could not be reached just now. Try again in a minute.';
+    case 'google_flow':
+      return 'That sign-in took too long or was started in another browser. Start it again.';
+    default:
+      return 'Google sign-in could not be verified. Start it again.';
+  }
+}

@@ -1,23 +1,24 @@
 // /sign-in and /sign-up: an email and a password. Signing up keeps the ledger the visitor built
 // anonymously (the same visitor gets credentials); signing in brings an anonymous visitor's
-// conversations along. A failed sign-in never says which of the two was wrong.
+// conversations along. A failed sign-in never says which of the two was wrong. With Google sign-in
+// on (the session says `googleSignIn`), a link starts it; its failures come back as `?error=`.
 
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { ApiError, api } from '../api/client';
 import { Mark } from '../components/mark';
 import { Page } from '../components/page';
-import { refusalSentence } from '../lib/refusals';
+import { googleRefusal, refusalSentence } from '../lib/refusals';
 import { useSession } from '../session';
 
 export function SignIn() {
-  const { path, route } = useLocation();
+  const { path, route, query } = useLocation();
   const up = path === '/sign-up';
   const { session, refresh } = useSession();
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(query.error ? googleRefusal(query.error) : null);
   const anonymous = session?.visitor?.anonymous ?? true;
 
   async function submit(e: Event) {
@@ -84,6 +85,14 @@ export function SignIn() {
           {busy ? (up ? 'Signing up…' : 'Signing in…') : up ? 'Sign up' : 'Sign in'}
         </button>
       </form>
+      {session?.googleSignIn ? (
+        <p style={{ marginTop: '24px' }}>
+          {/* A real navigation (to Google and back), which the client-side router must leave alone. */}
+          <a class="btn btn-secondary" href="/api/session/google/start" target="_top">
+            {up ? 'Sign up with Google' : 'Sign in with Google'}
+          </a>
+        </p>
+      ) : null}
       <p class="small" style={{ marginTop: '24px' }}>
         {up ? (
           <>
