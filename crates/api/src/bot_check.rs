@@ -51,16 +51,7 @@ impl BotCheckSettings {
             why: "TURNSTILE_SECRET is set, so the page needs the site key that goes with it".into(),
         })?;
         let verify_url = get("TURNSTILE_VERIFY_URL").unwrap_or_else(|| SITEVERIFY_URL.to_owned());
-        let parsed = url::Url::parse(&verify_url).map_err(|e| ConfigError::Invalid {
-            name: "TURNSTILE_VERIFY_URL",
-            why: e.to_string(),
-        })?;
-        if !matches!(parsed.scheme(), "http" | "https") {
-            return Err(ConfigError::Invalid {
-                name: "TURNSTILE_VERIFY_URL",
-                why: "it must be an http(s) URL".into(),
-            });
-        }
+        crate::config::http_url("TURNSTILE_VERIFY_URL", &verify_url)?;
         Ok(Some(Self {
             secret,
             site_key,

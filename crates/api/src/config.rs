@@ -172,6 +172,22 @@ pub async fn resolve_secrets(
     Ok(vars)
 }
 
+/// Refuses `value` for the setting `name` unless it is an http(s) URL.
+pub(crate) fn http_url(name: &'static str, value: &str) -> Result<(), ConfigError> {
+    let parsed = url::Url::parse(value).map_err(|e| ConfigError::Invalid {
+        name,
+        why: e.to_string(),
+    })?;
+    if matches!(parsed.scheme(), "http" | "https") {
+        Ok(())
+    } else {
+        Err(ConfigError::Invalid {
+            name,
+            why: "it must be an http(s) URL".into(),
+        })
+    }
+}
+
 /// The site used when `SITE_URL` is unset: the local stack.
 pub const LOCAL_SITE: &str = "http://127.0.0.1:3000";
 

@@ -59,16 +59,7 @@ impl GoogleSettings {
             why: "GOOGLE_CLIENT_ID is set, so the code exchange needs the client's secret".into(),
         })?;
         let issuer = get("GOOGLE_ISSUER").unwrap_or_else(|| GOOGLE_ISSUER.to_owned());
-        let parsed = url::Url::parse(&issuer).map_err(|e| ConfigError::Invalid {
-            name: "GOOGLE_ISSUER",
-            why: e.to_string(),
-        })?;
-        if !matches!(parsed.scheme(), "http" | "https") {
-            return Err(ConfigError::Invalid {
-                name: "GOOGLE_ISSUER",
-                why: "it must be an http(s) URL".into(),
-            });
-        }
+        crate::config::http_url("GOOGLE_ISSUER", &issuer)?;
         Ok(Some(Self {
             client_id,
             client_secret,
