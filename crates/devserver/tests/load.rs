@@ -34,6 +34,7 @@ async fn visitors_under_load_lose_nothing_and_see_only_their_own(
         visitors: 4,
         duration: Duration::from_secs(4),
         request_timeout: Duration::from_mins(1),
+        disruption: None,
     };
     let traffic = kakeibo_load::drive(&plan, &|_| {}).await;
     assert!(traffic.tally.errors.is_empty(), "{:#?}", traffic.tally.errors);

@@ -50,6 +50,14 @@ struct Args {
     /// Where load.json and load.md go.
     #[arg(long, default_value = "bench/report")]
     report_dir: PathBuf,
+    /// Seconds into the load at which the command after `--` runs once (a database restart:
+    /// `cargo xtask load --restart-db-after` passes `pg_ctl restart -m fast`). Errors of requests
+    /// that meet it are reported apart, as its doing; every other check holds as without it.
+    #[arg(long, requires = "disrupt")]
+    disrupt_after: Option<u64>,
+    /// The disruption's command and arguments.
+    #[arg(last = true)]
+    disrupt: Vec<String>,
 }
 
 #[tokio::main]
@@ -63,6 +71,10 @@ async fn main() -> Result<ExitCode> {
         visitors: usize::from(args.visitors),
         duration: Duration::from_secs(args.seconds),
         request_timeout: Duration::from_secs(args.timeout_seconds),
+        disruption: args.disrupt_after.map(|after| kakeibo_load::traffic::Disruption {
+            after: Duration::from_secs(after),
+            argv: args.disrupt.clone(),
+        }),
     };
     preflight(&plan).await?;
     let pool = PgPoolOptions::new()
@@ -162,6 +174,11 @@ async fn sample_connections(pool: sqlx::PgPool, peaks: Arc<Peaks>) {
     }
 }
 
+#[allow(clippy::cast_precision_loss)] // Milliseconds of a load run are far below 2^52.
+fn ms_to_s(ms: u64) -> f64 {
+    ms as f64 / 1000.0
+}
+
 /// The process's peak resident set (`VmHWM`), in KiB.
 fn peak_rss_kib(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
@@ -202,6 +219,25 @@ fn render(report: &Report<'_>) -> String {
         );
     }
     let _ = writeln!(out);
+    if let Some(d) = &traffic.disruption {
+        let _ = writeln!(
+            out,
+            "Disruption: `{}` from {:.1} s to {:.1} s into the load: {}. The first request sent after it was \
+             answered {}.",
+            d.command,
+            ms_to_s(d.started_ms),
+            ms_to_s(d.ended_ms),
+            d.outcome,
+            d.recovered_after_ms
+                .map_or_else(|| "never".to_owned(), |ms| format!("{ms} ms after it ended"))
+        );
+        let cut: u64 = traffic.tally.disrupted.values().sum();
+        let _ = writeln!(out, "\nRequests it cut ({cut}), by kind:");
+        for (kind, count) in &traffic.tally.disrupted {
+            let _ = writeln!(out, "- {kind}: {count}");
+        }
+        let _ = writeln!(out);
+    }
     if traffic.tally.errors.is_empty() {
         let _ = writeln!(out, "Errors: none.");
     } else {
@@ -244,6 +280,9 @@ fn render(report: &Report<'_>) -> String {
         checks.suspended_claimed,
         checks.suspended_pending,
     );
+    for explained in &checks.explained {
+        let _ = writeln!(out, "- explained: {explained}");
+    }
     if checks.passed() {
         let _ = writeln!(out, "Every check passed.");
     } else {
@@ -279,6 +318,8 @@ fn write_report(dir: &Path, report: &Report<'_>, markdown: &str) -> Result<()> {
         "connections": {"open_peak": peaks.open.load(Ordering::Relaxed), "active_peak": peaks.active.load(Ordering::Relaxed)},
         "server_peak_rss_kib": report.rss,
         "checks": report.checks,
+        "disruption": traffic.disruption,
+        "disrupted": traffic.tally.disrupted,
         "database": report.durability,
         "passed": report.checks.passed() && traffic.tally.errors.is_empty(),
     });

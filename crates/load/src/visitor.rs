@@ -9,7 +9,7 @@ use uuid::Uuid;
 
 use crate::{
     sse,
-    traffic::{Plan, Tally, VisitorLog, Write, WriteKind, address},
+    traffic::{Plan, Tally, VisitorLog, Window, Write, WriteKind, address, since},
 };
 
 /// Questions the demo script answers with read tools (one each).
@@ -31,10 +31,20 @@ fn roll() -> u128 {
     Uuid::new_v4().as_u128() % 100
 }
 
-/// Runs one visitor until `deadline`; what it did and how long each request took.
-pub async fn visit(plan: &Plan, index: usize, deadline: Instant) -> (VisitorLog, Tally) {
+/// Runs one visitor until `deadline`; what it did and how long each request took. `clock` is the
+/// load's start, and `window` when a disruption ran (errors it explains are tallied apart).
+pub async fn visit(
+    plan: &Plan,
+    index: usize,
+    deadline: Instant,
+    clock: Instant,
+    window: &Window,
+) -> (VisitorLog, Tally) {
     let mut visitor = Visitor {
         plan,
+        clock,
+        window,
+        span: (0, 0),
         client: None,
         cookie: None,
         conversation: None,
@@ -71,6 +81,10 @@ pub async fn visit(plan: &Plan, index: usize, deadline: Instant) -> (VisitorLog,
 
 struct Visitor<'a> {
     plan: &'a Plan,
+    clock: Instant,
+    window: &'a Window,
+    /// The last request's start and end, in milliseconds from `clock`.
+    span: (u64, u64),
     client: Option<Client>,
     cookie: Option<String>,
     conversation: Option<String>,
@@ -115,6 +129,7 @@ impl Visitor<'_> {
             Body::Csv(text) => request.header("content-type", "text/csv").body(text),
         };
         let started = Instant::now();
+        let from_ms = since(self.clock);
         let answer = match request.send().await {
             Ok(response) => {
                 let status = response.status();
@@ -124,16 +139,33 @@ impl Visitor<'_> {
             Err(e) => Err(e),
         };
         self.tally.timed(route, started.elapsed());
+        self.span = (from_ms, since(self.clock));
         match answer {
-            Ok((status, body, cookie)) if status.is_success() => Some(Reply { body, cookie }),
+            Ok((status, body, cookie)) if status.is_success() => {
+                self.window.succeeded(self.span.0, self.span.1);
+                Some(Reply { body, cookie })
+            }
             Ok((status, body, _)) => {
-                self.tally.error(route, refusal(status, &body));
+                self.fault(route, refusal(status, &body));
                 None
             }
             Err(e) => {
-                self.tally.error(route, broken(&e));
+                self.fault(route, broken(&e));
                 None
             }
+        }
+    }
+
+    /// An error of the last request: the disruption's doing when that request met it. A visitor
+    /// whose request the disruption cut starts a new conversation, as a person shown the error
+    /// would: the old one may hold a write still waiting for its answer (`409 awaiting_confirm`).
+    fn fault(&mut self, route: &'static str, kind: impl std::fmt::Display) {
+        if self.window.overlaps(self.span.0, self.span.1) {
+            self.tally.disrupted(route, kind);
+            self.conversation = None;
+            self.messages_here = 0;
+        } else {
+            self.tally.error(route, kind);
         }
     }
 
@@ -189,20 +221,20 @@ impl Visitor<'_> {
     /// Records a turn's end: the run of an admitted message, or why there was none.
     fn ended(&mut self, route: &'static str, events: &[(String, Value)]) {
         if let Some(error) = sse::first(events, "error") {
-            self.tally.error(
+            self.fault(
                 route,
                 format!("error event: {}", text(error, "message").unwrap_or("?")),
             );
         }
         let Some(end) = sse::first(events, "turn_end") else {
             self.log.unended += 1;
-            self.tally.error(route, "the stream ended without a turn_end");
+            self.fault(route, "the stream ended without a turn_end");
             return;
         };
         if route.starts_with("POST /api/chat") {
             match text(end, "run_id").and_then(|id| id.parse().ok()) {
                 Some(run) => self.log.runs.push(run),
-                None => self.tally.error(route, "a turn_end without its run"),
+                None => self.fault(route, "a turn_end without its run"),
             }
             if let Some(conversation) = text(end, "conversation_id") {
                 self.conversation = Some(conversation.to_owned());
@@ -215,7 +247,7 @@ impl Visitor<'_> {
             "ok"
         };
         if text(end, "status") != Some(expected) {
-            self.tally.error(
+            self.fault(
                 route,
                 format!(
                     "turn ended {} ({})",
@@ -255,7 +287,7 @@ impl Visitor<'_> {
     async fn confirm(&mut self, events: &[(String, Value)], tag: String, kind: WriteKind) {
         let route = "POST /api/confirm";
         let Some(asked) = sse::first(events, "confirm_request") else {
-            self.tally.error(route, "the write asked for no confirmation");
+            self.fault(route, "the write asked for no confirmation");
             return;
         };
         let allowed = roll() >= 25;
@@ -279,7 +311,11 @@ impl Visitor<'_> {
             let expected = if allowed { "allowed" } else { "declined" };
             if decided == Some(expected) {
                 write.settled = sse::first(&events, "turn_end").is_some();
+            } else if decided.is_none() {
+                // The stream broke before the write's result (a restart may do that).
+                self.fault(route, "no result for the decided write");
             } else {
+                // Another decision than the one sent is wrong whatever else happened.
                 self.tally
                     .error(route, format!("decision {decided:?} where {expected} was sent"));
             }
@@ -305,8 +341,7 @@ impl Visitor<'_> {
             return;
         };
         let Some(id) = text(&upload.json(), "id").map(str::to_owned) else {
-            self.tally
-                .error("POST /api/uploads", "no upload id in the answer");
+            self.fault("POST /api/uploads", "no upload id in the answer");
             return;
         };
         let preview_path = format!("/api/uploads/{id}/preview");
@@ -330,9 +365,7 @@ impl Visitor<'_> {
                         self.confirm(&events, tag, WriteKind::Import { rows }).await;
                     }
                 }
-                _ => self
-                    .tally
-                    .error("POST /api/uploads/{id}/preview", "no plan in the answer"),
+                _ => self.fault("POST /api/uploads/{id}/preview", "no plan in the answer"),
             }
         }
         self.send(
@@ -457,9 +490,14 @@ mod tests {
             visitors: 1,
             duration: Duration::ZERO,
             request_timeout: Duration::ZERO,
+            disruption: None,
         };
+        let window = Window::default();
         let mut visitor = Visitor {
             plan: &plan,
+            clock: Instant::now(),
+            window: &window,
+            span: (0, 0),
             client: None,
             cookie: None,
             conversation: None,

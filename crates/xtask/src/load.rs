@@ -23,6 +23,8 @@ pub struct Load<'a> {
     pub seconds: u64,
     pub addr: &'a str,
     pub pool_size: u32,
+    /// Seconds into the load at which the embedded cluster is restarted (`pg_ctl restart -m fast`).
+    pub restart_db_after: Option<u64>,
 }
 
 /// Stops the server when dropped, whatever happened in between.
@@ -44,6 +46,7 @@ pub fn run(db: &Database, load: &Load<'_>) -> Result<ExitCode> {
         bail!("something already answers on {url}: stop it, or pick another address with --addr");
     }
     let urls = db.up()?;
+    let restart = load.restart_db_after.map(|_| db.restart_argv()).transpose()?;
     process::step(
         "building kakeibo-dev, kakeibo-load and kakeibo for release (cargo's progress below; the first \
          release build takes several minutes)",
@@ -119,7 +122,7 @@ pub fn run(db: &Database, load: &Load<'_>) -> Result<ExitCode> {
         "{} visitors for {} s (kakeibo-load; the report goes to bench/report/load.{{json,md}})",
         load.visitors, load.seconds
     ));
-    let status = Cmd::new(bin.join("kakeibo-load"))
+    let mut command = Cmd::new(bin.join("kakeibo-load"))
         .args([
             "--url",
             &url,
@@ -132,8 +135,16 @@ pub fn run(db: &Database, load: &Load<'_>) -> Result<ExitCode> {
             "--report-dir",
         ])
         .arg(process::workspace_root().join("bench/report"))
-        .env("DATABASE_URL", &owner)
-        .status()?;
+        .env("DATABASE_URL", &owner);
+    if let (Some(after), Some(argv)) = (load.restart_db_after, restart) {
+        process::step(&format!(
+            "the database is restarted {after} s into the load (pg_ctl restart -m fast)"
+        ));
+        command = command
+            .args(["--disrupt-after", &after.to_string(), "--"])
+            .args(argv);
+    }
+    let status = command.status()?;
     drop(server);
     Ok(if status.success() {
         ExitCode::SUCCESS

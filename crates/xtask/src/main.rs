@@ -138,6 +138,11 @@ enum Command {
         /// Connections per database role in the server's pools (DATABASE_POOL_SIZE).
         #[arg(long, default_value_t = 8)]
         pool_size: u32,
+        /// Restart the embedded cluster this many seconds into the load (`pg_ctl restart -m
+        /// fast`, every connection ended): requests that meet it are reported apart, and every
+        /// check must still hold — nothing lost, nothing done twice, no claim held forever.
+        #[arg(long, value_name = "SECONDS")]
+        restart_db_after: Option<u64>,
     },
 }
 
@@ -190,6 +195,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             seconds,
             addr,
             pool_size,
+            restart_db_after,
         } => load::run(
             &db,
             &load::Load {
@@ -197,6 +203,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 seconds,
                 addr: &addr,
                 pool_size,
+                restart_db_after,
             },
         ),
         Command::Watch { port } => watch(&db, port),

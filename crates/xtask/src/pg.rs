@@ -104,6 +104,40 @@ impl Database {
         }))
     }
 
+    /// The command that restarts the embedded cluster as an operator would (`pg_ctl restart -m
+    /// fast`: every connection ended, the server back with the options it had), as argv; refused
+    /// for a server of `DATABASE_URL`'s, which is not ours to restart.
+    pub fn restart_argv(&self) -> Result<Vec<String>> {
+        let Self::Embedded(embedded) = self else {
+            bail!("restarting the database needs the embedded cluster: unset DATABASE_URL");
+        };
+        let data = fs::canonicalize(embedded.link().join("data"))
+            .context("the embedded cluster's data directory")?;
+        let bin = server_bin()?;
+        // The restarted server writes its log where pg_ctl's output goes (`restart` takes no
+        // `-l`): into the cluster's log file, as `db up` started it.
+        let log = embedded.link().join("postgres.log");
+        let mut argv: Vec<String> = ["sh", "-c", "exec \"$@\" >>\"$0\" 2>&1"]
+            .map(str::to_owned)
+            .into();
+        argv.push(log.display().to_string());
+        if process::is_root() {
+            let runuser =
+                process::find_program("runuser", &[PathBuf::from("/usr/sbin"), PathBuf::from("/sbin")])
+                    .context("restarting as root needs `runuser` (util-linux)")?;
+            argv.extend([
+                runuser.display().to_string(),
+                "-u".into(),
+                "postgres".into(),
+                "--".into(),
+            ]);
+        }
+        argv.push(bin.pg_ctl.display().to_string());
+        argv.extend(["restart", "-m", "fast", "-w", "-t", "60", "-D"].map(str::to_owned));
+        argv.push(data.display().to_string());
+        Ok(argv)
+    }
+
     /// Whether this is a cluster of ours (which the caller may stop when done).
     pub fn is_embedded(&self) -> bool {
         matches!(self, Self::Embedded(_))
