@@ -40,19 +40,7 @@ pub async fn visit(
     clock: Instant,
     window: &Window,
 ) -> (VisitorLog, Tally) {
-    let mut visitor = Visitor {
-        plan,
-        clock,
-        window,
-        span: (0, 0),
-        client: None,
-        cookie: None,
-        conversation: None,
-        messages_here: 0,
-        writes: 0,
-        log: VisitorLog::new(index),
-        tally: Tally::default(),
-    };
+    let mut visitor = Visitor::new(plan, index, clock, window);
     match Client::builder()
         .local_address(address(index))
         .timeout(plan.request_timeout)
@@ -110,6 +98,25 @@ enum Body {
     None,
     Json(Value),
     Csv(String),
+}
+
+impl<'a> Visitor<'a> {
+    /// Visitor `index` before its first request: no client, session or conversation yet.
+    fn new(plan: &'a Plan, index: usize, clock: Instant, window: &'a Window) -> Self {
+        Self {
+            plan,
+            clock,
+            window,
+            span: (0, 0),
+            client: None,
+            cookie: None,
+            conversation: None,
+            messages_here: 0,
+            writes: 0,
+            log: VisitorLog::new(index),
+            tally: Tally::default(),
+        }
+    }
 }
 
 impl Visitor<'_> {
@@ -493,19 +500,7 @@ mod tests {
             disruption: None,
         };
         let window = Window::default();
-        let mut visitor = Visitor {
-            plan: &plan,
-            clock: Instant::now(),
-            window: &window,
-            span: (0, 0),
-            client: None,
-            cookie: None,
-            conversation: None,
-            messages_here: 0,
-            writes: 0,
-            log: VisitorLog::new(3),
-            tally: Tally::default(),
-        };
+        let mut visitor = Visitor::new(&plan, 3, Instant::now(), &window);
         visitor.look_for_others(r#"[{"description":"LOAD-V3-I1 CAFE"},{"d":"LOAD-V3-R12"}]"#);
         assert!(visitor.log.foreign_tags.is_empty());
         visitor.look_for_others(r#"{"a":"LOAD-V31-I2 BOOKS","b":"LOAD-V0-R1","c":"LOAD-V3-R4"}"#);
