@@ -18,6 +18,11 @@
 //! [`TurnStore::suspend`]). Trace events wait in a [`MemoryTracer`] and commit with the step that
 //! ends their leg: a crash before it loses only an unfinished leg's events, never a finished one's.
 //!
+//! Only two kinds of commit wait for the log to reach the disk: a write applied (with the record
+//! that it ran) and a turn finished. The opening, the suspension and the claim commit lazily
+//! (migrations 0008, 0013, 0024): what they hold has not finished, and the next durable commit
+//! carries them to disk with it. A read-only turn waits for one flush, a confirmed write for two.
+//!
 //! Each of those steps, and the finish, is one statement calling a phase function of migration
 //! `0010_turn_phases.sql`, sent outside any explicit transaction: one round trip that sets the
 //! tenant, does the step's work and commits. The claim and apply are a transaction of their own,
