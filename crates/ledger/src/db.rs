@@ -85,6 +85,21 @@ pub async fn begin_for_owner(
     .await
 }
 
+/// Opens a read-only transaction whose tenant is `owner` and whose statements all see one
+/// snapshot (`REPEATABLE READ`, taken by the tenant's statement), for reads that must agree with
+/// each other. One round trip, like [`begin_for_owner`]; a write in it is refused by the server.
+pub async fn begin_snapshot_for_owner(
+    owner: OwnerId,
+    pool: &PgPool,
+) -> Result<Transaction<'static, Postgres>, sqlx::Error> {
+    // A UUID's text is hex digits and dashes: nothing in it can leave the quotes.
+    pool.begin_with(sqlx::AssertSqlSafe(format!(
+        "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT app_set_owner('{}')",
+        owner.as_uuid()
+    )))
+    .await
+}
+
 /// Sets the tenant of the transaction `conn` is in (for code handed an open transaction).
 /// Outside a transaction the setting would end with the statement: call it only inside one.
 pub async fn scope_to_owner(owner: OwnerId, conn: &mut PgConnection) -> Result<(), sqlx::Error> {

@@ -31,8 +31,8 @@ pub use accounts::{
     Account, AccountType, CHECKING, DEFAULT_CHART, UNCATEGORIZED, ensure_chart, find_account, list_accounts,
 };
 pub use db::{
-    MIGRATOR, OwnerRolePool, TRUSTED_IDLE, begin_for_owner, connect, migrate, pool_options, scope_to_owner,
-    with_owner,
+    MIGRATOR, OwnerRolePool, TRUSTED_IDLE, begin_for_owner, begin_snapshot_for_owner, connect, migrate,
+    pool_options, scope_to_owner, with_owner,
 };
 pub use error::LedgerError;
 pub use money::{Currency, Money, MoneyError};

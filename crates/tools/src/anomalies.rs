@@ -75,7 +75,7 @@ impl TypedTool for FlagAnomalies {
             let owner = self.0.owner;
             let rows = self
                 .0
-                .run(|conn| Box::pin(async move { month_scored(owner, conn, month).await }))
+                .read(|conn| Box::pin(async move { month_scored(owner, conn, month).await }))
                 .await?;
             Ok(flag(month, &rows))
         })

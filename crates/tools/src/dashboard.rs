@@ -6,9 +6,9 @@ use chrono::NaiveDate;
 use serde_json::{Value, json};
 use sqlx::PgPool;
 
-use kakeibo_ledger::{OwnerId, begin_for_owner};
+use kakeibo_ledger::OwnerId;
 
-use crate::{Month, Scope, ToolsError, registry};
+use crate::{Month, Scope, ToolsError, in_snapshot, registry};
 
 /// How many months the by-month series covers, ending with the chosen month.
 pub const DASHBOARD_MONTHS: u32 = 6;
@@ -33,21 +33,37 @@ pub fn parse_month(text: &str) -> Result<Month, ToolsError> {
 /// The dashboard of `month` (default: the latest month of the owner's ledger); `{"empty": true,
 /// "months": [], "transactions": []}` when the ledger has no transactions. A month without
 /// transactions has empty figures. A malformed `month` is [`ToolsError::BadMonth`].
+///
+/// Every figure comes from one snapshot of the ledger ([`in_snapshot`]): the panels agree with
+/// each other even while an import commits.
 pub async fn dashboard(owner: OwnerId, pool: &PgPool, month: Option<&str>) -> Result<Value, ToolsError> {
     let asked = month.map(parse_month).transpose()?;
-    let mut tx = begin_for_owner(owner, pool).await?;
-    let latest: Option<NaiveDate> =
-        sqlx::query_scalar("SELECT max(date) FROM transactions WHERE owner_id = $1")
-            .bind(owner.as_uuid())
-            .fetch_one(&mut *tx)
-            .await?;
-    let months: Vec<String> = sqlx::query_scalar(
-        "SELECT DISTINCT to_char(date, 'YYYY-MM') FROM transactions WHERE owner_id = $1 ORDER BY 1",
-    )
-    .bind(owner.as_uuid())
-    .fetch_all(&mut *tx)
-    .await?;
-    tx.commit().await?;
+    in_snapshot(owner, pool, figures(owner, pool, asked)).await
+}
+
+async fn figures(owner: OwnerId, pool: &PgPool, asked: Option<Month>) -> Result<Value, ToolsError> {
+    let scope = Scope::new(owner, pool.clone());
+    let (latest, months): (Option<NaiveDate>, Vec<String>) = scope
+        .read(|conn| {
+            Box::pin(async move {
+                let latest = sqlx::query_scalar("SELECT max(date) FROM transactions WHERE owner_id = $1")
+                    .bind(owner.as_uuid())
+                    .fetch_one(&mut *conn)
+                    .await?;
+                let months = sqlx::query_scalar(
+                    "SELECT DISTINCT to_char(date, 'YYYY-MM') FROM transactions WHERE owner_id = $1 ORDER BY 1",
+                )
+                .bind(owner.as_uuid())
+                .fetch_all(&mut *conn)
+                .await?;
+                Ok((latest, months))
+            })
+        })
+        .await
+        .map_err(|e| ToolsError::Dashboard {
+            tool: "months",
+            source: e.into(),
+        })?;
     let Some(latest) = latest else {
         return Ok(json!({"empty": true, "months": [], "transactions": []}));
     };
@@ -61,7 +77,7 @@ pub async fn dashboard(owner: OwnerId, pool: &PgPool, month: Option<&str>) -> Re
         .first_day
         .checked_sub_months(chrono::Months::new(DASHBOARD_MONTHS - 1))
         .ok_or_else(|| ToolsError::Calendar(format!("before {month}")))?;
-    let tools = registry(&Scope::new(owner, pool.clone()));
+    let tools = registry(&scope);
     let call = |name: &'static str, input: Value| {
         let tools = &tools;
         async move {

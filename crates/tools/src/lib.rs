@@ -25,6 +25,7 @@ pub mod memory;
 mod recurring;
 mod reports;
 mod search;
+mod snapshot;
 mod writes;
 
 use std::sync::Arc;
@@ -42,6 +43,7 @@ pub use self::{
     recurring::DetectRecurring,
     reports::{GetBudgetStatus, GetSpendReport},
     search::SearchTransactions,
+    snapshot::in_snapshot,
     writes::{
         CategorizeInput, CategorizeTransactions, MemoryInput, MemorySave, RuleInput, SetBudget,
         SetCategoryRule, categorize, memory_save, set_budget, set_category_rule,
@@ -86,6 +88,22 @@ impl Scope {
         with_owner(self.owner, &self.pool, work)
             .await
             .map_err(common::tool_error)
+    }
+
+    /// Runs the read `work` in the snapshot open around this task ([`in_snapshot`]) when there
+    /// is one for this owner, else in a transaction of its own as [`Scope::run`] does.
+    async fn read<T, F>(&self, work: F) -> Result<T, kakeibo_core::ToolError>
+    where
+        F: for<'c> FnOnce(
+            &'c mut sqlx::PgConnection,
+        ) -> futures_util::future::BoxFuture<'c, Result<T, crate::ToolsError>>,
+    {
+        let Some(mut tx) = snapshot::take(self.owner) else {
+            return self.run(work).await;
+        };
+        let value = work(&mut tx).await.map_err(common::tool_error)?;
+        snapshot::put_back(tx);
+        Ok(value)
     }
 }
 

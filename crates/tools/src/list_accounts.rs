@@ -45,7 +45,7 @@ impl TypedTool for ListAccounts {
             let owner = self.0.owner;
             let rows: Vec<(String, String, i64, i64, String)> = self
                 .0
-                .run(|conn| {
+                .read(|conn| {
                     Box::pin(async move {
                         Ok(sqlx::query_as(
                             "SELECT a.name, a.type::text, count(p.id), coalesce(sum(p.amount_minor), 0)::bigint,

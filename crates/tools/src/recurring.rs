@@ -65,7 +65,7 @@ impl TypedTool for DetectRecurring {
             let owner = self.0.owner;
             let views = self
                 .0
-                .run(|conn| {
+                .read(|conn| {
                     Box::pin(async move {
                         transactions(
                             owner,

@@ -132,7 +132,7 @@ impl TypedTool for GetSpendReport {
             let (group_by, include_income) = (input.group_by, input.include_income);
             let rows: Vec<(String, String, String, i64, i64)> = self
                 .0
-                .run(|conn| {
+                .read(|conn| {
                     Box::pin(async move {
                         // Two statements rather than one with a switch: the planner estimates a
                         // plain filter, not a CASE, and the estimate decides whether a month is
@@ -297,7 +297,7 @@ impl TypedTool for GetBudgetStatus {
             // (category, currency, budget, actual)
             let rows: Vec<(String, String, Option<i64>, i64)> = self
                 .0
-                .run(|conn| {
+                .read(|conn| {
                     Box::pin(async move {
                         Ok(sqlx::query_as(
                             "WITH spent AS (

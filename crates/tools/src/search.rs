@@ -84,7 +84,7 @@ impl TypedTool for SearchTransactions {
             let owner = self.0.owner;
             let views = self
                 .0
-                .run(|conn| {
+                .read(|conn| {
                     Box::pin(async move {
                         let filter = Filter {
                             query: input.query.as_deref().filter(|q| !q.trim().is_empty()),

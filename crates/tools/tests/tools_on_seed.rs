@@ -883,3 +883,41 @@ async fn declarations_are_restricted_and_byte_stable(pool: PgPool) {
         "declarations changed: rerun with UPDATE_SNAPSHOTS=1 and review the diff"
     );
 }
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn reads_in_a_snapshot_see_one_ledger(options: PgPoolOptions, connect: PgConnectOptions) {
+    let (_owner_pool, tools) = seeded(options, connect.clone()).await;
+    let app = app_pool(&connect).await;
+    let status = |tools: &ToolRegistry| {
+        let tools = tools.clone();
+        async move {
+            let status = call(&tools, "get_budget_status", json!({"month": "2025-04"})).await;
+            status["categories"]
+                .as_array()
+                .map_or(0, |c| c.iter().filter(|c| !c["budget"].is_null()).count())
+        }
+    };
+    assert_eq!(status(&tools).await, 0);
+    let (before, during) = kakeibo_tools::in_snapshot(DEV_OWNER, &app, async {
+        let before = status(&tools).await;
+        // A write inside runs in a transaction of its own, and commits.
+        call(
+            &tools,
+            "set_budget",
+            json!({"category": "Dining", "month": "2025-04", "amount_minor": 1_500_000}),
+        )
+        .await;
+        (before, status(&tools).await)
+    })
+    .await;
+    assert_eq!(
+        (before, during),
+        (0, 0),
+        "the reads inside saw the ledger as it was at the start"
+    );
+    assert_eq!(
+        status(&tools).await,
+        1,
+        "a read after the snapshot sees the write"
+    );
+}
