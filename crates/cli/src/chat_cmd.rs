@@ -177,7 +177,9 @@ fn stop_notice(turn: &Turn) -> Option<String> {
     let answer = turn.finished().map(|(_, a)| a.to_owned()).unwrap_or_default();
     match turn.stop()? {
         Stop::End => None,
-        Stop::ProviderError | Stop::Blocked | Stop::Stuck | Stop::DailyCap => Some(answer),
+        Stop::ProviderError | Stop::BudgetUnavailable | Stop::Blocked | Stop::Stuck | Stop::DailyCap => {
+            Some(answer)
+        }
         Stop::MaxTokens => Some("(cut off: the answer reached the length limit)".to_owned()),
         Stop::IterationLimit => {
             Some("(stopped: the limit of model calls for one turn was reached)".to_owned())
@@ -335,7 +337,7 @@ fn exit_code(stop: Stop) -> u8 {
         Stop::IterationLimit | Stop::Stuck | Stop::MaxTokens | Stop::Blocked | Stop::DailyCap => {
             EXIT_STOPPED_SHORT
         }
-        Stop::ProviderError => 1,
+        Stop::ProviderError | Stop::BudgetUnavailable => 1,
     }
 }
 

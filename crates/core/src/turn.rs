@@ -131,6 +131,9 @@ pub enum Stop {
     ProviderError,
     /// The site's daily model budget had no room for the next call (nothing was sent).
     DailyCap,
+    /// The daily budget could not admit the next call — it could not be read or charged, or the
+    /// model has no list price — so nothing was sent.
+    BudgetUnavailable,
 }
 
 /// A turn of conversation, whole: everything needed to go on from here, in any process.
@@ -552,7 +555,7 @@ async fn refuse(mut turn: Turn, deps: &Deps<'_>, refused: Refused) -> Turn {
     .await;
     let (status, stop) = match refused {
         Refused::DailyCap => (RunStatus::Aborted, Stop::DailyCap),
-        Refused::Unpriced { .. } | Refused::Unavailable(_) => (RunStatus::Error, Stop::ProviderError),
+        Refused::Unpriced { .. } | Refused::Unavailable(_) => (RunStatus::Error, Stop::BudgetUnavailable),
     };
     let mut text = refused.to_string();
     if let Some(first) = text.get(..1) {

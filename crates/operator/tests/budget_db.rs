@@ -287,7 +287,9 @@ async fn an_unpriced_model_is_refused_under_a_budget(options: PgPoolOptions, con
     let budget = DailyBudget::new(OwnerRolePool::new(pool.clone()), 1.0);
     let mut agent = Agent::new(&store, Scope::new(owner, app), &Unpriced, "s", &rules, "web");
     agent.budget = Some(&budget);
-    let Outcome::Finished { status, answer, .. } = agent
+    let Outcome::Finished {
+        status, answer, turn, ..
+    } = agent
         .start(
             ConversationId::random(),
             Some("t"),
@@ -300,6 +302,9 @@ async fn an_unpriced_model_is_refused_under_a_budget(options: PgPoolOptions, con
     else {
         panic!("waited")
     };
-    assert_eq!(status, RunStatus::Error);
+    assert_eq!(
+        (status, turn.stop()),
+        (RunStatus::Error, Some(Stop::BudgetUnavailable))
+    );
     assert!(answer.contains("has no list price"), "{answer}");
 }

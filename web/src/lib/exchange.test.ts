@@ -40,6 +40,15 @@ describe('an exchange built from the stream', () => {
     expect(x.notes.map((n) => n.text).join(' ')).toMatch(/The model could not answer: timed out\. Nothing was lost/);
   });
 
+  it('says when the budget could not be checked, in the turn\'s own words', () => {
+    const message = "Today's model budget could not be checked (connection refused); nothing was sent to the model.";
+    const x = play(newExchange('Groceries in March?'), [
+      ['turn_end', { run_id: 'r', conversation_id: 'c', status: 'error', stop: 'budget_unavailable', message }],
+    ]);
+    expect(x.status).toBe('failed');
+    expect(x.notes.map((n) => n.text).join(' ')).toMatch(/could not be checked \(connection refused\); nothing was sent/);
+  });
+
   it('holds a batch of writes on one slip and settles it from the confirm stream', () => {
     let x = play(newExchange('Budgets for dining and transport'), [
       ['tool_call', { id: 'w1', name: 'set_budget', args: {}, tier: 'write' }],

@@ -95,7 +95,7 @@ export function applyEvent(x: Exchange, event: SseEvent): Exchange {
       const word =
         end.stop === 'daily_cap'
           ? DAILY_CAP
-          : end.stop === 'provider_error' && end.message
+          : (end.stop === 'provider_error' || end.stop === 'budget_unavailable') && end.message
             ? { tone: 'danger' as const, word: 'failed' as const, text: `${end.message} Nothing was lost; send it again.` }
             : statusNote(end.status);
       if (word) notes.push(word);
