@@ -241,6 +241,15 @@ enum Hold {
 }
 
 impl Claim {
+    /// Gives the claim up, unlocking its row at once (a claim dropped unlocks it only when its
+    /// connection is next used). Nothing was applied under it.
+    pub async fn release(mut self) {
+        if let Hold::Locked(tx) = std::mem::replace(&mut self.hold, Hold::Released) {
+            // A rollback that fails closes the connection, which unlocks the row as well.
+            let _ = tx.rollback().await;
+        }
+    }
+
     /// The results an earlier apply stored (the writes already ran), if there are.
     pub fn applied(&self) -> Option<&[ToolResult]> {
         match &self.hold {
@@ -1060,7 +1069,12 @@ impl Agent<'_> {
         decisions: &[(String, bool)],
         on_event: &(dyn Fn(TurnEvent) + Send + Sync),
     ) -> Result<Outcome, ConfirmError> {
-        claim.check_decisions(decisions)?;
+        if let Err(refused) = claim.check_decisions(decisions) {
+            // Unlock the row now: dropped, the lock would go only when the pool next uses the
+            // connection, and a corrected confirm sent at once would find it still held.
+            claim.release().await;
+            return Err(refused);
+        }
         let owner = self.scope.owner;
         let suspended_id = claim.id;
         let (results, fence) = self
