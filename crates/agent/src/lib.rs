@@ -16,10 +16,12 @@
 
 pub mod conversations;
 mod error;
+pub mod events;
 pub mod history;
 mod record;
 pub mod runs;
 pub mod turns;
 
 pub use error::AgentError;
+pub use events::closing_events;
 pub use turns::{Agent, Busy, ConfirmError, Leg, Outcome, TurnStore};

@@ -3,8 +3,11 @@
 
 use std::{future::Future, time::Instant};
 
-use kakeibo_agent::turns::{ConfirmError, Outcome};
-use kakeibo_core::{ConversationId, Event, EventUsage, Stop, Tier, TurnEnd, TurnEvent, pricing};
+use kakeibo_agent::{
+    closing_events,
+    turns::{ConfirmError, Outcome},
+};
+use kakeibo_core::{ConversationId, Event, TurnEvent};
 use serde_json::{Value, json};
 
 use crate::sse::Events;
@@ -75,59 +78,13 @@ pub fn send_outcome(
 ) {
     let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     match result {
-        Ok(Outcome::Finished {
-            run_id,
-            status,
-            turn,
-            answer,
-        }) => {
-            let (_, uncached) = pricing::cost(model, &turn.usage());
-            record_spend(turn.cost());
-            events.emit(&Event::TurnEnd(TurnEnd {
-                run_id,
-                conversation_id: conversation,
-                status: status.as_str().to_owned(),
-                suspended_turn_id: None,
-                usage: Some(EventUsage::from(&turn.usage())),
-                cost_usd_est: Some(turn.cost().decimal()),
-                uncached_cost_usd_est: Some(uncached.decimal()),
-                latency_ms,
-                iterations: Some(turn.iteration()),
-                stop: turn.stop().filter(|stop| *stop != Stop::End),
-                message: turn
-                    .stop()
-                    .is_some_and(|stop| stop != Stop::End && stop != Stop::MaxTokens)
-                    .then_some(answer),
-            }));
-        }
-        Ok(Outcome::Suspended {
-            run_id,
-            suspended_id,
-            pending,
-        }) => {
-            for write in pending {
-                events.emit(&Event::ConfirmRequest {
-                    id: write.id,
-                    tool: write.tool,
-                    args: write.args,
-                    summary: write.summary,
-                    tier: Tier::Write,
-                    suspended_turn_id: suspended_id,
-                });
+        Ok(outcome) => {
+            if let Outcome::Finished { turn, .. } = &outcome {
+                record_spend(turn.cost());
             }
-            events.emit(&Event::TurnEnd(TurnEnd {
-                run_id,
-                conversation_id: conversation,
-                status: "suspended".to_owned(),
-                suspended_turn_id: Some(suspended_id),
-                usage: None,
-                cost_usd_est: None,
-                uncached_cost_usd_est: None,
-                latency_ms,
-                iterations: None,
-                stop: None,
-                message: None,
-            }));
+            for event in closing_events(&outcome, conversation, model, latency_ms) {
+                events.emit(&event);
+            }
         }
         Err(e) => {
             tracing::warn!(error = %crate::error::chain(&e), "turn failed");

@@ -1,0 +1,358 @@
+//! The agent, how it is built, and a prompt on its way.
+
+use std::{
+    future::{Future, IntoFuture},
+    path::PathBuf,
+    pin::Pin,
+    sync::Arc,
+    time::Instant,
+};
+
+use futures_util::future::{self, BoxFuture, Either};
+use kakeibo_agent::{Outcome, TurnStore, closing_events};
+use kakeibo_core::{
+    ConfirmPolicy, ConversationId, Event, PendingWrite, PermissionRules, Provider, SuspendedTurnId, Tool,
+    ToolRegistry, TurnEvent, TypedTool, prompt::SYSTEM_PROMPT, typed,
+};
+use kakeibo_ledger::OwnerId;
+use kakeibo_providers::select::{self, ModelRole};
+use kakeibo_tools::Scope;
+use sqlx::PgPool;
+
+use crate::{Error, RunResult};
+
+/// How a confirm decides the pending writes of the turn it claimed.
+type Decider<'a> = dyn Fn(&[PendingWrite]) -> Vec<(String, bool)> + Send + Sync + 'a;
+
+/// What a prompt calls with each event.
+type OnEvent<'a> = dyn Fn(&Event) + Send + Sync + 'a;
+
+/// What the runs of a library agent are recorded as (`trace_runs.channel`).
+const CHANNEL: &str = "library";
+
+/// The agent over one owner's ledger. Build it with [`Agent::builder`]; it is cheap to keep and
+/// to share (`&Agent` runs prompts), and holds no connection of its own beyond the pool's.
+pub struct Agent {
+    store: TurnStore,
+    scope: Scope,
+    tools: ToolRegistry,
+    provider: Box<dyn Provider>,
+    policy: ConfirmPolicy,
+    rules: PermissionRules,
+    system: String,
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent")
+            .field("owner", &self.scope.owner)
+            .field("provider", &self.provider.name())
+            .field("model", &self.provider.model())
+            .field("tools", &self.tools.names())
+            .finish_non_exhaustive()
+    }
+}
+
+/// How an [`Agent`] is made: a ledger (pool and owner), then a model, and what else differs from
+/// the defaults (writes denied, no permission rules, kakeibo's own system prompt, the twelve
+/// finance tools).
+#[must_use]
+pub struct AgentBuilder {
+    pool: PgPool,
+    owner: OwnerId,
+    provider: Option<Box<dyn Provider>>,
+    policy: ConfirmPolicy,
+    rules: PermissionRules,
+    system: String,
+    tools: Vec<Arc<dyn Tool>>,
+    import_root: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for AgentBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentBuilder")
+            .field("owner", &self.owner)
+            .field("provider", &self.provider.as_ref().map(|p| p.name()))
+            .finish_non_exhaustive()
+    }
+}
+
+impl AgentBuilder {
+    /// The model to use: any [`Provider`] (kakeibo's own adapters, a scripted one, yours).
+    pub fn provider(mut self, provider: impl Provider + 'static) -> Self {
+        self.provider = Some(Box::new(provider));
+        self
+    }
+
+    /// The model the settings name, as the CLI reads them from the environment:
+    /// `KAKEIBO_PROVIDER` (`gemini`, `anthropic`, `openai` or `script:FILE`), else the first of
+    /// `GEMINI_API_KEY`, `ANTHROPIC_API_KEY`, `OPENAI_BASE_URL` that is set; `AGENT_MODEL`
+    /// overrides the model. Fails with the list of settings when none is set.
+    pub fn provider_from_env(mut self) -> Result<Self, Error> {
+        self.provider = Some(select::from_env(ModelRole::Agent)?);
+        Ok(self)
+    }
+
+    /// How the writes the model asks for are decided (default [`ConfirmPolicy::AutoDeny`]:
+    /// none runs). [`ConfirmPolicy::Suspend`] stores the turn until [`Agent::confirm`].
+    pub fn confirm_policy(mut self, policy: ConfirmPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Permission rules, decided before the policy: a `deny` rule always wins.
+    pub fn rules(mut self, rules: PermissionRules) -> Self {
+        self.rules = rules;
+        self
+    }
+
+    /// The system prompt instead of kakeibo's own.
+    pub fn system_prompt(mut self, system: impl Into<String>) -> Self {
+        self.system = system.into();
+        self
+    }
+
+    /// A tool of your own beside the finance tools. A read tool runs when the model asks; a write
+    /// tool goes through the confirm policy and the rules like kakeibo's own writes (and, being
+    /// yours, runs inline: under [`ConfirmPolicy::Suspend`] it is applied by the process that
+    /// confirms, which must have it too).
+    pub fn tool(mut self, tool: impl TypedTool) -> Self {
+        self.tools.push(typed(tool));
+        self
+    }
+
+    /// The folder `import_statement_csv` may read statements from by path (none by default).
+    pub fn import_root(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.import_root = Some(dir.into());
+        self
+    }
+
+    pub fn build(self) -> Result<Agent, Error> {
+        let provider = self.provider.ok_or(Error::NoProvider)?;
+        let mut scope = Scope::new(self.owner, self.pool.clone());
+        if let Some(dir) = self.import_root {
+            scope = scope.with_import_root(dir);
+        }
+        let mut tools = kakeibo_tools::registry(&scope).tools().to_vec();
+        tools.extend(self.tools);
+        Ok(Agent {
+            store: TurnStore::new(self.pool),
+            tools: ToolRegistry::new(tools)?,
+            scope,
+            provider,
+            policy: self.policy,
+            rules: self.rules,
+            system: self.system,
+        })
+    }
+}
+
+impl Agent {
+    /// Starts building an agent over the ledger of `owner` in the database of `pool` — a pool
+    /// as the `app_user` role, so row-level security holds as well as the tools' own filters.
+    pub fn builder(pool: PgPool, owner: OwnerId) -> AgentBuilder {
+        AgentBuilder {
+            pool,
+            owner,
+            provider: None,
+            policy: ConfirmPolicy::AutoDeny,
+            rules: PermissionRules::default(),
+            system: SYSTEM_PROMPT.to_owned(),
+            tools: Vec::new(),
+            import_root: None,
+        }
+    }
+
+    /// Runs `prompt` to its end in a new conversation.
+    pub async fn run(&self, prompt: &str) -> Result<RunResult, Error> {
+        self.prompt(prompt).await
+    }
+
+    /// A prompt to send, with its options; `.await` it to run it.
+    pub fn prompt<'a>(&'a self, text: &'a str) -> Prompt<'a> {
+        Prompt {
+            agent: self,
+            text,
+            conversation: None,
+            on_event: None,
+            until: None,
+        }
+    }
+
+    /// Goes on with a run that waits for a person: `decisions` names each pending write once
+    /// (`(id, allowed)`), or the confirm is refused and nothing runs. Safe to retry, from any
+    /// process: no write runs twice.
+    pub async fn confirm(
+        &self,
+        suspended: SuspendedTurnId,
+        decisions: &[(String, bool)],
+    ) -> Result<RunResult, Error> {
+        // Passed on as given: the confirm refuses a write decided twice, one left out, or one
+        // that is not waiting, before anything runs.
+        self.confirm_inner(suspended, &|_| decisions.to_vec(), &|_| {})
+            .await
+    }
+
+    /// Goes on with a run that waits for a person, asking `allow` about each pending write as
+    /// it is stored (its arguments are the stored ones, never a caller's copy) — what a process
+    /// that shows the person the writes uses. `on_event` gets the continuation's events.
+    pub async fn decide(
+        &self,
+        suspended: SuspendedTurnId,
+        allow: impl Fn(&PendingWrite) -> bool + Send + Sync,
+        on_event: impl Fn(&Event) + Send + Sync,
+    ) -> Result<RunResult, Error> {
+        let ask = |pending: &[PendingWrite]| {
+            pending
+                .iter()
+                .map(|write| (write.id.clone(), allow(write)))
+                .collect()
+        };
+        self.confirm_inner(suspended, &ask, &on_event).await
+    }
+
+    async fn confirm_inner(
+        &self,
+        suspended: SuspendedTurnId,
+        decide: &Decider<'_>,
+        on_event: &(dyn Fn(&Event) + Send + Sync),
+    ) -> Result<RunResult, Error> {
+        let started = Instant::now();
+        let claim = self.store.claim(self.scope.owner, suspended).await?;
+        let conversation = claim.conversation_id;
+        let decisions = decide(claim.pending());
+        let forward = |event: TurnEvent| {
+            if let Some(event) = Event::of(event) {
+                on_event(&event);
+            }
+        };
+        let outcome = self.inner().confirm_claimed(claim, &decisions, &forward).await?;
+        Ok(self.close(outcome, conversation, started, on_event))
+    }
+
+    /// The agent of the turn machinery, borrowing from this one.
+    fn inner(&self) -> kakeibo_agent::Agent<'_> {
+        kakeibo_agent::Agent {
+            store: &self.store,
+            scope: self.scope.clone(),
+            tools: self.tools.clone(),
+            provider: self.provider.as_ref(),
+            system: &self.system,
+            rules: &self.rules,
+            channel: CHANNEL,
+            summarizer: None,
+            budget: None,
+        }
+    }
+
+    /// Sends the leg's closing events and makes its result.
+    fn close(
+        &self,
+        outcome: Outcome,
+        conversation: ConversationId,
+        started: Instant,
+        on_event: &(dyn Fn(&Event) + Send + Sync),
+    ) -> RunResult {
+        let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        for event in closing_events(&outcome, conversation, self.provider.model(), latency_ms) {
+            on_event(&event);
+        }
+        RunResult::of(outcome, conversation)
+    }
+
+    async fn send(self: &Agent, prompt: Prompt<'_>) -> Result<RunResult, Error> {
+        let started = Instant::now();
+        let no_events = |_: &Event| {};
+        let on_event: &(dyn Fn(&Event) + Send + Sync) = prompt.on_event.as_deref().unwrap_or(&no_events);
+        let forward = |event: TurnEvent| {
+            if let Some(event) = Event::of(event) {
+                on_event(&event);
+            }
+        };
+        let agent = self.inner();
+        let (conversation, turn) = if let Some(conversation) = prompt.conversation {
+            let turn = agent.chat(conversation, prompt.text, &self.policy, &forward);
+            (conversation, turn)
+        } else {
+            let conversation = ConversationId::random();
+            let title = title_of(prompt.text);
+            let turn = agent.start(conversation, Some(title), prompt.text, &self.policy, &forward);
+            (conversation, turn)
+        };
+        let outcome = match prompt.until {
+            None => turn.await?,
+            Some(until) => match future::select(turn, until).await {
+                Either::Left((outcome, _)) => outcome?,
+                Either::Right(((), _)) => {
+                    // The turn's future is dropped here: nothing more of it runs. Its run row
+                    // (if it opened) is marked aborted; its committed writes stay.
+                    if let Err(e) = self.store.abort_open_runs(self.scope.owner, conversation).await {
+                        tracing::warn!(error = %e, "marking a stopped run aborted");
+                    }
+                    return Err(Error::Cancelled { conversation });
+                }
+            },
+        };
+        Ok(self.close(outcome, conversation, started, on_event))
+    }
+}
+
+/// A conversation's title: the first line of its first prompt, shortened.
+fn title_of(text: &str) -> &str {
+    let line = text.lines().next().unwrap_or_default().trim();
+    match line.char_indices().nth(80) {
+        Some((end, _)) => line.get(..end).unwrap_or(line),
+        None => line,
+    }
+}
+
+/// A prompt on its way to an [`Agent`]: `.await` it to run it to its end.
+#[must_use = "a prompt runs only when awaited"]
+pub struct Prompt<'a> {
+    agent: &'a Agent,
+    text: &'a str,
+    conversation: Option<ConversationId>,
+    on_event: Option<Box<OnEvent<'a>>>,
+    until: Option<Pin<Box<dyn Future<Output = ()> + Send + 'a>>>,
+}
+
+impl std::fmt::Debug for Prompt<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prompt")
+            .field("text", &self.text)
+            .field("conversation", &self.conversation)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> Prompt<'a> {
+    /// Sends it to an existing conversation of the owner's (from an earlier
+    /// [`RunResult::conversation`]) instead of starting a new one.
+    pub fn in_conversation(mut self, conversation: ConversationId) -> Self {
+        self.conversation = Some(conversation);
+        self
+    }
+
+    /// Calls `on_event` with each event of the run as it happens, the last being `turn_end`.
+    pub fn on_event(mut self, on_event: impl Fn(&Event) + Send + Sync + 'a) -> Self {
+        self.on_event = Some(Box::new(on_event));
+        self
+    }
+
+    /// Stops the run when `stop` completes first (a `CancellationToken`'s `cancelled()`, a
+    /// timer, Ctrl+C): the prompt then fails with [`Error::Cancelled`].
+    pub fn until(mut self, stop: impl Future<Output = ()> + Send + 'a) -> Self {
+        self.until = Some(Box::pin(stop));
+        self
+    }
+}
+
+impl<'a> IntoFuture for Prompt<'a> {
+    type Output = Result<RunResult, Error>;
+    type IntoFuture = BoxFuture<'a, Result<RunResult, Error>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        let agent = self.agent;
+        Box::pin(agent.send(self))
+    }
+}

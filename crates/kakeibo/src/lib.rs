@@ -1,0 +1,73 @@
+//! kakeibo, the library: the agent over a ledger, in a Rust program of your own.
+//!
+//! The fourth way to drive kakeibo, beside the web, the CLI and the MCP server. Build an
+//! [`Agent`] over a ledger (a PostgreSQL pool and an owner), with a model, a confirm policy,
+//! permission rules and tools of your own beside the twelve finance tools; then send it a prompt
+//! and read the [`RunResult`], or watch its [`Event`]s as they happen.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), kakeibo::Error> {
+//! use kakeibo::{Agent, DEV_OWNER};
+//!
+//! let pool = kakeibo::connect(&kakeibo::database_url()?)?;
+//! let agent = Agent::builder(pool, DEV_OWNER).provider_from_env()?.build()?;
+//! let result = agent.run("What did I spend on dining in March 2025?").await?;
+//! println!("{}", result.text);
+//! # Ok(()) }
+//! ```
+//!
+//! - The model comes from the same settings as the CLI's ([`AgentBuilder::provider_from_env`]:
+//!   `GEMINI_API_KEY`, `ANTHROPIC_API_KEY`, `OPENAI_BASE_URL`, or `KAKEIBO_PROVIDER=script:FILE`
+//!   for a scripted model that needs no key), or is any [`Provider`] you pass in.
+//! - Writes are decided by the [`ConfirmPolicy`]: denied unless you say otherwise
+//!   ([`ConfirmPolicy::AutoDeny`]), allowed, asked through a function of yours, or suspended for
+//!   a person to decide later — in this process or another one, with [`Agent::confirm`]. A
+//!   suspended write runs exactly once however many processes confirm it.
+//! - Each prompt is a turn of a conversation: a new one by default, or one you name with
+//!   [`Prompt::in_conversation`]; the history is kept in the database.
+//! - Events ([`Prompt::on_event`]) are the same objects the web's stream and the CLI's
+//!   `stream-json` carry: `token`, `tool_call`, `tool_result`, `confirm_request`, `turn_end`.
+//! - A prompt stops when the future you give [`Prompt::until`] completes first: its run is
+//!   recorded as aborted, and writes that already committed stay.
+//!
+//! Runnable examples are in `crates/kakeibo/examples/` (`cargo run -p kakeibo --example ask`).
+
+mod agent;
+mod error;
+mod result;
+
+pub use agent::{Agent, AgentBuilder, Prompt};
+pub use error::Error;
+pub use kakeibo_core::turn::CallRecord;
+pub use kakeibo_core::{
+    ConfirmPolicy, ConversationId, Event, MicroUsd, PendingWrite, PermissionRules, Provider, RunId,
+    RunStatus, Stop, SuspendedTurnId, Tier, Tool, ToolError, TypedTool, Usage, WriteDecision,
+};
+pub use kakeibo_ledger::{DEV_OWNER, OwnerId};
+pub use result::{RunResult, Status};
+pub use sqlx::PgPool;
+
+/// The database to use: `APP_DATABASE_URL`, else `DATABASE_URL`, else — in a kakeibo checkout
+/// (found from the working directory, then the program's folder) — its running local cluster
+/// (`cargo xtask db up`), as `app_user`. When none is found, the error says how to get one.
+pub fn database_url() -> Result<String, Error> {
+    let set = |name| {
+        std::env::var(name)
+            .ok()
+            .filter(|url: &String| !url.trim().is_empty())
+    };
+    if let Some(url) = set("APP_DATABASE_URL").or_else(|| set("DATABASE_URL")) {
+        return Ok(url);
+    }
+    let found = kakeibo_localdb::discover(&kakeibo_localdb::default_starts());
+    found
+        .app_url()
+        .ok_or_else(|| Error::NoDatabase(found.to_string()))
+}
+
+/// A pool for agents over the database at `url` (at most four connections, each made when first
+/// needed, so this does not touch the network). Connect as `app_user`: row-level security then
+/// holds beside the tools' own filters.
+pub fn connect(url: &str) -> Result<PgPool, Error> {
+    Ok(kakeibo_ledger::connect(url, 4)?)
+}

@@ -1,0 +1,104 @@
+//! What a prompt comes to.
+
+use kakeibo_agent::Outcome;
+use kakeibo_core::{
+    ConversationId, MicroUsd, PendingWrite, RunId, RunStatus, Stop, SuspendedTurnId, Usage, turn::CallRecord,
+};
+use serde::Serialize;
+
+/// How a run stands once a prompt (or a confirm) returns.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum Status {
+    /// The model answered.
+    Ok,
+    /// The model or the turn failed; `text` says what happened.
+    Error,
+    /// The provider refused to answer.
+    Blocked,
+    /// Stopped before it finished (the daily budget, …).
+    Aborted,
+    /// The same calls kept coming back, so the run was stopped.
+    Stuck,
+    /// A write waits for a person: confirm `suspended` with [`Agent::confirm`](crate::Agent::confirm),
+    /// in this process or another, naming each of `pending` once.
+    Waiting {
+        suspended: SuspendedTurnId,
+        pending: Vec<PendingWrite>,
+    },
+}
+
+impl From<RunStatus> for Status {
+    fn from(status: RunStatus) -> Self {
+        match status {
+            RunStatus::Ok => Self::Ok,
+            RunStatus::Error => Self::Error,
+            RunStatus::Blocked => Self::Blocked,
+            RunStatus::Aborted => Self::Aborted,
+            RunStatus::Stuck => Self::Stuck,
+        }
+    }
+}
+
+/// What a prompt came to: the answer, how the run ended, what it cost and the tools it called.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunResult {
+    /// The answer, or the turn's sentence about what stopped it; empty while a write waits.
+    pub text: String,
+    pub status: Status,
+    /// What stopped a finished run short (`None` when it answered, or while it waits).
+    pub stop: Option<Stop>,
+    /// Tokens of the whole run (zero while a write waits: they are counted when it finishes).
+    pub usage: Usage,
+    /// The run's list-price cost.
+    pub cost: MicroUsd,
+    pub run_id: RunId,
+    /// The conversation the turn belongs to: name it in the next prompt to go on with it.
+    pub conversation: ConversationId,
+    /// Every tool call of the run, in order (empty while a write waits).
+    pub calls: Vec<CallRecord>,
+}
+
+impl RunResult {
+    pub(crate) fn of(outcome: Outcome, conversation: ConversationId) -> Self {
+        match outcome {
+            Outcome::Finished {
+                run_id,
+                status,
+                answer,
+                turn,
+            } => Self {
+                text: answer,
+                status: status.into(),
+                stop: turn.stop().filter(|stop| *stop != Stop::End),
+                usage: turn.usage(),
+                cost: turn.cost(),
+                run_id,
+                conversation,
+                calls: turn.calls().to_vec(),
+            },
+            Outcome::Suspended {
+                run_id,
+                suspended_id,
+                pending,
+            } => Self {
+                text: String::new(),
+                status: Status::Waiting {
+                    suspended: suspended_id,
+                    pending,
+                },
+                stop: None,
+                usage: Usage::default(),
+                cost: MicroUsd::default(),
+                run_id,
+                conversation,
+                calls: Vec::new(),
+            },
+        }
+    }
+
+    /// Whether a write waits for a person.
+    pub fn is_waiting(&self) -> bool {
+        matches!(self.status, Status::Waiting { .. })
+    }
+}

@@ -1,0 +1,323 @@
+//! The library as a program outside the workspace's crates uses it: each example run as its own
+//! process against a real database (a seeded copy of the demo ledger) and a scripted model, and
+//! what the examples cannot show — cancellation, refused decisions — in process.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Tests may panic on what they did not expect.
+
+#[path = "../../ledger/tests/common/mod.rs"]
+mod common;
+
+use std::{
+    path::PathBuf,
+    process::{Command, Output},
+    time::Duration,
+};
+
+use common::{app_pool, owner_pool};
+use futures_util::stream::{self, BoxStream};
+use kakeibo::{Agent, ConfirmPolicy, DEV_OWNER, Error, Provider, Status};
+use kakeibo_core::{ModelRequest, ProviderError, StreamEvent};
+use kakeibo_ledger::{seed, with_owner};
+use serde_json::Value;
+use sqlx::{
+    PgPool,
+    postgres::{PgConnectOptions, PgPoolOptions},
+};
+
+/// The demo ledger in this test's database; the `app_user` URL of that database.
+async fn seeded(options: PgPoolOptions, connect: PgConnectOptions) -> (PgPool, String) {
+    let owner = owner_pool(options, connect.clone()).await;
+    let data = seed::generate().unwrap();
+    let rows = seed::read_transactions_csv(&seed::transactions_csv(&data).unwrap()).unwrap();
+    with_owner(DEV_OWNER, &owner, |conn| {
+        Box::pin(async move { seed::load(DEV_OWNER, conn, "transactions.csv", &rows).await })
+    })
+    .await
+    .unwrap();
+    let mut url = url::Url::parse(&std::env::var("APP_DATABASE_URL").unwrap()).unwrap();
+    url.set_path(connect.get_database().unwrap());
+    (owner, url.to_string())
+}
+
+/// An example's binary, which `cargo test` builds beside the tests.
+fn example(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().and_then(|deps| deps.parent()).unwrap();
+    let path = dir.join("examples").join(name);
+    assert!(
+        path.exists(),
+        "{} is missing: `cargo test -p kakeibo` builds the examples (a `--test` filter alone does not)",
+        path.display()
+    );
+    path
+}
+
+/// Runs an example with the scripted model `script` (under fixtures/scripts/) on `url`.
+fn run(name: &str, script: Option<&str>, url: &str, args: &[&str]) -> Output {
+    let root = kakeibo_testkit::workspace_root();
+    let mut command = Command::new(example(name));
+    command
+        .args(args)
+        .current_dir(&root)
+        .env("APP_DATABASE_URL", url)
+        .env_remove("KAKEIBO_PROVIDER")
+        .env_remove("GEMINI_API_KEY")
+        .env_remove("GEMINI_AUTH")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_BASE_URL");
+    if let Some(script) = script {
+        let path = root.join("fixtures/scripts").join(script);
+        command.env("KAKEIBO_PROVIDER", format!("script:{}", path.display()));
+    }
+    command.output().unwrap()
+}
+
+fn stdout(output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "exit {:?}\nstdout: {}\nstderr: {}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+/// The runs the library recorded, with their status.
+async fn library_runs(pool: &PgPool) -> Vec<String> {
+    sqlx::query_scalar("SELECT status::text FROM trace_runs WHERE channel = 'library' ORDER BY started_at")
+        .fetch_all(pool)
+        .await
+        .unwrap()
+}
+
+async fn groceries_june_budget(pool: &PgPool) -> Vec<i64> {
+    sqlx::query_scalar(
+        "SELECT b.amount_minor FROM budgets b JOIN accounts a ON a.id = b.account_id
+         WHERE b.owner_id = $1 AND a.name = 'Groceries' AND b.month = '2025-06'",
+    )
+    .bind(DEV_OWNER.as_uuid())
+    .fetch_all(pool)
+    .await
+    .unwrap()
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn ask_answers_from_the_ledger(options: PgPoolOptions, connect: PgConnectOptions) {
+    let (pool, url) = seeded(options, connect).await;
+    // The figure, from the ledger here (not from the tools the example goes through).
+    let groceries: i64 = sqlx::query_scalar(
+        "SELECT sum(p.amount_minor)::bigint FROM postings p JOIN accounts a ON a.id = p.account_id
+         JOIN transactions t ON t.id = p.transaction_id
+         WHERE p.owner_id = $1 AND a.name = 'Groceries' AND t.date BETWEEN '2025-03-01' AND '2025-03-31'",
+    )
+    .bind(DEV_OWNER.as_uuid())
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    let formatted = kakeibo_ledger::Money::new(groceries, kakeibo_ledger::Currency::INR).format();
+
+    let out = stdout(&run(
+        "ask",
+        Some("demo.yaml"),
+        &url,
+        &["How much did I spend on groceries in March 2025?"],
+    ));
+    assert!(out.contains(&formatted), "{out} should name {formatted}");
+    assert_eq!(library_runs(&pool).await, ["ok"]);
+
+    // Without a model, the example says which settings would give one.
+    let none = run("ask", None, &url, &["Anything?"]);
+    assert!(!none.status.success());
+    let said = String::from_utf8_lossy(&none.stderr);
+    assert!(said.contains("no model provider is configured"), "{said}");
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn stream_prints_the_shared_events(options: PgPoolOptions, connect: PgConnectOptions) {
+    let (_pool, url) = seeded(options, connect).await;
+    let out = stdout(&run(
+        "stream",
+        Some("demo.yaml"),
+        &url,
+        &["Which of my payments are subscriptions?"],
+    ));
+    let events: Vec<Value> = out
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    let first = |kind: &str| kinds.iter().position(|k| *k == kind).unwrap_or(usize::MAX);
+    assert!(first("tool_call") < first("tool_result"), "{kinds:?}");
+    assert!(first("tool_result") < first("token"), "{kinds:?}");
+    assert_eq!(kinds.last(), Some(&"turn_end"), "{kinds:?}");
+    let end = events.last().unwrap();
+    assert_eq!(end["status"], "ok");
+    assert_eq!(events[first("tool_call")]["name"], "detect_recurring");
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_tool_of_the_programs_own_is_called(options: PgPoolOptions, connect: PgConnectOptions) {
+    let (_pool, url) = seeded(options, connect).await;
+    let output = run(
+        "custom_tool",
+        Some("library.yaml"),
+        &url,
+        &["How much should I save each month for a ₹1,20,000 laptop in 6 months?"],
+    );
+    let out = stdout(&output);
+    assert_eq!(out.trim(), "Put aside 2000000 paise a month for 6 months.");
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(said.contains("called savings_goal"), "{said}");
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_write_waits_in_one_process_and_is_decided_in_another(
+    options: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let (pool, url) = seeded(options, connect).await;
+    let ask = || {
+        let out = stdout(&run(
+            "confirm_later",
+            Some("demo.yaml"),
+            &url,
+            &["ask", "Set a ₹20,000 budget for groceries"],
+        ));
+        assert!(
+            out.contains("asks to: Set the Groceries budget for 2025-06"),
+            "{out}"
+        );
+        out.lines()
+            .find_map(|line| line.strip_prefix("waiting: "))
+            .unwrap()
+            .to_owned()
+    };
+
+    // Declined in another process: nothing written.
+    let first = ask();
+    assert!(groceries_june_budget(&pool).await.is_empty());
+    let declined = stdout(&run(
+        "confirm_later",
+        Some("demo.yaml"),
+        &url,
+        &["decline", &first],
+    ));
+    assert!(declined.contains("Nothing was changed"), "{declined}");
+    assert!(groceries_june_budget(&pool).await.is_empty());
+
+    // Allowed from two processes at once: applied once.
+    let second = ask();
+    let (a, b) = std::thread::scope(|s| {
+        let a = s.spawn(|| run("confirm_later", Some("demo.yaml"), &url, &["allow", &second]));
+        let b = s.spawn(|| run("confirm_later", Some("demo.yaml"), &url, &["allow", &second]));
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    assert!(
+        a.status.success() || b.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&a.stderr),
+        String::from_utf8_lossy(&b.stderr)
+    );
+    assert_eq!(groceries_june_budget(&pool).await, [2_000_000]);
+    // Once finished, the confirmation is gone, and says so.
+    let again = run("confirm_later", Some("demo.yaml"), &url, &["allow", &second]);
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("there is no such confirmation"));
+    assert_eq!(groceries_june_budget(&pool).await, [2_000_000]);
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_deny_rule_outweighs_the_policy(options: PgPoolOptions, connect: PgConnectOptions) {
+    let (pool, url) = seeded(options, connect).await;
+    let output = run(
+        "rules",
+        Some("demo.yaml"),
+        &url,
+        &["Set a ₹20,000 budget for groceries"],
+    );
+    stdout(&output);
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(said.contains("set_budget: allowed Some(false)"), "{said}");
+    assert!(said.contains("permission rule"), "{said}");
+    assert!(groceries_june_budget(&pool).await.is_empty());
+}
+
+/// A model that never answers.
+struct Silent;
+
+impl Provider for Silent {
+    fn name(&self) -> &'static str {
+        "openai"
+    }
+    fn model(&self) -> &'static str {
+        "silent"
+    }
+    fn stream<'a>(&'a self, _: &'a ModelRequest) -> BoxStream<'a, Result<StreamEvent, ProviderError>> {
+        Box::pin(stream::pending())
+    }
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_stopped_prompt_is_recorded_aborted(options: PgPoolOptions, connect: PgConnectOptions) {
+    let pool = owner_pool(options, connect.clone()).await;
+    let agent = Agent::builder(app_pool(&connect).await, DEV_OWNER)
+        .provider(Silent)
+        .build()
+        .unwrap();
+    let stopped = agent
+        .prompt("anything")
+        .until(tokio::time::sleep(Duration::from_millis(300)))
+        .await;
+    let Err(Error::Cancelled { conversation }) = stopped else {
+        panic!("{stopped:?}")
+    };
+    let status: String = sqlx::query_scalar("SELECT status::text FROM trace_runs WHERE conversation_id = $1")
+        .bind(conversation.as_uuid())
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(status, "aborted");
+    // The conversation is free for the next prompt.
+    let next = agent
+        .prompt("again")
+        .in_conversation(conversation)
+        .until(tokio::time::sleep(Duration::from_millis(100)))
+        .await;
+    assert!(matches!(next, Err(Error::Cancelled { .. })), "{next:?}");
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn decisions_must_name_each_waiting_write_once(options: PgPoolOptions, connect: PgConnectOptions) {
+    let (pool, _url) = seeded(options, connect.clone()).await;
+    let script = kakeibo_testkit::workspace_root().join("fixtures/scripts/demo.yaml");
+    let agent = Agent::builder(app_pool(&connect).await, DEV_OWNER)
+        .provider(kakeibo_core::script::Script::from_file(&script).unwrap())
+        .confirm_policy(ConfirmPolicy::Suspend)
+        .build()
+        .unwrap();
+    let asked = agent.run("Set a ₹20,000 budget for groceries").await.unwrap();
+    let Status::Waiting { suspended, pending } = asked.status else {
+        panic!("{asked:?}")
+    };
+    let id = pending[0].id.clone();
+    for decisions in [
+        vec![(id.clone(), false), (id.clone(), true)],
+        vec![],
+        vec![(id.clone(), true), ("no_such_call".to_owned(), true)],
+    ] {
+        let refused = agent.confirm(suspended, &decisions).await;
+        assert!(
+            matches!(refused, Err(Error::Turn(_))),
+            "{decisions:?}: {refused:?}"
+        );
+        assert!(groceries_june_budget(&pool).await.is_empty());
+    }
+    // Refused at once, the claims are given up at once: the corrected confirm is not "in progress".
+    let done = agent
+        .confirm(suspended, &[(id, true)])
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(done.status, Status::Ok);
+    assert_eq!(groceries_june_budget(&pool).await, [2_000_000]);
+}
