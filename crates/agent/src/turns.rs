@@ -28,7 +28,7 @@
 //! tenant, does the step's work and commits. The claim and apply are a transaction of their own,
 //! since the writes they run are the tools' code.
 
-use std::time::Duration;
+use std::{future::Future, pin::Pin, time::Duration};
 
 use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
@@ -40,7 +40,8 @@ use kakeibo_core::{
     context,
     trace::MemoryTracer,
     turn::{
-        DECLINED, EXPIRED, StateError, declined_result, drive, expired_result, result_summary, tool_data,
+        DECLINED, EXPIRED, StateError, declined_result, drive, drive_until, expired_result, result_summary,
+        tool_data,
     },
 };
 use serde_json::Value;
@@ -935,7 +936,7 @@ impl Agent<'_> {
         policy: &'b ConfirmPolicy,
         on_event: &'b (dyn Fn(TurnEvent) + Send + Sync),
     ) -> BoxFuture<'b, Result<Outcome, ConfirmError>> {
-        Box::pin(self.chat_inner(conversation, Thread::Existing, text, policy, on_event))
+        Box::pin(self.chat_inner(conversation, Thread::Existing, text, policy, on_event, None))
     }
 
     /// Runs the first turn of a new conversation, which the turn's opening makes — `conversation`
@@ -951,7 +952,27 @@ impl Agent<'_> {
         policy: &'b ConfirmPolicy,
         on_event: &'b (dyn Fn(TurnEvent) + Send + Sync),
     ) -> BoxFuture<'b, Result<Outcome, ConfirmError>> {
-        Box::pin(self.chat_inner(conversation, Thread::New { title }, text, policy, on_event))
+        Box::pin(self.chat_inner(conversation, Thread::New { title }, text, policy, on_event, None))
+    }
+
+    /// [`Agent::chat`] (`title` `None`) or [`Agent::start`] (`title` `Some`, the new
+    /// conversation's title or none), stopped when `stop` completes first: the turn then finishes
+    /// `aborted` ([`kakeibo_core::drive_until`]) and is stored like any finished turn — the
+    /// question, what ran before the stop, its events and its run.
+    pub fn run_until<'b>(
+        &'b self,
+        conversation: ConversationId,
+        title: Option<Option<&'b str>>,
+        text: &'b str,
+        policy: &'b ConfirmPolicy,
+        on_event: &'b (dyn Fn(TurnEvent) + Send + Sync),
+        stop: Pin<&'b mut (dyn Future<Output = ()> + Send + 'b)>,
+    ) -> BoxFuture<'b, Result<Outcome, ConfirmError>> {
+        let thread = match title {
+            None => Thread::Existing,
+            Some(title) => Thread::New { title },
+        };
+        Box::pin(self.chat_inner(conversation, thread, text, policy, on_event, Some(stop)))
     }
 
     #[tracing::instrument(name = "turn", skip_all, fields(conversation_id = %conversation, run_id = tracing::field::Empty))]
@@ -962,6 +983,7 @@ impl Agent<'_> {
         text: &str,
         policy: &ConfirmPolicy,
         on_event: &(dyn Fn(TurnEvent) + Send + Sync),
+        stop: Option<Pin<&mut (dyn Future<Output = ()> + Send + '_)>>,
     ) -> Result<Outcome, ConfirmError> {
         let owner = self.scope.owner;
         let run_id = RunId::random();
@@ -1006,7 +1028,11 @@ impl Agent<'_> {
         let new_from = history.len();
         let mut turn = Turn::start(run_id, history, user);
         turn.continue_seq_from(seq);
-        let turn = drive(turn, &self.deps(policy, &tracer, on_event)).await;
+        let deps = self.deps(policy, &tracer, on_event);
+        let turn = match stop {
+            Some(stop) => drive_until(turn, &deps, stop).await,
+            None => drive(turn, &deps).await,
+        };
         let leg = Leg {
             events: tracer.take(),
             new_from,

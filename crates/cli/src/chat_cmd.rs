@@ -177,9 +177,12 @@ fn stop_notice(turn: &Turn) -> Option<String> {
     let answer = turn.finished().map(|(_, a)| a.to_owned()).unwrap_or_default();
     match turn.stop()? {
         Stop::End => None,
-        Stop::ProviderError | Stop::BudgetUnavailable | Stop::Blocked | Stop::Stuck | Stop::DailyCap => {
-            Some(answer)
-        }
+        Stop::ProviderError
+        | Stop::BudgetUnavailable
+        | Stop::Blocked
+        | Stop::Stuck
+        | Stop::DailyCap
+        | Stop::Cancelled => Some(answer),
         Stop::MaxTokens => Some("(cut off: the answer reached the length limit)".to_owned()),
         Stop::IterationLimit => {
             Some("(stopped: the limit of model calls for one turn was reached)".to_owned())
@@ -338,6 +341,7 @@ fn exit_code(stop: Stop) -> u8 {
             EXIT_STOPPED_SHORT
         }
         Stop::ProviderError | Stop::BudgetUnavailable => 1,
+        Stop::Cancelled => EXIT_ABORTED,
     }
 }
 

@@ -39,4 +39,4 @@ pub use trace::{
     ConfirmTrace, ErrorTrace, EvictionTrace, MemoryTracer, ModelCallTrace, NoTrace, ToolCallTrace,
     TraceEvent, TraceKind, TracePayload, Tracer,
 };
-pub use turn::{Deps, Phase, RunStatus, Stop, Turn, TurnEvent, WriteDecision, drive, step};
+pub use turn::{Deps, Phase, RunStatus, Stop, Turn, TurnEvent, WriteDecision, drive, drive_until, step};

@@ -7,7 +7,7 @@
 
 use std::{sync::Arc, time::Instant};
 
-use futures_util::{StreamExt, stream};
+use futures_util::{FutureExt as _, StreamExt, future, stream};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -134,6 +134,8 @@ pub enum Stop {
     /// The daily budget could not admit the next call — it could not be read or charged, or the
     /// model has no list price — so nothing was sent.
     BudgetUnavailable,
+    /// The caller stopped the run ([`drive_until`]); what ran before is kept.
+    Cancelled,
 }
 
 /// A turn of conversation, whole: everything needed to go on from here, in any process.
@@ -388,6 +390,43 @@ pub async fn drive(mut turn: Turn, deps: &Deps<'_>) -> Turn {
     while matches!(turn.phase, Phase::CallModel | Phase::RunTools { .. }) {
         turn = step(turn, deps).await;
     }
+    turn
+}
+
+/// The answer of a run its caller stopped.
+pub const CANCELLED: &str = "Stopped before it finished.";
+
+/// [`drive`], until `stop` completes. A model call in flight is given up (it has changed nothing
+/// but the text streamed so far); tools that started run to their end and their results are kept;
+/// a turn that reaches a confirmation still waits for it. A stopped turn finishes `aborted` with
+/// [`Stop::Cancelled`], its history and events those of the steps that completed.
+pub async fn drive_until(
+    mut turn: Turn,
+    deps: &Deps<'_>,
+    mut stop: std::pin::Pin<&mut (dyn std::future::Future<Output = ()> + Send + '_)>,
+) -> Turn {
+    loop {
+        match turn.phase {
+            Phase::CallModel => {
+                let before = turn.clone();
+                match future::select(Box::pin(step(turn, deps)), stop.as_mut()).await {
+                    future::Either::Left((next, _)) => turn = next,
+                    future::Either::Right(((), _)) => return cancelled(before),
+                }
+            }
+            Phase::RunTools { .. } => {
+                turn = step(turn, deps).await;
+                if matches!(turn.phase, Phase::CallModel) && stop.as_mut().now_or_never().is_some() {
+                    return cancelled(turn);
+                }
+            }
+            Phase::AwaitConfirm { .. } | Phase::Finished { .. } => return turn,
+        }
+    }
+}
+
+fn cancelled(mut turn: Turn) -> Turn {
+    turn.finish(RunStatus::Aborted, Stop::Cancelled, CANCELLED);
     turn
 }
 

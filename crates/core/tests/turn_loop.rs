@@ -399,3 +399,79 @@ async fn reads_of_a_batch_run_together_and_results_keep_call_order() {
     );
     assert!(turn.usage().input_tokens > 0);
 }
+
+/// A model whose first call answers from a script and whose later calls never answer.
+struct ThenSilent(Scripted, AtomicUsize);
+
+impl kakeibo_core::Provider for ThenSilent {
+    fn name(&self) -> &'static str {
+        "scripted"
+    }
+    fn model(&self) -> &'static str {
+        "then-silent"
+    }
+    fn stream<'a>(
+        &'a self,
+        request: &'a kakeibo_core::ModelRequest,
+    ) -> futures_util::stream::BoxStream<'a, Result<kakeibo_core::StreamEvent, kakeibo_core::ProviderError>>
+    {
+        if self.1.fetch_add(1, Ordering::SeqCst) == 0 {
+            self.0.stream(request)
+        } else {
+            Box::pin(futures_util::stream::pending())
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_stopped_turn_keeps_what_ran_and_ends_aborted() {
+    let h = harness();
+    let provider = ThenSilent(
+        Scripted::new(vec![Ok(reply_calls(&[("look", json!({"what": "rent"}))]))]),
+        AtomicUsize::new(0),
+    );
+    let deps = Deps {
+        provider: &provider,
+        budget: None,
+        tools: &h.tools,
+        system: "You are a test.",
+        policy: &ConfirmPolicy::AutoDeny,
+        rules: &PermissionRules::default(),
+        tracer: &h.tracer,
+        on_event: &|_| {},
+    };
+    let start = Turn::start(kakeibo_core::RunId::random(), Vec::new(), Message::user("go"));
+    let mut stop = std::pin::pin!(tokio::time::sleep(std::time::Duration::from_millis(200)));
+    let turn = kakeibo_core::drive_until(start, &deps, stop.as_mut()).await;
+
+    assert_eq!(
+        (turn.finished(), turn.stop()),
+        (
+            Some((RunStatus::Aborted, kakeibo_core::turn::CANCELLED)),
+            Some(kakeibo_core::Stop::Cancelled)
+        )
+    );
+    // The read ran before the stop, and its result is kept in the history with its trace.
+    assert_eq!(h.reads.load(Ordering::SeqCst), 1);
+    let last = turn.history().last().unwrap();
+    assert_eq!(results_of(last).len(), 1);
+    assert!(results_of(last)[0].2.contains("rent"));
+    let kinds: Vec<TraceKind> = h.tracer.events().iter().map(|e| e.payload.kind()).collect();
+    assert!(kinds.contains(&TraceKind::ToolCall), "{kinds:?}");
+    assert_eq!(
+        provider.1.load(Ordering::SeqCst),
+        2,
+        "the second model call was given up"
+    );
+
+    // Without a stop in time, the same machinery runs a turn to its end.
+    let provider = Scripted::new(vec![Ok(reply_text("ok"))]);
+    let deps = Deps {
+        provider: &provider,
+        ..deps
+    };
+    let start = Turn::start(kakeibo_core::RunId::random(), Vec::new(), Message::user("go"));
+    let mut never = std::pin::pin!(std::future::pending::<()>());
+    let turn = kakeibo_core::drive_until(start, &deps, never.as_mut()).await;
+    assert_eq!(turn.finished().map(|f| f.0), Some(RunStatus::Ok));
+}

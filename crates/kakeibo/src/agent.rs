@@ -8,7 +8,7 @@ use std::{
     time::Instant,
 };
 
-use futures_util::future::{self, BoxFuture, Either};
+use futures_util::future::{self, BoxFuture};
 use kakeibo_agent::{Outcome, TurnStore, closing_events};
 use kakeibo_core::{
     ConfirmPolicy, ConversationId, Event, PendingWrite, PermissionRules, Provider, SuspendedTurnId, Tool,
@@ -270,29 +270,22 @@ impl Agent {
             }
         };
         let agent = self.inner();
-        let (conversation, turn) = if let Some(conversation) = prompt.conversation {
-            let turn = agent.chat(conversation, prompt.text, &self.policy, &forward);
-            (conversation, turn)
-        } else {
-            let conversation = ConversationId::random();
-            let title = title_of(prompt.text);
-            let turn = agent.start(conversation, Some(title), prompt.text, &self.policy, &forward);
-            (conversation, turn)
+        let (conversation, title) = match prompt.conversation {
+            Some(conversation) => (conversation, None),
+            None => (ConversationId::random(), Some(Some(title_of(prompt.text)))),
         };
-        let outcome = match prompt.until {
-            None => turn.await?,
-            Some(until) => match future::select(turn, until).await {
-                Either::Left((outcome, _)) => outcome?,
-                Either::Right(((), _)) => {
-                    // The turn's future is dropped here: nothing more of it runs. Its run row
-                    // (if it opened) is marked aborted; its committed writes stay.
-                    if let Err(e) = self.store.abort_open_runs(self.scope.owner, conversation).await {
-                        tracing::warn!(error = %e, "marking a stopped run aborted");
-                    }
-                    return Err(Error::Cancelled { conversation });
-                }
-            },
-        };
+        // Without a stop, a future that never completes: the turn runs to its end.
+        let mut until = prompt.until.unwrap_or_else(|| Box::pin(future::pending()));
+        let outcome = agent
+            .run_until(
+                conversation,
+                title,
+                prompt.text,
+                &self.policy,
+                &forward,
+                until.as_mut(),
+            )
+            .await?;
         Ok(self.close(outcome, conversation, started, on_event))
     }
 }
@@ -340,7 +333,10 @@ impl<'a> Prompt<'a> {
     }
 
     /// Stops the run when `stop` completes first (a `CancellationToken`'s `cancelled()`, a
-    /// timer, Ctrl+C): the prompt then fails with [`Error::Cancelled`].
+    /// timer, Ctrl+C). A model call in flight is given up; tools that started finish. The run
+    /// then ends with [`Status::Aborted`](crate::Status::Aborted) and
+    /// [`Stop::Cancelled`](crate::Stop::Cancelled), and is stored like any other: the question,
+    /// what ran before the stop, its events.
     pub fn until(mut self, stop: impl Future<Output = ()> + Send + 'a) -> Self {
         self.until = Some(Box::pin(stop));
         self

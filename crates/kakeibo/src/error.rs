@@ -1,7 +1,7 @@
 //! What can go wrong when building an agent or running a prompt, each with what to do.
 
 use kakeibo_agent::ConfirmError;
-use kakeibo_core::{ConversationId, DuplicateTool};
+use kakeibo_core::DuplicateTool;
 use kakeibo_ledger::LedgerError;
 use kakeibo_providers::select::SelectError;
 
@@ -27,8 +27,4 @@ pub enum Error {
     /// a confirm already made, the database away, …). Nothing was half-written.
     #[error(transparent)]
     Turn(#[from] ConfirmError),
-    /// The prompt was stopped by [`Prompt::until`](crate::Prompt::until): its run is recorded as
-    /// aborted; writes that committed before stay.
-    #[error("the prompt was stopped; its run in conversation {conversation} is recorded as aborted")]
-    Cancelled { conversation: ConversationId },
 }

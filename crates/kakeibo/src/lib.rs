@@ -27,8 +27,8 @@
 //!   [`Prompt::in_conversation`]; the history is kept in the database.
 //! - Events ([`Prompt::on_event`]) are the same objects the web's stream and the CLI's
 //!   `stream-json` carry: `token`, `tool_call`, `tool_result`, `confirm_request`, `turn_end`.
-//! - A prompt stops when the future you give [`Prompt::until`] completes first: its run is
-//!   recorded as aborted, and writes that already committed stay.
+//! - A prompt stops when the future you give [`Prompt::until`] completes first: the run ends
+//!   aborted and is stored with what ran before the stop.
 //!
 //! Runnable examples are in `crates/kakeibo/examples/` (`cargo run -p kakeibo --example ask`).
 

@@ -259,7 +259,7 @@ impl Provider for Silent {
 }
 
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
-async fn a_stopped_prompt_is_recorded_aborted(options: PgPoolOptions, connect: PgConnectOptions) {
+async fn a_stopped_prompt_is_stored_aborted(options: PgPoolOptions, connect: PgConnectOptions) {
     let pool = owner_pool(options, connect.clone()).await;
     let agent = Agent::builder(app_pool(&connect).await, DEV_OWNER)
         .provider(Silent)
@@ -268,23 +268,33 @@ async fn a_stopped_prompt_is_recorded_aborted(options: PgPoolOptions, connect: P
     let stopped = agent
         .prompt("anything")
         .until(tokio::time::sleep(Duration::from_millis(300)))
-        .await;
-    let Err(Error::Cancelled { conversation }) = stopped else {
-        panic!("{stopped:?}")
-    };
-    let status: String = sqlx::query_scalar("SELECT status::text FROM trace_runs WHERE conversation_id = $1")
-        .bind(conversation.as_uuid())
+        .await
+        .unwrap();
+    assert_eq!(
+        (&stopped.status, stopped.stop),
+        (&Status::Aborted, Some(kakeibo::Stop::Cancelled))
+    );
+    let status: String = sqlx::query_scalar("SELECT status::text FROM trace_runs WHERE id = $1")
+        .bind(stopped.run_id.as_uuid())
         .fetch_one(&pool)
         .await
         .unwrap();
     assert_eq!(status, "aborted");
-    // The conversation is free for the next prompt.
+    // The question is in the conversation, and the conversation is free for the next prompt.
     let next = agent
         .prompt("again")
-        .in_conversation(conversation)
+        .in_conversation(stopped.conversation)
         .until(tokio::time::sleep(Duration::from_millis(100)))
-        .await;
-    assert!(matches!(next, Err(Error::Cancelled { .. })), "{next:?}");
+        .await
+        .unwrap();
+    assert_eq!(next.status, Status::Aborted);
+    let kept: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM conversation_messages WHERE conversation_id = $1")
+            .bind(stopped.conversation.as_uuid())
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(kept, 2, "both questions kept");
 }
 
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
