@@ -13,11 +13,10 @@ use std::{
     time::Duration,
 };
 
-use common::{app_pool, owner_pool};
+use common::{app_pool, load_demo_ledger, owner_pool};
 use futures_util::stream::{self, BoxStream};
 use kakeibo::{Agent, ConfirmPolicy, DEV_OWNER, Error, Provider, Status};
 use kakeibo_core::{ModelRequest, ProviderError, StreamEvent};
-use kakeibo_ledger::{seed, with_owner};
 use serde_json::Value;
 use sqlx::{
     PgPool,
@@ -27,13 +26,7 @@ use sqlx::{
 /// The demo ledger in this test's database; the `app_user` URL of that database.
 async fn seeded(options: PgPoolOptions, connect: PgConnectOptions) -> (PgPool, String) {
     let owner = owner_pool(options, connect.clone()).await;
-    let data = seed::generate().unwrap();
-    let rows = seed::read_transactions_csv(&seed::transactions_csv(&data).unwrap()).unwrap();
-    with_owner(DEV_OWNER, &owner, |conn| {
-        Box::pin(async move { seed::load(DEV_OWNER, conn, "transactions.csv", &rows).await })
-    })
-    .await
-    .unwrap();
+    load_demo_ledger(&owner).await;
     let mut url = url::Url::parse(&std::env::var("APP_DATABASE_URL").unwrap()).unwrap();
     url.set_path(connect.get_database().unwrap());
     (owner, url.to_string())

@@ -77,12 +77,7 @@ pub async fn begin_for_owner(
     owner: OwnerId,
     pool: &PgPool,
 ) -> Result<Transaction<'static, Postgres>, sqlx::Error> {
-    // A UUID's text is hex digits and dashes: nothing in it can leave the quotes.
-    pool.begin_with(sqlx::AssertSqlSafe(format!(
-        "BEGIN; SELECT app_set_owner('{}')",
-        owner.as_uuid()
-    )))
-    .await
+    begin_as(owner, pool, "BEGIN").await
 }
 
 /// Opens a read-only transaction whose tenant is `owner` and whose statements all see one
@@ -92,9 +87,18 @@ pub async fn begin_snapshot_for_owner(
     owner: OwnerId,
     pool: &PgPool,
 ) -> Result<Transaction<'static, Postgres>, sqlx::Error> {
+    begin_as(owner, pool, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY").await
+}
+
+/// `begin` (a `BEGIN` statement) and the tenant, as one simple query.
+async fn begin_as(
+    owner: OwnerId,
+    pool: &PgPool,
+    begin: &'static str,
+) -> Result<Transaction<'static, Postgres>, sqlx::Error> {
     // A UUID's text is hex digits and dashes: nothing in it can leave the quotes.
     pool.begin_with(sqlx::AssertSqlSafe(format!(
-        "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT app_set_owner('{}')",
+        "{begin}; SELECT app_set_owner('{}')",
         owner.as_uuid()
     )))
     .await

@@ -14,9 +14,9 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use common::{app_pool, owner_pool};
+use common::{app_pool, load_demo_ledger, owner_pool};
 use kakeibo_core::{CallError, ToolError, ToolRegistry, schema};
-use kakeibo_ledger::{DEV_OWNER, seed, with_owner};
+use kakeibo_ledger::DEV_OWNER;
 use kakeibo_tools::{Scope, registry};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -80,13 +80,7 @@ const INCOME: [&str; 3] = ["Salary", "Interest", "Other Income"];
 
 async fn seeded(options: PgPoolOptions, connect: PgConnectOptions) -> (PgPool, ToolRegistry) {
     let owner = owner_pool(options, connect.clone()).await;
-    let data = seed::generate().unwrap();
-    let rows = seed::read_transactions_csv(&seed::transactions_csv(&data).unwrap()).unwrap();
-    with_owner(DEV_OWNER, &owner, |conn| {
-        Box::pin(async move { seed::load(DEV_OWNER, conn, "transactions.csv", &rows).await })
-    })
-    .await
-    .unwrap();
+    load_demo_ledger(&owner).await;
     let app = app_pool(&connect).await;
     (owner, registry(&Scope::new(DEV_OWNER, app)))
 }

@@ -5,7 +5,7 @@
 
 use std::str::FromStr;
 
-use kakeibo_ledger::OwnerId;
+use kakeibo_ledger::{DEV_OWNER, OwnerId, seed, with_owner};
 use sqlx::{
     PgPool,
     postgres::{PgConnectOptions, PgPoolOptions},
@@ -45,4 +45,17 @@ pub async fn new_user(pool: &PgPool) -> OwnerId {
         .await
         .expect("user row");
     OwnerId::new(id)
+}
+
+/// The demo ledger (the seed generator's), loaded into the development owner's ledger as the
+/// owner role.
+pub async fn load_demo_ledger(owner_pool: &PgPool) {
+    let data = seed::generate().expect("the seed generates");
+    let rows =
+        seed::read_transactions_csv(&seed::transactions_csv(&data).expect("seed CSV")).expect("seed rows");
+    with_owner(DEV_OWNER, owner_pool, |conn| {
+        Box::pin(async move { seed::load(DEV_OWNER, conn, "transactions.csv", &rows).await })
+    })
+    .await
+    .expect("the demo ledger loads");
 }
