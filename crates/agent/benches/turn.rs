@@ -160,6 +160,7 @@ fn agent<'a>(store: &'a TurnStore, pool: &PgPool, provider: &'a dyn Provider) ->
         channel: "eval",
         summarizer: None,
         budget: None,
+        hooks: None,
     }
 }
 

@@ -34,10 +34,11 @@ use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
 use kakeibo_core::{
     ConfirmPolicy, ConfirmTrace, ConversationId, Deps, Message, PendingWrite, PermissionRules, Phase,
-    Provider, RunId, RunStatus, SuspendedTurnId, Tier, ToolCallTrace, ToolRegistry, ToolResult, TraceEvent,
-    TracePayload, Tracer, Turn, TurnEvent, WriteDecision,
+    Provider, RunId, RunStatus, SuspendedTurnId, Tier, ToolCallTrace, ToolRegistry, ToolResult, ToolUse,
+    TraceEvent, TracePayload, Tracer, Turn, TurnEvent, WriteDecision,
     budget::Budgeted,
     context,
+    hooks::{HookSite, Hooks, with_notes},
     trace::MemoryTracer,
     turn::{
         DECLINED, EXPIRED, StateError, declined_result, drive, drive_until, expired_result, result_summary,
@@ -855,6 +856,8 @@ pub struct Agent<'a> {
     /// Where each model call of the turn reserves its worst case first (the web's daily budget);
     /// `None` spends without asking.
     pub budget: Option<&'a dyn kakeibo_core::Budget>,
+    /// The operator's hooks ([`kakeibo_core::hooks`]); `None` for none.
+    pub hooks: Option<&'a dyn Hooks>,
 }
 
 impl<'a> Agent<'a> {
@@ -877,6 +880,7 @@ impl<'a> Agent<'a> {
             channel,
             summarizer: None,
             budget: None,
+            hooks: None,
         }
     }
 }
@@ -913,6 +917,7 @@ impl Agent<'_> {
         policy: &'b ConfirmPolicy,
         tracer: &'b MemoryTracer,
         on_event: &'b (dyn Fn(TurnEvent) + Send + Sync),
+        session: &'b str,
     ) -> Deps<'b> {
         Deps {
             provider: self.provider,
@@ -923,6 +928,7 @@ impl Agent<'_> {
             rules: self.rules,
             tracer,
             on_event,
+            hooks: self.hooks.map(|hooks| HookSite { hooks, session }),
         }
     }
 
@@ -999,6 +1005,8 @@ impl Agent<'_> {
             model: self.provider.model(),
             channel: self.channel,
         };
+        let (text, refused) = self.prompt_hooks(conversation, &thread, text).await;
+        let text = text.as_str();
         let (mut history, user) = self
             .store
             .open_turn(owner, conversation, thread, &run, text)
@@ -1028,10 +1036,12 @@ impl Agent<'_> {
         let new_from = history.len();
         let mut turn = Turn::start(run_id, history, user);
         turn.continue_seq_from(seq);
-        let deps = self.deps(policy, &tracer, on_event);
-        let turn = match stop {
-            Some(stop) => drive_until(turn, &deps, stop).await,
-            None => drive(turn, &deps).await,
+        let session = conversation.to_string();
+        let deps = self.deps(policy, &tracer, on_event, &session);
+        let turn = match (refused, stop) {
+            (Some(reason), _) => turn.refused_by_hook(&reason),
+            (None, Some(stop)) => drive_until(turn, &deps, stop).await,
+            (None, None) => drive(turn, &deps).await,
         };
         let leg = Leg {
             events: tracer.take(),
@@ -1070,6 +1080,64 @@ impl Agent<'_> {
         }
     }
 
+    /// The person's message as the turn takes it — with the notes of the `SessionStart` (a new
+    /// conversation) and `UserPromptSubmit` hooks — and the reason a hook refused it, if one did.
+    async fn prompt_hooks(
+        &self,
+        conversation: ConversationId,
+        thread: &Thread<'_>,
+        text: &str,
+    ) -> (String, Option<String>) {
+        let Some(hooks) = self.hooks else {
+            return (text.to_owned(), None);
+        };
+        let session = conversation.to_string();
+        let mut notes = Vec::new();
+        if matches!(thread, Thread::New { .. }) {
+            notes.extend(hooks.session_start(&session).await);
+        }
+        let submit = hooks.user_prompt_submit(&session, text).await;
+        notes.extend(submit.notes);
+        (with_notes(text, &notes), submit.block)
+    }
+
+    /// The `PostToolUse` hooks of the writes a confirm ran: their notes join the results the
+    /// model reads (the stored results stay as the tools gave them, so a retry sees the same);
+    /// the reason a hook asked to stop, if one did.
+    async fn post_confirm_hooks(
+        &self,
+        claim: &Claim,
+        decisions: &[(String, bool)],
+        session: &str,
+        results: &mut [ToolResult],
+    ) -> Option<String> {
+        let (Some(hooks), Phase::AwaitConfirm { pending, .. }) = (self.hooks, claim.turn.phase()) else {
+            return None;
+        };
+        let mut stop = None;
+        for write in pending {
+            let ran = !claim.expired && decisions.iter().any(|(id, allowed)| *id == write.id && *allowed);
+            let Some(result) = results
+                .iter_mut()
+                .find(|r| r.tool_use_id == write.id)
+                .filter(|_| ran)
+            else {
+                continue;
+            };
+            let call = ToolUse {
+                id: write.id.clone(),
+                name: write.tool.clone(),
+                input: write.args.clone(),
+            };
+            let post = hooks
+                .post_tool_use(session, &call, &result.content, result.is_error)
+                .await;
+            result.content = with_notes(&result.content, &post.notes);
+            stop = stop.or(post.stop);
+        }
+        stop
+    }
+
     /// Goes on with a suspended turn after the person decided: claim, apply, continue, finish.
     /// Retrying after any failure is safe; no write runs twice.
     pub async fn confirm(
@@ -1103,10 +1171,14 @@ impl Agent<'_> {
         }
         let owner = self.scope.owner;
         let suspended_id = claim.id;
-        let (results, fence) = self
+        let (mut results, fence) = self
             .store
             .apply(&mut claim, decisions, &self.scope, &self.tools)
             .await?;
+        let session = claim.conversation_id.to_string();
+        let hook_stop = self
+            .post_confirm_hooks(&claim, decisions, &session, &mut results)
+            .await;
         let tracer = MemoryTracer::default();
         let mut turn = claim.turn.clone();
         if let Phase::AwaitConfirm { pending, .. } = claim.turn.phase() {
@@ -1149,7 +1221,16 @@ impl Agent<'_> {
             }
         }
         let turn = turn.resume(results)?;
-        let turn = drive(turn, &self.deps(&ConfirmPolicy::Suspend, &tracer, on_event)).await;
+        let turn = match hook_stop {
+            Some(reason) => turn.stopped_by_hook(&reason),
+            None => {
+                drive(
+                    turn,
+                    &self.deps(&ConfirmPolicy::Suspend, &tracer, on_event, &session),
+                )
+                .await
+            }
+        };
         if let Phase::AwaitConfirm { pending, .. } = turn.phase() {
             let pending = pending.clone();
             self.store

@@ -245,6 +245,7 @@ async fn a_crash_at_any_step_is_recovered_by_retrying(options: PgPoolOptions, co
         rules: &no_rules,
         tracer: &tracer,
         on_event: &|_| {},
+        hooks: None,
     };
     let decisions = |call: &str| vec![(call.to_owned(), true)];
 

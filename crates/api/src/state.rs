@@ -34,6 +34,8 @@ pub struct State {
     /// The agent's model, or the sentence that says how to configure one.
     pub model: Result<Arc<dyn Provider>, String>,
     pub rules: PermissionRules,
+    /// The deployment's hooks (`HOOKS`: Claude Code's settings format, HTTP endpoints only).
+    pub hooks: Option<kakeibo_hooks::SettingsHooks>,
     /// The site's daily model budget: every model call of a web turn reserves against it.
     pub budget: DailyBudget,
     /// The bot check before a visitor's first message, when configured.
@@ -158,6 +160,20 @@ impl State {
             })?,
             None => PermissionRules::default(),
         };
+        let hooks = match config.var("HOOKS") {
+            Some(text) => {
+                let invalid = |e: kakeibo_hooks::SettingsError| ConfigError::Invalid {
+                    name: "HOOKS",
+                    why: e.to_string(),
+                };
+                let settings = kakeibo_hooks::HookSettings::from_json(&text)
+                    .and_then(kakeibo_hooks::HookSettings::http_only)
+                    .map_err(invalid)?;
+                let cwd = std::env::current_dir().unwrap_or_default();
+                Some(kakeibo_hooks::SettingsHooks::new(settings, cwd))
+            }
+            None => None,
+        };
         let bot_check = config
             .bot_check
             .clone()
@@ -187,6 +203,7 @@ impl State {
             sessions,
             model,
             rules,
+            hooks,
             config,
         })
     }
@@ -202,7 +219,7 @@ impl State {
     }
 
     /// The agent of `owner` on the web: their tools over `app_user`, the system prompt, the
-    /// deployment's rules, each model call reserved against the site's daily budget.
+    /// deployment's rules and hooks, each model call reserved against the site's daily budget.
     pub fn web_agent<'a>(&'a self, owner: OwnerId, model: &'a dyn Provider) -> Agent<'a> {
         let mut agent = Agent::new(
             &self.store,
@@ -213,6 +230,7 @@ impl State {
             "web",
         );
         agent.budget = Some(&self.budget);
+        agent.hooks = self.hooks.as_ref().map(|h| h as &dyn kakeibo_core::Hooks);
         agent
     }
 }

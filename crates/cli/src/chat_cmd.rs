@@ -6,6 +6,7 @@
 
 use std::{
     io::{IsTerminal, Write},
+    path::PathBuf,
     sync::Arc,
     time::{Duration, Instant},
 };
@@ -14,9 +15,10 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use kakeibo_agent::turns::{Agent, Outcome, TurnStore};
 use kakeibo_core::{
-    ConfirmPolicy, ConversationId, PendingWrite, PermissionRules, Provider, RunStatus, Stop, Tier, Turn,
-    TurnEvent, prompt::SYSTEM_PROMPT,
+    ConfirmPolicy, ConversationId, Hooks, PendingWrite, PermissionRules, Provider, RunStatus, Stop, Tier,
+    Turn, TurnEvent, prompt::SYSTEM_PROMPT,
 };
+use kakeibo_hooks::{HookSettings, SettingsHooks};
 use kakeibo_ledger::OwnerId;
 use kakeibo_providers::select::{self, ModelRole};
 use kakeibo_tools::{Scope, registry};
@@ -39,6 +41,11 @@ pub struct ChatArgs {
     /// Continue this conversation instead of starting one.
     #[arg(long, value_name = "ID")]
     conversation: Option<Uuid>,
+    /// Hooks from this settings file (Claude Code's `hooks` format: shell commands and HTTP
+    /// endpoints at SessionStart, UserPromptSubmit, PreToolUse, PermissionRequest, PostToolUse
+    /// and Stop).
+    #[arg(long, value_name = "FILE")]
+    hooks: Option<PathBuf>,
     #[command(flatten)]
     database: DbArgs,
 }
@@ -63,10 +70,11 @@ pub struct PrintArgs {
 }
 
 impl ChatArgs {
-    pub fn new(owner: Uuid, conversation: Option<Uuid>, database: DbArgs) -> Self {
+    pub fn new(owner: Uuid, conversation: Option<Uuid>, hooks: Option<PathBuf>, database: DbArgs) -> Self {
         Self {
             owner,
             conversation,
+            hooks,
             database,
         }
     }
@@ -78,13 +86,22 @@ struct Session {
     scope: Scope,
     provider: Box<dyn Provider>,
     rules: PermissionRules,
+    hooks: Option<SettingsHooks>,
     conversation: ConversationId,
+    /// The conversation is still to be made, by its first turn (which runs `SessionStart`).
+    fresh: bool,
 }
 
 impl Session {
-    /// The model first (no database needed to say it is missing), then the conversation.
+    /// The model and the hooks first (no database needed to say they are wrong), then the
+    /// conversation.
     async fn open(args: &ChatArgs) -> Result<Self> {
         let provider = select::from_env(ModelRole::Agent).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let hooks = match &args.hooks {
+            Some(path) => Some(SettingsHooks::new(HookSettings::load(path)?, cwd.clone())),
+            None => None,
+        };
         let pool = pool(&args.database)?;
         let owner = OwnerId::new(args.owner);
         let store = TurnStore::new(pool.clone());
@@ -101,28 +118,33 @@ impl Session {
                     .map(ConversationId::from_uuid)
                     .with_context(|| format!("there is no conversation {id} in this ledger"))?
             }
-            None => store
-                .new_conversation(owner, Some("kakeibo chat"))
-                .await
-                .context("starting a conversation")?,
+            None => ConversationId::random(),
         };
         Ok(Self {
             store,
-            scope: Scope::new(owner, pool).with_import_root(std::env::current_dir().unwrap_or_default()),
+            scope: Scope::new(owner, pool).with_import_root(cwd),
             provider,
             rules: PermissionRules::default(),
+            hooks,
             conversation,
+            fresh: args.conversation.is_none(),
         })
+    }
+
+    /// Starts a new conversation: its first turn makes it.
+    fn reset(&mut self) {
+        self.conversation = ConversationId::random();
+        self.fresh = true;
     }
 
     /// One turn; `None` when Ctrl+C stopped it (its run is marked aborted).
     async fn turn(
-        &self,
+        &mut self,
         text: &str,
         policy: &ConfirmPolicy,
         on_event: &(dyn Fn(TurnEvent) + Send + Sync),
     ) -> Result<Option<Box<Turn>>> {
-        let agent = Agent::new(
+        let mut agent = Agent::new(
             &self.store,
             self.scope.clone(),
             self.provider.as_ref(),
@@ -130,12 +152,32 @@ impl Session {
             &self.rules,
             "cli",
         );
+        agent.hooks = self.hooks.as_ref().map(|h| h as &dyn Hooks);
+        let run = if self.fresh {
+            agent.start(self.conversation, Some("kakeibo chat"), text, policy, on_event)
+        } else {
+            agent.chat(self.conversation, text, policy, on_event)
+        };
         let outcome = tokio::select! {
-            outcome = agent.chat(self.conversation, text, policy, on_event) => outcome,
-            _ = tokio::signal::ctrl_c() => {
-                self.store.abort_open_runs(self.scope.owner, self.conversation).await?;
-                return Ok(None);
-            }
+            outcome = run => Some(outcome),
+            _ = tokio::signal::ctrl_c() => None,
+        };
+        if self.fresh {
+            // Made by the turn's opening unless it failed before that.
+            let made: Option<Uuid> =
+                sqlx::query_scalar("SELECT id FROM conversations WHERE owner_id = $1 AND id = $2")
+                    .bind(self.scope.owner.as_uuid())
+                    .bind(self.conversation.as_uuid())
+                    .fetch_optional(&self.scope.pool)
+                    .await
+                    .context("reading the conversation")?;
+            self.fresh = made.is_none();
+        }
+        let Some(outcome) = outcome else {
+            self.store
+                .abort_open_runs(self.scope.owner, self.conversation)
+                .await?;
+            return Ok(None);
         };
         match outcome.context("the turn failed")? {
             Outcome::Finished { turn, .. } => Ok(Some(turn)),
@@ -182,7 +224,8 @@ fn stop_notice(turn: &Turn) -> Option<String> {
         | Stop::Blocked
         | Stop::Stuck
         | Stop::DailyCap
-        | Stop::Cancelled => Some(answer),
+        | Stop::Cancelled
+        | Stop::Hook => Some(answer),
         Stop::MaxTokens => Some("(cut off: the answer reached the length limit)".to_owned()),
         Stop::IterationLimit => {
             Some("(stopped: the limit of model calls for one turn was reached)".to_owned())
@@ -287,7 +330,7 @@ pub async fn print(args: PrintArgs) -> u8 {
 }
 
 async fn print_inner(args: PrintArgs) -> Result<u8> {
-    let session = Session::open(&args.chat).await?;
+    let mut session = Session::open(&args.chat).await?;
     let policy = if args.allow_writes {
         ConfirmPolicy::AutoAllow
     } else {
@@ -337,9 +380,12 @@ async fn print_inner(args: PrintArgs) -> Result<u8> {
 fn exit_code(stop: Stop) -> u8 {
     match stop {
         Stop::End => 0,
-        Stop::IterationLimit | Stop::Stuck | Stop::MaxTokens | Stop::Blocked | Stop::DailyCap => {
-            EXIT_STOPPED_SHORT
-        }
+        Stop::IterationLimit
+        | Stop::Stuck
+        | Stop::MaxTokens
+        | Stop::Blocked
+        | Stop::DailyCap
+        | Stop::Hook => EXIT_STOPPED_SHORT,
         Stop::ProviderError | Stop::BudgetUnavailable => 1,
         Stop::Cancelled => EXIT_ABORTED,
     }
@@ -503,10 +549,7 @@ pub async fn repl(args: ChatArgs) -> Result<()> {
                 crate::outln!("write tools (asked [y/N] first): {}", names(Tier::Write));
             }
             "/reset" => {
-                session.conversation = session
-                    .store
-                    .new_conversation(session.scope.owner, Some("kakeibo chat"))
-                    .await?;
+                session.reset();
                 crate::outln!("a new conversation: {}", session.conversation);
             }
             "/history" => {

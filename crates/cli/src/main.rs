@@ -58,6 +58,9 @@ struct Cli {
     /// With -p: continue this conversation.
     #[arg(long, value_name = "ID", requires = "print")]
     conversation: Option<uuid::Uuid>,
+    /// With -p: hooks from this settings file (Claude Code's `hooks` format).
+    #[arg(long, value_name = "FILE", requires = "print")]
+    hooks: Option<PathBuf>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -144,6 +147,7 @@ async fn main() -> ExitCode {
             chat: chat_cmd::ChatArgs::new(
                 cli.owner,
                 cli.conversation,
+                cli.hooks,
                 DbArgs {
                     database_url: std::env::var("DATABASE_URL").ok(),
                 },

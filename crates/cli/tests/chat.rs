@@ -322,3 +322,121 @@ async fn each_one_shot_starts_a_conversation_unless_one_is_named(pool: PgPool) {
         .unwrap();
     assert_eq!(runs, 2, "both questions are in the named conversation");
 }
+
+/// `--hooks FILE`: a PreToolUse command that blocks `set_budget` blocks it even with
+/// `--allow-writes` and in the REPL after a "y"; a UserPromptSubmit command refuses a prompt with
+/// a secret before any model call; SessionStart's note reaches the new conversation's first message.
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_hooks_file_blocks_a_budget_and_a_secret_in_both_modes(pool: PgPool) {
+    kakeibo_ledger::seed::ensure_demo_ledger(DEV_OWNER, &pool)
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let seen = dir.path().join("pre_tool_use.jsonl");
+    let settings = serde_json::json!({"hooks": {
+        "PreToolUse": [{"matcher": "set_budget", "hooks": [{"type": "command",
+            "command": format!("cat >> '{}'; echo >> '{}'; echo 'budgets are set by the treasurer' >&2; exit 2",
+                               seen.display(), seen.display())}]}],
+        "UserPromptSubmit": [{"hooks": [{"type": "command",
+            "command": "if grep -q password; then echo 'no secrets in chat' >&2; exit 2; fi"}]}],
+        "SessionStart": [{"hooks": [{"type": "command", "command": "echo 'The household pays rent on the 1st.'"}]}],
+    }});
+    let file = dir.path().join("hooks.json");
+    std::fs::write(&file, settings.to_string()).unwrap();
+    let file = file.to_str().unwrap();
+
+    let out = kakeibo(
+        &pool,
+        Some("demo"),
+        &[
+            "-p",
+            "set a budget",
+            "--allow-writes",
+            "--output-format",
+            "json",
+            "--hooks",
+            file,
+        ],
+        "",
+    );
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(budgets(&pool).await, 0, "{result}");
+    let call = &result["tool_calls"][0];
+    assert_eq!(call["name"], "set_budget");
+    assert!(
+        call["result"]
+            .to_string()
+            .contains("budgets are set by the treasurer"),
+        "{call}"
+    );
+    let input: Value =
+        serde_json::from_str(std::fs::read_to_string(&seen).unwrap().lines().next().unwrap()).unwrap();
+    assert_eq!(input["tool_name"], "set_budget");
+    assert_eq!(input["session_id"], result["conversation_id"]);
+    let first: String = sqlx::query_scalar(
+        "SELECT message::text FROM conversation_messages WHERE conversation_id = $1::uuid ORDER BY seq LIMIT 1",
+    )
+    .bind(result["conversation_id"].as_str().unwrap())
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert!(first.contains("[The household pays rent on the 1st.]"), "{first}");
+
+    // Refused before any model call: exit 2, no run of the model.
+    let out = kakeibo(
+        &pool,
+        Some("demo"),
+        &[
+            "-p",
+            "my password is hunter2",
+            "--output-format",
+            "json",
+            "--hooks",
+            file,
+        ],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["stop_reason"], "hook");
+    assert!(
+        result["answer"].as_str().unwrap().contains("no secrets in chat"),
+        "{result}"
+    );
+    assert_eq!(result["iterations"], 0);
+
+    // The REPL: the person says yes, the hook still says no.
+    let out = kakeibo(
+        &pool,
+        Some("demo"),
+        &["chat", "--hooks", file],
+        "set a budget\ny\n/exit\n",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(budgets(&pool).await, 0);
+    assert_eq!(
+        std::fs::read_to_string(&seen)
+            .unwrap()
+            .lines()
+            .filter(|l| !l.is_empty())
+            .count(),
+        2
+    );
+
+    // A settings file that cannot be used is said before anything runs.
+    std::fs::write(dir.path().join("bad.json"), r#"{"hooks": {"PreTooluse": []}}"#).unwrap();
+    let bad = dir.path().join("bad.json");
+    let out = kakeibo(
+        &pool,
+        Some("demo"),
+        &["-p", "hi", "--hooks", bad.to_str().unwrap()],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("\"PreTooluse\" is not a hook event"));
+}

@@ -12,6 +12,7 @@
 pub mod budget;
 pub mod context;
 pub mod event;
+pub mod hooks;
 pub mod ids;
 pub mod message;
 pub mod policy;
@@ -28,6 +29,7 @@ pub mod turn;
 
 pub use budget::{Budget, Budgeted, Hold, Refused};
 pub use event::{Event, EventUsage, TurnEnd};
+pub use hooks::Hooks;
 pub use ids::{ConversationId, RunId, SuspendedTurnId};
 pub use message::{Block, Message, ProviderMeta, Role, StopReason, ToolResult, ToolUse, Usage};
 pub use policy::{Action, ConfirmPolicy, PendingWrite, PermissionRules, Rule};

@@ -14,6 +14,7 @@ use serde_json::Value;
 use crate::{
     budget::{Budget, Hold, Refused, worst_case},
     context::estimate_tokens,
+    hooks::{HookSite, MAX_STOP_HOOK_RUNS, PreToolUse, Verdict, with_notes},
     ids::RunId,
     message::{Block, Message, StopReason, ToolResult, ToolUse, Usage},
     policy::{Action, ConfirmPolicy, PendingWrite, PermissionRules},
@@ -49,6 +50,9 @@ pub const DENIED_BY_RULE: &str = "A permission rule of this kakeibo refused this
     and that a rule does not allow it.";
 pub const EXPIRED: &str = "The confirmation for this call expired before the user answered, so it was not run. The \
     user did not decline it: ask again if it is still wanted.";
+/// What the model reads after the reason a hook refused a call for.
+pub const HOOK_REFUSED: &str = "This is not an error in the tool: do not try to get the same result another way. \
+    Tell the user what you wanted to do and that it was refused.";
 const ITERATION_LIMIT: &str = "This turn reached its limit of model calls, so this call was not run. Answer the user \
     with what you have found so far.";
 
@@ -136,6 +140,8 @@ pub enum Stop {
     BudgetUnavailable,
     /// The caller stopped the run ([`drive_until`]); what ran before is kept.
     Cancelled,
+    /// A hook ended the run: it refused the person's message, or asked to stop after a tool.
+    Hook,
 }
 
 /// A turn of conversation, whole: everything needed to go on from here, in any process.
@@ -154,6 +160,9 @@ pub struct Turn {
     cut_off_retried: bool,
     /// After the iteration cap: one more model call, with no tools.
     tools_off: bool,
+    /// How many times a `Stop` hook sent the model back to work.
+    #[serde(default)]
+    stop_hook_runs: u32,
     calls: Vec<CallRecord>,
     phase: Phase,
 }
@@ -185,9 +194,32 @@ impl Turn {
             max_tokens: MAX_OUTPUT_TOKENS,
             cut_off_retried: false,
             tools_off: false,
+            stop_hook_runs: 0,
             calls: Vec::new(),
             phase: Phase::CallModel,
         }
+    }
+
+    /// A turn a hook refused before any model call: it finishes at once, blocked, saying why.
+    #[must_use]
+    pub fn refused_by_hook(mut self, reason: &str) -> Self {
+        self.finish(
+            RunStatus::Blocked,
+            Stop::Hook,
+            format!("A hook of this kakeibo refused the message: {reason}"),
+        );
+        self
+    }
+
+    /// The turn ended where it stands because a hook asked (`continue: false` after a tool).
+    #[must_use]
+    pub fn stopped_by_hook(mut self, reason: &str) -> Self {
+        self.finish(
+            RunStatus::Aborted,
+            Stop::Hook,
+            format!("A hook of this kakeibo stopped the run: {reason}"),
+        );
+        self
     }
 
     /// The stored form.
@@ -374,6 +406,8 @@ pub struct Deps<'a> {
     pub rules: &'a PermissionRules,
     pub tracer: &'a dyn Tracer,
     pub on_event: &'a (dyn Fn(TurnEvent) + Send + Sync),
+    /// The operator's hooks, if any ([`crate::hooks`]).
+    pub hooks: Option<HookSite<'a>>,
 }
 
 impl std::fmt::Debug for Deps<'_> {
@@ -675,13 +709,34 @@ async fn after_reply(mut turn: Turn, deps: &Deps<'_>, response: crate::provider:
             if turn.tools_off {
                 turn.finish(RunStatus::Error, Stop::IterationLimit, text);
             } else if calls.is_empty() {
-                turn.finish(RunStatus::Ok, Stop::End, text);
+                match stop_hook(&mut turn, deps, &text).await {
+                    Some(reason) => {
+                        turn.history
+                            .push(Message::user(format!("[A Stop hook of this kakeibo: {reason}]")));
+                        turn.phase = Phase::CallModel;
+                    }
+                    None => turn.finish(RunStatus::Ok, Stop::End, text),
+                }
             } else {
                 turn.phase = Phase::RunTools { calls };
             }
         }
     }
     turn
+}
+
+/// Asks the `Stop` hook whether the model should go on (at most [`MAX_STOP_HOOK_RUNS`] times a run).
+async fn stop_hook(turn: &mut Turn, deps: &Deps<'_>, answer: &str) -> Option<String> {
+    let site = deps.hooks?;
+    if turn.stop_hook_runs >= MAX_STOP_HOOK_RUNS {
+        return None;
+    }
+    let reason = site
+        .hooks
+        .stop(site.session, answer, turn.stop_hook_runs > 0)
+        .await?;
+    turn.stop_hook_runs += 1;
+    Some(reason)
 }
 
 /// How `call` was answered, from its decision and what running it came to; the write itself
@@ -708,7 +763,7 @@ fn answered(
                 tier,
             })
         }
-        Decision::Run { tool, confirmed } => {
+        Decision::Run { tool, confirmed, .. } => {
             let ToolOutcome {
                 content,
                 is_error,
@@ -743,6 +798,8 @@ enum Decision {
     Run {
         tool: Arc<dyn Tool>,
         confirmed: Option<bool>,
+        /// The input it runs with: the model's, or a `PreToolUse` hook's rewrite.
+        input: Value,
     },
     Answer {
         content: String,
@@ -767,6 +824,8 @@ async fn run_tools(mut turn: Turn, calls: Vec<ToolUse>, deps: &Deps<'_>) -> Turn
     }
 
     let mut decisions = Vec::with_capacity(calls.len());
+    // A hook's ask to end the turn once this batch is answered.
+    let mut hook_stop = None;
     for call in &calls {
         let tool = deps.tools.get(&call.name).cloned();
         (deps.on_event)(TurnEvent::ToolCall {
@@ -775,10 +834,10 @@ async fn run_tools(mut turn: Turn, calls: Vec<ToolUse>, deps: &Deps<'_>) -> Turn
             input: call.input.clone(),
             tier: tool.as_ref().map(|t| t.tier()),
         });
-        decisions.push(decide(&mut turn, deps, call, tool).await);
+        decisions.push(decide(&mut turn, deps, call, tool, &mut hook_stop).await);
     }
 
-    let mut outcomes = execute_batch(&calls, &decisions).await;
+    let mut outcomes = execute_batch(&decisions).await;
 
     let mut done = Vec::new();
     let mut pending = Vec::new();
@@ -791,12 +850,21 @@ async fn run_tools(mut turn: Turn, calls: Vec<ToolUse>, deps: &Deps<'_>) -> Turn
             }
         };
         let Answered {
-            content,
+            mut content,
             is_error,
             confirmed,
             latency,
             tier,
         } = answer;
+        if let (Some(site), Some(_)) = (deps.hooks, latency) {
+            // It ran: the PostToolUse hook may add notes, or ask to stop after this batch.
+            let post = site
+                .hooks
+                .post_tool_use(site.session, call, &content, is_error)
+                .await;
+            content = with_notes(&content, &post.notes);
+            hook_stop = hook_stop.or(post.stop);
+        }
         let payload = TracePayload::ToolCall(ToolCallTrace {
             name: call.name.clone(),
             tier,
@@ -849,7 +917,9 @@ async fn run_tools(mut turn: Turn, calls: Vec<ToolUse>, deps: &Deps<'_>) -> Turn
     }
 
     turn.history.push(Message::results(done));
-    if let Some(reason) = stuck(&turn.calls) {
+    if let Some(reason) = hook_stop {
+        turn = turn.stopped_by_hook(&reason);
+    } else if let Some(reason) = stuck(&turn.calls) {
         turn.finish(RunStatus::Stuck, Stop::Stuck, format!("Stopped: {reason}."));
     } else {
         turn.phase = Phase::CallModel;
@@ -880,20 +950,19 @@ impl ToolOutcome {
 
 type Outcome = ToolOutcome;
 
-async fn execute_batch(calls: &[ToolUse], decisions: &[Decision]) -> Vec<Option<Outcome>> {
+async fn execute_batch(decisions: &[Decision]) -> Vec<Option<Outcome>> {
     // Reads together (bounded), then writes one at a time, in call order.
     let reads: Vec<(usize, Arc<dyn Tool>, Value)> = decisions
         .iter()
         .enumerate()
-        .zip(calls)
-        .filter_map(|((i, d), call)| match d {
-            Decision::Run { tool, .. } if tool.tier() == Tier::Read => {
-                Some((i, Arc::clone(tool), call.input.clone()))
+        .filter_map(|(i, d)| match d {
+            Decision::Run { tool, input, .. } if tool.tier() == Tier::Read => {
+                Some((i, Arc::clone(tool), input.clone()))
             }
             _ => None,
         })
         .collect();
-    let mut outcomes: Vec<Option<Outcome>> = vec![None; calls.len()];
+    let mut outcomes: Vec<Option<Outcome>> = vec![None; decisions.len()];
     // Each job owns its tool and input: a stream of futures borrowing from here would make
     // the turn's future `Send` only for one lifetime, and the functions spawn turns.
     let jobs: Vec<futures_util::future::BoxFuture<'static, (usize, Outcome)>> = reads
@@ -907,11 +976,11 @@ async fn execute_batch(calls: &[ToolUse], decisions: &[Decision]) -> Vec<Option<
             *slot = Some(outcome);
         }
     }
-    for ((decision, call), slot) in decisions.iter().zip(calls).zip(outcomes.iter_mut()) {
-        if let Decision::Run { tool, .. } = decision
+    for (decision, slot) in decisions.iter().zip(outcomes.iter_mut()) {
+        if let Decision::Run { tool, input, .. } = decision
             && tool.tier() == Tier::Write
         {
-            *slot = Some(execute(tool.as_ref(), call.input.clone()).await);
+            *slot = Some(execute(tool.as_ref(), input.clone()).await);
         }
     }
 
@@ -920,7 +989,13 @@ async fn execute_batch(calls: &[ToolUse], decisions: &[Decision]) -> Vec<Option<
 
 /// Settles one call before anything runs: unknown, invalid, refused by a rule, declined or
 /// pending, or to run.
-async fn decide(turn: &mut Turn, deps: &Deps<'_>, call: &ToolUse, tool: Option<Arc<dyn Tool>>) -> Decision {
+async fn decide(
+    turn: &mut Turn,
+    deps: &Deps<'_>,
+    call: &ToolUse,
+    tool: Option<Arc<dyn Tool>>,
+    hook_stop: &mut Option<String>,
+) -> Decision {
     let Some(tool) = tool else {
         let content = format!(
             "There is no tool named {:?}. The available tools are: {}.",
@@ -933,7 +1008,16 @@ async fn decide(turn: &mut Turn, deps: &Deps<'_>, call: &ToolUse, tool: Option<A
             is_error: true,
         };
     };
-    let problems = tool.validate(&call.input);
+    let tier = tool.tier();
+    let pre = match deps.hooks {
+        Some(site) => site.hooks.pre_tool_use(site.session, call, tier).await,
+        None => PreToolUse::default(),
+    };
+    if hook_stop.is_none() {
+        hook_stop.clone_from(&pre.stop);
+    }
+    let input = pre.updated_input.unwrap_or_else(|| call.input.clone());
+    let problems = tool.validate(&input);
     if !problems.is_empty() {
         let content = format!(
             "Invalid arguments for {}: {}. Fix the arguments and call the tool again.",
@@ -946,66 +1030,65 @@ async fn decide(turn: &mut Turn, deps: &Deps<'_>, call: &ToolUse, tool: Option<A
             is_error: true,
         };
     }
-    let tier = tool.tier();
-    let action = deps.rules.decide(&call.name, tier, &call.input);
-    let summary = tool.summarize(&call.input).unwrap_or_else(|| call.name.clone());
+    let action = deps.rules.decide(&call.name, tier, &input);
+    let summary = tool.summarize(&input).unwrap_or_else(|| call.name.clone());
     let write = PendingWrite {
         id: call.id.clone(),
         tool: call.name.clone(),
-        args: call.input.clone(),
+        args: input.clone(),
         summary,
     };
-    match (tier, action) {
-        (_, Action::Deny) => {
+    let refused = |content: String| Decision::Answer {
+        content,
+        confirmed: (tier == Tier::Write).then_some(false),
+        is_error: false,
+    };
+    // A deny rule first: nothing a hook says lifts it.
+    if action == Action::Deny {
+        confirm_event(turn, deps, &write, Some(false)).await;
+        return refused(DENIED_BY_RULE.to_owned());
+    }
+    if pre.verdict == Some(Verdict::Deny) {
+        if tier == Tier::Write {
             confirm_event(turn, deps, &write, Some(false)).await;
-            Decision::Answer {
-                content: DENIED_BY_RULE.to_owned(),
-                confirmed: Some(false),
-                is_error: false,
-            }
         }
-        (Tier::Read, _) => Decision::Run {
-            tool,
-            confirmed: None,
+        let reason = pre.reason.unwrap_or_else(|| "no reason given".to_owned());
+        return refused(format!(
+            "A hook of this kakeibo refused this call, so it was not run: {reason}. {HOOK_REFUSED}"
+        ));
+    }
+    let run = |tool, confirmed| Decision::Run {
+        tool,
+        confirmed,
+        input: input.clone(),
+    };
+    if tier == Tier::Read {
+        return run(tool, None);
+    }
+    if action == Action::Allow {
+        return run(tool, Some(true));
+    }
+    // A write to ask about. Under Suspend a person decides, whatever a hook allows; a hook's
+    // deny still declines it at once.
+    let answer = match (deps.policy, pre.verdict) {
+        (ConfirmPolicy::Suspend, _) | (_, Some(Verdict::Ask) | None) => match deps.hooks {
+            Some(site) => site.hooks.permission_request(site.session, &write).await,
+            None => None,
         },
-        (Tier::Write, Action::Allow) => Decision::Run {
-            tool,
-            confirmed: Some(true),
-        },
-        (Tier::Write, Action::Ask) => match deps.policy {
-            ConfirmPolicy::AutoAllow => {
-                confirm_event(turn, deps, &write, Some(true)).await;
-                Decision::Run {
-                    tool,
-                    confirmed: Some(true),
-                }
-            }
-            ConfirmPolicy::AutoDeny => {
-                confirm_event(turn, deps, &write, Some(false)).await;
-                Decision::Answer {
-                    content: DECLINED.to_owned(),
-                    confirmed: Some(false),
-                    is_error: false,
-                }
-            }
-            ConfirmPolicy::Inline(ask) => {
-                let allowed = ask(&write).await;
-                confirm_event(turn, deps, &write, Some(allowed)).await;
-                if allowed {
-                    Decision::Run {
-                        tool,
-                        confirmed: Some(true),
-                    }
-                } else {
-                    Decision::Answer {
-                        content: DECLINED.to_owned(),
-                        confirmed: Some(false),
-                        is_error: false,
-                    }
-                }
-            }
-            ConfirmPolicy::Suspend => Decision::Pending(write),
-        },
+        (_, Some(Verdict::Allow)) => Some(true),
+        (_, Some(Verdict::Deny)) => Some(false),
+    };
+    let allowed = match (deps.policy, answer) {
+        (_, Some(false)) | (ConfirmPolicy::AutoDeny, None) => false,
+        (ConfirmPolicy::Suspend, _) => return Decision::Pending(write),
+        (_, Some(true)) | (ConfirmPolicy::AutoAllow, None) => true,
+        (ConfirmPolicy::Inline(ask), None) => ask(&write).await,
+    };
+    confirm_event(turn, deps, &write, Some(allowed)).await;
+    if allowed {
+        run(tool, Some(true))
+    } else {
+        refused(DECLINED.to_owned())
     }
 }
 

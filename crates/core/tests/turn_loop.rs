@@ -3,14 +3,15 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests may panic on what they did not expect.
 
 use std::sync::{
-    Arc,
+    Arc, Mutex,
     atomic::{AtomicUsize, Ordering},
 };
 
 use futures_util::future::BoxFuture;
 use kakeibo_core::{
-    Block, ConfirmPolicy, Deps, ErrorTrace, MemoryTracer, Message, PermissionRules, Phase, Role, RunStatus,
-    StopReason, Tier, ToolError, ToolRegistry, ToolResult, TraceKind, TracePayload, Turn, TypedTool, drive,
+    Block, ConfirmPolicy, Deps, ErrorTrace, Hooks, MemoryTracer, Message, PermissionRules, Phase, Role,
+    RunStatus, StopReason, Tier, ToolError, ToolRegistry, ToolResult, TraceKind, TracePayload, Turn,
+    TypedTool, drive,
     scripted::{Scripted, reply_calls, reply_stopped, reply_text},
     turn::{DECLINED, DENIED_BY_RULE, MAX_ITERATIONS},
     typed,
@@ -107,6 +108,16 @@ fn harness() -> Harness {
 }
 
 async fn run(h: &Harness, provider: &Scripted, policy: &ConfirmPolicy, rules: &PermissionRules) -> Turn {
+    run_hooked(h, provider, policy, rules, None).await
+}
+
+async fn run_hooked(
+    h: &Harness,
+    provider: &Scripted,
+    policy: &ConfirmPolicy,
+    rules: &PermissionRules,
+    hooks: Option<&dyn Hooks>,
+) -> Turn {
     let deps = Deps {
         provider,
         budget: None,
@@ -116,6 +127,10 @@ async fn run(h: &Harness, provider: &Scripted, policy: &ConfirmPolicy, rules: &P
         rules,
         tracer: &h.tracer,
         on_event: &|_| {},
+        hooks: hooks.map(|hooks| kakeibo_core::hooks::HookSite {
+            hooks,
+            session: "conversation-1",
+        }),
     };
     drive(
         Turn::start(kakeibo_core::RunId::random(), Vec::new(), Message::user("go")),
@@ -439,6 +454,7 @@ async fn a_stopped_turn_keeps_what_ran_and_ends_aborted() {
         rules: &PermissionRules::default(),
         tracer: &h.tracer,
         on_event: &|_| {},
+        hooks: None,
     };
     let start = Turn::start(kakeibo_core::RunId::random(), Vec::new(), Message::user("go"));
     let mut stop = std::pin::pin!(tokio::time::sleep(std::time::Duration::from_millis(200)));
@@ -474,4 +490,274 @@ async fn a_stopped_turn_keeps_what_ran_and_ends_aborted() {
     let mut never = std::pin::pin!(std::future::pending::<()>());
     let turn = kakeibo_core::drive_until(start, &deps, never.as_mut()).await;
     assert_eq!(turn.finished().map(|f| f.0), Some(RunStatus::Ok));
+}
+
+/// Hooks set up by each test: what they answer.
+#[derive(Default)]
+struct TestHooks {
+    pre: kakeibo_core::hooks::PreToolUse,
+    permission: Option<bool>,
+    post: kakeibo_core::hooks::PostToolUse,
+    /// Reasons the Stop hook gives, one a call; `None` once they run out (or always with `forever`).
+    stop_reasons: Mutex<Vec<String>>,
+    stop_forever: bool,
+}
+
+impl Hooks for TestHooks {
+    fn pre_tool_use<'a>(
+        &'a self,
+        _session: &'a str,
+        _call: &'a kakeibo_core::ToolUse,
+        _tier: Tier,
+    ) -> BoxFuture<'a, kakeibo_core::hooks::PreToolUse> {
+        Box::pin(std::future::ready(self.pre.clone()))
+    }
+    fn permission_request<'a>(
+        &'a self,
+        _session: &'a str,
+        _write: &'a kakeibo_core::PendingWrite,
+    ) -> BoxFuture<'a, Option<bool>> {
+        Box::pin(std::future::ready(self.permission))
+    }
+    fn post_tool_use<'a>(
+        &'a self,
+        _session: &'a str,
+        _call: &'a kakeibo_core::ToolUse,
+        _content: &'a str,
+        _is_error: bool,
+    ) -> BoxFuture<'a, kakeibo_core::hooks::PostToolUse> {
+        Box::pin(std::future::ready(self.post.clone()))
+    }
+    fn stop<'a>(
+        &'a self,
+        _session: &'a str,
+        _answer: &'a str,
+        _active: bool,
+    ) -> BoxFuture<'a, Option<String>> {
+        let reason = if self.stop_forever {
+            Some("keep going".to_owned())
+        } else {
+            self.stop_reasons.lock().unwrap().pop()
+        };
+        Box::pin(std::future::ready(reason))
+    }
+}
+
+fn pre(
+    verdict: Option<kakeibo_core::hooks::Verdict>,
+    input: Option<Value>,
+) -> kakeibo_core::hooks::PreToolUse {
+    kakeibo_core::hooks::PreToolUse {
+        verdict,
+        reason: Some("not on a Sunday".to_owned()),
+        updated_input: input,
+        stop: None,
+    }
+}
+
+#[tokio::test]
+async fn pre_tool_use_refuses_rewrites_and_never_lifts_a_deny_rule() {
+    use kakeibo_core::hooks::Verdict;
+    let look = || {
+        Scripted::new(vec![
+            Ok(reply_calls(&[("look", json!({"what": "rent"}))])),
+            Ok(reply_text("ok")),
+        ])
+    };
+    let plain = PermissionRules::default();
+
+    // Refused: answered as refused, with the hook's reason, never run.
+    let h = harness();
+    let hooks = TestHooks {
+        pre: pre(Some(Verdict::Deny), None),
+        ..TestHooks::default()
+    };
+    let provider = look();
+    run_hooked(&h, &provider, &ConfirmPolicy::AutoDeny, &plain, Some(&hooks)).await;
+    let results = results_of(provider.requests()[1].messages.last().unwrap());
+    assert!(
+        results[0].2.contains("A hook of this kakeibo refused this call"),
+        "{results:?}"
+    );
+    assert!(results[0].2.contains("not on a Sunday"));
+    assert_eq!(h.reads.load(Ordering::SeqCst), 0);
+
+    // Rewritten: runs with the hook's input; a rewrite that does not validate does not run.
+    let h = harness();
+    let hooks = TestHooks {
+        pre: pre(None, Some(json!({"what": "groceries"}))),
+        ..TestHooks::default()
+    };
+    let provider = look();
+    run_hooked(&h, &provider, &ConfirmPolicy::AutoDeny, &plain, Some(&hooks)).await;
+    let results = results_of(provider.requests()[1].messages.last().unwrap());
+    assert!(
+        results[0].2.contains("groceries") && !results[0].2.contains("rent"),
+        "{results:?}"
+    );
+    let hooks = TestHooks {
+        pre: pre(None, Some(json!({"what": 5}))),
+        ..TestHooks::default()
+    };
+    let provider = look();
+    run_hooked(&h, &provider, &ConfirmPolicy::AutoDeny, &plain, Some(&hooks)).await;
+    let results = results_of(provider.requests()[1].messages.last().unwrap());
+    assert!(
+        results[0].1 && results[0].2.starts_with("Invalid arguments"),
+        "{results:?}"
+    );
+    assert_eq!(h.reads.load(Ordering::SeqCst), 1);
+
+    // A hook's allow never lifts a deny rule.
+    let h = harness();
+    let hooks = TestHooks {
+        pre: pre(Some(Verdict::Allow), None),
+        ..TestHooks::default()
+    };
+    let provider = Scripted::new(vec![
+        Ok(reply_calls(&[("save", json!({"value": 1}))])),
+        Ok(reply_text("ok")),
+    ]);
+    let deny = PermissionRules::parse("deny save").unwrap();
+    run_hooked(&h, &provider, &ConfirmPolicy::AutoAllow, &deny, Some(&hooks)).await;
+    assert_eq!(h.writes.load(Ordering::SeqCst), 0);
+    let results = results_of(provider.requests()[1].messages.last().unwrap());
+    assert_eq!(results[0].2, DENIED_BY_RULE);
+}
+
+#[tokio::test]
+async fn a_hooks_allow_never_skips_the_person_under_suspend() {
+    use kakeibo_core::hooks::Verdict;
+    let save = || {
+        Scripted::new(vec![
+            Ok(reply_calls(&[("save", json!({"value": 1}))])),
+            Ok(reply_text("ok")),
+        ])
+    };
+    let plain = &PermissionRules::default();
+    let outcome = |pre_verdict, permission, policy: ConfirmPolicy| async move {
+        let h = harness();
+        let hooks = TestHooks {
+            pre: pre(pre_verdict, None),
+            permission,
+            ..TestHooks::default()
+        };
+        let turn = run_hooked(&h, &save(), &policy, plain, Some(&hooks)).await;
+        let waiting = matches!(turn.phase(), Phase::AwaitConfirm { .. });
+        (waiting, h.writes.load(Ordering::SeqCst))
+    };
+    // Where the policy would decline or ask inline, a hook's allow runs the write.
+    assert_eq!(
+        outcome(Some(Verdict::Allow), None, ConfirmPolicy::AutoDeny).await,
+        (false, 1)
+    );
+    assert_eq!(
+        outcome(None, Some(true), ConfirmPolicy::AutoDeny).await,
+        (false, 1)
+    );
+    // Under Suspend the person still decides; only a deny counts at once.
+    assert_eq!(
+        outcome(Some(Verdict::Allow), None, ConfirmPolicy::Suspend).await,
+        (true, 0)
+    );
+    assert_eq!(outcome(None, Some(true), ConfirmPolicy::Suspend).await, (true, 0));
+    assert_eq!(
+        outcome(None, Some(false), ConfirmPolicy::Suspend).await,
+        (false, 0)
+    );
+    assert_eq!(
+        outcome(Some(Verdict::Ask), Some(false), ConfirmPolicy::AutoAllow).await,
+        (false, 0)
+    );
+    // No answer: the policy as before.
+    assert_eq!(outcome(None, None, ConfirmPolicy::AutoAllow).await, (false, 1));
+    assert_eq!(outcome(None, None, ConfirmPolicy::Suspend).await, (true, 0));
+}
+
+#[tokio::test]
+async fn post_tool_use_adds_notes_or_stops_and_stop_sends_the_model_back() {
+    let look = || {
+        Scripted::new(vec![
+            Ok(reply_calls(&[("look", json!({"what": "rent"}))])),
+            Ok(reply_text("ok")),
+        ])
+    };
+    let plain = PermissionRules::default();
+
+    let h = harness();
+    let hooks = TestHooks {
+        post: kakeibo_core::hooks::PostToolUse {
+            notes: vec!["figures are in paise".to_owned()],
+            stop: None,
+        },
+        ..TestHooks::default()
+    };
+    let provider = look();
+    run_hooked(&h, &provider, &ConfirmPolicy::AutoDeny, &plain, Some(&hooks)).await;
+    let results = results_of(provider.requests()[1].messages.last().unwrap());
+    assert!(results[0].2.ends_with("\n[figures are in paise]"), "{results:?}");
+
+    let hooks = TestHooks {
+        post: kakeibo_core::hooks::PostToolUse {
+            notes: Vec::new(),
+            stop: Some("enough".to_owned()),
+        },
+        ..TestHooks::default()
+    };
+    let provider = look();
+    let turn = run_hooked(&h, &provider, &ConfirmPolicy::AutoDeny, &plain, Some(&hooks)).await;
+    assert_eq!(turn.stop(), Some(kakeibo_core::Stop::Hook));
+    assert_eq!(turn.finished().map(|f| f.0), Some(RunStatus::Aborted));
+    assert_eq!(provider.requests().len(), 1, "no model call after the stop");
+
+    // PreToolUse's `continue: false`: the call is answered, then the turn ends.
+    let hooks = TestHooks {
+        pre: kakeibo_core::hooks::PreToolUse {
+            stop: Some("closing time".to_owned()),
+            ..kakeibo_core::hooks::PreToolUse::default()
+        },
+        ..TestHooks::default()
+    };
+    let provider = look();
+    let turn = run_hooked(&h, &provider, &ConfirmPolicy::AutoDeny, &plain, Some(&hooks)).await;
+    assert_eq!(turn.stop(), Some(kakeibo_core::Stop::Hook));
+    assert_eq!(provider.requests().len(), 1, "no model call after the stop");
+    let results = results_of(turn.history().last().unwrap());
+    assert!(!results[0].1, "the read ran and answered: {results:?}");
+
+    // Stop: twice back to work with its reason, then done.
+    let hooks = TestHooks {
+        stop_reasons: Mutex::new(vec!["check March too".to_owned(), "check April".to_owned()]),
+        ..TestHooks::default()
+    };
+    let provider = Scripted::new(vec![
+        Ok(reply_text("one")),
+        Ok(reply_text("two")),
+        Ok(reply_text("three")),
+    ]);
+    let turn = run_hooked(&h, &provider, &ConfirmPolicy::AutoDeny, &plain, Some(&hooks)).await;
+    assert_eq!(turn.finished(), Some((RunStatus::Ok, "three")));
+    let told: Vec<String> = turn
+        .history()
+        .iter()
+        .filter(|m| m.role == Role::User)
+        .map(Message::text)
+        .collect();
+    assert_eq!(
+        told[1..],
+        [
+            "[A Stop hook of this kakeibo: check April]",
+            "[A Stop hook of this kakeibo: check March too]"
+        ]
+    );
+
+    // At most five times a run.
+    let hooks = TestHooks {
+        stop_forever: true,
+        ..TestHooks::default()
+    };
+    let provider = Scripted::new((0..7).map(|i| Ok(reply_text(&format!("answer {i}")))).collect());
+    let turn = run_hooked(&h, &provider, &ConfirmPolicy::AutoDeny, &plain, Some(&hooks)).await;
+    assert_eq!(provider.requests().len(), 6);
+    assert_eq!(turn.finished(), Some((RunStatus::Ok, "answer 5")));
 }

@@ -11,8 +11,8 @@ use std::{
 use futures_util::future::{self, BoxFuture};
 use kakeibo_agent::{Outcome, TurnStore, closing_events};
 use kakeibo_core::{
-    ConfirmPolicy, ConversationId, Event, PendingWrite, PermissionRules, Provider, SuspendedTurnId, Tool,
-    ToolRegistry, TurnEvent, TypedTool, prompt::SYSTEM_PROMPT, typed,
+    ConfirmPolicy, ConversationId, Event, Hooks, PendingWrite, PermissionRules, Provider, SuspendedTurnId,
+    Tool, ToolRegistry, TurnEvent, TypedTool, hooks::Stack, prompt::SYSTEM_PROMPT, typed,
 };
 use kakeibo_ledger::OwnerId;
 use kakeibo_providers::select::{self, ModelRole};
@@ -40,6 +40,7 @@ pub struct Agent {
     policy: ConfirmPolicy,
     rules: PermissionRules,
     system: String,
+    hooks: Option<Arc<dyn Hooks>>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -66,6 +67,7 @@ pub struct AgentBuilder {
     system: String,
     tools: Vec<Arc<dyn Tool>>,
     import_root: Option<PathBuf>,
+    hooks: Vec<Arc<dyn Hooks>>,
 }
 
 impl std::fmt::Debug for AgentBuilder {
@@ -121,6 +123,26 @@ impl AgentBuilder {
         self
     }
 
+    /// Hooks of your own around what the agent does ([`Hooks`]: before and after each tool call,
+    /// on a write to ask about, when the model is done, on each prompt). A hook's allow never
+    /// lifts a deny rule, and never skips the person under [`ConfirmPolicy::Suspend`].
+    ///
+    /// Called again, it adds: the hooks are asked in the order given, the first refusal ends the
+    /// list and the strictest answer stands ([`kakeibo_core::hooks::Stack`]).
+    pub fn hooks(mut self, hooks: impl Hooks + 'static) -> Self {
+        self.hooks.push(Arc::new(hooks));
+        self
+    }
+
+    /// Hooks from a Claude Code settings file (its `hooks` object: shell commands and HTTP
+    /// endpoints, run from the current folder) — see [`kakeibo_hooks`] for what they are sent and
+    /// may answer. Added after the hooks given before, as [`AgentBuilder::hooks`] adds.
+    pub fn hooks_file(self, path: impl AsRef<std::path::Path>) -> Result<Self, Error> {
+        let settings = kakeibo_hooks::HookSettings::load(path.as_ref())?;
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        Ok(self.hooks(kakeibo_hooks::SettingsHooks::new(settings, cwd)))
+    }
+
     /// The folder `import_statement_csv` may read statements from by path (none by default).
     pub fn import_root(mut self, dir: impl Into<PathBuf>) -> Self {
         self.import_root = Some(dir.into());
@@ -143,6 +165,11 @@ impl AgentBuilder {
             policy: self.policy,
             rules: self.rules,
             system: self.system,
+            hooks: match self.hooks.len() {
+                0 => None,
+                1 => self.hooks.into_iter().next(),
+                _ => Some(Arc::new(Stack(self.hooks))),
+            },
         })
     }
 }
@@ -160,6 +187,7 @@ impl Agent {
             system: SYSTEM_PROMPT.to_owned(),
             tools: Vec::new(),
             import_root: None,
+            hooks: Vec::new(),
         }
     }
 
@@ -242,6 +270,7 @@ impl Agent {
             channel: CHANNEL,
             summarizer: None,
             budget: None,
+            hooks: self.hooks.as_deref(),
         }
     }
 

@@ -23,6 +23,9 @@ pub enum Error {
     /// The database URL could not be used.
     #[error("the database: {0}")]
     Database(#[from] LedgerError),
+    /// A hooks settings file could not be read or names what kakeibo cannot run.
+    #[error(transparent)]
+    Hooks(#[from] kakeibo_hooks::SettingsError),
     /// The prompt's turn, or a confirm, failed; what it says is what to do (a busy conversation,
     /// a confirm already made, the database away, …). Nothing was half-written.
     #[error(transparent)]

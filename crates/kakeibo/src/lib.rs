@@ -38,11 +38,15 @@ mod result;
 
 pub use agent::{Agent, AgentBuilder, Prompt};
 pub use error::Error;
-pub use kakeibo_core::turn::CallRecord;
 pub use kakeibo_core::{
-    ConfirmPolicy, ConversationId, Event, MicroUsd, PendingWrite, PermissionRules, Provider, RunId,
-    RunStatus, Stop, SuspendedTurnId, Tier, Tool, ToolError, TypedTool, Usage, WriteDecision,
+    ConfirmPolicy, ConversationId, Event, Hooks, MicroUsd, PendingWrite, PermissionRules, Provider, RunId,
+    RunStatus, Stop, SuspendedTurnId, Tier, Tool, ToolError, ToolUse, TypedTool, Usage, WriteDecision,
 };
+pub use kakeibo_core::{
+    hooks::{PostToolUse, PreToolUse, PromptSubmit, Stack, Verdict},
+    turn::CallRecord,
+};
+pub use kakeibo_hooks::{HookSettings, SettingsHooks};
 pub use kakeibo_ledger::{DEV_OWNER, OwnerId};
 pub use result::{RunResult, Status};
 pub use sqlx::PgPool;

@@ -221,10 +221,20 @@ async fn a_write_waits_in_one_process_and_is_decided_in_another(
 }
 
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
-async fn a_deny_rule_outweighs_the_policy(options: PgPoolOptions, connect: PgConnectOptions) {
+async fn rules_and_hooks_refuse_before_anything_runs(options: PgPoolOptions, connect: PgConnectOptions) {
     let (pool, url) = seeded(options, connect).await;
+    let rules_made = || async {
+        let n: i64 = sqlx::query_scalar("SELECT count(*) FROM rules")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        n
+    };
+    let before = rules_made().await;
+
+    // A deny rule outweighs the policy and every hook.
     let output = run(
-        "rules",
+        "rules_and_hooks",
         Some("demo.yaml"),
         &url,
         &["Set a ₹20,000 budget for groceries"],
@@ -234,6 +244,47 @@ async fn a_deny_rule_outweighs_the_policy(options: PgPoolOptions, connect: PgCon
     assert!(said.contains("set_budget: allowed Some(false)"), "{said}");
     assert!(said.contains("permission rule"), "{said}");
     assert!(groceries_june_budget(&pool).await.is_empty());
+
+    // The program's own hook refuses what the rules allow.
+    let output = run(
+        "rules_and_hooks",
+        Some("demo.yaml"),
+        &url,
+        &["Always put ZZ under Dining"],
+    );
+    stdout(&output);
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(said.contains("three letters"), "{said}");
+    assert_eq!(rules_made().await, before);
+
+    // A settings file's command hook, asked after it, refuses too; without it the rule is made.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("hooks.json");
+    std::fs::write(
+        &file,
+        r#"{"hooks": {"PreToolUse": [{"matcher": "set_category_rule",
+            "hooks": [{"type": "command", "command": "grep -q Swiggy && { echo 'Swiggy stays under Food' >&2; exit 2; }; exit 0"}]}]}}"#,
+    )
+    .unwrap();
+    let file = file.to_str().unwrap();
+    let output = run(
+        "rules_and_hooks",
+        Some("demo.yaml"),
+        &url,
+        &["Always put Swiggy under Dining", file],
+    );
+    stdout(&output);
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(said.contains("Swiggy stays under Food"), "{said}");
+    assert_eq!(rules_made().await, before);
+    let output = run(
+        "rules_and_hooks",
+        Some("demo.yaml"),
+        &url,
+        &["Always put Zomato under Dining", file],
+    );
+    stdout(&output);
+    assert_eq!(rules_made().await, before + 1);
 }
 
 /// A model that never answers.
@@ -323,4 +374,85 @@ async fn decisions_must_name_each_waiting_write_once(options: PgPoolOptions, con
         .unwrap_or_else(|e| panic!("{e:?}"));
     assert_eq!(done.status, Status::Ok);
     assert_eq!(groceries_june_budget(&pool).await, [2_000_000]);
+}
+
+/// Hooks of a program's own: no budgets through the agent, no secrets in a prompt, and notes.
+struct HouseRules;
+
+impl kakeibo::Hooks for HouseRules {
+    fn pre_tool_use<'a>(
+        &'a self,
+        _session: &'a str,
+        call: &'a kakeibo_core::ToolUse,
+        _tier: kakeibo::Tier,
+    ) -> futures_util::future::BoxFuture<'a, kakeibo::PreToolUse> {
+        let refuse = call.name == "set_budget";
+        Box::pin(async move {
+            kakeibo::PreToolUse {
+                verdict: refuse.then_some(kakeibo::Verdict::Deny),
+                reason: refuse.then(|| "budgets are set by the treasurer".to_owned()),
+                updated_input: None,
+                stop: None,
+            }
+        })
+    }
+
+    fn user_prompt_submit<'a>(
+        &'a self,
+        _session: &'a str,
+        prompt: &'a str,
+    ) -> futures_util::future::BoxFuture<'a, kakeibo::PromptSubmit> {
+        let secret = prompt.contains("password");
+        Box::pin(async move {
+            kakeibo::PromptSubmit {
+                block: secret.then(|| "no secrets in chat".to_owned()),
+                notes: vec!["The person is on the family plan.".to_owned()],
+            }
+        })
+    }
+
+    fn session_start<'a>(&'a self, _session: &'a str) -> futures_util::future::BoxFuture<'a, Vec<String>> {
+        Box::pin(async { vec!["Started by the library's test.".to_owned()] })
+    }
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn hooks_of_the_programs_own_refuse_and_note(options: PgPoolOptions, connect: PgConnectOptions) {
+    let (pool, _url) = seeded(options, connect.clone()).await;
+    let script = kakeibo_testkit::workspace_root().join("fixtures/scripts/demo.yaml");
+    let agent = Agent::builder(app_pool(&connect).await, DEV_OWNER)
+        .provider(kakeibo_core::script::Script::from_file(&script).unwrap())
+        .confirm_policy(ConfirmPolicy::Suspend)
+        .hooks(HouseRules)
+        .build()
+        .unwrap();
+
+    // Refused before it could wait for a person: nothing waits, nothing written.
+    let refused = agent.run("Set a ₹20,000 budget for groceries").await.unwrap();
+    assert_eq!(refused.status, Status::Ok, "{refused:?}");
+    assert!(
+        refused.calls[0]
+            .outcome
+            .contains("budgets are set by the treasurer"),
+        "{refused:?}"
+    );
+    assert!(groceries_june_budget(&pool).await.is_empty());
+    let first: String = sqlx::query_scalar(
+        "SELECT message::text FROM conversation_messages WHERE conversation_id = $1 ORDER BY seq LIMIT 1",
+    )
+    .bind(refused.conversation.as_uuid())
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert!(first.contains("[Started by the library's test.]"), "{first}");
+    assert!(first.contains("[The person is on the family plan.]"), "{first}");
+
+    // A refused prompt calls no model, and its run says why.
+    let blocked = agent.run("my password is hunter2").await.unwrap();
+    assert_eq!(
+        (&blocked.status, blocked.stop),
+        (&Status::Blocked, Some(kakeibo::Stop::Hook))
+    );
+    assert!(blocked.text.contains("no secrets in chat"), "{}", blocked.text);
+    assert_eq!(blocked.usage.input_tokens, 0);
 }

@@ -92,6 +92,26 @@ fn the_providers_know_nothing_of_the_ledger_or_the_database() {
     );
 }
 
+#[test]
+fn the_hooks_know_nothing_of_the_ledger_the_database_or_the_agent() {
+    let never: Vec<&str> = [
+        "kakeibo-ledger",
+        "kakeibo-tools",
+        "kakeibo-agent",
+        "kakeibo-providers",
+        "kakeibo-api",
+    ]
+    .into_iter()
+    .chain(DATABASE.iter().copied())
+    .chain(AWS.iter().copied())
+    .collect();
+    assert_never(
+        "kakeibo-hooks",
+        &never,
+        "runs an operator's handlers around the core's loop, and holds nothing of a ledger",
+    );
+}
+
 /// What every crate that stands on PostgreSQL alone must never pull in.
 fn http_aws_and(more: &[&'static str]) -> Vec<&'static str> {
     HTTP.iter()
