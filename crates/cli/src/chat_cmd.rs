@@ -259,16 +259,7 @@ fn human_events(styled: bool, to_stderr: bool) -> impl Fn(TurnEvent) + Send + Sy
             TurnEvent::ToolResult {
                 is_error, summary, ..
             } => {
-                // The summary is the result clipped: compare it with the fixed texts clipped alike.
-                use kakeibo_core::turn::{DECLINED, DENIED_BY_RULE, EXPIRED, result_summary};
-                let not_run = [
-                    (DECLINED, "declined: not run"),
-                    (EXPIRED, "expired: not run"),
-                    (DENIED_BY_RULE, "refused by a permission rule: not run"),
-                ]
-                .into_iter()
-                .find(|(text, _)| result_summary(text) == summary)
-                .map(|(_, said)| said);
+                let not_run = kakeibo_core::turn::not_run(&summary);
                 let mark = if is_error || not_run.is_some() {
                     "✗"
                 } else {
@@ -276,7 +267,7 @@ fn human_events(styled: bool, to_stderr: bool) -> impl Fn(TurnEvent) + Send + Sy
                 };
                 let summary = match not_run {
                     Some(said) => said.to_owned(),
-                    None => summary.replace("<tool_data>", "").replace("</tool_data>", ""),
+                    None => kakeibo_core::turn::plain_summary(&summary),
                 };
                 put(
                     side,

@@ -36,30 +36,36 @@ use kakeibo_ledger::{DEV_OWNER, LedgerError, OwnerId, STATIC_RATES, seed, with_o
     after_help = "One shot: kakeibo -p \"how much did I spend on dining in March?\" [--output-format text|json|stream-json] [--allow-writes]\n\
         Exit status of -p: 0 answered; 2 stopped short (iteration cap, stuck, length limit, blocked by the provider);\n\
         1 an error (no model configured included); 130 stopped by Ctrl+C. Writes are declined unless --allow-writes.\n\
+        For an editor: kakeibo --acp [--owner UUID] [--hooks FILE] serves the Agent Client Protocol on stdio.\n\
         The model comes from the environment: GEMINI_API_KEY, ANTHROPIC_API_KEY, OPENAI_BASE_URL (+ OPENAI_API_KEY),\n\
         or KAKEIBO_PROVIDER=script:PATH; `kakeibo providers check` says what is selected.\n\n\
         The database: every command but `providers` and `seed --out` needs one. DATABASE_URL (or --database-url)\n\
         names it; when unset, kakeibo uses the embedded cluster of the checkout it runs in (the one\n\
         `cargo xtask db up` or `cargo xtask dev` starts), and says how to start it when it is not running."
 )]
+#[command(group(clap::ArgGroup::new("mode").args(["print", "acp"])))]
 struct Cli {
     /// Ask one question, print the answer and exit (one-shot mode).
     #[arg(short = 'p', long = "print", value_name = "PROMPT")]
     print: Option<String>,
+    /// Serve the Agent Client Protocol on stdio, for an editor: each session is a conversation,
+    /// each write asks the editor first.
+    #[arg(long)]
+    acp: bool,
     /// With -p: how to print the result.
     #[arg(long, value_enum, default_value = "text", requires = "print")]
     output_format: chat_cmd::OutputFormat,
     /// With -p: let the agent write to the ledger (declined otherwise).
     #[arg(long, requires = "print")]
     allow_writes: bool,
-    /// With -p: whose ledger (default: the development owner).
-    #[arg(long, value_name = "UUID", requires = "print", default_value_t = DEV_OWNER.as_uuid())]
+    /// With -p or --acp: whose ledger (default: the development owner).
+    #[arg(long, value_name = "UUID", requires = "mode", default_value_t = DEV_OWNER.as_uuid())]
     owner: uuid::Uuid,
     /// With -p: continue this conversation.
     #[arg(long, value_name = "ID", requires = "print")]
     conversation: Option<uuid::Uuid>,
-    /// With -p: hooks from this settings file (Claude Code's `hooks` format).
-    #[arg(long, value_name = "FILE", requires = "print")]
+    /// With -p or --acp: hooks from this settings file (Claude Code's `hooks` format).
+    #[arg(long, value_name = "FILE", requires = "mode")]
     hooks: Option<PathBuf>,
     #[command(subcommand)]
     command: Option<Command>,
@@ -130,6 +136,28 @@ struct SeedArgs {
     database: DbArgs,
 }
 
+/// `kakeibo --acp`: the ACP server on stdio, over the library's database (`APP_DATABASE_URL`,
+/// else the checkout's running cluster) — until the editor closes stdin.
+async fn acp(owner: uuid::Uuid, hooks: Option<PathBuf>) -> ExitCode {
+    let served = async {
+        let pool = kakeibo::connect(&kakeibo::database_url()?)?;
+        let settings = kakeibo_acp::Settings {
+            pool,
+            owner: OwnerId::new(owner),
+            hooks,
+        };
+        kakeibo_acp::serve(settings).await?;
+        anyhow::Ok(())
+    };
+    match served.await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("kakeibo: error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -139,6 +167,9 @@ async fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
+    if cli.acp {
+        return acp(cli.owner, cli.hooks).await;
+    }
     if let Some(prompt) = cli.print {
         let args = chat_cmd::PrintArgs {
             prompt,

@@ -395,6 +395,31 @@ pub fn result_summary(content: &str) -> String {
     clip(content, 200)
 }
 
+/// In a few words, why a call whose result summary is `summary` did not run — declined,
+/// expired, refused by a permission rule or by a hook — or `None` when it ran.
+pub fn not_run(summary: &str) -> Option<&'static str> {
+    const HOOK: &str = "A hook of this kakeibo refused this call";
+    [
+        (DECLINED, "declined: not run"),
+        (EXPIRED, "expired: not run"),
+        (DENIED_BY_RULE, "refused by a permission rule: not run"),
+    ]
+    .into_iter()
+    .find(|(text, _)| result_summary(text) == summary)
+    .map(|(_, said)| said)
+    .or_else(|| summary.starts_with(HOOK).then_some("refused by a hook: not run"))
+}
+
+/// A result summary for a person: the `<tool_data>` fence that tells the model the result is
+/// data, taken away.
+pub fn plain_summary(summary: &str) -> String {
+    summary
+        .replace("<tool_data>", "")
+        .replace("</tool_data>", "")
+        .trim()
+        .to_owned()
+}
+
 /// What a turn runs with.
 pub struct Deps<'a> {
     pub provider: &'a dyn Provider,
@@ -746,9 +771,9 @@ fn answered(
     decision: Decision,
     outcome: Option<ToolOutcome>,
     deps: &Deps<'_>,
-) -> Result<Answered, PendingWrite> {
+) -> Result<Answered, Box<PendingWrite>> {
     match decision {
-        Decision::Pending(write) => Err(write),
+        Decision::Pending(write) => Err(Box::new(write)),
         Decision::Answer {
             content,
             confirmed,
@@ -845,7 +870,7 @@ async fn run_tools(mut turn: Turn, calls: Vec<ToolUse>, deps: &Deps<'_>) -> Turn
         let answer = match answered(call, decision, outcome, deps) {
             Ok(answer) => answer,
             Err(write) => {
-                pending.push(write);
+                pending.push(*write);
                 continue;
             }
         };

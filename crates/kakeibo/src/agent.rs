@@ -27,9 +27,6 @@ type Decider<'a> = dyn Fn(&[PendingWrite]) -> Vec<(String, bool)> + Send + Sync 
 /// What a prompt calls with each event.
 type OnEvent<'a> = dyn Fn(&Event) + Send + Sync + 'a;
 
-/// What the runs of a library agent are recorded as (`trace_runs.channel`).
-const CHANNEL: &str = "library";
-
 /// The agent over one owner's ledger. Build it with [`Agent::builder`]; it is cheap to keep and
 /// to share (`&Agent` runs prompts), and holds no connection of its own beyond the pool's.
 pub struct Agent {
@@ -41,6 +38,28 @@ pub struct Agent {
     rules: PermissionRules,
     system: String,
     hooks: Option<Arc<dyn Hooks>>,
+    channel: Channel,
+}
+
+/// Which way of driving kakeibo an agent's runs are recorded under, in the traces the operator
+/// reads (`/admin`'s runs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Channel {
+    /// A program of its own, through this library.
+    #[default]
+    Library,
+    /// An editor, through the ACP server (`kakeibo --acp`).
+    Acp,
+}
+
+impl Channel {
+    fn name(self) -> &'static str {
+        match self {
+            Channel::Library => "library",
+            Channel::Acp => "acp",
+        }
+    }
 }
 
 impl std::fmt::Debug for Agent {
@@ -68,6 +87,7 @@ pub struct AgentBuilder {
     tools: Vec<Arc<dyn Tool>>,
     import_root: Option<PathBuf>,
     hooks: Vec<Arc<dyn Hooks>>,
+    channel: Channel,
 }
 
 impl std::fmt::Debug for AgentBuilder {
@@ -143,6 +163,12 @@ impl AgentBuilder {
         Ok(self.hooks(kakeibo_hooks::SettingsHooks::new(settings, cwd)))
     }
 
+    /// Which way of driving kakeibo the runs are recorded under ([`Channel::Library`] unless said).
+    pub fn channel(mut self, channel: Channel) -> Self {
+        self.channel = channel;
+        self
+    }
+
     /// The folder `import_statement_csv` may read statements from by path (none by default).
     pub fn import_root(mut self, dir: impl Into<PathBuf>) -> Self {
         self.import_root = Some(dir.into());
@@ -170,6 +196,7 @@ impl AgentBuilder {
                 1 => self.hooks.into_iter().next(),
                 _ => Some(Arc::new(Stack(self.hooks))),
             },
+            channel: self.channel,
         })
     }
 }
@@ -188,6 +215,7 @@ impl Agent {
             tools: Vec::new(),
             import_root: None,
             hooks: Vec::new(),
+            channel: Channel::Library,
         }
     }
 
@@ -201,7 +229,7 @@ impl Agent {
         Prompt {
             agent: self,
             text,
-            conversation: None,
+            conversation: Target::New(None),
             on_event: None,
             until: None,
         }
@@ -267,7 +295,7 @@ impl Agent {
             provider: self.provider.as_ref(),
             system: &self.system,
             rules: &self.rules,
-            channel: CHANNEL,
+            channel: self.channel.name(),
             summarizer: None,
             budget: None,
             hooks: self.hooks.as_deref(),
@@ -300,8 +328,11 @@ impl Agent {
         };
         let agent = self.inner();
         let (conversation, title) = match prompt.conversation {
-            Some(conversation) => (conversation, None),
-            None => (ConversationId::random(), Some(Some(title_of(prompt.text)))),
+            Target::Existing(conversation) => (conversation, None),
+            Target::New(id) => (
+                id.unwrap_or_else(ConversationId::random),
+                Some(Some(title_of(prompt.text))),
+            ),
         };
         // Without a stop, a future that never completes: the turn runs to its end.
         let mut until = prompt.until.unwrap_or_else(|| Box::pin(future::pending()));
@@ -328,12 +359,19 @@ fn title_of(text: &str) -> &str {
     }
 }
 
+/// Where a prompt goes: a new conversation (with this id, or a random one) or an existing one.
+#[derive(Debug, Clone, Copy)]
+enum Target {
+    New(Option<ConversationId>),
+    Existing(ConversationId),
+}
+
 /// A prompt on its way to an [`Agent`]: `.await` it to run it to its end.
 #[must_use = "a prompt runs only when awaited"]
 pub struct Prompt<'a> {
     agent: &'a Agent,
     text: &'a str,
-    conversation: Option<ConversationId>,
+    conversation: Target,
     on_event: Option<Box<OnEvent<'a>>>,
     until: Option<Pin<Box<dyn Future<Output = ()> + Send + 'a>>>,
 }
@@ -351,7 +389,16 @@ impl<'a> Prompt<'a> {
     /// Sends it to an existing conversation of the owner's (from an earlier
     /// [`RunResult::conversation`]) instead of starting a new one.
     pub fn in_conversation(mut self, conversation: ConversationId) -> Self {
-        self.conversation = Some(conversation);
+        self.conversation = Target::Existing(conversation);
+        self
+    }
+
+    /// Starts the new conversation `conversation` — a fresh id
+    /// ([`ConversationId::random`]) you handed out before its first prompt — instead of one with
+    /// a random id. The conversation is made by this prompt's turn, or not at all when the turn
+    /// fails before it opens; an id already in use is refused.
+    pub fn starting(mut self, conversation: ConversationId) -> Self {
+        self.conversation = Target::New(Some(conversation));
         self
     }
 

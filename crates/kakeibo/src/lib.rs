@@ -36,7 +36,7 @@ mod agent;
 mod error;
 mod result;
 
-pub use agent::{Agent, AgentBuilder, Prompt};
+pub use agent::{Agent, AgentBuilder, Channel, Prompt};
 pub use error::Error;
 pub use kakeibo_core::{
     ConfirmPolicy, ConversationId, Event, Hooks, MicroUsd, PendingWrite, PermissionRules, Provider, RunId,
@@ -44,7 +44,7 @@ pub use kakeibo_core::{
 };
 pub use kakeibo_core::{
     hooks::{PostToolUse, PreToolUse, PromptSubmit, Stack, Verdict},
-    turn::CallRecord,
+    turn::{CallRecord, not_run, plain_summary},
 };
 pub use kakeibo_hooks::{HookSettings, SettingsHooks};
 pub use kakeibo_ledger::{DEV_OWNER, OwnerId};

@@ -83,6 +83,18 @@ pub fn python(runs: &str) -> Option<PathBuf> {
     }
 }
 
+/// The folder of the ACP client test's npm packages (`KAKEIBO_TEST_ACP_CLIENT`, which
+/// `cargo xtask test` installs with `npm ci` and sets), or the test skipped.
+#[must_use]
+pub fn acp_client() -> Option<PathBuf> {
+    match std::env::var_os("KAKEIBO_TEST_ACP_CLIENT") {
+        Some(dir) => Some(PathBuf::from(dir)),
+        None => skip(
+            "KAKEIBO_TEST_ACP_CLIENT is unset; `cargo xtask test` installs the ACP client SDK and sets it",
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -266,6 +266,8 @@ fn test(db: &Database, cargo_test_args: &[String], with_web: bool) -> Result<Exi
     process::step("applying migrations to the development database");
     kakeibo(&urls, &["migrate"])?;
     let python = venv::ensure(&["tests/python-requirements.txt"])?;
+    let acp_client = process::workspace_root().join("crates/acp/tests/client");
+    web::ensure_packages_in(&acp_client, "the ACP client test's")?;
     process::step("running the test suite");
     let mut args = vec!["test", "--workspace", "--no-fail-fast"];
     if !cargo_test_args.is_empty() {
@@ -276,6 +278,7 @@ fn test(db: &Database, cargo_test_args: &[String], with_web: bool) -> Result<Exi
         .env("DATABASE_URL", &urls.test_master)
         .env("APP_DATABASE_URL", &urls.app)
         .env("KAKEIBO_TEST_PYTHON", &python)
+        .env("KAKEIBO_TEST_ACP_CLIENT", &acp_client)
         .env("AWS_EC2_METADATA_DISABLED", "true")
         .status()?;
     let web = if with_web {

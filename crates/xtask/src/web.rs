@@ -41,19 +41,36 @@ fn newest(path: &Path) -> Option<SystemTime> {
         .max()
 }
 
-/// `npm ci` when the packages are missing or older than the lockfile.
+/// `npm ci` when the web app's packages are missing or older than the lockfile.
 pub fn ensure_packages() -> Result<()> {
-    let web = dir();
-    let installed = newest(&web.join("node_modules").join(".package-lock.json"));
-    let wanted = newest(&web.join("package-lock.json"));
+    ensure_packages_in(&dir(), "the web app's")
+}
+
+/// `npm ci` in `folder` (`whose` packages, for the step line) when its packages are missing or
+/// older than its lockfile.
+pub fn ensure_packages_in(folder: &Path, whose: &str) -> Result<()> {
+    let installed = newest(&folder.join("node_modules").join(".package-lock.json"));
+    let wanted = newest(&folder.join("package-lock.json"));
     if installed.is_some() && installed >= wanted {
         return Ok(());
     }
     if process::find_program("npm", &[]).is_none() {
-        bail!("npm is not installed: the web app needs Node.js 20.19 or later with npm (https://nodejs.org)");
+        bail!(
+            "npm is not installed: {whose} packages need Node.js 20.19 or later with npm (https://nodejs.org)"
+        );
     }
-    process::step("installing the web app's npm packages (npm ci, from web/package-lock.json)");
-    npm().args(["ci", "--no-audit", "--no-fund"]).status_ok()
+    let lockfile = folder
+        .strip_prefix(process::workspace_root())
+        .unwrap_or(folder)
+        .join("package-lock.json");
+    process::step(&format!(
+        "installing {whose} npm packages (npm ci, from {})",
+        lockfile.display()
+    ));
+    Cmd::new("npm")
+        .current_dir(folder)
+        .args(["ci", "--no-audit", "--no-fund"])
+        .status_ok()
 }
 
 /// Builds `web/dist` when it is missing or older than the sources (or always, with `force`).

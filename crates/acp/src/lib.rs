@@ -1,0 +1,267 @@
+//! kakeibo-acp: the agent over the Agent Client Protocol (ACP) on stdio — how an editor drives
+//! it (`kakeibo --acp`).
+//!
+//! Each ACP session is one kakeibo conversation: its id is the conversation's, made by the
+//! session's first prompt (so `SessionStart` hooks run then). A prompt's answer streams as
+//! `agent_message_chunk` updates, each tool call as a `tool_call` update and its end as a
+//! `tool_call_update` (`completed`, or `failed` for an error or a call that did not run). A write
+//! goes to the client as `session/request_permission` (allow once / reject once) before it runs;
+//! it is declined when the client rejects, cancels the turn, or goes away. `session/cancel` stops
+//! the run: a model call in flight is given up, started tools finish, and the turn is stored
+//! `aborted` with what ran — the prompt answers `cancelled`.
+//!
+//! Built on the library ([`kakeibo::Agent`]) over the same ledger, model settings and hooks as
+//! the CLI; runs are recorded under the `acp` channel. stdout carries only the protocol.
+
+mod updates;
+
+use std::{
+    collections::HashMap,
+    path::PathBuf,
+    sync::{Arc, Mutex, PoisonError},
+};
+
+use agent_client_protocol::{
+    Agent as AcpAgent, Client, Error as AcpError, Stdio, on_receive_notification, on_receive_request,
+    v1::{
+        ConnectionTo, Responder,
+        schema::{
+            AgentCapabilities, CancelNotification, ContentBlock, Implementation, InitializeRequest,
+            InitializeResponse, NewSessionRequest, NewSessionResponse, PermissionOption,
+            PermissionOptionKind, PromptCapabilities, PromptRequest, PromptResponse,
+            RequestPermissionOutcome, RequestPermissionRequest, SessionId, SessionNotification,
+            ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+        },
+    },
+};
+use futures_util::future::BoxFuture;
+use kakeibo::{Agent, Channel, ConfirmPolicy, ConversationId, OwnerId, PendingWrite};
+use tokio::sync::watch;
+
+/// What the server runs over.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The `app_user` pool of the ledger's database ([`kakeibo::connect`]).
+    pub pool: sqlx::PgPool,
+    /// Whose ledger.
+    pub owner: OwnerId,
+    /// Hooks in Claude Code's settings format, if any.
+    pub hooks: Option<PathBuf>,
+}
+
+/// Why the server stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("the ACP connection failed: {0}")]
+    Connection(String),
+}
+
+const ALLOW: &str = "allow";
+const REJECT: &str = "reject";
+
+/// One ACP session: its agent, its conversation, whether the conversation exists yet, and the
+/// flag `session/cancel` raises.
+struct Session {
+    agent: Arc<Agent>,
+    conversation: ConversationId,
+    made: Mutex<bool>,
+    cancel: watch::Sender<bool>,
+}
+
+type Sessions = Arc<Mutex<HashMap<SessionId, Arc<Session>>>>;
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Serves ACP on stdin/stdout until the client closes stdin.
+pub async fn serve(settings: Settings) -> Result<(), ServeError> {
+    let sessions: Sessions = Arc::default();
+    let settings = Arc::new(settings);
+    let (for_new, for_prompt, for_cancel) = (Arc::clone(&sessions), Arc::clone(&sessions), sessions);
+    AcpAgent
+        .v1()
+        .name("kakeibo")
+        .on_receive_request(
+            async move |req: InitializeRequest,
+                        responder: Responder<InitializeResponse>,
+                        _cx: ConnectionTo<Client>| {
+                responder.respond(
+                    InitializeResponse::new(req.protocol_version)
+                        .agent_capabilities(
+                            AgentCapabilities::new().prompt_capabilities(PromptCapabilities::new()),
+                        )
+                        .agent_info(Implementation::new("kakeibo", env!("CARGO_PKG_VERSION"))),
+                )
+            },
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: NewSessionRequest,
+                        responder: Responder<NewSessionResponse>,
+                        cx: ConnectionTo<Client>| {
+                if !req.cwd.is_absolute() {
+                    return responder
+                        .respond_with_error(AcpError::invalid_params().data("cwd must be an absolute path"));
+                }
+                let conversation = ConversationId::random();
+                let id = SessionId::new(conversation.to_string());
+                let (cancel, _) = watch::channel(false);
+                let agent = match build_agent(&settings, &cx, &id, &cancel) {
+                    Ok(agent) => agent,
+                    Err(why) => return responder.respond_with_error(AcpError::internal_error().data(why)),
+                };
+                let session = Session {
+                    agent: Arc::new(agent),
+                    conversation,
+                    made: Mutex::new(false),
+                    cancel,
+                };
+                lock(&for_new).insert(id.clone(), Arc::new(session));
+                tracing::info!(session = %id, "ACP session opened");
+                responder.respond(NewSessionResponse::new(id))
+            },
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: PromptRequest,
+                        responder: Responder<PromptResponse>,
+                        cx: ConnectionTo<Client>| {
+                let Some(session) = lock(&for_prompt).get(&req.session_id).cloned() else {
+                    return responder.respond_with_error(
+                        AcpError::invalid_params().data(format!("there is no session {}", req.session_id)),
+                    );
+                };
+                let conn = cx.clone();
+                // The turn runs off the dispatch loop: it asks the client for permission, and a
+                // `session/cancel` must reach it meanwhile.
+                cx.spawn(async move {
+                    let answer = prompt(&session, &conn, req).await;
+                    responder.respond_with_result(answer)
+                })
+            },
+            on_receive_request!(),
+        )
+        .on_receive_notification(
+            async move |note: CancelNotification, _cx: ConnectionTo<Client>| {
+                if let Some(session) = lock(&for_cancel).get(&note.session_id) {
+                    session.cancel.send_replace(true);
+                }
+                Ok(())
+            },
+            on_receive_notification!(),
+        )
+        .connect_to(Stdio::new())
+        .await
+        .map_err(|e| ServeError::Connection(e.to_string()))
+}
+
+/// The agent of one session: the environment's model, the ledger's owner, its hooks, and each
+/// write asked of the client.
+fn build_agent(
+    settings: &Settings,
+    cx: &ConnectionTo<Client>,
+    session: &SessionId,
+    cancel: &watch::Sender<bool>,
+) -> Result<Agent, String> {
+    let (conn, session, cancel) = (cx.clone(), session.clone(), cancel.clone());
+    let ask = move |write: &PendingWrite| -> BoxFuture<'static, bool> {
+        Box::pin(ask_client(
+            conn.clone(),
+            session.clone(),
+            cancel.subscribe(),
+            write.clone(),
+        ))
+    };
+    let mut builder = Agent::builder(settings.pool.clone(), settings.owner)
+        .provider_from_env()
+        .map_err(|e| e.to_string())?
+        .channel(Channel::Acp)
+        .confirm_policy(ConfirmPolicy::Inline(Box::new(ask)));
+    if let Some(path) = &settings.hooks {
+        builder = builder.hooks_file(path).map_err(|e| e.to_string())?;
+    }
+    builder.build().map_err(|e| e.to_string())
+}
+
+/// Asks the client whether `write` may run: only an explicit allow runs it.
+async fn ask_client(
+    conn: ConnectionTo<Client>,
+    session: SessionId,
+    mut cancelled: watch::Receiver<bool>,
+    write: PendingWrite,
+) -> bool {
+    let call = ToolCallUpdate::new(
+        write.id.clone(),
+        ToolCallUpdateFields::new()
+            .title(write.summary.clone())
+            .kind(ToolKind::Edit)
+            .raw_input(write.args.clone()),
+    );
+    let options = vec![
+        PermissionOption::new(ALLOW, "Allow", PermissionOptionKind::AllowOnce),
+        PermissionOption::new(REJECT, "Reject", PermissionOptionKind::RejectOnce),
+    ];
+    let asked = conn.send_request(RequestPermissionRequest::new(session, call, options));
+    let outcome = tokio::select! {
+        answer = asked.block_task() => answer.map(|a| a.outcome),
+        // Cancelled while asking: declined (dropping the request tells the client so).
+        _ = cancelled.wait_for(|c| *c) => return false,
+    };
+    match outcome {
+        Ok(RequestPermissionOutcome::Selected(selected)) => &*selected.option_id.0 == ALLOW,
+        Ok(_) => false,
+        Err(e) => {
+            tracing::warn!(error = %e, "the client did not answer a permission request; the write is declined");
+            false
+        }
+    }
+}
+
+/// Runs one prompt of `session` to its end, streaming its updates.
+async fn prompt(
+    session: &Session,
+    conn: &ConnectionTo<Client>,
+    req: PromptRequest,
+) -> Result<PromptResponse, AcpError> {
+    let text: String = req
+        .prompt
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text(text) => Some(text.text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    if text.trim().is_empty() {
+        return Err(AcpError::invalid_params().data("the prompt has no text"));
+    }
+    session.cancel.send_replace(false);
+    let mut cancelled = session.cancel.subscribe();
+    let stop = async move {
+        // The session's flag outlives the prompt: a closed channel never counts as a cancel.
+        if cancelled.wait_for(|c| *c).await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    let id = req.session_id.clone();
+    let forward = |event: &kakeibo::Event| {
+        if let Some(update) = updates::update_of(event)
+            && let Err(e) = conn.send_notification(SessionNotification::new(id.clone(), update))
+        {
+            tracing::warn!(error = %e, "a session update could not be sent");
+        }
+    };
+    let made = *lock(&session.made);
+    let run = session.agent.prompt(&text).on_event(forward).until(stop);
+    let run = if made {
+        run.in_conversation(session.conversation)
+    } else {
+        run.starting(session.conversation)
+    };
+    let result = run
+        .await
+        .map_err(|e| AcpError::internal_error().data(e.to_string()))?;
+    *lock(&session.made) = true;
+    Ok(PromptResponse::new(updates::stop_reason(result.stop)))
+}

@@ -1,0 +1,68 @@
+//! kakeibo's events as ACP session updates, and its stops as ACP stop reasons.
+
+use agent_client_protocol::v1::schema::{
+    ContentBlock, ContentChunk, SessionUpdate, StopReason, TextContent, ToolCall, ToolCallStatus,
+    ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+};
+use kakeibo::{Event, Stop, Tier, not_run, plain_summary};
+
+/// The update an event of a run is to the client, if it is one.
+pub fn update_of(event: &Event) -> Option<SessionUpdate> {
+    match event {
+        Event::Token { delta } => Some(text(delta.clone())),
+        Event::ToolCall { id, name, args, tier } => {
+            let (kind, status) = match tier {
+                Some(Tier::Read) => (ToolKind::Read, ToolCallStatus::InProgress),
+                // A write may wait for the person first: it is pending until it runs.
+                Some(Tier::Write) => (ToolKind::Edit, ToolCallStatus::Pending),
+                _ => (ToolKind::Other, ToolCallStatus::InProgress),
+            };
+            Some(SessionUpdate::ToolCall(
+                ToolCall::new(id.clone(), name.clone())
+                    .kind(kind)
+                    .status(status)
+                    .raw_input(args.clone()),
+            ))
+        }
+        Event::ToolResult {
+            id,
+            summary,
+            is_error,
+            ..
+        } => {
+            let refused = not_run(summary);
+            let status = if *is_error || refused.is_some() {
+                ToolCallStatus::Failed
+            } else {
+                ToolCallStatus::Completed
+            };
+            let said = refused.map_or_else(|| plain_summary(summary), str::to_owned);
+            Some(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                id.clone(),
+                ToolCallUpdateFields::new()
+                    .status(status)
+                    .content(vec![said.into()]),
+            )))
+        }
+        // What stopped a run short is said in words: it is never streamed as text.
+        Event::TurnEnd(end) => end.message.clone().map(|m| text(format!("\n\n{m}"))),
+        Event::Error { message } => Some(text(format!("\n\n{message}"))),
+        Event::ConfirmRequest { .. } => None,
+    }
+}
+
+fn text(text: String) -> SessionUpdate {
+    SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::Text(TextContent::new(text))))
+}
+
+/// The stop reason ACP knows for how a run ended.
+pub fn stop_reason(stop: Option<Stop>) -> StopReason {
+    match stop {
+        Some(Stop::Cancelled) => StopReason::Cancelled,
+        Some(Stop::MaxTokens) => StopReason::MaxTokens,
+        Some(Stop::IterationLimit) => StopReason::MaxTurnRequests,
+        Some(Stop::Blocked) => StopReason::Refusal,
+        // Answered, or stopped for a reason the answer's last chunk says.
+        _ => StopReason::EndTurn,
+    }
+}
