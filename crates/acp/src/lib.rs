@@ -5,8 +5,9 @@
 //! session's first prompt (so `SessionStart` hooks run then). A prompt's answer streams as
 //! `agent_message_chunk` updates, each tool call as a `tool_call` update and its end as a
 //! `tool_call_update` (`completed`, or `failed` for an error or a call that did not run). A write
-//! goes to the client as `session/request_permission` (allow once / reject once) before it runs;
-//! it is declined when the client rejects, cancels the turn, or goes away. `session/cancel` stops
+//! goes to the client as `session/request_permission` before it runs — allow once, allow always
+//! (that tool's writes run unasked for the rest of the session), or reject; it is declined when
+//! the client rejects, cancels the turn, or goes away. `session/cancel` stops
 //! the run: a model call in flight is given up, started tools finish, and the turn is stored
 //! `aborted` with what ran — the prompt answers `cancelled`.
 //!
@@ -16,7 +17,7 @@
 mod updates;
 
 use std::{
-    collections::HashMap,
+    collections::{HashMap, HashSet},
     path::PathBuf,
     sync::{Arc, Mutex, PoisonError},
 };
@@ -57,7 +58,11 @@ pub enum ServeError {
 }
 
 const ALLOW: &str = "allow";
+const ALWAYS: &str = "always";
 const REJECT: &str = "reject";
+
+/// The write tools the client allowed for the rest of a session.
+type Always = Arc<Mutex<HashSet<String>>>;
 
 /// One ACP session: its agent, its conversation, whether the conversation exists yet, and the
 /// flag `session/cancel` raises.
@@ -107,7 +112,7 @@ pub async fn serve(settings: Settings) -> Result<(), ServeError> {
                 let conversation = ConversationId::random();
                 let id = SessionId::new(conversation.to_string());
                 let (cancel, _) = watch::channel(false);
-                let agent = match build_agent(&settings, &cx, &id, &cancel) {
+                let agent = match build_agent(&settings, &cx, &id, &cancel, &Always::default()) {
                     Ok(agent) => agent,
                     Err(why) => return responder.respond_with_error(AcpError::internal_error().data(why)),
                 };
@@ -163,15 +168,17 @@ fn build_agent(
     cx: &ConnectionTo<Client>,
     session: &SessionId,
     cancel: &watch::Sender<bool>,
+    always: &Always,
 ) -> Result<Agent, String> {
-    let (conn, session, cancel) = (cx.clone(), session.clone(), cancel.clone());
+    let (conn, session, cancel, always) = (cx.clone(), session.clone(), cancel.clone(), Arc::clone(always));
     let ask = move |write: &PendingWrite| -> BoxFuture<'static, bool> {
-        Box::pin(ask_client(
-            conn.clone(),
-            session.clone(),
-            cancel.subscribe(),
-            write.clone(),
-        ))
+        let asking = Asking {
+            conn: conn.clone(),
+            session: session.clone(),
+            cancelled: cancel.subscribe(),
+            always: Arc::clone(&always),
+        };
+        Box::pin(asking.ask(write.clone()))
     };
     let mut builder = Agent::builder(settings.pool.clone(), settings.owner)
         .provider_from_env()
@@ -184,36 +191,58 @@ fn build_agent(
     builder.build().map_err(|e| e.to_string())
 }
 
-/// Asks the client whether `write` may run: only an explicit allow runs it.
-async fn ask_client(
+/// What asking the client about a write needs.
+struct Asking {
     conn: ConnectionTo<Client>,
     session: SessionId,
-    mut cancelled: watch::Receiver<bool>,
-    write: PendingWrite,
-) -> bool {
-    let call = ToolCallUpdate::new(
-        write.id.clone(),
-        ToolCallUpdateFields::new()
-            .title(write.summary.clone())
-            .kind(ToolKind::Edit)
-            .raw_input(write.args.clone()),
-    );
-    let options = vec![
-        PermissionOption::new(ALLOW, "Allow", PermissionOptionKind::AllowOnce),
-        PermissionOption::new(REJECT, "Reject", PermissionOptionKind::RejectOnce),
-    ];
-    let asked = conn.send_request(RequestPermissionRequest::new(session, call, options));
-    let outcome = tokio::select! {
-        answer = asked.block_task() => answer.map(|a| a.outcome),
-        // Cancelled while asking: declined (dropping the request tells the client so).
-        _ = cancelled.wait_for(|c| *c) => return false,
-    };
-    match outcome {
-        Ok(RequestPermissionOutcome::Selected(selected)) => &*selected.option_id.0 == ALLOW,
-        Ok(_) => false,
-        Err(e) => {
-            tracing::warn!(error = %e, "the client did not answer a permission request; the write is declined");
-            false
+    cancelled: watch::Receiver<bool>,
+    always: Always,
+}
+
+impl Asking {
+    /// Whether `write` may run: only an allow (once, or always for its tool) runs it.
+    async fn ask(mut self, write: PendingWrite) -> bool {
+        if lock(&self.always).contains(&write.tool) {
+            return true;
+        }
+        let call = ToolCallUpdate::new(
+            write.id.clone(),
+            ToolCallUpdateFields::new()
+                .title(write.summary.clone())
+                .kind(ToolKind::Edit)
+                .raw_input(write.args.clone()),
+        );
+        let options = vec![
+            PermissionOption::new(ALLOW, "Allow", PermissionOptionKind::AllowOnce),
+            PermissionOption::new(
+                ALWAYS,
+                format!("Always allow {}", write.tool),
+                PermissionOptionKind::AllowAlways,
+            ),
+            PermissionOption::new(REJECT, "Reject", PermissionOptionKind::RejectOnce),
+        ];
+        let asked =
+            self.conn
+                .send_request(RequestPermissionRequest::new(self.session.clone(), call, options));
+        let outcome = tokio::select! {
+            answer = asked.block_task() => answer.map(|a| a.outcome),
+            // Cancelled while asking: declined (dropping the request tells the client so).
+            _ = self.cancelled.wait_for(|c| *c) => return false,
+        };
+        match outcome {
+            Ok(RequestPermissionOutcome::Selected(selected)) => match &*selected.option_id.0 {
+                ALLOW => true,
+                ALWAYS => {
+                    lock(&self.always).insert(write.tool);
+                    true
+                }
+                _ => false,
+            },
+            Ok(_) => false,
+            Err(e) => {
+                tracing::warn!(error = %e, "the client did not answer a permission request; the write is declined");
+                false
+            }
         }
     }
 }

@@ -161,6 +161,7 @@ fn agent<'a>(store: &'a TurnStore, pool: &PgPool, provider: &'a dyn Provider) ->
         summarizer: None,
         budget: None,
         hooks: None,
+        stop_judge: None,
     }
 }
 

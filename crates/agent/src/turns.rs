@@ -858,6 +858,8 @@ pub struct Agent<'a> {
     pub budget: Option<&'a dyn kakeibo_core::Budget>,
     /// The operator's hooks ([`kakeibo_core::hooks`]); `None` for none.
     pub hooks: Option<&'a dyn Hooks>,
+    /// The decision layer's stop judge; `None`: the repeat check alone.
+    pub stop_judge: Option<&'a dyn kakeibo_core::turn::StopJudge>,
 }
 
 impl<'a> Agent<'a> {
@@ -881,6 +883,7 @@ impl<'a> Agent<'a> {
             summarizer: None,
             budget: None,
             hooks: None,
+            stop_judge: None,
         }
     }
 }
@@ -929,6 +932,7 @@ impl Agent<'_> {
             tracer,
             on_event,
             hooks: self.hooks.map(|hooks| HookSite { hooks, session }),
+            stop_judge: self.stop_judge,
         }
     }
 

@@ -246,6 +246,7 @@ async fn a_crash_at_any_step_is_recovered_by_retrying(options: PgPoolOptions, co
         tracer: &tracer,
         on_event: &|_| {},
         hooks: None,
+        stop_judge: None,
     };
     let decisions = |call: &str| vec![(call.to_owned(), true)];
 

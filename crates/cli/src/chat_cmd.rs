@@ -14,11 +14,13 @@ use std::{
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use kakeibo_agent::turns::{Agent, Outcome, TurnStore};
+use kakeibo_core::turn::StopJudge;
 use kakeibo_core::{
     ConfirmPolicy, ConversationId, Hooks, PendingWrite, PermissionRules, Provider, RunStatus, Stop, Tier,
     Turn, TurnEvent, prompt::SYSTEM_PROMPT,
 };
 use kakeibo_hooks::{HookSettings, SettingsHooks};
+use kakeibo_judge::stop::LlmStopJudge;
 use kakeibo_ledger::OwnerId;
 use kakeibo_providers::select::{self, ModelRole};
 use kakeibo_tools::{Scope, registry};
@@ -87,6 +89,8 @@ struct Session {
     provider: Box<dyn Provider>,
     rules: PermissionRules,
     hooks: Option<SettingsHooks>,
+    /// The decision layer's stop judge, when `JUDGE_BASE_URL` names one that passed its probe.
+    stop_judge: Option<LlmStopJudge>,
     conversation: ConversationId,
     /// The conversation is still to be made, by its first turn (which runs `SessionStart`).
     fresh: bool,
@@ -126,6 +130,7 @@ impl Session {
             provider,
             rules: PermissionRules::default(),
             hooks,
+            stop_judge: kakeibo_judge::from_settings(&env_setting).await.map(LlmStopJudge),
             conversation,
             fresh: args.conversation.is_none(),
         })
@@ -153,6 +158,7 @@ impl Session {
             "cli",
         );
         agent.hooks = self.hooks.as_ref().map(|h| h as &dyn Hooks);
+        agent.stop_judge = self.stop_judge.as_ref().map(|j| j as &dyn StopJudge);
         let run = if self.fresh {
             agent.start(self.conversation, Some("kakeibo chat"), text, policy, on_event)
         } else {
@@ -186,6 +192,11 @@ impl Session {
             }
         }
     }
+}
+
+/// A setting from the environment; a blank one counts as unset.
+fn env_setting(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
 fn clip(text: &str, chars: usize) -> String {

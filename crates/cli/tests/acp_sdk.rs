@@ -1,8 +1,9 @@
 //! `kakeibo --acp` driven by the official ACP client SDK (`@agentclientprotocol/sdk`, in
 //! `crates/acp/tests/client/`) over real stdio, with the scripted demo model on the demo ledger in a real
 //! PostgreSQL: a session opens, a prompt streams chunks and tool-call updates, a write's
-//! permission request allowed writes one row, rejected writes none, and a cancelled turn ends
-//! `cancelled` with nothing written and its run stored aborted.
+//! permission request allowed writes one row, rejected writes none, allowed always lets the
+//! tool's next write run unasked, and a cancelled turn ends `cancelled` with nothing written and
+//! its run stored aborted.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -109,7 +110,7 @@ async fn the_official_client_prompts_streams_asks_and_cancels(pool: PgPool) {
         .iter()
         .map(|o| o["kind"].as_str().unwrap())
         .collect();
-    assert_eq!(options, ["allow_once", "reject_once"]);
+    assert_eq!(options, ["allow_once", "allow_always", "reject_once"]);
     assert_eq!(budgets(&pool, "Groceries").await, [2_000_000], "allowed: one row");
     // Both prompts went to one conversation.
     let conversation = out["sessions"]["allowed"].as_str().unwrap();
@@ -143,6 +144,25 @@ async fn the_official_client_prompts_streams_asks_and_cancels(pool: PgPool) {
             .await
             .unwrap();
     assert_eq!(status, "aborted");
+
+    // Allowed always: the second rule is made without asking.
+    let always = session("always");
+    assert_eq!(always["permissions"].as_array().unwrap().len(), 1, "{always}");
+    assert_eq!(always["stops"], serde_json::json!(["end_turn", "end_turn"]));
+    let rules: Vec<String> =
+        sqlx::query_scalar("SELECT pattern FROM rules WHERE owner_id = $1 ORDER BY pattern")
+            .bind(DEV_OWNER.as_uuid())
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    assert!(
+        rules.iter().any(|r| r.eq_ignore_ascii_case("swiggy")),
+        "{rules:?}"
+    );
+    assert!(
+        rules.iter().any(|r| r.eq_ignore_ascii_case("zomato")),
+        "{rules:?}"
+    );
 
     // Refusals in the protocol's own words.
     assert_eq!(out["relativeCwd"]["code"], -32602, "{}", out["relativeCwd"]);

@@ -433,6 +433,9 @@ pub struct Deps<'a> {
     pub on_event: &'a (dyn Fn(TurnEvent) + Send + Sync),
     /// The operator's hooks, if any ([`crate::hooks`]).
     pub hooks: Option<HookSite<'a>>,
+    /// The decision layer's stop judge, asked when the repeat check lets a run go on; `None`:
+    /// the repeat check alone.
+    pub stop_judge: Option<&'a dyn StopJudge>,
 }
 
 impl std::fmt::Debug for Deps<'_> {
@@ -946,10 +949,23 @@ async fn run_tools(mut turn: Turn, calls: Vec<ToolUse>, deps: &Deps<'_>) -> Turn
         turn = turn.stopped_by_hook(&reason);
     } else if let Some(reason) = stuck(&turn.calls) {
         turn.finish(RunStatus::Stuck, Stop::Stuck, format!("Stopped: {reason}."));
+    } else if let Some(reason) = match deps.stop_judge {
+        Some(judge) => judge.stuck(&turn.calls).await,
+        None => None,
+    } {
+        turn.finish(RunStatus::Stuck, Stop::Stuck, format!("Stopped: {reason}."));
     } else {
         turn.phase = Phase::CallModel;
     }
     turn
+}
+
+/// A judge of whether a run is stuck, asked after each batch of tool calls that the repeat
+/// check (the same call failing the same way three times) let go on — the decision layer's stop
+/// judge. It can only end a run, never approve anything.
+pub trait StopJudge: Send + Sync {
+    /// `Some(reason)` stops the run (status `stuck`); a judge that fails answers `None`.
+    fn stuck<'a>(&'a self, calls: &'a [CallRecord]) -> futures_util::future::BoxFuture<'a, Option<String>>;
 }
 
 /// Runs the calls decided to run: reads together (bounded), then writes one at a time, in call

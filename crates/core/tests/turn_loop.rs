@@ -131,6 +131,7 @@ async fn run_hooked(
             hooks,
             session: "conversation-1",
         }),
+        stop_judge: None,
     };
     drive(
         Turn::start(kakeibo_core::RunId::random(), Vec::new(), Message::user("go")),
@@ -455,6 +456,7 @@ async fn a_stopped_turn_keeps_what_ran_and_ends_aborted() {
         tracer: &h.tracer,
         on_event: &|_| {},
         hooks: None,
+        stop_judge: None,
     };
     let start = Turn::start(kakeibo_core::RunId::random(), Vec::new(), Message::user("go"));
     let mut stop = std::pin::pin!(tokio::time::sleep(std::time::Duration::from_millis(200)));
@@ -760,4 +762,74 @@ async fn post_tool_use_adds_notes_or_stops_and_stop_sends_the_model_back() {
     let turn = run_hooked(&h, &provider, &ConfirmPolicy::AutoDeny, &plain, Some(&hooks)).await;
     assert_eq!(provider.requests().len(), 6);
     assert_eq!(turn.finished(), Some((RunStatus::Ok, "answer 5")));
+}
+
+/// A stop judge that answers from a list: how many batches to let go on before it says stop.
+struct CountingJudge {
+    asked: std::sync::atomic::AtomicUsize,
+    stop_after: usize,
+}
+
+impl kakeibo_core::turn::StopJudge for CountingJudge {
+    fn stuck<'a>(&'a self, calls: &'a [kakeibo_core::turn::CallRecord]) -> BoxFuture<'a, Option<String>> {
+        let asked = self.asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        let say = (asked >= self.stop_after).then(|| format!("no progress after {} calls", calls.len()));
+        Box::pin(std::future::ready(say))
+    }
+}
+
+async fn run_judged(h: &Harness, provider: &Scripted, judge: &CountingJudge) -> Turn {
+    let plain = PermissionRules::default();
+    let deps = Deps {
+        provider,
+        budget: None,
+        tools: &h.tools,
+        system: "You are a test.",
+        policy: &ConfirmPolicy::AutoDeny,
+        rules: &plain,
+        tracer: &h.tracer,
+        on_event: &|_| {},
+        hooks: None,
+        stop_judge: Some(judge),
+    };
+    drive(
+        Turn::start(kakeibo_core::RunId::random(), Vec::new(), Message::user("go")),
+        &deps,
+    )
+    .await
+}
+
+#[tokio::test]
+async fn the_stop_judge_is_asked_after_each_batch_and_can_only_end_the_run() {
+    let looks = || {
+        Scripted::new(vec![
+            Ok(reply_calls(&[("look", json!({"what": "rent"}))])),
+            Ok(reply_calls(&[("look", json!({"what": "food"}))])),
+            Ok(reply_text("done")),
+        ])
+    };
+    let h = harness();
+    // Saying nothing: asked once per batch, the run answers.
+    let quiet = CountingJudge {
+        asked: 0.into(),
+        stop_after: usize::MAX,
+    };
+    let provider = looks();
+    let turn = run_judged(&h, &provider, &quiet).await;
+    assert_eq!(turn.finished(), Some((RunStatus::Ok, "done")));
+    assert_eq!(quiet.asked.load(std::sync::atomic::Ordering::SeqCst), 2);
+
+    // Saying stop after the second batch: stuck, with its reason, no third model call.
+    let stopping = CountingJudge {
+        asked: 0.into(),
+        stop_after: 2,
+    };
+    let provider = looks();
+    let turn = run_judged(&h, &provider, &stopping).await;
+    assert_eq!(turn.stop(), Some(kakeibo_core::Stop::Stuck));
+    assert_eq!(
+        turn.finished(),
+        Some((RunStatus::Stuck, "Stopped: no progress after 2 calls."))
+    );
+    assert_eq!(provider.requests().len(), 2);
 }

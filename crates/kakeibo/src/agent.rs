@@ -299,6 +299,7 @@ impl Agent {
             summarizer: None,
             budget: None,
             hooks: self.hooks.as_deref(),
+            stop_judge: None,
         }
     }
 

@@ -112,6 +112,26 @@ fn the_hooks_know_nothing_of_the_ledger_the_database_or_the_agent() {
     );
 }
 
+#[test]
+fn the_judge_asks_its_endpoint_and_knows_nothing_of_the_ledger_or_the_agent() {
+    let never: Vec<&str> = [
+        "kakeibo-ledger",
+        "kakeibo-tools",
+        "kakeibo-agent",
+        "kakeibo-providers",
+        "kakeibo-api",
+    ]
+    .into_iter()
+    .chain(DATABASE.iter().copied())
+    .chain(AWS.iter().copied())
+    .collect();
+    assert_never(
+        "kakeibo-judge",
+        &never,
+        "answers yes/no questions from one endpoint's logprobs",
+    );
+}
+
 /// What every crate that stands on PostgreSQL alone must never pull in.
 fn http_aws_and(more: &[&'static str]) -> Vec<&'static str> {
     HTTP.iter()

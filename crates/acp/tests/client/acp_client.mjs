@@ -74,6 +74,11 @@ try {
     });
     await prompt(cancelled, "set a budget");
 
+    // "Always" for a tool: its next write in the session runs unasked.
+    const always = await session("always", select("always"));
+    await prompt(always, "always put Swiggy under dining");
+    await prompt(always, "always put Zomato under dining");
+
     // A relative working folder is refused.
     try {
       await agent.request(acp.methods.agent.session.new, { cwd: "relative/dir", mcpServers: [] });
