@@ -947,7 +947,7 @@ async fn run_tools(mut turn: Turn, calls: Vec<ToolUse>, deps: &Deps<'_>) -> Turn
     turn.history.push(Message::results(done));
     if let Some(reason) = hook_stop {
         turn = turn.stopped_by_hook(&reason);
-    } else if let Some(reason) = stuck(&turn.calls) {
+    } else if let Some(reason) = repeat_check(&turn.calls) {
         turn.finish(RunStatus::Stuck, Stop::Stuck, format!("Stopped: {reason}."));
     } else if let Some(reason) = match deps.stop_judge {
         Some(judge) => judge.stuck(&turn.calls).await,
@@ -1220,9 +1220,9 @@ pub fn tool_data(value: &Value) -> String {
     format!("{start}\n… [{omitted} characters omitted] …\n{end}")
 }
 
-/// The same call failing the same way three times among the recent calls means the run is
-/// going nowhere.
-fn stuck(calls: &[CallRecord]) -> Option<String> {
+/// The loop's own stop check, no model involved: the same call (tool and sorted input) failing
+/// with the same outcome at least three times among the last eight calls. `Some(reason)` stops.
+pub fn repeat_check(calls: &[CallRecord]) -> Option<String> {
     let recent = calls.get(calls.len().saturating_sub(8)..).unwrap_or_default();
     for (i, call) in recent.iter().enumerate().filter(|(_, c)| c.is_error) {
         let key = |c: &CallRecord| (c.name.clone(), sorted(&c.args).to_string(), c.outcome.clone());

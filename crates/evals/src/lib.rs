@@ -16,6 +16,7 @@
 #![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
 
 pub mod checks;
+pub mod decisions;
 pub mod embedded;
 pub mod injection;
 pub mod judge;

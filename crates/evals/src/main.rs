@@ -23,8 +23,10 @@ use kakeibo_ledger::EVAL_OWNER;
 /// the usual settings (GEMINI_API_KEY, ANTHROPIC_API_KEY, OPENAI_BASE_URL or
 /// KAKEIBO_PROVIDER=script:PATH); the judge from JUDGE_MODEL.
 #[derive(Debug, Parser)]
-#[command(name = "kakeibo-evals", version)]
+#[command(name = "kakeibo-evals", version, args_conflicts_with_subcommands = true)]
 struct Args {
+    #[command(subcommand)]
+    command: Option<Command>,
     /// The agent's model (instead of AGENT_MODEL or the provider's default).
     #[arg(long)]
     model: Option<String>,
@@ -60,6 +62,60 @@ struct Args {
     database_url: Option<String>,
 }
 
+#[derive(Debug, clap::Subcommand)]
+enum Command {
+    /// Measure the decision layer (the router and the stop judge) on the labelled sets in
+    /// evals/decisions/: per set, downgrades and wrong downgrades, stops, wrong and missed stops.
+    #[command(after_help = "Examples:\n  kakeibo-evals decisions --backend heuristic\n  \
+        JUDGE_BASE_URL=http://localhost:11434/v1 DECISION_MODEL=llama3.1:8b kakeibo-evals decisions --backend llm\n\n\
+        Every read of a held-out set is appended to the read log (evals/decisions/heldout-reads.log).")]
+    Decisions(DecisionArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct DecisionArgs {
+    /// `heuristic` (offline rules) or `llm` (the judge at JUDGE_BASE_URL, asking DECISION_MODEL).
+    #[arg(long, value_enum, default_value = "heuristic")]
+    backend: BackendName,
+    /// The folder of the labelled sets.
+    #[arg(long, default_value = "evals/decisions")]
+    sets: PathBuf,
+    /// Where each read of a held-out set is logged.
+    #[arg(long, default_value = "evals/decisions/heldout-reads.log")]
+    reads_log: PathBuf,
+    /// Also write the report as JSON here.
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum BackendName {
+    Heuristic,
+    Llm,
+}
+
+async fn decisions(args: DecisionArgs) -> Result<()> {
+    use kakeibo_evals::decisions::{self, Backend};
+    let backend = match args.backend {
+        BackendName::Heuristic => Backend::Heuristic,
+        BackendName::Llm => {
+            let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+            let config = kakeibo_judge::JudgeConfig::from_vars(&var)?.context(
+                "the llm backend needs a judge: set JUDGE_BASE_URL (an OpenAI-compatible endpoint that \
+                 returns logprobs) and DECISION_MODEL",
+            )?;
+            Backend::Llm(kakeibo_judge::Judge::probe(config).await?)
+        }
+    };
+    let report = decisions::run(&args.sets, &backend, &args.reads_log).await?;
+    if let Some(path) = &args.json {
+        std::fs::write(path, serde_json::to_string_pretty(&report)?)
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    print!("{}", report.to_markdown());
+    Ok(())
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
     // Logs on stderr (stdout is the answer or the protocol), errors unless RUST_LOG asks for more.
@@ -93,7 +149,10 @@ fn load_suite(args: &Args) -> Result<Suite> {
     })
 }
 
-async fn run(args: Args) -> Result<()> {
+async fn run(mut args: Args) -> Result<()> {
+    if let Some(Command::Decisions(decision_args)) = args.command.take() {
+        return decisions(decision_args).await;
+    }
     let suite = load_suite(&args)?;
     if args.list {
         for task in &suite.tasks {
