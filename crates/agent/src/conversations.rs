@@ -125,6 +125,20 @@ pub async fn availability(
     })
 }
 
+/// The model of `conversation`'s first run — the model the conversation was given — in one
+/// statement (`app_conversation_model`, migration 0027); `None` for a conversation with no run.
+pub async fn first_model(
+    owner: OwnerId,
+    pool: &PgPool,
+    conversation: ConversationId,
+) -> Result<Option<String>, AgentError> {
+    Ok(sqlx::query_scalar("SELECT app_conversation_model($1, $2)")
+        .bind(owner.as_uuid())
+        .bind(conversation.as_uuid())
+        .fetch_one(pool)
+        .await?)
+}
+
 /// The title of a conversation that `first_message` starts: its first 80 characters.
 pub fn title_of(first_message: &str) -> String {
     first_message.chars().take(80).collect()

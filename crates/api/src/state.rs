@@ -6,7 +6,7 @@ use kakeibo_agent::turns::{Agent, TurnStore};
 use kakeibo_auth::Sessions;
 use kakeibo_core::prompt::SYSTEM_PROMPT;
 use kakeibo_core::{
-    PermissionRules, Provider,
+    ConversationId, PermissionRules, Provider,
     pricing::{Price, Priced},
 };
 use kakeibo_ledger::{OwnerId, OwnerRolePool};
@@ -36,6 +36,12 @@ pub struct State {
     pub rules: PermissionRules,
     /// The deployment's hooks (`HOOKS`: Claude Code's settings format, HTTP endpoints only).
     pub hooks: Option<kakeibo_hooks::SettingsHooks>,
+    /// The cheap model (`CHEAP_MODEL`, at the agent model's provider), which the router may give
+    /// a new conversation; `None`: every conversation gets the agent model.
+    pub cheap_model: Option<Arc<dyn Provider>>,
+    /// The decision layer's judge (`JUDGE_BASE_URL`, `DECISION_MODEL`…), probed on first use.
+    judge_config: Option<kakeibo_judge::JudgeConfig>,
+    judge: tokio::sync::OnceCell<Option<kakeibo_judge::Judge>>,
     /// The site's daily model budget: every model call of a web turn reserves against it.
     pub budget: DailyBudget,
     /// The bot check before a visitor's first message, when configured.
@@ -153,6 +159,30 @@ impl State {
                 }
             })
             .map_err(|e| e.to_string());
+        let cheap_model = match (config.var("CHEAP_MODEL"), &model) {
+            (Some(cheap), Ok(agent)) if cheap != agent.model() => {
+                let with_cheap = |name: &str| {
+                    if name == "AGENT_MODEL" {
+                        Some(cheap.clone())
+                    } else {
+                        config.var(name)
+                    }
+                };
+                let provider = Settings::new(&with_cheap)
+                    .provider(ModelRole::Agent)
+                    .map_err(|e| ConfigError::Invalid {
+                        name: "CHEAP_MODEL",
+                        why: e.to_string(),
+                    })?;
+                Some(Arc::from(provider))
+            }
+            _ => None,
+        };
+        let judge_config =
+            kakeibo_judge::JudgeConfig::from_vars(&lookup).map_err(|e| ConfigError::Invalid {
+                name: "JUDGE_BASE_URL",
+                why: e.to_string(),
+            })?;
         let rules = match config.var("PERMISSION_RULES") {
             Some(text) => PermissionRules::parse(&text).map_err(|e| ConfigError::Invalid {
                 name: "PERMISSION_RULES",
@@ -204,6 +234,9 @@ impl State {
             model,
             rules,
             hooks,
+            cheap_model,
+            judge_config,
+            judge: tokio::sync::OnceCell::new(),
             config,
         })
     }
@@ -216,6 +249,57 @@ impl State {
             error: why,
             reason: "no_model",
         })
+    }
+
+    /// The model a new conversation gets: the router asks the judge about its first message
+    /// when a cheap model is set; the agent model without one, without a judge, or on any
+    /// failure of the judge.
+    pub async fn model_for_new(&self, first_message: &str, agent: &Arc<dyn Provider>) -> Arc<dyn Provider> {
+        let Some(cheap) = &self.cheap_model else {
+            return Arc::clone(agent);
+        };
+        let judge = self
+            .judge
+            .get_or_init(|| async {
+                match self.judge_config.clone() {
+                    Some(config) => match kakeibo_judge::Judge::probe(config).await {
+                        Ok(judge) => Some(judge),
+                        Err(e) => {
+                            tracing::warn!(error = %e, "no router: the judge failed its probe");
+                            None
+                        }
+                    },
+                    None => None,
+                }
+            })
+            .await;
+        let routed = kakeibo_judge::router::route(judge.as_ref(), first_message).await;
+        tracing::info!(route = ?routed.route, p_simple = ?routed.p_simple, failure = ?routed.failure.as_ref().map(kakeibo_judge::JudgeFailure::kind), "routed a new conversation");
+        match routed.route {
+            kakeibo_judge::router::Route::Cheap => Arc::clone(cheap),
+            kakeibo_judge::router::Route::Agent => Arc::clone(agent),
+        }
+    }
+
+    /// The model an existing conversation keeps: its first run's — the cheap model when that is
+    /// what it was given, the agent model otherwise (and with no cheap model set, always).
+    pub async fn model_of(
+        &self,
+        owner: OwnerId,
+        conversation: ConversationId,
+        agent: &Arc<dyn Provider>,
+    ) -> Arc<dyn Provider> {
+        let Some(cheap) = &self.cheap_model else {
+            return Arc::clone(agent);
+        };
+        match kakeibo_agent::conversations::first_model(owner, &self.app, conversation).await {
+            Ok(Some(model)) if model == cheap.model() => Arc::clone(cheap),
+            Ok(_) => Arc::clone(agent),
+            Err(e) => {
+                tracing::warn!(error = %e, "the conversation's model could not be read; the agent model is used");
+                Arc::clone(agent)
+            }
+        }
     }
 
     /// The agent of `owner` on the web: their tools over `app_user`, the system prompt, the

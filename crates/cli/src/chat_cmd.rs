@@ -14,11 +14,11 @@ use std::{
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use kakeibo_agent::turns::{Agent, Outcome, TurnStore};
-use kakeibo_core::turn::StopJudge;
 use kakeibo_core::{
     ConfirmPolicy, ConversationId, Hooks, PendingWrite, PermissionRules, Provider, RunStatus, Stop, Tier,
     Turn, TurnEvent, prompt::SYSTEM_PROMPT,
 };
+use kakeibo_core::{trace::one_line, turn::StopJudge};
 use kakeibo_hooks::{HookSettings, SettingsHooks};
 use kakeibo_judge::stop::LlmStopJudge;
 use kakeibo_ledger::OwnerId;
@@ -199,15 +199,6 @@ fn env_setting(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
-fn clip(text: &str, chars: usize) -> String {
-    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one_line.chars().count() <= chars {
-        one_line
-    } else {
-        format!("{}…", one_line.chars().take(chars).collect::<String>())
-    }
-}
-
 /// Dim text when `styled` (a terminal), plain otherwise.
 fn dim(styled: bool, text: &str) -> String {
     if styled {
@@ -262,7 +253,7 @@ fn human_events(styled: bool, to_stderr: bool) -> impl Fn(TurnEvent) + Send + Sy
                         "\n{}\n",
                         dim(
                             styled,
-                            &format!("  {glyph} {name} {}", clip(&input.to_string(), 80))
+                            &format!("  {glyph} {name} {}", one_line(&input.to_string(), 80))
                         )
                     ),
                 );
@@ -284,7 +275,7 @@ fn human_events(styled: bool, to_stderr: bool) -> impl Fn(TurnEvent) + Send + Sy
                     side,
                     &format!(
                         "{}\n",
-                        dim(styled, &format!("    {mark} {}", clip(&summary, 100)))
+                        dim(styled, &format!("    {mark} {}", one_line(&summary, 100)))
                     ),
                 );
             }

@@ -272,6 +272,17 @@ pub fn clip(text: &str, max: usize) -> String {
     format!("{kept}… [clipped: {length} characters]")
 }
 
+/// `text` on one line (runs of whitespace made one space), cut to `chars` characters with an
+/// ellipsis: for a line a person or a judge reads.
+pub fn one_line(text: &str, chars: usize) -> String {
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() <= chars {
+        one_line
+    } else {
+        format!("{}…", one_line.chars().take(chars).collect::<String>())
+    }
+}
+
 /// Every string in `value` clipped to [`PAYLOAD_CLIP`].
 pub fn clip_payload(value: Value) -> Value {
     match value {

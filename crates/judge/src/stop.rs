@@ -8,7 +8,7 @@
 use std::fmt::Write as _;
 
 use futures_util::future::BoxFuture;
-use kakeibo_core::turn::CallRecord;
+use kakeibo_core::{trace::one_line, turn::CallRecord};
 
 use crate::{Judge, JudgeFailure};
 
@@ -39,15 +39,6 @@ impl StopVerdict {
     };
 }
 
-fn clip(text: &str, chars: usize) -> String {
-    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one_line.chars().count() <= chars {
-        one_line
-    } else {
-        format!("{}…", one_line.chars().take(chars).collect::<String>())
-    }
-}
-
 /// The question the judge is asked about `calls` (the run's calls, oldest first).
 pub fn question(calls: &[CallRecord]) -> String {
     let recent = calls
@@ -61,8 +52,8 @@ pub fn question(calls: &[CallRecord]) -> String {
             "{}. {}({}) → {how}: {}",
             i + 1,
             call.name,
-            clip(&call.args.to_string(), 160),
-            clip(&call.outcome, OUTCOME_CHARS)
+            one_line(&call.args.to_string(), 160),
+            one_line(&call.outcome, OUTCOME_CHARS)
         );
     }
     let last = recent

@@ -92,8 +92,9 @@ fn the_providers_know_nothing_of_the_ledger_or_the_database() {
     );
 }
 
-#[test]
-fn the_hooks_know_nothing_of_the_ledger_the_database_or_the_agent() {
+/// What a crate that only speaks to its own endpoints must never pull in: the ledger's side, the
+/// agent, a provider, the database, AWS.
+fn no_ledger_side(krate: &str, why: &str) {
     let never: Vec<&str> = [
         "kakeibo-ledger",
         "kakeibo-tools",
@@ -105,29 +106,21 @@ fn the_hooks_know_nothing_of_the_ledger_the_database_or_the_agent() {
     .chain(DATABASE.iter().copied())
     .chain(AWS.iter().copied())
     .collect();
-    assert_never(
+    assert_never(krate, &never, why);
+}
+
+#[test]
+fn the_hooks_know_nothing_of_the_ledger_the_database_or_the_agent() {
+    no_ledger_side(
         "kakeibo-hooks",
-        &never,
         "runs an operator's handlers around the core's loop, and holds nothing of a ledger",
     );
 }
 
 #[test]
 fn the_judge_asks_its_endpoint_and_knows_nothing_of_the_ledger_or_the_agent() {
-    let never: Vec<&str> = [
-        "kakeibo-ledger",
-        "kakeibo-tools",
-        "kakeibo-agent",
-        "kakeibo-providers",
-        "kakeibo-api",
-    ]
-    .into_iter()
-    .chain(DATABASE.iter().copied())
-    .chain(AWS.iter().copied())
-    .collect();
-    assert_never(
+    no_ledger_side(
         "kakeibo-judge",
-        &never,
         "answers yes/no questions from one endpoint's logprobs",
     );
 }

@@ -117,7 +117,7 @@ async fn chat(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Res
             "the message is longer than {MAX_MESSAGE_CHARS} characters"
         )));
     }
-    let model = state.agent_model()?;
+    let agent_model = state.agent_model()?;
     let key = address_key(&state, &parts);
     let resolved =
         visitor::checked_or_new(&state, &parts.headers, &key, input.turnstile_token.as_deref()).await?;
@@ -159,6 +159,12 @@ async fn chat(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Res
         let stream = events.clone();
         spawn_turn(&stream, async move {
             let started = Instant::now();
+            // A new conversation is routed once, on its first message; one that exists keeps
+            // the model it was given.
+            let model = match &new_title {
+                Some(_) => state.model_for_new(&message, &agent_model).await,
+                None => state.model_of(owner, conversation, &agent_model).await,
+            };
             let agent = state.web_agent(owner, model.as_ref());
             let on_event = forward(&events);
             let policy = ConfirmPolicy::Suspend;

@@ -94,6 +94,8 @@ async fn confirm(Shared(state): Shared<Arc<State>>, request: Request) -> Result<
         spawn_turn(&stream, async move {
             let started = Instant::now();
             let conversation = claim.conversation_id;
+            // The turn goes on with the model it ran on (thought signatures are per model).
+            let model = state.model_of(owner, conversation, &model).await;
             let agent = state.web_agent(owner, model.as_ref());
             let on_event = forward(&events);
             let outcome = agent.confirm_claimed(claim, &decisions, &on_event).await;
