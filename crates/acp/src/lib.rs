@@ -48,6 +48,8 @@ pub struct Settings {
     pub owner: OwnerId,
     /// Hooks in Claude Code's settings format, if any.
     pub hooks: Option<PathBuf>,
+    /// The decision layer's stop judge, probed ([`kakeibo::Judge`]), if any.
+    pub judge: Option<kakeibo::Judge>,
 }
 
 /// Why the server stopped.
@@ -187,6 +189,9 @@ fn build_agent(
         .confirm_policy(ConfirmPolicy::Inline(Box::new(ask)));
     if let Some(path) = &settings.hooks {
         builder = builder.hooks_file(path).map_err(|e| e.to_string())?;
+    }
+    if let Some(judge) = &settings.judge {
+        builder = builder.stop_judge(judge.clone());
     }
     builder.build().map_err(|e| e.to_string())
 }

@@ -251,6 +251,24 @@ impl State {
         })
     }
 
+    /// The decision layer's judge, when one is set and passed its probe (asked once per
+    /// process, on first use; a judge that fails it is not used, and the log says why).
+    pub async fn judge(&self) -> Option<&kakeibo_judge::Judge> {
+        self.judge
+            .get_or_init(|| async {
+                let config = self.judge_config.clone()?;
+                match kakeibo_judge::Judge::probe(config).await {
+                    Ok(judge) => Some(judge),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "no judge: it failed its probe");
+                        None
+                    }
+                }
+            })
+            .await
+            .as_ref()
+    }
+
     /// The model a new conversation gets: the router asks the judge about its first message
     /// when a cheap model is set; the agent model without one, without a judge, or on any
     /// failure of the judge.
@@ -258,22 +276,7 @@ impl State {
         let Some(cheap) = &self.cheap_model else {
             return Arc::clone(agent);
         };
-        let judge = self
-            .judge
-            .get_or_init(|| async {
-                match self.judge_config.clone() {
-                    Some(config) => match kakeibo_judge::Judge::probe(config).await {
-                        Ok(judge) => Some(judge),
-                        Err(e) => {
-                            tracing::warn!(error = %e, "no router: the judge failed its probe");
-                            None
-                        }
-                    },
-                    None => None,
-                }
-            })
-            .await;
-        let routed = kakeibo_judge::router::route(judge.as_ref(), first_message).await;
+        let routed = kakeibo_judge::router::route(self.judge().await, first_message).await;
         tracing::info!(route = ?routed.route, p_simple = ?routed.p_simple, failure = ?routed.failure.as_ref().map(kakeibo_judge::JudgeFailure::kind), "routed a new conversation");
         match routed.route {
             kakeibo_judge::router::Route::Cheap => Arc::clone(cheap),

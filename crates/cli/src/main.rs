@@ -141,10 +141,12 @@ struct SeedArgs {
 async fn acp(owner: uuid::Uuid, hooks: Option<PathBuf>) -> ExitCode {
     let served = async {
         let pool = kakeibo::connect(&kakeibo::database_url()?)?;
+        let setting = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
         let settings = kakeibo_acp::Settings {
             pool,
             owner: OwnerId::new(owner),
             hooks,
+            judge: kakeibo_judge::from_settings(&setting).await,
         };
         kakeibo_acp::serve(settings).await?;
         anyhow::Ok(())

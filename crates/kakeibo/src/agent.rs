@@ -38,6 +38,7 @@ pub struct Agent {
     rules: PermissionRules,
     system: String,
     hooks: Option<Arc<dyn Hooks>>,
+    stop_judge: Option<kakeibo_judge::stop::LlmStopJudge>,
     channel: Channel,
 }
 
@@ -87,6 +88,7 @@ pub struct AgentBuilder {
     tools: Vec<Arc<dyn Tool>>,
     import_root: Option<PathBuf>,
     hooks: Vec<Arc<dyn Hooks>>,
+    stop_judge: Option<kakeibo_judge::Judge>,
     channel: Channel,
 }
 
@@ -163,6 +165,14 @@ impl AgentBuilder {
         Ok(self.hooks(kakeibo_hooks::SettingsHooks::new(settings, cwd)))
     }
 
+    /// A stop judge ([`kakeibo_judge`]): after the loop's repeat check, from a run's fourth call
+    /// on, the run stops when the judge is at least 0.8 sure it makes no progress. Give it a
+    /// judge that passed [`kakeibo_judge::Judge::probe`] (or use [`kakeibo_judge::from_settings`]).
+    pub fn stop_judge(mut self, judge: kakeibo_judge::Judge) -> Self {
+        self.stop_judge = Some(judge);
+        self
+    }
+
     /// Which way of driving kakeibo the runs are recorded under ([`Channel::Library`] unless said).
     pub fn channel(mut self, channel: Channel) -> Self {
         self.channel = channel;
@@ -175,6 +185,8 @@ impl AgentBuilder {
         self
     }
 
+    /// The agent, once a model was given ([`Error::NoProvider`] otherwise) and no tool of yours
+    /// takes a taken name.
     pub fn build(self) -> Result<Agent, Error> {
         let provider = self.provider.ok_or(Error::NoProvider)?;
         let mut scope = Scope::new(self.owner, self.pool.clone());
@@ -196,6 +208,7 @@ impl AgentBuilder {
                 1 => self.hooks.into_iter().next(),
                 _ => Some(Arc::new(Stack(self.hooks))),
             },
+            stop_judge: self.stop_judge.map(kakeibo_judge::stop::LlmStopJudge),
             channel: self.channel,
         })
     }
@@ -215,6 +228,7 @@ impl Agent {
             tools: Vec::new(),
             import_root: None,
             hooks: Vec::new(),
+            stop_judge: None,
             channel: Channel::Library,
         }
     }
@@ -299,7 +313,10 @@ impl Agent {
             summarizer: None,
             budget: None,
             hooks: self.hooks.as_deref(),
-            stop_judge: None,
+            stop_judge: self
+                .stop_judge
+                .as_ref()
+                .map(|j| j as &dyn kakeibo_core::turn::StopJudge),
         }
     }
 

@@ -5,6 +5,7 @@ use kakeibo_core::DuplicateTool;
 use kakeibo_ledger::LedgerError;
 use kakeibo_providers::select::SelectError;
 
+/// Why building an agent, a prompt or a confirm failed; each message says what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// `build()` was called before a model was given.

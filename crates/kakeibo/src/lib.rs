@@ -1,6 +1,6 @@
 //! kakeibo, the library: the agent over a ledger, in a Rust program of your own.
 //!
-//! The fourth way to drive kakeibo, beside the web, the CLI and the MCP server. Build an
+//! The fourth way to drive kakeibo, beside the web, the CLI, the MCP server and ACP. Build an
 //! [`Agent`] over a ledger (a PostgreSQL pool and an owner), with a model, a confirm policy,
 //! permission rules and tools of your own beside the twelve finance tools; then send it a prompt
 //! and read the [`RunResult`], or watch its [`Event`]s as they happen.
@@ -30,7 +30,13 @@
 //! - A prompt stops when the future you give [`Prompt::until`] completes first: the run ends
 //!   aborted and is stored with what ran before the stop.
 //!
+//! - Hooks — your own Rust ([`Hooks`]) or a Claude Code settings file
+//!   ([`AgentBuilder::hooks_file`]) — refuse, rewrite or annotate calls and prompts; a stop
+//!   judge ([`AgentBuilder::stop_judge`]) ends a run that makes no progress.
+//!
 //! Runnable examples are in `crates/kakeibo/examples/` (`cargo run -p kakeibo --example ask`).
+
+#![warn(missing_docs)]
 
 mod agent;
 mod error;
@@ -47,6 +53,7 @@ pub use kakeibo_core::{
     turn::{CallRecord, not_run, plain_summary},
 };
 pub use kakeibo_hooks::{HookSettings, SettingsHooks};
+pub use kakeibo_judge::Judge;
 pub use kakeibo_ledger::{DEV_OWNER, OwnerId};
 pub use result::{RunResult, Status};
 pub use sqlx::PgPool;

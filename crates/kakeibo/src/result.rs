@@ -23,7 +23,9 @@ pub enum Status {
     /// A write waits for a person: confirm `suspended` with [`Agent::confirm`](crate::Agent::confirm),
     /// in this process or another, naming each of `pending` once.
     Waiting {
+        /// The stored turn that waits.
         suspended: SuspendedTurnId,
+        /// The writes it waits on, as the person should see them.
         pending: Vec<PendingWrite>,
     },
 }
@@ -45,6 +47,7 @@ impl From<RunStatus> for Status {
 pub struct RunResult {
     /// The answer, or the turn's sentence about what stopped it; empty while a write waits.
     pub text: String,
+    /// How the run stands: answered, stopped, or waiting for a person.
     pub status: Status,
     /// What stopped a finished run short (`None` when it answered, or while it waits).
     pub stop: Option<Stop>,
@@ -52,6 +55,7 @@ pub struct RunResult {
     pub usage: Usage,
     /// The run's list-price cost.
     pub cost: MicroUsd,
+    /// The run, as the traces (`/admin`'s runs) name it.
     pub run_id: RunId,
     /// The conversation the turn belongs to: name it in the next prompt to go on with it.
     pub conversation: ConversationId,

@@ -456,3 +456,77 @@ async fn hooks_of_the_programs_own_refuse_and_note(options: PgPoolOptions, conne
     assert!(blocked.text.contains("no secrets in chat"), "{}", blocked.text);
     assert_eq!(blocked.usage.input_tokens, 0);
 }
+
+/// A judge endpoint sure of everything: P(yes) ≈ 0.99 for any question, control question included.
+async fn sure_judge() -> kakeibo::Judge {
+    use axum::{Json, Router, routing::post};
+    async fn answer(Json(request): Json<Value>) -> Json<Value> {
+        let top = serde_json::json!([{"token": "Y", "logprob": -0.01}, {"token": "N", "logprob": -4.8}]);
+        Json(
+            serde_json::json!({"model": request["model"], "choices": [{"index": 0,
+            "message": {"role": "assistant", "content": "Y"},
+            "logprobs": {"content": [{"token": "Y", "logprob": -0.01, "top_logprobs": top}]}}]}),
+        )
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        axum::serve(
+            listener,
+            Router::new().route("/v1/chat/completions", post(answer)),
+        )
+        .await
+    });
+    let config = kakeibo_judge::JudgeConfig {
+        base_url: format!("http://{address}/v1"),
+        api_key: None,
+        model: "sure".into(),
+        timeout: Duration::from_secs(2),
+    };
+    kakeibo::Judge::probe(config).await.unwrap()
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_stop_judge_ends_a_run_that_keeps_rewording_the_same_search(
+    options: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let (_owner, _) = seeded(options, connect.clone()).await;
+    // A model that keeps searching for what is not there, each time in other words: the repeat
+    // check cannot see it (the calls differ and none fails); the judge, from the fourth call, can.
+    let searches: Vec<_> = [
+        "gym",
+        "gym membership",
+        "fitness",
+        "Gym Fee",
+        "gym monthly",
+        "the gym",
+    ]
+    .into_iter()
+    .map(|q| {
+        Ok(kakeibo_core::scripted::reply_calls(&[(
+            "search_transactions",
+            serde_json::json!({"query": q}),
+        )]))
+    })
+    .chain([Ok(kakeibo_core::scripted::reply_text("I could not find it."))])
+    .collect();
+    let agent = Agent::builder(app_pool(&connect).await, DEV_OWNER)
+        .provider(kakeibo_core::scripted::Scripted::new(searches.clone()))
+        .stop_judge(sure_judge().await)
+        .build()
+        .unwrap();
+    let result = agent.run("what do I pay for the gym?").await.unwrap();
+    assert_eq!(result.status, Status::Stuck, "{}", result.text);
+    assert_eq!(result.calls.len(), 4, "stopped at the fourth call");
+    assert!(result.text.contains("stop judge"), "{}", result.text);
+
+    // Without the judge the same model searches six times and answers.
+    let agent = Agent::builder(app_pool(&connect).await, DEV_OWNER)
+        .provider(kakeibo_core::scripted::Scripted::new(searches))
+        .build()
+        .unwrap();
+    let result = agent.run("what do I pay for the gym?").await.unwrap();
+    assert_eq!(result.status, Status::Ok);
+    assert_eq!(result.calls.len(), 6);
+}

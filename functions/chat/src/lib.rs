@@ -41,7 +41,9 @@ use kakeibo_api::{
     visitor,
 };
 use kakeibo_auth::{AuthError, Visitor, visitors};
+use kakeibo_core::turn::StopJudge;
 use kakeibo_core::{ConfirmPolicy, ConversationId};
+use kakeibo_judge::stop::LlmStopJudge;
 use kakeibo_ledger::seed::ensure_demo_ledger;
 use kakeibo_operator::{
     admin::assert_admin,
@@ -165,7 +167,9 @@ async fn chat(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Res
                 Some(_) => state.model_for_new(&message, &agent_model).await,
                 None => state.model_of(owner, conversation, &agent_model).await,
             };
-            let agent = state.web_agent(owner, model.as_ref());
+            let stop_judge = state.judge().await.cloned().map(LlmStopJudge);
+            let mut agent = state.web_agent(owner, model.as_ref());
+            agent.stop_judge = stop_judge.as_ref().map(|j| j as &dyn StopJudge);
             let on_event = forward(&events);
             let policy = ConfirmPolicy::Suspend;
             let outcome = match &new_title {

@@ -26,6 +26,8 @@ use kakeibo_api::{
     turn_stream::{forward, send_outcome, spawn_turn},
     visitor,
 };
+use kakeibo_core::turn::StopJudge;
+use kakeibo_judge::stop::LlmStopJudge;
 use kakeibo_operator::quota::{self, QuotaKind};
 use serde::Deserialize;
 
@@ -96,7 +98,9 @@ async fn confirm(Shared(state): Shared<Arc<State>>, request: Request) -> Result<
             let conversation = claim.conversation_id;
             // The turn goes on with the model it ran on (thought signatures are per model).
             let model = state.model_of(owner, conversation, &model).await;
-            let agent = state.web_agent(owner, model.as_ref());
+            let stop_judge = state.judge().await.cloned().map(LlmStopJudge);
+            let mut agent = state.web_agent(owner, model.as_ref());
+            agent.stop_judge = stop_judge.as_ref().map(|j| j as &dyn StopJudge);
             let on_event = forward(&events);
             let outcome = agent.confirm_claimed(claim, &decisions, &on_event).await;
             send_outcome(&events, conversation, model.model(), started, outcome);
