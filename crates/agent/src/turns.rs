@@ -1010,7 +1010,7 @@ impl Agent<'_> {
             channel: self.channel,
         };
         let (text, refused) = self.prompt_hooks(conversation, &thread, text).await;
-        let text = text.as_str();
+        let text = text.as_ref();
         let (mut history, user) = self
             .store
             .open_turn(owner, conversation, thread, &run, text)
@@ -1086,14 +1086,14 @@ impl Agent<'_> {
 
     /// The person's message as the turn takes it — with the notes of the `SessionStart` (a new
     /// conversation) and `UserPromptSubmit` hooks — and the reason a hook refused it, if one did.
-    async fn prompt_hooks(
+    async fn prompt_hooks<'t>(
         &self,
         conversation: ConversationId,
         thread: &Thread<'_>,
-        text: &str,
-    ) -> (String, Option<String>) {
+        text: &'t str,
+    ) -> (std::borrow::Cow<'t, str>, Option<String>) {
         let Some(hooks) = self.hooks else {
-            return (text.to_owned(), None);
+            return (text.into(), None);
         };
         let session = conversation.to_string();
         let mut notes = Vec::new();
@@ -1102,7 +1102,7 @@ impl Agent<'_> {
         }
         let submit = hooks.user_prompt_submit(&session, text).await;
         notes.extend(submit.notes);
-        (with_notes(text, &notes), submit.block)
+        (with_notes(text, &notes).into(), submit.block)
     }
 
     /// The `PostToolUse` hooks of the writes a confirm ran: their notes join the results the

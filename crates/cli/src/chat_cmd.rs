@@ -13,7 +13,7 @@ use std::{
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use kakeibo_agent::turns::{Agent, Outcome, TurnStore};
+use kakeibo_agent::turns::{Agent, ConfirmError, Outcome, TurnStore};
 use kakeibo_core::{
     ConfirmPolicy, ConversationId, Hooks, PendingWrite, PermissionRules, Provider, RunStatus, Stop, Tier,
     Turn, TurnEvent, prompt::SYSTEM_PROMPT,
@@ -136,6 +136,18 @@ impl Session {
         })
     }
 
+    /// Whether the session's conversation is in the database.
+    async fn conversation_exists(&self) -> Result<bool> {
+        let found: Option<Uuid> =
+            sqlx::query_scalar("SELECT id FROM conversations WHERE owner_id = $1 AND id = $2")
+                .bind(self.scope.owner.as_uuid())
+                .bind(self.conversation.as_uuid())
+                .fetch_optional(&self.scope.pool)
+                .await
+                .context("reading the conversation")?;
+        Ok(found.is_some())
+    }
+
     /// Starts a new conversation: its first turn makes it.
     fn reset(&mut self) {
         self.conversation = ConversationId::random();
@@ -168,17 +180,13 @@ impl Session {
             outcome = run => Some(outcome),
             _ = tokio::signal::ctrl_c() => None,
         };
-        if self.fresh {
-            // Made by the turn's opening unless it failed before that.
-            let made: Option<Uuid> =
-                sqlx::query_scalar("SELECT id FROM conversations WHERE owner_id = $1 AND id = $2")
-                    .bind(self.scope.owner.as_uuid())
-                    .bind(self.conversation.as_uuid())
-                    .fetch_optional(&self.scope.pool)
-                    .await
-                    .context("reading the conversation")?;
-            self.fresh = made.is_none();
-        }
+        // A turn that answered, or failed after its opening, made the conversation; one refused
+        // before it opened did not; after Ctrl+C only the database knows.
+        self.fresh &= match &outcome {
+            Some(Ok(_)) => false,
+            Some(Err(ConfirmError::NotStarted(_))) => true,
+            Some(Err(_)) | None => !self.conversation_exists().await?,
+        };
         let Some(outcome) = outcome else {
             self.store
                 .abort_open_runs(self.scope.owner, self.conversation)

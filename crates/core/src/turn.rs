@@ -826,8 +826,8 @@ enum Decision {
     Run {
         tool: Arc<dyn Tool>,
         confirmed: Option<bool>,
-        /// The input it runs with: the model's, or a `PreToolUse` hook's rewrite.
-        input: Value,
+        /// A `PreToolUse` hook's rewrite of the input it runs with; `None`: the model's.
+        rewritten: Option<Value>,
     },
     Answer {
         content: String,
@@ -865,7 +865,7 @@ async fn run_tools(mut turn: Turn, calls: Vec<ToolUse>, deps: &Deps<'_>) -> Turn
         decisions.push(decide(&mut turn, deps, call, tool, &mut hook_stop).await);
     }
 
-    let mut outcomes = execute_batch(&decisions).await;
+    let mut outcomes = execute_batch(&calls, &decisions).await;
 
     let mut done = Vec::new();
     let mut pending = Vec::new();
@@ -991,14 +991,18 @@ impl ToolOutcome {
 
 type Outcome = ToolOutcome;
 
-async fn execute_batch(decisions: &[Decision]) -> Vec<Option<Outcome>> {
+async fn execute_batch(calls: &[ToolUse], decisions: &[Decision]) -> Vec<Option<Outcome>> {
+    // The input a call runs with: a hook's rewrite, else the model's.
+    let input_of =
+        |call: &ToolUse, rewritten: &Option<Value>| rewritten.as_ref().unwrap_or(&call.input).clone();
     // Reads together (bounded), then writes one at a time, in call order.
     let reads: Vec<(usize, Arc<dyn Tool>, Value)> = decisions
         .iter()
+        .zip(calls)
         .enumerate()
-        .filter_map(|(i, d)| match d {
-            Decision::Run { tool, input, .. } if tool.tier() == Tier::Read => {
-                Some((i, Arc::clone(tool), input.clone()))
+        .filter_map(|(i, (d, call))| match d {
+            Decision::Run { tool, rewritten, .. } if tool.tier() == Tier::Read => {
+                Some((i, Arc::clone(tool), input_of(call, rewritten)))
             }
             _ => None,
         })
@@ -1017,11 +1021,11 @@ async fn execute_batch(decisions: &[Decision]) -> Vec<Option<Outcome>> {
             *slot = Some(outcome);
         }
     }
-    for (decision, slot) in decisions.iter().zip(outcomes.iter_mut()) {
-        if let Decision::Run { tool, input, .. } = decision
+    for ((decision, call), slot) in decisions.iter().zip(calls).zip(outcomes.iter_mut()) {
+        if let Decision::Run { tool, rewritten, .. } = decision
             && tool.tier() == Tier::Write
         {
-            *slot = Some(execute(tool.as_ref(), input.clone()).await);
+            *slot = Some(execute(tool.as_ref(), input_of(call, rewritten)).await);
         }
     }
 
@@ -1057,8 +1061,10 @@ async fn decide(
     if hook_stop.is_none() {
         hook_stop.clone_from(&pre.stop);
     }
-    let input = pre.updated_input.unwrap_or_else(|| call.input.clone());
-    let problems = tool.validate(&input);
+    // The model's input, or a hook's rewrite of it (copied only when rewritten).
+    let rewritten = pre.updated_input;
+    let input = rewritten.as_ref().unwrap_or(&call.input);
+    let problems = tool.validate(input);
     if !problems.is_empty() {
         let content = format!(
             "Invalid arguments for {}: {}. Fix the arguments and call the tool again.",
@@ -1071,8 +1077,8 @@ async fn decide(
             is_error: true,
         };
     }
-    let action = deps.rules.decide(&call.name, tier, &input);
-    let summary = tool.summarize(&input).unwrap_or_else(|| call.name.clone());
+    let action = deps.rules.decide(&call.name, tier, input);
+    let summary = tool.summarize(input).unwrap_or_else(|| call.name.clone());
     let write = PendingWrite {
         id: call.id.clone(),
         tool: call.name.clone(),
@@ -1101,7 +1107,7 @@ async fn decide(
     let run = |tool, confirmed| Decision::Run {
         tool,
         confirmed,
-        input: input.clone(),
+        rewritten: rewritten.clone(),
     };
     if tier == Tier::Read {
         return run(tool, None);

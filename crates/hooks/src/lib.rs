@@ -68,6 +68,13 @@ impl SettingsHooks {
     }
 }
 
+/// The call a tool event is about, as Claude Code's input names it.
+fn with_call(input: &mut serde_json::Map<String, Value>, tool: &str, args: &Value, id: &str) {
+    input.insert("tool_name".into(), tool.into());
+    input.insert("tool_input".into(), args.clone());
+    input.insert("tool_use_id".into(), id.into());
+}
+
 impl Hooks for SettingsHooks {
     fn pre_tool_use<'a>(
         &'a self,
@@ -81,9 +88,7 @@ impl Hooks for SettingsHooks {
             let mut tool_input = call.input.clone();
             for handler in self.settings.handlers(event, Some(&call.name)) {
                 let mut input = self.input(event, session);
-                input.insert("tool_name".into(), call.name.clone().into());
-                input.insert("tool_input".into(), tool_input.clone());
-                input.insert("tool_use_id".into(), call.id.clone().into());
+                with_call(&mut input, &call.name, &tool_input, &call.id);
                 let output = match self.run(handler, event, input).await {
                     Outcome::Block(reason) => {
                         answer.verdict = Some(Verdict::Deny);
@@ -140,9 +145,7 @@ impl Hooks for SettingsHooks {
             let mut allowed = None;
             for handler in self.settings.handlers(event, Some(&write.tool)) {
                 let mut input = self.input(event, session);
-                input.insert("tool_name".into(), write.tool.clone().into());
-                input.insert("tool_input".into(), write.args.clone());
-                input.insert("tool_use_id".into(), write.id.clone().into());
+                with_call(&mut input, &write.tool, &write.args, &write.id);
                 input.insert("summary".into(), write.summary.clone().into());
                 let behavior = match self.run(handler, event, input).await {
                     Outcome::Block(_) => Some(Behavior::Deny),
@@ -178,9 +181,7 @@ impl Hooks for SettingsHooks {
             let mut answer = PostToolUse::default();
             for handler in self.settings.handlers(event, Some(&call.name)) {
                 let mut input = self.input(event, session);
-                input.insert("tool_name".into(), call.name.clone().into());
-                input.insert("tool_input".into(), call.input.clone());
-                input.insert("tool_use_id".into(), call.id.clone().into());
+                with_call(&mut input, &call.name, &call.input, &call.id);
                 input.insert(
                     "tool_response".into(),
                     json!({"content": content, "is_error": is_error}),

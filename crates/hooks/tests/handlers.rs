@@ -12,7 +12,7 @@ use std::{
 use axum::{Router, extract::State, http::HeaderMap, routing::post};
 use kakeibo_core::{
     PendingWrite, Tier, ToolUse,
-    hooks::{Hooks, Verdict},
+    hooks::{Hooks, PreToolUse, Verdict},
 };
 use kakeibo_hooks::{HookSettings, SettingsHooks};
 use serde_json::{Value, json};
@@ -152,6 +152,10 @@ async fn a_command_that_crashes_hangs_or_prints_garbage_says_nothing() {
         let answer = bounded(h.pre_tool_use(SESSION, &call, Tier::Write)).await;
         assert_eq!(answer.verdict, Some(Verdict::Ask), "{broken}");
         assert_eq!(answer.updated_input, None, "{broken}");
+        // Alone it says nothing at all: no verdict a stricter one could hide.
+        let h = hooks(dir.path(), &command("PreToolUse", "", &[broken]));
+        let alone = bounded(h.pre_tool_use(SESSION, &call, Tier::Write)).await;
+        assert_eq!(alone, PreToolUse::default(), "{broken}");
 
         let h = hooks(dir.path(), &command("PermissionRequest", "", &[broken]));
         assert_eq!(
@@ -399,6 +403,10 @@ async fn http_hooks_answer_like_commands_and_fail_closed() {
         let settings = json!({"hooks": {"PreToolUse": [{"hooks": [ask, http(broken)]}]}});
         let answer = bounded(hooks(dir.path(), &settings).pre_tool_use(SESSION, &call, Tier::Write)).await;
         assert_eq!(answer.verdict, Some(Verdict::Ask), "{broken}");
+        // Alone: nothing said (the 500 and the slow answer carry an allow that must not count).
+        let settings = json!({"hooks": {"PreToolUse": [{"hooks": [http(broken)]}]}});
+        let alone = bounded(hooks(dir.path(), &settings).pre_tool_use(SESSION, &call, Tier::Write)).await;
+        assert_eq!(alone, PreToolUse::default(), "{broken}");
     }
     // Nobody listening: nothing said either.
     let settings = json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "http", "url": "http://127.0.0.1:9/h", "timeout": 1}]}]}});
