@@ -92,10 +92,14 @@ async fn the_stable_prefix_is_cacheable(pool: PgPool) {
     let tools = registry(&Scope::new(DEV_OWNER, pool.clone()));
     let tools_pool_clone = || pool.clone();
     let declarations: Vec<kakeibo_core::Declaration> = tools.declarations().into_iter().cloned().collect();
+    // By the estimate fitted to Gemini's own counts (`cargo xtask metrics`) the prefix is about
+    // 3,600 tokens: above the smallest minimum of an explicit cache (1,024, Gemini's API on
+    // Flash), under Vertex's 4,096 — there the cache's first creation is refused as too small,
+    // and remembered.
     let prefix = estimate_tokens(SYSTEM_PROMPT, &[], &declarations);
     assert!(
-        prefix > 4096,
-        "system prompt and tools are {prefix} tokens by the estimate; an explicit cache needs 4096"
+        prefix > 1024,
+        "system prompt and tools are {prefix} tokens by the estimate; an explicit cache needs 1,024 at least"
     );
     eprintln!("stable prefix: {prefix} tokens by the estimate");
     // The same prefix, byte for byte, for two owners' registries built apart.

@@ -163,6 +163,16 @@ pub fn registry(scope: &Scope) -> ToolRegistry {
     ToolRegistry::new(tools).unwrap_or_else(|e| panic!("tool registry: {e}"))
 }
 
+/// The registry over a scope nobody owns, for what describes the tools without running them.
+fn unowned(pool: &PgPool) -> ToolRegistry {
+    registry(&Scope::new(OwnerId::new(uuid::Uuid::nil()), pool.clone()))
+}
+
+/// Every tool's declaration as a model request carries it, in registry order. Nothing runs.
+pub fn declarations(pool: &PgPool) -> Arc<[kakeibo_core::Declaration]> {
+    unowned(pool).declared()
+}
+
 /// One tool as a catalogue lists it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct ToolInfo {
@@ -174,8 +184,7 @@ pub struct ToolInfo {
 /// Every tool the agent has — name, tier, description — in registry order (by name). Nothing
 /// runs, so no owner is involved: the tools are built over a scope nobody owns.
 pub fn catalogue(pool: &PgPool) -> Vec<ToolInfo> {
-    let nobody = OwnerId::new(uuid::Uuid::nil());
-    registry(&Scope::new(nobody, pool.clone()))
+    unowned(pool)
         .tools()
         .iter()
         .map(|t| ToolInfo {

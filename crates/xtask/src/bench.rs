@@ -117,7 +117,7 @@ pub fn run(only: &[String]) -> Result<ExitCode> {
         );
     }
     let report = json!({
-        "generated_at": Cmd::new("date").args(["-u", "+%Y-%m-%d %H:%M UTC"]).output_ok()?.trim(),
+        "generated_at": now()?,
         "commit": commit(),
         "command": "cargo xtask bench",
         "machine": machine(),
@@ -142,6 +142,15 @@ pub fn run(only: &[String]) -> Result<ExitCode> {
 /// follows is spread over minutes, its writes competing with the next benchmark's commits for the
 /// disk. A server that refuses (`CHECKPOINT` needs `pg_checkpoint`) is said so, and the benchmark
 /// runs anyway.
+/// The time now, as the reports write it.
+pub fn now() -> Result<String> {
+    Ok(Cmd::new("date")
+        .args(["-u", "+%Y-%m-%d %H:%M UTC"])
+        .output_ok()?
+        .trim()
+        .to_owned())
+}
+
 fn checkpoint(owner_url: &str) {
     let done = pg::psql(owner_url).and_then(|psql| psql.args(["-tAc", "CHECKPOINT"]).output_ok());
     if let Err(e) = done {
@@ -204,7 +213,7 @@ fn machine() -> Value {
 
 /// The commit measured, marked when the work tree had changes (other than the README's table,
 /// which the previous run wrote).
-fn commit() -> String {
+pub fn commit() -> String {
     let head = Cmd::new("git")
         .args(["rev-parse", "--short", "HEAD"])
         .output_ok()

@@ -11,6 +11,7 @@ mod pg;
 mod process;
 mod readme;
 mod serve;
+mod tally;
 mod venv;
 mod web;
 
@@ -100,6 +101,15 @@ enum Command {
     /// Run the README's `sh tested` blocks as written (the `sh tested dev` ones while
     /// `cargo xtask dev --demo` serves), the last step of `cargo xtask test`.
     Readme,
+    /// The README's numbers, measured again (kakeibo-metrics): tests written and run, tools, the
+    /// agent loop's lines, crates and their lines, the context estimator against the corpus's 30
+    /// recorded Gemini exchanges beside chars/4, the performance table's headline ratios, the
+    /// latest evaluation. Writes metrics/latest.{json,md} and the README's numbers table.
+    Metrics {
+        /// Write nothing; fail when the README's computed rows differ from a fresh measurement.
+        #[arg(long)]
+        check: bool,
+    },
     /// Every benchmark in one run, each figure beside its baselines measured in the same run:
     /// import against COPY, a turn and a confirmed write against LangGraph with PostgresSaver
     /// (installed from PyPI into its own environment on first use), the report tools on
@@ -236,6 +246,18 @@ fn run(cli: Cli) -> Result<ExitCode> {
             })
         }
         Command::Bench { only } => bench::run(&only),
+        Command::Metrics { check } => {
+            let mut args = vec!["run", "--quiet", "--package", "kakeibo-metrics", "--"];
+            if check {
+                args.push("--check");
+            }
+            let status = process::cargo(&args).status()?;
+            Ok(if status.success() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
     }
 }
 
@@ -274,19 +296,26 @@ fn test(db: &Database, cargo_test_args: &[String], with_web: bool) -> Result<Exi
         args.push("--");
         args.extend(cargo_test_args.iter().map(String::as_str));
     }
+    let mut counts = tally::Counts::default();
     let status = process::cargo(&args)
         .env("DATABASE_URL", &urls.test_master)
         .env("APP_DATABASE_URL", &urls.app)
         .env("KAKEIBO_TEST_PYTHON", &python)
         .env("KAKEIBO_TEST_ACP_CLIENT", &acp_client)
         .env("AWS_EC2_METADATA_DISABLED", "true")
-        .status()?;
-    let web = if with_web {
-        web::suite(&urls)?
+        .status_teeing(|line| counts.add_libtest_line(line))?;
+    let (web, unit, journeys) = if with_web {
+        let outcome = web::suite(&urls)?;
+        (outcome.passed, outcome.unit, outcome.journeys)
     } else {
         process::step("web suites skipped (a test filter was given; --web runs them)");
-        true
+        (true, None, None)
     };
+    if cargo_test_args.is_empty()
+        && let Err(e) = tally::record(counts, unit, journeys)
+    {
+        println!("(the runners' counts were not recorded: {e:#})");
+    }
     let readme = if cargo_test_args.is_empty() {
         readme::run(db, &urls)?
     } else {

@@ -97,6 +97,31 @@ impl Cmd {
             .with_context(|| format!("could not start `{}`", self.shown))
     }
 
+    /// Runs with stdout piped through this process line by line — each line printed as it comes
+    /// and handed to `on_line` — and stdin and stderr inherited; returns the exit status.
+    pub fn status_teeing(mut self, mut on_line: impl FnMut(&str)) -> Result<ExitStatus> {
+        use std::io::{BufRead as _, Write as _};
+        let mut child = self
+            .inner
+            .stdout(Stdio::piped())
+            .spawn()
+            .with_context(|| format!("could not start `{}`", self.shown))?;
+        if let Some(stdout) = child.stdout.take() {
+            let mut reader = std::io::BufReader::new(stdout);
+            let mut buffer = Vec::new();
+            let mut out = std::io::stdout();
+            while reader.read_until(b'\n', &mut buffer).unwrap_or(0) > 0 {
+                // A closed terminal must not stop the run; the child's output is only shown.
+                let _ = out.write_all(&buffer).and_then(|()| out.flush());
+                on_line(String::from_utf8_lossy(&buffer).trim_end());
+                buffer.clear();
+            }
+        }
+        child
+            .wait()
+            .with_context(|| format!("waiting for `{}`", self.shown))
+    }
+
     /// Runs with inherited stdio and fails unless it exits 0.
     pub fn status_ok(self) -> Result<()> {
         let shown = self.shown.clone();

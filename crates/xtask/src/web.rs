@@ -15,6 +15,7 @@ use anyhow::{Context, Result, bail};
 use crate::{
     pg,
     process::{self, Cmd},
+    tally::Counts,
 };
 
 /// Where Debian puts Chromium; the journeys drive this binary.
@@ -145,14 +146,52 @@ pub fn artifacts_dir() -> PathBuf {
     process::workspace_root().join("target")
 }
 
+/// What the web suites did.
+#[derive(Debug)]
+pub struct Outcome {
+    pub passed: bool,
+    /// Vitest's own counts of the unit tests and of the journeys (`None` when its report is
+    /// missing, as when a suite could not start).
+    pub unit: Option<Counts>,
+    pub journeys: Option<Counts>,
+}
+
+/// The counts of Vitest's JSON report at `path`.
+fn vitest_counts(path: &Path) -> Option<Counts> {
+    let report: serde_json::Value = serde_json::from_str(&fs::read_to_string(path).ok()?).ok()?;
+    let n = |key: &str| report[key].as_u64().unwrap_or(0);
+    Some(Counts {
+        passed: n("numPassedTests"),
+        failed: n("numFailedTests"),
+        ignored: n("numPendingTests") + n("numTodoTests"),
+    })
+}
+
+/// Vitest's arguments for `reporter` on the terminal and a JSON report at `path` (removed first,
+/// so an old one is never read).
+fn with_json_report(reporter: &str, path: &Path) -> Vec<String> {
+    let _ = fs::remove_file(path);
+    vec![
+        "--".to_owned(),
+        format!("--reporter={reporter}"),
+        "--reporter=json".to_owned(),
+        format!("--outputFile.json={}", path.display()),
+    ]
+}
+
 /// The web suites: type checks, the unit tests, the build, and the journeys in Chromium against
-/// `kakeibo-dev` on a database of their own. Returns whether everything passed.
-pub fn suite(urls: &pg::Urls) -> Result<bool> {
+/// `kakeibo-dev` on a database of their own.
+pub fn suite(urls: &pg::Urls) -> Result<Outcome> {
     ensure_packages()?;
     process::step("web: type checks (tsc --noEmit, app and journeys)");
     let typed = npm().args(["run", "typecheck"]).status()?.success();
     process::step("web: unit tests (vitest)");
-    let unit = npm().args(["test"]).status()?.success();
+    let unit_report = artifacts_dir().join("vitest-unit.json");
+    let unit = npm()
+        .arg("test")
+        .args(with_json_report("default", &unit_report))
+        .status()?
+        .success();
     build(true)?;
     ensure_chromium()?;
     process::step("web: the journeys' database (kakeibo_e2e), migrated");
@@ -176,8 +215,10 @@ pub fn suite(urls: &pg::Urls) -> Result<bool> {
         "web: the journeys in headless Chromium ({CHROMIUM}); screenshots in {}",
         artifacts_dir().join("web-screenshots").display()
     ));
+    let journeys_report = artifacts_dir().join("vitest-journeys.json");
     let journeys = npm()
         .args(["run", "e2e"])
+        .args(with_json_report("verbose", &journeys_report))
         .env("KAKEIBO_E2E_DATABASE_URL", &owner)
         .env("KAKEIBO_E2E_APP_DATABASE_URL", &app)
         .env("KAKEIBO_DEV_BIN", bin.join("kakeibo-dev"))
@@ -192,5 +233,9 @@ pub fn suite(urls: &pg::Urls) -> Result<bool> {
             artifacts_dir().join("web-e2e-server.log").display()
         );
     }
-    Ok(typed && unit && journeys)
+    Ok(Outcome {
+        passed: typed && unit && journeys,
+        unit: vitest_counts(&unit_report),
+        journeys: vitest_counts(&journeys_report),
+    })
 }

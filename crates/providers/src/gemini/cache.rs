@@ -195,10 +195,9 @@ impl ExplicitCache {
     }
 }
 
-/// A rough token count of the cacheable part: four bytes a token.
+/// The cacheable part's tokens by the context estimate: the system prompt and the tools.
 fn estimate(request: &ModelRequest) -> u64 {
-    let tools = serde_json::to_vec(&request.tools).map_or(0, |t| t.len());
-    u64::try_from((request.system.len() + tools) / 4).unwrap_or(u64::MAX)
+    kakeibo_core::context::estimate_tokens(&request.system, &[], &request.tools)
 }
 
 /// The provider's answer that the content is below its minimum.
