@@ -96,7 +96,8 @@ async fn the_stable_prefix_is_cacheable(pool: PgPool) {
     // 3,600 tokens: above the smallest minimum of an explicit cache (1,024, Gemini's API on
     // Flash), under Vertex's 4,096 — there the cache's first creation is refused as too small,
     // and remembered.
-    let prefix = estimate_tokens(SYSTEM_PROMPT, &[], &declarations);
+    let gemini = kakeibo_core::context::Divisors::GEMINI;
+    let prefix = estimate_tokens(&gemini, SYSTEM_PROMPT, &[], &declarations);
     assert!(
         prefix > 1024,
         "system prompt and tools are {prefix} tokens by the estimate; an explicit cache needs 1,024 at least"

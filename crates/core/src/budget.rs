@@ -103,7 +103,12 @@ impl Provider for Budgeted<'_> {
     }
 
     fn stream<'a>(&'a self, request: &'a ModelRequest) -> BoxStream<'a, Result<StreamEvent, ProviderError>> {
-        let estimate = estimate_tokens(&request.system, &request.messages, &request.tools);
+        let estimate = estimate_tokens(
+            &self.inner.divisors(),
+            &request.system,
+            &request.messages,
+            &request.tools,
+        );
         let price = self.inner.price();
         let refused = |refused: Refused| ProviderError::Rejected {
             status: 402,

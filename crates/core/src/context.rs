@@ -19,7 +19,7 @@ pub const KEEP_RECENT_GROUPS: usize = 6;
 const SUMMARY_MAX_TOKENS: u32 = 1200;
 const SUMMARY_OPEN: &str = "<context_summary>";
 
-/// A request's characters by how a tokenizer treats them — what [`estimate_tokens`] weighs.
+/// A request's characters by how a tokenizer treats them: what [`estimate_tokens`] weighs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Census {
     /// The system prompt, text and thought summaries, digits aside.
@@ -128,20 +128,48 @@ pub struct Divisors {
     pub opaque: f64,
 }
 
-/// The divisors [`estimate_tokens`] uses: fitted to Gemini's own input-token counts of recorded
-/// exchanges by `cargo xtask metrics`, which reports the fit and the error on exchanges it was
-/// not fitted on.
-pub const DIVISORS: Divisors = Divisors {
-    prose: 4.15,
-    json: 3.27,
-    declarations: 9.2,
-    digits: 0.76,
-    opaque: 5.18,
-};
+impl Divisors {
+    /// Gemini's: fitted to its own input-token counts of recorded exchanges by
+    /// `cargo xtask metrics`, which reports the fit and the error on exchanges it was not fitted on.
+    pub const GEMINI: Self = Self {
+        prose: 4.15,
+        json: 3.27,
+        declarations: 9.2,
+        digits: 0.76,
+        opaque: 5.18,
+    };
 
-/// Tokens of a request by the estimate: its [`Census`] under [`DIVISORS`].
-pub fn estimate_tokens(system: &str, messages: &[Message], tools: &[Declaration]) -> u64 {
-    Census::of(system, messages, tools).tokens(&DIVISORS)
+    /// For a model whose counts were never measured: prose at 4.1 characters a token and JSON at
+    /// 2.6 (the reference design's rule), declarations and digits counted as JSON and signatures as
+    /// prose. It counts declarations far above what Gemini does, which errs on the side of a
+    /// larger budget reservation.
+    pub const CAUTIOUS: Self = Self {
+        prose: 4.1,
+        json: 2.6,
+        declarations: 2.6,
+        digits: 2.6,
+        opaque: 4.1,
+    };
+
+    /// The divisors for `model`'s own count: Gemini's for a Gemini model, else [`Self::CAUTIOUS`].
+    pub fn for_model(model: &str) -> Self {
+        if model.starts_with("gemini") {
+            Self::GEMINI
+        } else {
+            Self::CAUTIOUS
+        }
+    }
+}
+
+/// Tokens of a request by the estimate: its [`Census`] under `divisors` (a provider's
+/// [`Provider::divisors`]).
+pub fn estimate_tokens(
+    divisors: &Divisors,
+    system: &str,
+    messages: &[Message],
+    tools: &[Declaration],
+) -> u64 {
+    Census::of(system, messages, tools).tokens(divisors)
 }
 
 /// The history split into groups, each starting at a message the person typed.
@@ -206,7 +234,8 @@ pub async fn fit(
     trace: Option<(&dyn Tracer, RunId, &mut u32)>,
 ) -> (Vec<Message>, Option<Eviction>) {
     // The estimate decides whether a real count is worth a round trip: well under budget, no.
-    let estimate = estimate_tokens(system, &history, tools);
+    let divisors = provider.divisors();
+    let estimate = estimate_tokens(&divisors, system, &history, tools);
     let tokens_before = if estimate.saturating_mul(10) < budget.saturating_mul(8) {
         estimate
     } else {
@@ -251,7 +280,7 @@ pub async fn fit(
     for group in kept {
         fitted.extend(group.iter().cloned());
     }
-    let tokens_after = estimate_tokens(system, &fitted, tools);
+    let tokens_after = estimate_tokens(&divisors, system, &fitted, tools);
     let eviction = Eviction {
         evicted_groups: evicted.len(),
         evicted_messages: evicted.iter().map(|g| g.len()).sum(),
@@ -376,8 +405,11 @@ mod tests {
                 ..Census::default()
             }
         );
-        // 43 / 4.15 + 4 / 0.76 = 15.6…
-        assert_eq!(estimate_tokens("ab", &messages, &[]), 16);
+        // 43 / 4.15 + 4 / 0.76 = 15.6…; 43 / 4.1 + 4 / 2.6 = 12.0…
+        assert_eq!(estimate_tokens(&Divisors::GEMINI, "ab", &messages, &[]), 16);
+        assert_eq!(estimate_tokens(&Divisors::CAUTIOUS, "ab", &messages, &[]), 13);
+        assert_eq!(Divisors::for_model("gemini-3.6-flash"), Divisors::GEMINI);
+        assert_eq!(Divisors::for_model("claude-sonnet-4-5"), Divisors::CAUTIOUS);
         let signed = vec![Message::assistant(vec![Block::ToolUse {
             id: "c1".into(),
             name: "list_accounts".into(),
@@ -387,7 +419,7 @@ mod tests {
         let census = Census::of("", &signed, &[]);
         assert_eq!((census.json, census.digits, census.opaque), (13 + 10, 2, 10));
         assert_eq!(census.total(), 35);
-        assert!(estimate_tokens("", &exchange(0), &[]) > 1500);
+        assert!(estimate_tokens(&Divisors::GEMINI, "", &exchange(0), &[]) > 1500);
     }
 
     #[tokio::test]

@@ -60,6 +60,11 @@ pub trait Provider: Send + Sync {
     fn price(&self) -> Option<crate::pricing::Price> {
         crate::pricing::price_of(self.model())
     }
+    /// Characters per token for estimating this model's count of a request (see
+    /// [`crate::context::estimate_tokens`]): by its model's name by default.
+    fn divisors(&self) -> crate::context::Divisors {
+        crate::context::Divisors::for_model(self.model())
+    }
     fn stream<'a>(&'a self, request: &'a ModelRequest) -> BoxStream<'a, Result<StreamEvent, ProviderError>>;
     /// The provider's own count of the request's input tokens, when it offers one.
     fn count_tokens<'a>(&'a self, _request: &'a ModelRequest) -> BoxFuture<'a, Option<u64>> {

@@ -631,7 +631,12 @@ async fn reserve(
     let Some(budget) = deps.budget else {
         return Ok((None, 0));
     };
-    let estimate = estimate_tokens(&request.system, &request.messages, &request.tools);
+    let estimate = estimate_tokens(
+        &deps.provider.divisors(),
+        &request.system,
+        &request.messages,
+        &request.tools,
+    );
     let amount =
         worst_case(deps.provider.price(), estimate, request.max_tokens).ok_or_else(|| Refused::Unpriced {
             model: deps.provider.model().to_owned(),

@@ -11,7 +11,7 @@ use std::{collections::HashMap, path::Path};
 
 use kakeibo_core::{
     Block, Declaration, Message, ProviderMeta, Role,
-    context::{Census, DIVISORS, Divisors},
+    context::{Census, Divisors},
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -116,7 +116,7 @@ impl Exchange {
         id: String,
         recorded: Recorded,
         declarations: &HashMap<&str, &Declaration>,
-    ) -> Result<(Self, usize), MetricsError> {
+    ) -> Result<Self, MetricsError> {
         let request = recorded.request;
         let tools = request
             .tools
@@ -177,19 +177,16 @@ impl Exchange {
         let reference = (prose_chars, census.total() - census.opaque - prose_chars);
         let readable = census.prose + census.json + census.declarations + census.digits;
         let json = census.json + census.declarations;
-        Ok((
-            Self {
-                id,
-                recorded_at: recorded.recorded_at,
-                model: request.model,
-                half: Half::Fit,
-                real: recorded.result.usage.input_tokens,
-                census,
-                reference,
-                json_share: ratio(json, readable) * 100.0,
-            },
-            messages.len(),
-        ))
+        Ok(Self {
+            id,
+            recorded_at: recorded.recorded_at,
+            model: request.model,
+            half: Half::Fit,
+            real: recorded.result.usage.input_tokens,
+            census,
+            reference,
+            json_share: ratio(json, readable) * 100.0,
+        })
     }
 }
 
@@ -245,7 +242,7 @@ pub fn exchanges(dir: &Path, declarations: &[Declaration]) -> Result<Vec<Exchang
             id: id.clone(),
             message: e.to_string(),
         })?;
-        out.push(Exchange::rebuild(id, recorded, &by_name)?.0);
+        out.push(Exchange::rebuild(id, recorded, &by_name)?);
     }
     if out.len() < 4 {
         return Err(MetricsError::Fixture {
@@ -343,11 +340,12 @@ fn solve<const N: usize, const M: usize>(mut a: [[f64; M]; N]) -> Option<[f64; N
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum Estimator {
-    /// `context.rs` as shipped ([`DIVISORS`]).
+    /// `context.rs` as shipped for Gemini ([`Divisors::GEMINI`]).
     Shipped,
     /// The divisors fitted on the fit half in this run.
     Refit { divisors: Divisors },
-    /// The reference design's rule: prose / 4.1 + JSON / 2.6, digits and signatures ignored.
+    /// The reference design's rule, kakeibo's before: prose / 4.1 + JSON / 2.6 (declarations as
+    /// JSON, digits where they stand, signatures ignored).
     Reference,
     /// Every character of the request over four.
     CharsOver4,
@@ -356,7 +354,7 @@ pub enum Estimator {
 impl Estimator {
     pub fn label(&self) -> &'static str {
         match self {
-            Self::Shipped => "kakeibo's estimator (context.rs)",
+            Self::Shipped => "kakeibo's estimator for Gemini (context.rs)",
             Self::Refit { .. } => "refitted on the fit half, this run",
             Self::Reference => "the reference's prose/4.1 + JSON/2.6",
             Self::CharsOver4 => "chars/4",
@@ -365,7 +363,7 @@ impl Estimator {
 
     pub fn estimate(&self, exchange: &Exchange) -> u64 {
         match self {
-            Self::Shipped => exchange.census.tokens(&DIVISORS),
+            Self::Shipped => exchange.census.tokens(&Divisors::GEMINI),
             Self::Refit { divisors } => exchange.census.tokens(divisors),
             Self::Reference => {
                 #[allow(clippy::cast_precision_loss)] // character counts, far below 2^52
@@ -472,7 +470,7 @@ impl EstimatorReport {
             .collect();
         Self {
             source,
-            shipped: DIVISORS,
+            shipped: Divisors::GEMINI,
             refit,
             estimators,
             exchanges,

@@ -151,6 +151,7 @@ pub struct Metrics {
     pub agent_loop: Lines,
     pub crates: Vec<CrateLines>,
     pub estimator: Option<EstimatorReport>,
+    /// The performance table's "Measured by" time and commit, and its targeted figures.
     pub bench: Option<(String, Vec<BenchHeadline>)>,
     pub eval: Option<EvalFigures>,
 }
@@ -257,9 +258,7 @@ pub fn collect(inputs: &Inputs) -> Result<Metrics, MetricsError> {
     rows.extend(bench_rows(bench.as_ref()));
     rows.push(test_run_row(test_run.as_ref()));
     rows.extend(eval_rows(eval.as_ref()));
-    if inputs.recorded == Recorded::AsInReadme || test_run.is_none() || eval.is_none() {
-        carry(&mut rows, &readme, inputs.recorded);
-    }
+    carry(&mut rows, &readme, inputs.recorded);
     Ok(Metrics {
         generated_at: chrono::Utc::now().format("%Y-%m-%d %H:%M UTC").to_string(),
         commit: commit(root),
@@ -280,7 +279,7 @@ const ESTIMATOR_HOW: &str = "`cargo xtask metrics`: the 30 recorded Gemini excha
 fn estimator_rows(report: Option<&EstimatorReport>) -> Vec<Row> {
     let Some(report) = report else {
         return vec![Row::computed(
-            "context estimator, mean error (held out)",
+            "context estimator for Gemini, mean error (held out)",
             "not measured: the corpus is missing (`../shared/corpus` or `KAKEIBO_CORPUS`)".to_owned(),
             ESTIMATOR_HOW,
         )];
@@ -292,7 +291,7 @@ fn estimator_rows(report: Option<&EstimatorReport>) -> Vec<Row> {
         return vec![];
     };
     let mut rows = vec![Row::computed(
-        "context estimator, mean error (held out)",
+        "context estimator for Gemini, mean error (held out)",
         format!(
             "{} on {} exchanges (worst {}); chars/4: {} (worst {})",
             pct(ours.mape),
@@ -324,7 +323,7 @@ fn estimator_rows(report: Option<&EstimatorReport>) -> Vec<Row> {
         })
         .collect();
     rows.push(Row::computed(
-        "context estimator by JSON share (held out), ours vs chars/4",
+        "context estimator for Gemini by JSON share (held out), ours vs chars/4",
         bands.join("; "),
         "`cargo xtask metrics`: JSON is the tool declarations, calls and results; the share is of the request's characters",
     ));

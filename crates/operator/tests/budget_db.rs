@@ -124,7 +124,7 @@ async fn a_hundred_turns_started_together_spend_no_more_than_a_cap_worth_ten_cal
         .await
         .unwrap();
     let sent = requests.lock().unwrap().pop().unwrap();
-    let estimate = estimate_tokens(&sent.system, &sent.messages, &sent.tools);
+    let estimate = estimate_tokens(&quick.divisors(), &sent.system, &sent.messages, &sent.tools);
     let call = worst_case(Some(PRICE), estimate, sent.max_tokens).unwrap();
     // Worth ten calls, not eleven.
     let cap = MicroUsd(call.0 * 10 + call.0 / 2);

@@ -197,7 +197,8 @@ impl ExplicitCache {
 
 /// The cacheable part's tokens by the context estimate: the system prompt and the tools.
 fn estimate(request: &ModelRequest) -> u64 {
-    kakeibo_core::context::estimate_tokens(&request.system, &[], &request.tools)
+    let divisors = kakeibo_core::context::Divisors::GEMINI;
+    kakeibo_core::context::estimate_tokens(&divisors, &request.system, &[], &request.tools)
 }
 
 /// The provider's answer that the content is below its minimum.
