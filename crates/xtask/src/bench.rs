@@ -137,11 +137,6 @@ pub fn run(only: &[String]) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Writes every dirty page back now, so a benchmark does not run under the write-back of the one
-/// before it: the import leaves a few hundred megabytes of log behind, and the checkpoint that
-/// follows is spread over minutes, its writes competing with the next benchmark's commits for the
-/// disk. A server that refuses (`CHECKPOINT` needs `pg_checkpoint`) is said so, and the benchmark
-/// runs anyway.
 /// The time now, as the reports write it.
 pub fn now() -> Result<String> {
     Ok(Cmd::new("date")
@@ -151,6 +146,11 @@ pub fn now() -> Result<String> {
         .to_owned())
 }
 
+/// Writes every dirty page back now, so a benchmark does not run under the write-back of the one
+/// before it: the import leaves a few hundred megabytes of log behind, and the checkpoint that
+/// follows is spread over minutes, its writes competing with the next benchmark's commits for the
+/// disk. A server that refuses (`CHECKPOINT` needs `pg_checkpoint`) is said so, and the benchmark
+/// runs anyway.
 fn checkpoint(owner_url: &str) {
     let done = pg::psql(owner_url).and_then(|psql| psql.args(["-tAc", "CHECKPOINT"]).output_ok());
     if let Err(e) = done {
