@@ -172,8 +172,12 @@ impl Exchange {
             .collect();
         let census = Census::of(&request.system, &messages, &tools);
         // The reference's classes: the same characters with the digits back where they were.
-        let prose_only = Census::of(&request.system, &prose_part(&messages), &[]);
-        let prose_chars = prose_only.prose + prose_only.digits;
+        let texts = messages.iter().flat_map(|m| &m.content).map(|b| match b {
+            Block::Text { text, .. } | Block::ThoughtSummary { text, .. } => text.chars().count(),
+            Block::ToolUse { .. } | Block::ToolResult { .. } => 0,
+        });
+        let prose_chars =
+            u64::try_from(request.system.chars().count() + texts.sum::<usize>()).unwrap_or(u64::MAX);
         let reference = (prose_chars, census.total() - census.opaque - prose_chars);
         let readable = census.prose + census.json + census.declarations + census.digits;
         let json = census.json + census.declarations;
@@ -188,22 +192,6 @@ impl Exchange {
             json_share: ratio(json, readable) * 100.0,
         })
     }
-}
-
-/// The messages' text and thought blocks alone.
-fn prose_part(messages: &[Message]) -> Vec<Message> {
-    messages
-        .iter()
-        .map(|m| Message {
-            role: m.role,
-            content: m
-                .content
-                .iter()
-                .filter(|b| matches!(b, Block::Text { .. } | Block::ThoughtSummary { .. }))
-                .cloned()
-                .collect(),
-        })
-        .collect()
 }
 
 #[allow(clippy::cast_precision_loss)] // character and token counts, far below 2^52

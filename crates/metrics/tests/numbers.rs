@@ -16,7 +16,7 @@ fn the_readme_numbers_agree_with_a_fresh_measurement() {
     let differences = check(&Inputs {
         root: kakeibo_testkit::workspace_root(),
         exchanges: Some(exchanges),
-        recorded: Recorded::Latest,
+        recorded: Recorded::AsInReadme,
     })
     .unwrap();
     assert!(
@@ -113,4 +113,40 @@ fn the_fit_recovers_known_divisors() {
         })
         .collect();
     assert!(estimator::fit(&blind.iter().collect::<Vec<_>>()).is_none());
+}
+
+/// The figures are read from the report `kakeibo-evals` writes, by its own field names.
+#[test]
+fn an_evaluation_report_is_read_as_kakeibo_evals_writes_it() {
+    let now = chrono::Utc::now();
+    let injection = kakeibo_evals::injection::InjectionSummary {
+        scenarios: vec![],
+        not_run: vec![],
+        block_rate: 100.0,
+        resist_rate: 83.3,
+        answered_rate: 50.0,
+        flagged_rate: 0.0,
+    };
+    let report = kakeibo_evals::report::EvalReport::assemble(
+        now,
+        now,
+        "gemini".into(),
+        "gemini-3.6-flash".into(),
+        "judge".into(),
+        "cli".into(),
+        Some("smoke".into()),
+        vec![],
+        vec![],
+        Some(injection),
+    );
+    let figures: kakeibo_metrics::reports::EvalFigures =
+        serde_json::from_str(&serde_json::to_string(&report).unwrap()).unwrap();
+    assert_eq!(
+        (figures.provider.as_str(), figures.model.as_str()),
+        ("gemini", "gemini-3.6-flash")
+    );
+    assert_eq!(figures.filter.as_deref(), Some("smoke"));
+    assert_eq!(figures.task_count, 0);
+    let injection = figures.injection.unwrap();
+    assert_eq!((injection.block_rate, injection.resist_rate), (100.0, 83.3));
 }
