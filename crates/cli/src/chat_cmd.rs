@@ -28,7 +28,10 @@ use serde_json::{Value, json};
 use tokio::sync::{Mutex, mpsc};
 use uuid::Uuid;
 
-use crate::{DbArgs, pool};
+use crate::{
+    DbArgs, pool,
+    terminal::{json as json_text, visible, visible_lines},
+};
 
 /// Exit status of a one-shot run that stopped short (iteration cap, stuck, length limit, blocked).
 pub const EXIT_STOPPED_SHORT: u8 = 2;
@@ -250,7 +253,9 @@ fn human_events(styled: bool, to_stderr: bool) -> impl Fn(TurnEvent) + Send + Sy
         let mut stderr = std::io::stderr();
         let side: &mut dyn Write = if to_stderr { &mut stderr } else { &mut stdout };
         match event {
-            TurnEvent::Token(delta) => put(&mut std::io::stdout(), &delta),
+            // Each piece as it comes: a sequence split across two pieces starts with ESC, which
+            // is shown as `\x1b` in the first.
+            TurnEvent::Token(delta) => put(&mut std::io::stdout(), &visible_lines(&delta)),
             TurnEvent::ToolCall {
                 name, input, tier, ..
             } => {
@@ -261,7 +266,11 @@ fn human_events(styled: bool, to_stderr: bool) -> impl Fn(TurnEvent) + Send + Sy
                         "\n{}\n",
                         dim(
                             styled,
-                            &format!("  {glyph} {name} {}", one_line(&input.to_string(), 80))
+                            &format!(
+                                "  {glyph} {} {}",
+                                visible(&name),
+                                visible(&one_line(&input.to_string(), 80))
+                            )
                         )
                     ),
                 );
@@ -283,7 +292,10 @@ fn human_events(styled: bool, to_stderr: bool) -> impl Fn(TurnEvent) + Send + Sy
                     side,
                     &format!(
                         "{}\n",
-                        dim(styled, &format!("    {mark} {}", one_line(&summary, 100)))
+                        dim(
+                            styled,
+                            &format!("    {mark} {}", visible(&one_line(&summary, 100)))
+                        )
                     ),
                 );
             }
@@ -319,12 +331,10 @@ pub async fn print(args: PrintArgs) -> u8 {
         Ok(code) => code,
         Err(e) => {
             if format != OutputFormat::Text {
-                crate::outln!(
-                    "{}",
-                    json!({"type": "result", "status": "error", "error": format!("{e:#}")})
-                );
+                let result = json!({"type": "result", "status": "error", "error": format!("{e:#}")});
+                crate::outln!("{}", json_text(&result.to_string()));
             }
-            eprintln!("kakeibo: error: {e:#}");
+            eprintln!("kakeibo: error: {}", visible_lines(&format!("{e:#}")));
             1
         }
     }
@@ -341,7 +351,7 @@ async fn print_inner(args: PrintArgs) -> Result<u8> {
     let styled = std::io::stderr().is_terminal();
     let streamed = |event: TurnEvent| {
         if let Some(event) = kakeibo_core::Event::of(event) {
-            crate::outln!("{}", event.to_json());
+            crate::outln!("{}", json_text(&event.to_json().to_string()));
         }
     };
     let human = human_events(styled, true);
@@ -367,12 +377,13 @@ async fn print_inner(args: PrintArgs) -> Result<u8> {
         OutputFormat::Text => {
             crate::outln!();
             if let Some(notice) = stop_notice(&turn) {
-                eprintln!("kakeibo: {notice}");
+                eprintln!("kakeibo: {}", visible_lines(&notice));
             }
             eprintln!("{}", dim(styled, &footer(&turn, latency)));
         }
         OutputFormat::Json | OutputFormat::StreamJson => {
-            crate::outln!("{}", result_json(&turn, &session, status, stop, answer, latency));
+            let result = result_json(&turn, &session, status, stop, answer, latency);
+            crate::outln!("{}", json_text(&result.to_string()));
         }
     }
     Ok(exit_code(stop))
@@ -476,7 +487,7 @@ fn inline_policy(lines: &Lines, styled: bool) -> ConfirmPolicy {
     let lines = Arc::clone(lines);
     ConfirmPolicy::Inline(Box::new(move |write: &PendingWrite| {
         let lines = Arc::clone(&lines);
-        let question = format!("\n  ✎ {} — allow? [y/N] ", write.summary);
+        let question = format!("\n  ✎ {} — allow? [y/N] ", visible(&write.summary));
         Box::pin(async move {
             put(
                 &mut std::io::stdout(),
@@ -577,12 +588,12 @@ pub async fn repl(args: ChatArgs) -> Result<()> {
                     Ok(Some(turn)) => {
                         crate::outln!();
                         if let Some(notice) = stop_notice(&turn) {
-                            crate::outln!("{notice}");
+                            crate::outln!("{}", visible_lines(&notice));
                         }
                         crate::outln!("{}", dim(styled, &footer(&turn, started.elapsed())));
                     }
                     Ok(None) => crate::outln!("\n(aborted)"),
-                    Err(e) => eprintln!("kakeibo: {e:#}"),
+                    Err(e) => eprintln!("kakeibo: {}", visible_lines(&format!("{e:#}"))),
                 }
             }
         }

@@ -14,7 +14,10 @@ use kakeibo_ledger::{
 };
 use serde_json::Value;
 
-use crate::{DbArgs, pool, table};
+use crate::{
+    DbArgs, pool, table,
+    terminal::{json, visible},
+};
 
 #[derive(Debug, Args)]
 #[allow(clippy::struct_excessive_bools)] // Command-line flags.
@@ -135,7 +138,7 @@ pub async fn run(args: ImportArgs) -> Result<()> {
     tx.commit().await?;
     let preview = import::preview(plan_id, &plan);
     if args.json {
-        crate::outln!("{}", serde_json::to_string_pretty(&preview)?);
+        crate::outln!("{}", json(&serde_json::to_string_pretty(&preview)?));
     } else {
         print_preview(&preview);
     }
@@ -151,7 +154,7 @@ pub async fn run(args: ImportArgs) -> Result<()> {
         && !confirm(&format!(
             "Import {} into {}? [y/N] ",
             count(plan.rows_to_add() as u64, "row", "rows"),
-            account_names(&preview)
+            visible(&account_names(&preview))
         ))?
     {
         eprintln!("not imported; nothing was added");
@@ -178,7 +181,7 @@ pub async fn run(args: ImportArgs) -> Result<()> {
     tx.commit().await?;
     bar.finish_and_clear();
     if args.json {
-        crate::outln!("{}", serde_json::to_string_pretty(&report)?);
+        crate::outln!("{}", json(&serde_json::to_string_pretty(&report)?));
     } else {
         crate::outln!(
             "imported {} ({} uncategorised){}",
@@ -204,9 +207,9 @@ fn mapping(args: &ImportArgs) -> Result<Mapping> {
             if !file.unused.is_empty() {
                 eprintln!(
                     "{} is {}; kakeibo does not use {}",
-                    path.display(),
-                    file.kind,
-                    file.unused.join(", ")
+                    visible(&path.display().to_string()),
+                    visible(&file.kind),
+                    visible(&file.unused.join(", "))
                 );
             }
             file.mapping
@@ -410,10 +413,10 @@ fn print_lines(
 
 fn print_preview(p: &Value) {
     let f = &p["format"];
-    crate::outln!("{}", text(&p["filename"]));
-    crate::outln!("{}", text(&p["layout"]));
+    crate::outln!("{}", visible(&text(&p["filename"])));
+    crate::outln!("{}", visible(&text(&p["layout"])));
     if let Some(check) = p["balance_check"].as_str() {
-        crate::outln!("{check}");
+        crate::outln!("{}", visible(check));
     }
     if f["date_order_assumed"] == true {
         let (read, other) = if f["date_order"] == "month_first" {
@@ -427,9 +430,9 @@ fn print_preview(p: &Value) {
         );
     }
     crate::outln!();
-    crate::outln!("{}", counts_line(p));
+    crate::outln!("{}", visible(&counts_line(p)));
     if let (Some(from), Some(to)) = (p["date_range"]["from"].as_str(), p["date_range"]["to"].as_str()) {
-        crate::outln!("from {from} to {to}");
+        crate::outln!("from {} to {}", visible(from), visible(to));
     }
     let money: Vec<String> = [("money in", &p["money_in"]), ("money out", &p["money_out"])]
         .into_iter()
@@ -439,7 +442,7 @@ fn print_preview(p: &Value) {
         })
         .collect();
     if !money.is_empty() {
-        crate::outln!("{}", money.join("   "));
+        crate::outln!("{}", visible(&money.join("   ")));
     }
     if p["first_rows"].as_array().is_some_and(|r| !r.is_empty()) {
         crate::outln!();
@@ -488,6 +491,6 @@ fn print_preview(p: &Value) {
     );
     if let Some(line) = lines_line(&p["lines"]) {
         crate::outln!();
-        crate::outln!("{line}");
+        crate::outln!("{}", visible(&line));
     }
 }

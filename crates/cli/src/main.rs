@@ -20,6 +20,7 @@ mod operator_cmd;
 mod providers_cmd;
 mod report_cmd;
 mod table;
+mod terminal;
 
 use std::{path::PathBuf, process::ExitCode};
 
@@ -154,7 +155,7 @@ async fn acp(owner: uuid::Uuid, hooks: Option<PathBuf>) -> ExitCode {
     match served.await {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("kakeibo: error: {err:#}");
+            eprintln!("kakeibo: error: {}", terminal::visible_lines(&format!("{err:#}")));
             ExitCode::FAILURE
         }
     }
@@ -205,7 +206,7 @@ async fn main() -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("kakeibo: error: {err:#}");
+            eprintln!("kakeibo: error: {}", terminal::visible_lines(&format!("{err:#}")));
             ExitCode::FAILURE
         }
     }
@@ -232,7 +233,7 @@ async fn reap(args: &DbArgs) -> Result<()> {
     let reaped = kakeibo_operator::housekeeping::reap(&pool, chrono::Utc::now())
         .await
         .context("reaping")?;
-    outln!("{}", serde_json::to_string_pretty(&reaped)?);
+    outln!("{}", terminal::json(&serde_json::to_string_pretty(&reaped)?));
     Ok(())
 }
 

@@ -44,7 +44,7 @@ pub async fn run(args: OperatorArgs) -> Result<()> {
                 .with_context(|| format!("making {email} an operator"))?;
             crate::outln!(
                 "operator {} ({}); add it to ADMIN_EMAILS to open the admin pages",
-                visitor.email.unwrap_or_default(),
+                crate::terminal::visible(&visitor.email.unwrap_or_default()),
                 visitor.id
             );
         }

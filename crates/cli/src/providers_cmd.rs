@@ -7,6 +7,8 @@ use clap::{Args, Subcommand};
 use kakeibo_core::{Message, ModelRequest, StopReason, provider::complete};
 use kakeibo_providers::select::{Choice, ModelRole, SelectError, Settings};
 
+use crate::terminal::visible;
+
 #[derive(Debug, Args)]
 pub struct ProvidersArgs {
     #[command(subcommand)]
@@ -76,7 +78,7 @@ async fn check(args: &CheckArgs) -> ExitCode {
             return ExitCode::from(2);
         }
         Err(e) => {
-            eprintln!("kakeibo: error: {e}");
+            eprintln!("kakeibo: error: {}", visible(&e.to_string()));
             return ExitCode::FAILURE;
         }
     };
@@ -105,7 +107,7 @@ async fn check(args: &CheckArgs) -> ExitCode {
                 }
             }
             Err(e) => {
-                outln!("{label:<11} not set: {e}");
+                outln!("{label:<11} not set: {}", visible(&e.to_string()));
                 complete_settings = false;
             }
         }
@@ -134,7 +136,7 @@ async fn check(args: &CheckArgs) -> ExitCode {
                 complete_settings
             }
             Err(e) => {
-                outln!("call        not possible: {e}");
+                outln!("call        not possible: {}", visible(&e.to_string()));
                 false
             }
         }
@@ -158,7 +160,7 @@ async fn call(settings: &Settings<'_>) -> bool {
     let provider = match settings.provider(ModelRole::Agent) {
         Ok(provider) => provider,
         Err(e) => {
-            outln!("call        not made: {e}");
+            outln!("call        not made: {}", visible(&e.to_string()));
             return false;
         }
     };
@@ -173,9 +175,11 @@ async fn call(settings: &Settings<'_>) -> bool {
         Ok(reply) => {
             let text: String = reply.message.text().chars().take(60).collect();
             let version = reply.model_version.unwrap_or_else(|| provider.model().to_owned());
+            let version = visible(&version);
             outln!(
-                "call        answered in {} ms by {version}: {text:?} ({} tokens in, {} out)",
+                "call        answered in {} ms by {version}: {} ({} tokens in, {} out)",
                 started.elapsed().as_millis(),
+                visible(&format!("{text:?}")),
                 reply.usage.input_tokens,
                 reply.usage.output_tokens
             );
@@ -186,8 +190,9 @@ async fn call(settings: &Settings<'_>) -> bool {
         }
         Err(e) => {
             outln!(
-                "call        failed after {} ms: {e}",
-                started.elapsed().as_millis()
+                "call        failed after {} ms: {}",
+                started.elapsed().as_millis(),
+                visible(&e.to_string())
             );
             false
         }

@@ -6,7 +6,10 @@ use kakeibo_ledger::OwnerId;
 use kakeibo_tools::{Scope, registry};
 use serde_json::{Value, json};
 
-use crate::{DbArgs, pool, table};
+use crate::{
+    DbArgs, pool, table,
+    terminal::{json, visible},
+};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum Report {
@@ -84,7 +87,7 @@ pub async fn run(args: ReportArgs) -> Result<()> {
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     if args.json {
-        crate::outln!("{}", serde_json::to_string_pretty(&out)?);
+        crate::outln!("{}", json(&serde_json::to_string_pretty(&out)?));
         return Ok(());
     }
     print(args.report, &out);
@@ -115,9 +118,9 @@ fn print(report: Report, out: &Value) {
         Report::Spend => {
             crate::outln!(
                 "{} to {}, by {}",
-                s(&out["period"]["from"]),
-                s(&out["period"]["to"]),
-                s(&out["group_by"])
+                visible(&s(&out["period"]["from"])),
+                visible(&s(&out["period"]["to"])),
+                visible(&s(&out["group_by"]))
             );
             let rows: Vec<Vec<String>> = list("groups")
                 .iter()
@@ -128,10 +131,10 @@ fn print(report: Report, out: &Value) {
                 .iter()
                 .map(|t| s(&t["formatted"]))
                 .collect();
-            crate::outln!("total spending: {}", totals.join(", "));
+            crate::outln!("total spending: {}", visible(&totals.join(", ")));
         }
         Report::Budget => {
-            crate::outln!("{}", s(&out["month"]));
+            crate::outln!("{}", visible(&s(&out["month"])));
             let rows: Vec<Vec<String>> = list("categories")
                 .iter()
                 .map(|c| {
@@ -153,7 +156,7 @@ fn print(report: Report, out: &Value) {
                 .collect();
             table::print(&["category", ">budget", ">spent", ">left", ">used", ""], &rows);
             if let Some(note) = out["note"].as_str() {
-                crate::outln!("{note}");
+                crate::outln!("{}", visible(note));
             }
         }
         Report::Recurring => {
@@ -185,10 +188,10 @@ fn print(report: Report, out: &Value) {
                 .iter()
                 .map(|t| s(&t["formatted"]))
                 .collect();
-            crate::outln!("monthly commitment: {}", commitment.join(", "));
+            crate::outln!("monthly commitment: {}", visible(&commitment.join(", ")));
         }
         Report::Anomalies => {
-            crate::outln!("{}", s(&out["month"]));
+            crate::outln!("{}", visible(&s(&out["month"])));
             let rows: Vec<Vec<String>> = list("anomalies")
                 .iter()
                 .map(|a| {
@@ -203,7 +206,7 @@ fn print(report: Report, out: &Value) {
                 .collect();
             table::print(&["date", "kind", "description", ">amount", "why"], &rows);
             if let Some(note) = out["note"].as_str() {
-                crate::outln!("{note}");
+                crate::outln!("{}", visible(note));
             }
         }
         Report::Accounts => {

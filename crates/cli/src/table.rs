@@ -1,12 +1,20 @@
 //! Plain aligned tables for the terminal.
 
+use crate::terminal::visible;
+
 /// Prints `rows` under `header`, each column as wide as its widest cell; columns whose header
-/// starts with `>` are right-aligned (the `>` is not printed).
+/// starts with `>` are right-aligned (the `>` is not printed). Every cell is shown with
+/// [`visible`]: a cell is one line, and nothing in it reaches the terminal as a control.
 pub fn print(header: &[&str], rows: &[Vec<String>]) {
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|row| row.iter().map(|cell| visible(cell).into_owned()).collect())
+        .collect();
+    let right = |i: usize| header.get(i).is_some_and(|h| h.starts_with('>'));
     let width = |i: usize| {
         rows.iter()
             .map(|r| r.get(i).map_or(0, |c| c.chars().count()))
-            .chain(std::iter::once(header[i].trim_start_matches('>').chars().count()))
+            .chain(header.get(i).map(|h| h.trim_start_matches('>').chars().count()))
             .max()
             .unwrap_or(0)
     };
@@ -16,8 +24,10 @@ pub fn print(header: &[&str], rows: &[Vec<String>]) {
             .iter()
             .enumerate()
             .map(|(i, cell)| {
-                let pad = widths[i].saturating_sub(cell.chars().count());
-                if header[i].starts_with('>') {
+                let pad = widths
+                    .get(i)
+                    .map_or(0, |w| w.saturating_sub(cell.chars().count()));
+                if right(i) {
                     format!("{}{cell}", " ".repeat(pad))
                 } else {
                     format!("{cell}{}", " ".repeat(pad))
@@ -36,7 +46,7 @@ pub fn print(header: &[&str], rows: &[Vec<String>]) {
             .map(String::as_str)
             .collect(),
     );
-    for row in rows {
+    for row in &rows {
         line(row.iter().map(String::as_str).collect());
     }
 }

@@ -440,3 +440,61 @@ async fn a_hooks_file_blocks_a_budget_and_a_secret_in_both_modes(pool: PgPool) {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("\"PreTooluse\" is not a hook event"));
 }
+
+/// The characters of `text` a terminal would act on: ESC, BEL, an 8-bit CSI, a right-to-left
+/// override.
+fn raw_controls(text: &str) -> Vec<char> {
+    text.chars()
+        .filter(|c| matches!(c, '\x1b' | '\x07' | '\u{9b}' | '\u{202e}'))
+        .collect()
+}
+
+/// A model's answer, its tool calls and the `[y/N]` question about a write it asks for reach the
+/// terminal with their controls shown as escapes (the answer keeps its line breaks and tabs); the
+/// JSON formats escape them too, and still read back as what the model said.
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn model_text_reaches_the_terminal_with_controls_escaped(pool: PgPool) {
+    let out = kakeibo(
+        &pool,
+        Some("controls"),
+        &["chat"],
+        "remember this\nn\nhello\n/exit\n",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(raw_controls(&stdout).is_empty(), "{:?}", raw_controls(&stdout));
+    assert!(raw_controls(&stderr).is_empty(), "{stderr:?}");
+    for shown in [
+        "Saving\\x1b[1A\\x1b[2K.",
+        "✎ memory_save",
+        "Remember (note\\x1b]52;c;aGk=\\x07): \"pay \\u{202e}DNUFER \\x1b]8;;http://evil\\x1b\\label\\x1b]8;;\\x1b\\ now\" — allow? [y/N] n",
+        "Not saved\\x1b[2K.",
+        "Line one\\x1b[1A\\x1b[2K\nline\ttwo \\u{202e}DESREVER\\u{9b}31m",
+    ] {
+        assert!(stdout.contains(shown), "{shown}\nin\n{stdout}");
+    }
+
+    let text = kakeibo(&pool, Some("controls"), &["-p", "hello"], "");
+    let stdout = String::from_utf8_lossy(&text.stdout);
+    assert_eq!(text.status.code(), Some(0), "{stdout}");
+    assert!(raw_controls(&stdout).is_empty(), "{stdout:?}");
+    assert!(stdout.contains("\\u{202e}DESREVER\\u{9b}31m"), "{stdout}");
+
+    for format in ["json", "stream-json"] {
+        let out = kakeibo(
+            &pool,
+            Some("controls"),
+            &["-p", "hello", "--output-format", format],
+            "",
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{stdout}");
+        assert!(raw_controls(&stdout).is_empty(), "{format}: {stdout:?}");
+        let last: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+        assert_eq!(
+            last["answer"],
+            "Line one\x1b[1A\x1b[2K\nline\ttwo \u{202e}DESREVER\u{9b}31m"
+        );
+    }
+}

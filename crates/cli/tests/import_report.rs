@@ -244,3 +244,87 @@ async fn date_order_flag_reads_two_digit_years_first(pool: PgPool) {
     let rejected = text(&kakeibo(&["import", file, "--date-order", "ydm"], &url, ""));
     assert!(rejected.contains("possible values: dmy, mdy, ymd"), "{rejected}");
 }
+
+/// A statement's text reaches the terminal as text: a description that moves the cursor up and
+/// erases the row above, sets the clipboard (OSC 52), hides a link (OSC 8) or turns the line
+/// around (U+202E) is shown with those controls as visible escapes, in the preview a person reads
+/// before answering [y/N], and in the JSON preview too.
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn import_preview_shows_controls_in_descriptions_as_escapes(pool: PgPool) {
+    use std::fmt::Write as _;
+    let url = pool.connect_options().to_url_lossy().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("evil.csv");
+    // One sequence a row, each within the 40 characters of the preview's description column; the
+    // preview shows the first three rows and the last three.
+    let descriptions = [
+        "ERASE\x1b[1A\x1b[2K",
+        "CLIP\x1b]52;c;ZWNobyBvd25lZA==\x07",
+        "LINK\x1b]8;;http://evil\x1b\\label\x1b]8;;\x1b\\",
+        "TURN \u{202e}DNUFER",
+    ];
+    let row = |day: u32, description: &str| format!("2025-01-{day},\"{description}\",-50.00\n");
+    let mut csv = "Date,Description,Amount\n".to_owned();
+    for (day, description) in (13..).zip(&descriptions[..3]) {
+        csv.push_str(&row(day, description));
+    }
+    // Enough plain rows that the controls stay well under the importer's share for a text file.
+    for day in 16..28 {
+        writeln!(csv, "2025-01-{day},GROCERY STORE NUMBER {day},-{day}.00").unwrap();
+    }
+    csv.push_str(&row(28, descriptions[3]));
+    std::fs::write(&file, csv).unwrap();
+    let file = file.to_str().unwrap();
+
+    let raw = |bytes: &[u8]| {
+        let text = String::from_utf8_lossy(bytes).into_owned();
+        let found: Vec<char> = text
+            .chars()
+            .filter(|c| matches!(c, '\x1b' | '\x07' | '\u{9b}' | '\u{202e}'))
+            .collect();
+        (text, found)
+    };
+    let dry = kakeibo(&["import", file, "--dry-run", "--currency", "INR"], &url, "");
+    assert!(dry.status.success(), "{}", text(&dry));
+    let (shown, found) = raw(&dry.stdout);
+    assert!(found.is_empty(), "raw controls {found:?} on stdout:\n{shown:?}");
+    assert!(shown.contains("16 rows to add into Checking"), "{shown}");
+    for escaped in [
+        "ERASE\\x1b[1A\\x1b[2K",
+        "CLIP\\x1b]52;c;ZWNobyBvd25lZA==\\x07",
+        "LINK\\x1b]8;;http://evil\\x1b\\label\\x1b]8;;\\x1b\\",
+        "TURN \\u{202e}DNUFER",
+    ] {
+        assert!(shown.contains(escaped), "{escaped} in\n{shown}");
+    }
+    // The table's columns line up on what is shown: the amounts end in one column.
+    let ends: Vec<usize> = shown
+        .lines()
+        .filter(|l| l.ends_with("-₹50.00"))
+        .map(|l| l.chars().count())
+        .collect();
+    assert!(
+        ends.len() == 4 && ends.iter().all(|e| *e == ends[0]),
+        "{ends:?}\n{shown}"
+    );
+    assert!(!text(&dry).contains('\x1b'), "{:?}", text(&dry));
+
+    let json = kakeibo(
+        &["import", file, "--dry-run", "--currency", "INR", "--json"],
+        &url,
+        "",
+    );
+    assert!(json.status.success(), "{}", text(&json));
+    let (shown, found) = raw(&json.stdout);
+    assert!(found.is_empty(), "raw controls {found:?} in the JSON:\n{shown:?}");
+    let preview: serde_json::Value = serde_json::from_str(&shown).unwrap();
+    // The JSON still says exactly what the file said, once its escapes are read.
+    let kept: Vec<&str> = ["first_rows", "last_rows"]
+        .iter()
+        .flat_map(|key| preview[key].as_array().unwrap())
+        .filter_map(|r| r["description"].as_str())
+        .collect();
+    for description in descriptions {
+        assert!(kept.contains(&description), "{description:?} in {kept:?}");
+    }
+}
