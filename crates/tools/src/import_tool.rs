@@ -201,34 +201,47 @@ async fn read_upload(
     found.ok_or(ToolsError::NoUpload(upload))
 }
 
-/// A file under the import folder, and nowhere else: the path is resolved (symbolic links
-/// included) and must stay inside the folder. Refusals name the rule, never the file's content.
+/// A file under the import folder, and nowhere else. The file is opened once, beneath the folder
+/// (no `..` above it, no absolute path, no symbolic link that leads out, however the folder
+/// changes meanwhile), and what is read is that open file: its kind and size are the handle's.
+/// Every path that is not a readable file inside the folder is refused with one sentence, so a
+/// refusal never tells whether something exists outside it; no refusal quotes the file's content.
 pub fn read_confined(root: Option<&Path>, path: &str) -> Result<(String, Vec<u8>), ToolError> {
+    use cap_fs_ext::OpenOptionsSyncExt as _;
+    use std::io::Read as _;
+
     let refuse = |why: &str| ToolError::Refused(format!("{path:?} cannot be imported: {why}"));
-    let root = root.ok_or_else(|| refuse("this kakeibo reads uploaded statements only, not server paths"))?;
-    let root = root
-        .canonicalize()
-        .map_err(|_| refuse("the import folder does not exist"))?;
-    let resolved = root
-        .join(path)
-        .canonicalize()
-        .map_err(|_| refuse("no such file in the import folder"))?;
-    if !resolved.starts_with(&root) {
-        return Err(refuse("only files inside the import folder can be imported"));
-    }
-    let meta = std::fs::metadata(&resolved).map_err(|_| refuse("it cannot be read"))?;
-    if !meta.is_file() {
-        return Err(refuse("it is not a file"));
-    }
-    if meta.len() > import::MAX_BYTES as u64 {
-        return Err(ToolError::Refused(format!(
-            "{path:?} is {} bytes; statements up to {} bytes are accepted",
-            meta.len(),
+    let too_big = |bytes: u64| {
+        ToolError::Refused(format!(
+            "{path:?} is {bytes} bytes; statements up to {} bytes are accepted",
             import::MAX_BYTES
-        )));
+        ))
+    };
+    let root = root.ok_or_else(|| refuse("this kakeibo reads uploaded statements only, not server paths"))?;
+    let folder = cap_std::fs::Dir::open_ambient_dir(root, cap_std::ambient_authority())
+        .map_err(|_| refuse("the import folder does not exist"))?;
+    let not_here = || refuse("no such file in the import folder");
+    // Without blocking: a named pipe in the folder is refused below (not a file), not waited on.
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.read(true).nonblock(true);
+    let file = folder.open_with(path, &options).map_err(|_| not_here())?;
+    let meta = file.metadata().map_err(|_| not_here())?;
+    if !meta.is_file() {
+        return Err(not_here());
     }
-    let bytes = std::fs::read(&resolved).map_err(|_| refuse("it cannot be read"))?;
-    let name = resolved
+    let max = import::MAX_BYTES as u64;
+    if meta.len() > max {
+        return Err(too_big(meta.len()));
+    }
+    let mut bytes = Vec::new();
+    // At most one byte past the limit, however the file grows while it is read.
+    file.take(max.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|_| not_here())?;
+    if bytes.len() as u64 > max {
+        return Err(too_big(bytes.len() as u64));
+    }
+    let name = Path::new(path)
         .file_name()
         .map_or_else(|| path.to_owned(), |n| n.to_string_lossy().into_owned());
     Ok((name, bytes))
