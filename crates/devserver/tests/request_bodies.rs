@@ -16,7 +16,7 @@ use axum::{
 use proptest::{collection::vec, prelude::*, sample::select, strategy::ValueTree, test_runner::TestRunner};
 use serde_json::{Map, Value};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use support::{Isolation, SITE, TestApp, state};
+use support::{Isolation, SITE, TestApp, state, the_rules};
 
 /// Field names the routes read, and a few they do not.
 const KEYS: &[&str] = &[
@@ -176,37 +176,6 @@ async fn sent(
     let answer = app.raw(request.body(Body::from(body.to_vec())).unwrap()).await;
     the_rules(route, &String::from_utf8_lossy(body), &answer);
     answer.status.as_u16()
-}
-
-/// No `5xx`; a refusal is JSON `{error}` with a sentence that names no Rust type.
-fn the_rules(route: &str, shown: &str, answer: &support::Answer) {
-    assert!(
-        !answer.status.is_server_error(),
-        "{route} answered {} to {shown}: {}",
-        answer.status,
-        answer.body
-    );
-    if answer.status.is_client_error() {
-        let error = answer.json()["error"].as_str().map(str::to_owned);
-        assert!(
-            error.as_ref().is_some_and(|e| !e.is_empty()),
-            "{route}, {shown}: a refusal without a sentence: {}",
-            answer.body
-        );
-        let error = error.unwrap_or_default();
-        let rust = [
-            "struct ",
-            "enum ",
-            "expected u",
-            "expected i",
-            "expected f",
-            "Failed to deserialize",
-        ];
-        assert!(
-            !rust.iter().any(|name| error.contains(name)),
-            "{route}, {shown}: the refusal speaks Rust: {error}"
-        );
-    }
 }
 
 /// Text for a query value or a path segment: printable, control characters, NUL, bytes that are

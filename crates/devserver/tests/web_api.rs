@@ -251,8 +251,18 @@ async fn the_dashboard_goes_month_by_month(_: PgPoolOptions, connect: PgConnectO
     assert_eq!(empty["spend_by_category"]["groups"], json!([]));
     assert_eq!(empty["months"], json!(months));
 
-    // A malformed month is a 400 that says what a month looks like.
-    for bad in ["2025-13", "march", "2025-3", "2025-03-01", ""] {
+    // A malformed month, or one outside the years taken, is a 400 that says what a month looks
+    // like (year 0 was a 500: the months before it are in year -1).
+    for bad in [
+        "2025-13",
+        "march",
+        "2025-3",
+        "2025-03-01",
+        "",
+        "0000-01",
+        "1899-12",
+        "10000-01",
+    ] {
         let answer = app
             .get(&format!("/api/dashboard?month={bad}"), Some(&cookie))
             .await;

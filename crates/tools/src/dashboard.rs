@@ -2,7 +2,7 @@
 //! anomalies and the month's transactions — the read tools' own figures, so the page and the
 //! agent never disagree.
 
-use chrono::NaiveDate;
+use chrono::{Datelike, NaiveDate};
 use serde_json::{Value, json};
 use sqlx::PgPool;
 
@@ -15,7 +15,12 @@ pub const DASHBOARD_MONTHS: u32 = 6;
 /// The most transactions of the month the dashboard lists (newest first).
 pub const DASHBOARD_TRANSACTIONS: i64 = 200;
 
-/// A month as the dashboard is asked for it: exactly `YYYY-MM`, a real month.
+/// The years a month may be asked for in: four digits, and none before 1900 (no statement is
+/// older; the dashboard's months before the one asked for stay in years written with four digits).
+pub const DASHBOARD_YEARS: std::ops::RangeInclusive<i32> = 1900..=9999;
+
+/// A month as the dashboard is asked for it: exactly `YYYY-MM`, a real month, in
+/// [`DASHBOARD_YEARS`].
 pub fn parse_month(text: &str) -> Result<Month, ToolsError> {
     let bytes = text.as_bytes();
     let shaped = bytes.len() == 7
@@ -27,6 +32,7 @@ pub fn parse_month(text: &str) -> Result<Month, ToolsError> {
     shaped
         .then(|| Month::parse(text))
         .flatten()
+        .filter(|month| DASHBOARD_YEARS.contains(&month.first_day.year()))
         .ok_or_else(|| ToolsError::BadMonth(text.to_owned()))
 }
 
@@ -73,9 +79,14 @@ async fn figures(owner: OwnerId, pool: &PgPool, asked: Option<Month>) -> Result<
             .ok_or_else(|| ToolsError::Calendar(format!("of {latest}")))?,
     };
     let month = chosen.label();
+    // The by-month series starts at most five months earlier, and never before year 0: the read
+    // tools take dates written YYYY-MM-DD, which a year before 0 is not (a ledger's own latest
+    // month is not held to DASHBOARD_YEARS; an asked-for one is).
     let first = chosen
         .first_day
         .checked_sub_months(chrono::Months::new(DASHBOARD_MONTHS - 1))
+        .filter(|day| day.year() >= 0)
+        .or_else(|| NaiveDate::from_ymd_opt(0, 1, 1))
         .ok_or_else(|| ToolsError::Calendar(format!("before {month}")))?;
     let tools = registry(&scope);
     let call = |name: &'static str, input: Value| {
@@ -144,11 +155,14 @@ mod tests {
 
     #[test]
     fn months_are_exactly_yyyy_mm() {
-        assert_eq!(
-            parse_month("2025-03").map(Month::label).ok().as_deref(),
-            Some("2025-03")
-        );
+        for good in ["2025-03", "1900-01", "9999-12"] {
+            assert_eq!(parse_month(good).map(Month::label).ok().as_deref(), Some(good));
+        }
         for bad in [
+            "0000-01",
+            "0000-06",
+            "0001-01",
+            "1899-12",
             "2025-3",
             "2025-13",
             "+202-03",
@@ -161,7 +175,7 @@ mod tests {
             let Err(e @ ToolsError::BadMonth(_)) = parse_month(bad) else {
                 panic!("{bad:?} was taken for a month");
             };
-            assert!(e.to_string().contains("YYYY-MM"), "{e}");
+            assert!(e.to_string().contains("YYYY-MM, from 1900-01 to 9999-12"), "{e}");
         }
     }
 }

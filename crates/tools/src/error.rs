@@ -6,7 +6,9 @@ use uuid::Uuid;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ToolsError {
-    #[error("month must be a calendar month written YYYY-MM, such as 2025-03; {0:?} is not one")]
+    #[error(
+        "month must be a calendar month written YYYY-MM, from 1900-01 to 9999-12, such as 2025-03; {0:?} is not one"
+    )]
     BadMonth(String),
     #[error("plan_id is missing")]
     MissingPlanId,

@@ -717,3 +717,20 @@ async fn reimporting_any_corpus_statement_adds_nothing(options: PgPoolOptions, c
     eprintln!("{imported_files} corpus statements imported twice: the second added nothing");
     assert!(imported_files > 40, "{imported_files}");
 }
+
+/// A ledger whose latest transaction is early in year 0 (a statement can say so): the dashboard
+/// of its latest month still answers — its by-month series starts at year 0, not in year -1,
+/// which no date the read tools take is written in.
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn the_dashboard_of_a_ledger_in_year_zero_answers(options: PgPoolOptions, connect: PgConnectOptions) {
+    let l = ledger(options, connect).await;
+    let (preview, committed) = l
+        .import("old.csv", "Date,Description,Amount\n0000-03-15,TEA,-10.00\n")
+        .await;
+    assert_eq!(committed["imported"], 1, "{preview}");
+    let dashboard = kakeibo_tools::dashboard::dashboard(l.owner, &l.owner_pool, None)
+        .await
+        .unwrap();
+    assert_eq!(dashboard["month"], "0000-03");
+    assert_eq!(dashboard["spend_by_month"]["period"]["from"], "0000-01-01");
+}

@@ -352,6 +352,41 @@ pub fn gateway_event(
     lambda_http::request::from_str(&event.to_string()).expect("the event converts")
 }
 
+/// What every answer to arbitrary input keeps to: no `5xx`; a refusal is JSON `{error}` with a
+/// sentence that names no Rust type. `shown` is the input, for the failure's message.
+pub fn the_rules(route: &str, shown: &str, answer: &Answer) {
+    assert!(
+        !answer.status.is_server_error(),
+        "{route} answered {} to {shown}: {}",
+        answer.status,
+        answer.body
+    );
+    if answer.status.is_client_error() {
+        let error = serde_json::from_str::<Value>(&answer.body)
+            .ok()
+            .and_then(|v| v["error"].as_str().map(str::to_owned));
+        assert!(
+            error.as_ref().is_some_and(|e| !e.trim().is_empty()),
+            "{route}, {shown}: a refusal without a sentence: {} {}",
+            answer.status,
+            answer.body
+        );
+        let error = error.unwrap_or_default();
+        let rust = [
+            "struct ",
+            "enum ",
+            "expected u",
+            "expected i",
+            "expected f",
+            "Failed to deserialize",
+        ];
+        assert!(
+            !rust.iter().any(|name| error.contains(name)),
+            "{route}, {shown}: the refusal speaks Rust: {error}"
+        );
+    }
+}
+
 /// Serves `app` on a free local port (real HTTP, as `kakeibo-dev` does); returns its base URL.
 pub async fn serve(app: Router) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
