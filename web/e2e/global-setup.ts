@@ -12,6 +12,8 @@ import type { TestProject } from 'vitest/node';
 const here = dirname(fileURLToPath(import.meta.url));
 export const REPO = resolve(here, '..', '..');
 export const OPERATOR = { email: 'ops@example.com', password: 'a long operator password for the e2e run' };
+/** Where the journeys' kakeibo-dev writes its mail (one JSON file a mail). */
+export const OUTBOX = resolve(REPO, 'target', 'e2e-outbox');
 
 function need(name: string): string {
   const value = process.env[name];
@@ -73,6 +75,7 @@ export async function startDev(env: Record<string, string> = {}): Promise<Dev> {
       ANON_DAILY_MESSAGE_QUOTA: '8',
       GLOBAL_DAILY_BUDGET_USD: '1000',
       RUST_LOG: process.env.RUST_LOG ?? 'warn',
+      MAIL_OUTBOX: OUTBOX,
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

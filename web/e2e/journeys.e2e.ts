@@ -1,7 +1,7 @@
 // What a visitor, a signed-up user and the operator do on the site, on the scripted demo model,
 // each journey checked twice: what the person sees, and what the database holds.
 
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { createHash, createSign } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { OPERATOR, REPO, startDev } from './global-setup';
+import { OPERATOR, OUTBOX, REPO, startDev } from './global-setup';
 import { DESKTOP, MOBILE, artifacts, pageErrors, ask, axe, closeDatabase, launch, overflow, screenshot, sql, visitor, visitorId, waitSettled } from './support';
 
 let browser: Browser;
@@ -268,7 +268,60 @@ describe('a visitor on /chat', () => {
   });
 });
 
+/** The link of the newest mail to `to` for `purpose`, as the person would click it. */
+function mailedLink(to: string, purpose: 'verify' | 'reset'): string {
+  const mails = readdirSync(OUTBOX)
+    .sort()
+    .map((name) => JSON.parse(readFileSync(resolve(OUTBOX, name), 'utf8')) as { to: string; purpose: string; link: string });
+  const mail = mails.reverse().find((m) => m.to === to && m.purpose === purpose);
+  if (!mail) throw new Error(`no ${purpose} mail to ${to} in ${OUTBOX}`);
+  return mail.link;
+}
+
 describe('an account', () => {
+  it('proves its address, forgets its password and sets a new one by mail', async () => {
+    const { context, page } = await visitor(browser);
+    const email = `forgetful-${Date.now()}@example.com`;
+    await page.goto('/sign-up');
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill('a password of some length');
+    await page.getByRole('button', { name: 'Sign up' }).click();
+    await page.waitForURL('**/chat');
+
+    await page.goto('/privacy');
+    await expect.poll(() => page.locator('main').innerText()).toMatch(/not confirmed/i);
+    await page.goto(mailedLink(email, 'verify'));
+    await expect.poll(() => page.getByRole('status').innerText()).toContain('Your address is confirmed.');
+    expect(await sql('SELECT 1 FROM users WHERE email = $1 AND email_verified_at IS NOT NULL', [email])).toHaveLength(1);
+
+    // Signed out, the password forgotten: the sign-in page offers a mailed link.
+    await page.goto('/privacy');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.goto('/sign-in');
+    await page.getByRole('link', { name: 'Forgot your password?' }).click();
+    await page.waitForURL('**/forgot-password');
+    await page.getByLabel('Email').fill(email);
+    await page.getByRole('button', { name: 'Send the link' }).click();
+    await expect.poll(() => page.getByRole('status').innerText()).toContain('a link is on its way');
+    await screenshot(page, 'forgot-password');
+
+    await page.goto(mailedLink(email, 'reset'));
+    await page.getByLabel('New password').fill('password123');
+    await page.getByRole('button', { name: 'Set the password' }).click();
+    await expect.poll(() => page.getByRole('alert').innerText()).toContain('too easy to guess');
+    await page.getByLabel('New password').fill('another phrase nobody guesses');
+    await page.getByRole('button', { name: 'Set the password' }).click();
+    await expect.poll(() => page.getByRole('status').innerText()).toContain('every session of the account has ended');
+    await screenshot(page, 'reset-password');
+
+    await page.goto('/sign-in');
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill('another phrase nobody guesses');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL('**/chat');
+    await context.close();
+  });
+
   it('signs up and keeps the ledger built anonymously', async () => {
     const { context, page } = await visitor(browser);
     await page.goto('/chat');

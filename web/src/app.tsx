@@ -16,6 +16,9 @@ const AdminPage = lazy(() => import('./pages/admin').then((m) => m.AdminPage));
 const Privacy = lazy(() => import('./pages/privacy').then((m) => m.Privacy));
 const SignIn = lazy(() => import('./pages/sign-in').then((m) => m.SignIn));
 const Terms = lazy(() => import('./pages/terms').then((m) => m.Terms));
+const ForgotPassword = lazy(() => import('./pages/password').then((m) => m.ForgotPassword));
+const ResetPassword = lazy(() => import('./pages/password').then((m) => m.ResetPassword));
+const VerifyEmail = lazy(() => import('./pages/password').then((m) => m.VerifyEmail));
 
 export function App() {
   return (
@@ -34,6 +37,9 @@ export function App() {
             <Route path="/privacy" component={Privacy} />
             <Route path="/sign-in" component={SignIn} />
             <Route path="/sign-up" component={SignIn} />
+            <Route path="/forgot-password" component={ForgotPassword} />
+            <Route path="/reset-password" component={ResetPassword} />
+            <Route path="/verify-email" component={VerifyEmail} />
             <Route path="/terms" component={Terms} />
             <Route default component={NotFound} />
           </Router>

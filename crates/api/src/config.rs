@@ -86,6 +86,8 @@ pub struct Config {
     pub bot_check: Option<crate::bot_check::BotCheckSettings>,
     /// Google sign-in (`GOOGLE_CLIENT_ID`, `GOOGLE_CLIENT_SECRET`, `GOOGLE_ISSUER`); `None`: off.
     pub google: Option<crate::google::GoogleSettings>,
+    /// Mail (`MAIL_OUTBOX` locally, `MAIL_FROM` through SES); `None`: off.
+    pub mail: Option<crate::mail::MailSettings>,
     /// Every setting, for the provider selection (`KAKEIBO_PROVIDER`, keys, models).
     pub vars: BTreeMap<String, String>,
 }
@@ -112,6 +114,7 @@ pub const SETTINGS: &[&str] = &[
     "GOOGLE_CLIENT_ID",
     "GOOGLE_CLIENT_SECRET",
     "GOOGLE_ISSUER",
+    "MAIL_FROM",
 ];
 
 /// Fills in the settings that live in Secrets Manager, leaving the others as they are:
@@ -251,6 +254,7 @@ impl Config {
             origin_verify: get("ORIGIN_VERIFY"),
             bot_check: crate::bot_check::BotCheckSettings::from_settings(get)?,
             google: crate::google::GoogleSettings::from_settings(get)?,
+            mail: crate::mail::MailSettings::from_settings(get)?,
             vars,
         })
     }

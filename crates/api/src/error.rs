@@ -269,19 +269,21 @@ impl From<ConfirmError> for ApiError {
 
 impl From<kakeibo_auth::AuthError> for ApiError {
     fn from(e: kakeibo_auth::AuthError) -> Self {
-        use kakeibo_auth::AuthError as A;
+        use kakeibo_auth::{AuthError as A, password::PasswordError};
         match e {
             A::InvalidEmail
-            | A::Password(kakeibo_auth::password::PasswordError::Length)
+            | A::Password(PasswordError::Length | PasswordError::Blank | PasswordError::Guessable(_))
             | A::AlreadySignedIn => Self::BadRequest(e.to_string()),
-            A::EmailTaken => Self::Conflict(e.to_string()),
-            A::PasswordOnly => Self::Forbidden(e.to_string()),
+            A::EmailTaken | A::UnprovenAddress => Self::Conflict(e.to_string()),
+            A::PasswordOnly | A::NoPassword => Self::Forbidden(e.to_string()),
+            A::BadToken => Self::Gone(e.to_string()),
             A::BadCredentials => Self::WrongCredentials(e.to_string()),
             A::TooManyAttempts { retry_after_secs } => Self::TooManyRequests {
                 message: e.to_string(),
                 retry_after_secs,
             },
-            A::Password(inner) => Self::internal(inner),
+            A::Password(inner @ PasswordError::Hash(_)) => Self::internal(inner),
+            A::Random(why) => Self::internal(why),
             A::Ledger(inner) => inner.into(),
         }
     }

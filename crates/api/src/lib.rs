@@ -6,7 +6,8 @@
 //! request hygiene (origin check, body limits, JSON errors, the client address); [`sse`] frames
 //! server-sent events; [`error`] is the one mapping from failures to HTTP responses; [`lambda`]
 //! runs a function's router under the Lambda runtime and [`routes`] finishes every router the
-//! same way (JSON `404`/`405`).
+//! same way (JSON `404`/`405`); [`mail`] sends the links that prove an address or reset a
+//! password.
 //!
 //! Functions depend on this crate, never on one another.
 
@@ -18,6 +19,7 @@ pub mod config;
 pub mod error;
 pub mod google;
 pub mod lambda;
+pub mod mail;
 pub mod request;
 pub mod routes;
 pub mod secrets;

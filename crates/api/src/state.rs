@@ -20,6 +20,7 @@ use crate::{
     config::{Config, ConfigError},
     error::ApiError,
     google::Google,
+    mail::{Mail, MailSettings, Mailer},
 };
 
 /// The shared state of a function.
@@ -48,6 +49,9 @@ pub struct State {
     pub bot_check: Option<BotCheck>,
     /// Google sign-in, when configured.
     pub google: Option<Google>,
+    /// Where mail goes (`MAIL_OUTBOX` or `MAIL_FROM`), made on first use; `None`: mail is off.
+    mail_settings: Option<MailSettings>,
+    mailer: tokio::sync::OnceCell<Mailer>,
 }
 
 impl std::fmt::Debug for State {
@@ -237,6 +241,8 @@ impl State {
             cheap_model,
             judge_config,
             judge: tokio::sync::OnceCell::new(),
+            mail_settings: config.mail.clone(),
+            mailer: tokio::sync::OnceCell::new(),
             config,
         })
     }
@@ -249,6 +255,31 @@ impl State {
             error: why,
             reason: "no_model",
         })
+    }
+
+    /// Sends `mail`, or `503 {reason: mail_off}` when this site has no way to send mail. A mail
+    /// that cannot be sent is a `503 {reason: mail_unavailable}` (logged, the address not).
+    pub async fn send_mail(&self, mail: &Mail) -> Result<(), ApiError> {
+        let settings = self.mail_settings.as_ref().ok_or(ApiError::Unavailable {
+            error: "this site sends no mail, so it cannot send that link".into(),
+            reason: "mail_off",
+        })?;
+        let mailer = self
+            .mailer
+            .get_or_init(|| async { settings.mailer(&crate::secrets::SdkOptions::default()).await })
+            .await;
+        mailer.send(mail).await.map_err(|e| {
+            tracing::error!(error = %e, purpose = mail.purpose, "a mail could not be sent");
+            ApiError::Unavailable {
+                error: "the mail could not be sent just now; try again in a few minutes".into(),
+                reason: "mail_unavailable",
+            }
+        })
+    }
+
+    /// Whether this site sends mail (the pages offer mailed links only then).
+    pub fn sends_mail(&self) -> bool {
+        self.mail_settings.is_some()
     }
 
     /// The decision layer's judge, when one is set and passed its probe (asked once per

@@ -1,5 +1,5 @@
-//! Loading the function's secret from Secrets Manager, against a real local `moto_server`
-//! (installed by `cargo xtask test` into the suite's Python environment).
+//! Loading the function's secret from Secrets Manager, and sending mail through SES, against a
+//! real local `moto_server` (installed by `cargo xtask test` into the suite's Python environment).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -198,4 +198,42 @@ async fn database_roles_and_the_origin_header_come_from_their_own_secrets() {
         .err()
         .map(|e| e.to_string());
     assert_eq!(err.as_deref(), Some("DB_HOST is not set"));
+}
+
+#[tokio::test]
+async fn mail_goes_through_ses_from_a_verified_sender_only() {
+    use kakeibo_api::mail::{Mail, MailSettings};
+    use kakeibo_auth::proofs::{Mailable, Purpose};
+    let Some(moto) = moto().await else { return };
+    let options = options(&moto.endpoint);
+    let settings = MailSettings::from_settings(|name| {
+        (name == "MAIL_FROM").then(|| "kakeibo <no-reply@kakeibo.example>".to_owned())
+    })
+    .unwrap()
+    .unwrap();
+    let mailer = settings.mailer(&options).await;
+    let mail = Mail::of(
+        &Mailable {
+            to: "ana@example.com".into(),
+            token: "TOKEN".into(),
+            purpose: Purpose::Reset,
+        },
+        "https://kakeibo.example",
+    );
+    let refused = mailer
+        .send(&mail)
+        .await
+        .expect_err("SES refuses a sender it has not verified");
+    assert!(refused.to_string().contains("SES"), "{refused}");
+
+    let ses = aws_sdk_sesv2::Client::new(&secrets::sdk_config(&options).await);
+    ses.create_email_identity()
+        .email_identity("no-reply@kakeibo.example")
+        .send()
+        .await
+        .expect("moto makes the identity");
+    mailer
+        .send(&mail)
+        .await
+        .expect("SES takes the mail from a verified sender");
 }

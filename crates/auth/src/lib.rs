@@ -4,7 +4,8 @@
 //! and a password. A session is an HS256 JWT ([`session`]) in the `kakeibo_session` cookie;
 //! passwords are argon2id ([`password`]); [`visitors`] creates visitors, signs them up and in
 //! (moving an anonymous visitor's rows onto the account in one transaction), slows repeated
-//! failed sign-ins, and deletes accounts.
+//! failed sign-ins per account and address, changes passwords, and deletes accounts; [`proofs`]
+//! makes and spends the one-time links mailed to prove an address or reset a password.
 //!
 //! It depends on the ledger for owners and the owner-role pool, and on nothing of HTTP.
 
@@ -12,6 +13,7 @@
 #![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
 
 pub mod password;
+pub mod proofs;
 pub mod session;
 pub mod visitors;
 

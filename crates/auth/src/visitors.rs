@@ -55,6 +55,8 @@ pub struct Visitor {
     pub demo_cloned: bool,
     /// Whether they passed the bot check (asked before a first message when one is configured).
     pub human_checked: bool,
+    /// Whether the address is proven: by the link mailed to it, or by Google.
+    pub email_verified: bool,
 }
 
 impl Visitor {
@@ -71,6 +73,19 @@ pub enum AuthError {
     Password(#[from] PasswordError),
     #[error("an account with that email exists; sign in instead")]
     EmailTaken,
+    /// Google sign-in for an address whose password account never proved it: linking would hand
+    /// the account to whoever claimed the address first.
+    #[error(
+        "an account with this address was made with a password, and the address was never \
+         confirmed: sign in with that password first, or reset it by e-mail"
+    )]
+    UnprovenAddress,
+    /// A mailed link that is unknown, used, expired, or for an address the account no longer has.
+    #[error("this link is not valid any more: it was used, it expired, or it was replaced by a newer one")]
+    BadToken,
+    /// A password change on an account that has none (made with Google): a reset link sets one.
+    #[error("this account has no password yet: set one with a reset link sent to its address")]
+    NoPassword,
     #[error("already signed in; sign out first")]
     AlreadySignedIn,
     #[error("wrong email or password")]
@@ -80,6 +95,9 @@ pub enum AuthError {
     /// An operator account is never signed in to through another provider: its password only.
     #[error("this account signs in with its password")]
     PasswordOnly,
+    /// The system's random source failed (a token could not be made).
+    #[error("no randomness for a token: {0}")]
+    Random(String),
     #[error(transparent)]
     Ledger(#[from] LedgerError),
 }
@@ -88,7 +106,8 @@ kakeibo_ledger::database_errors_are_ledger_errors!(AuthError);
 
 const VISITOR_COLUMNS: &str =
     "id, email, is_anonymous, blocked_at IS NOT NULL AS blocked, operator, session_epoch,
-     demo_cloned_at IS NOT NULL AS demo_cloned, human_checked_at IS NOT NULL AS human_checked";
+     demo_cloned_at IS NOT NULL AS demo_cloned, human_checked_at IS NOT NULL AS human_checked,
+     email_verified_at IS NOT NULL AS email_verified";
 
 /// A new anonymous visitor.
 pub async fn create_anonymous(pool: &OwnerRolePool) -> Result<Visitor, AuthError> {
@@ -106,7 +125,8 @@ pub async fn create_anonymous(pool: &OwnerRolePool) -> Result<Visitor, AuthError
 /// security shows the visitor only their own row, and most requests only read it.
 pub async fn load(app: &PgPool, owner: OwnerId) -> Result<Option<Visitor>, AuthError> {
     Ok(sqlx::query_as::<_, Visitor>(
-        "SELECT id, email, is_anonymous, blocked, operator, session_epoch, demo_cloned, human_checked
+        "SELECT id, email, is_anonymous, blocked, operator, session_epoch, demo_cloned, human_checked,
+                email_verified
          FROM app_visitor($1)",
     )
     .bind(owner.as_uuid())
@@ -142,6 +162,9 @@ pub fn normalise_email(email: &str) -> Result<String, AuthError> {
 /// are already theirs, so nothing moves. The session epoch moves on, so a token copied while the
 /// visitor was anonymous does not become an account's session.
 ///
+/// The address is only claimed: until the link mailed to it is followed
+/// ([`crate::proofs::confirm_email`]) no identity provider joins the account.
+///
 /// Each attempt counts against the email and `address_key` exactly as a sign-in's does (the same
 /// counters), so learning whether an address has an account costs as much here as there; a
 /// sign-up that succeeds takes its attempt back.
@@ -157,7 +180,7 @@ pub async fn sign_up(
         return Err(AuthError::AlreadySignedIn);
     }
     let email = normalise_email(email)?;
-    password::check_strength(password)?;
+    password::check_strength(password, Some(&email))?;
     let keys = attempt_keys(&email, address_key);
     if let Some(wait) = count_attempt(pool, &keys, now).await? {
         return Err(AuthError::TooManyAttempts {
@@ -233,6 +256,12 @@ pub async fn sign_in(
 /// linked now; else the anonymous `current` visitor made into that account (as a sign-up does,
 /// keeping its rows); else a new account. An anonymous `current` visitor's rows move onto an
 /// existing account exactly as with a password sign-in. Operator accounts are never linked.
+///
+/// Linking joins Google to an account only when that account's address is proven (its mailed
+/// link was followed) or the person is signed in to it right now (they know its password): an
+/// address claimed by a password sign-up and never proven is [`AuthError::UnprovenAddress`].
+/// Otherwise whoever signed up with someone else's address would be handed their owner's visits.
+/// A link ends every other session of the account (the caller issues a fresh one).
 pub async fn sign_in_with_google(
     pool: &OwnerRolePool,
     current: Option<&Visitor>,
@@ -242,8 +271,8 @@ pub async fn sign_in_with_google(
     let email = normalise_email(email)?;
     let anonymous = current.filter(|v| v.is_anonymous);
     // Linked already, or an account of that email to link (an operator's is refused).
-    let existing: Option<(Uuid, bool, Option<String>)> = sqlx::query_as(
-        "SELECT id, operator, google_sub FROM users
+    let existing: Option<(Uuid, bool, Option<String>, bool)> = sqlx::query_as(
+        "SELECT id, operator, google_sub, email_verified_at IS NOT NULL FROM users
          WHERE NOT is_anonymous AND (google_sub = $1 OR email = $2)
          ORDER BY (google_sub = $1) DESC NULLS LAST LIMIT 1",
     )
@@ -252,17 +281,26 @@ pub async fn sign_in_with_google(
     .fetch_optional(pool.get())
     .await?;
     let target = match existing {
-        Some((_, true, _)) => return Err(AuthError::PasswordOnly),
-        Some((id, false, linked)) => {
+        Some((_, true, _, _)) => return Err(AuthError::PasswordOnly),
+        Some((id, false, linked, proven)) => {
             if linked.as_deref() != Some(subject) {
+                let signed_in_to_it = current.is_some_and(|v| v.id == id && !v.is_anonymous);
+                if linked.is_none() && !proven && !signed_in_to_it {
+                    return Err(AuthError::UnprovenAddress);
+                }
                 // The email's account, linked to this Google account from now on (unless another
-                // Google account holds it: then this one is a stranger to it).
-                let linked_now =
-                    sqlx::query("UPDATE users SET google_sub = $2 WHERE id = $1 AND google_sub IS NULL")
-                        .bind(id)
-                        .bind(subject)
-                        .execute(pool.get())
-                        .await?;
+                // Google account holds it: then this one is a stranger to it), its address proven
+                // by Google, and every other session of it ended.
+                let linked_now = sqlx::query(
+                    "UPDATE users SET google_sub = $2, email_verified_at = coalesce(email_verified_at, now()),
+                            session_epoch = session_epoch + 1
+                     WHERE id = $1 AND google_sub IS NULL AND (email_verified_at IS NOT NULL OR $3)",
+                )
+                .bind(id)
+                .bind(subject)
+                .bind(signed_in_to_it)
+                .execute(pool.get())
+                .await?;
                 if linked_now.rows_affected() == 0 {
                     return Err(AuthError::EmailTaken);
                 }
@@ -273,7 +311,8 @@ pub async fn sign_in_with_google(
             let made = match anonymous {
                 Some(visitor) => {
                     sqlx::query_scalar::<_, Uuid>(
-                        "UPDATE users SET email = $2, google_sub = $3, is_anonymous = false, session_epoch = session_epoch + 1
+                        "UPDATE users SET email = $2, google_sub = $3, is_anonymous = false,
+                                email_verified_at = now(), session_epoch = session_epoch + 1
                          WHERE id = $1 AND is_anonymous RETURNING id",
                     )
                     .bind(visitor.id)
@@ -284,7 +323,8 @@ pub async fn sign_in_with_google(
                 }
                 None => {
                     sqlx::query_scalar::<_, Uuid>(
-                        "INSERT INTO users (email, google_sub, is_anonymous) VALUES ($1, $2, false) RETURNING id",
+                        "INSERT INTO users (email, google_sub, is_anonymous, email_verified_at)
+                         VALUES ($1, $2, false, now()) RETURNING id",
                     )
                     .bind(&email)
                     .bind(subject)
@@ -311,15 +351,19 @@ pub async fn sign_in_with_google(
     load(pool.get(), target).await?.ok_or(AuthError::BadCredentials)
 }
 
-/// The counters an attempt on `email` from `address_key` counts against: the account's, and the
-/// address's when it is known.
-fn attempt_keys(email: &str, address_key: Option<&str>) -> Vec<String> {
-    std::iter::once(format!("account:{email}"))
-        .chain(address_key.map(|k| format!("address:{k}")))
-        .collect()
+/// The counters an attempt on `email` from `address_key` counts against: the account's from that
+/// address, and the address's. Never the account's alone: failures from one address would then
+/// lock its owner out from every other. Without an address (a caller that has none), the
+/// account's.
+pub(crate) fn attempt_keys(email: &str, address_key: Option<&str>) -> Vec<String> {
+    match address_key {
+        Some(address) => vec![format!("account:{email}|{address}"), format!("address:{address}")],
+        None => vec![format!("account:{email}")],
+    }
 }
 
-/// A success clears the account's count and takes this attempt back from the address's.
+/// A success clears the first key's count (the account's from this address) and takes this
+/// attempt back from the address's.
 async fn take_back(pool: &OwnerRolePool, keys: &[String]) -> Result<(), AuthError> {
     if let Some(account) = keys.first() {
         sqlx::query("DELETE FROM sign_in_failures WHERE key = $1")
@@ -350,7 +394,7 @@ const UNUSABLE_HASH: &str =
 /// Counts this attempt against every key before the password is checked, so concurrent guesses
 /// are counted too; answers how long the caller must still wait when a key is over its free
 /// attempts (the attempt is then not counted). A key untouched for a day starts again.
-async fn count_attempt(
+pub(crate) async fn count_attempt(
     pool: &OwnerRolePool,
     keys: &[String],
     now: DateTime<Utc>,
@@ -483,16 +527,65 @@ pub async fn sign_out(pool: &OwnerRolePool, owner: OwnerId) -> Result<(), AuthEr
     Ok(())
 }
 
+/// Changes a signed-in account's password, with its current one (checked and throttled as a
+/// sign-in is). Every session of the account ends, this one included: the caller issues a fresh
+/// one from the visitor returned.
+pub async fn change_password(
+    pool: &OwnerRolePool,
+    current: &Visitor,
+    current_password: &str,
+    new_password: &str,
+    address_key: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<Visitor, AuthError> {
+    let (Some(email), false) = (current.email.as_deref(), current.is_anonymous) else {
+        return Err(AuthError::BadCredentials);
+    };
+    let keys = attempt_keys(email, address_key);
+    if let Some(wait) = count_attempt(pool, &keys, now).await? {
+        return Err(AuthError::TooManyAttempts {
+            retry_after_secs: whole_seconds(wait),
+        });
+    }
+    let phc: Option<String> = sqlx::query_scalar("SELECT password_hash FROM users WHERE id = $1")
+        .bind(current.id)
+        .fetch_optional(pool.get())
+        .await?
+        .flatten();
+    let Some(phc) = phc else {
+        return Err(AuthError::NoPassword);
+    };
+    if !password::verify(current_password.to_owned(), phc.clone()).await {
+        return Err(AuthError::BadCredentials);
+    }
+    take_back(pool, &keys).await?;
+    password::check_strength(new_password, Some(email))?;
+    let new_phc = password::hash(new_password.to_owned()).await?;
+    // Only if the hash is still the one checked: two changes at once cannot both win.
+    sqlx::query_as::<_, Visitor>(sqlx::AssertSqlSafe(format!(
+        "UPDATE users SET password_hash = $3, session_epoch = session_epoch + 1
+         WHERE id = $1 AND password_hash = $2 RETURNING {VISITOR_COLUMNS}"
+    )))
+    .bind(current.id)
+    .bind(&phc)
+    .bind(&new_phc)
+    .fetch_optional(pool.get())
+    .await?
+    .ok_or(AuthError::BadCredentials)
+}
+
 /// Makes `email` an operator account with `password` (created, or taken over when it exists —
 /// only the owner role can, from `kakeibo operator add`). Every earlier session of it ends.
 pub async fn make_operator(pool: &OwnerRolePool, email: &str, password: &str) -> Result<Visitor, AuthError> {
     let email = normalise_email(email)?;
-    password::check_strength(password)?;
+    password::check_strength(password, Some(&email))?;
     let phc = password::hash(password.to_owned()).await?;
     Ok(sqlx::query_as::<_, Visitor>(sqlx::AssertSqlSafe(format!(
-        "INSERT INTO users (email, password_hash, is_anonymous, operator) VALUES ($1, $2, false, true)
+        "INSERT INTO users (email, password_hash, is_anonymous, operator, email_verified_at)
+         VALUES ($1, $2, false, true, now())
          ON CONFLICT (email) WHERE email IS NOT NULL DO UPDATE
             SET password_hash = excluded.password_hash, is_anonymous = false, operator = true,
+                email_verified_at = coalesce(users.email_verified_at, now()),
                 session_epoch = users.session_epoch + 1
          RETURNING {VISITOR_COLUMNS}"
     )))

@@ -21,6 +21,10 @@ struct Args {
     /// The built web app to serve outside /api/.
     #[arg(long, default_value = "web/dist")]
     web_dist: PathBuf,
+    /// Where mail goes (the links that prove an address or reset a password): each mail a JSON
+    /// file in this folder, nothing sent. Unused when MAIL_FROM sends through SES instead.
+    #[arg(long, env = "MAIL_OUTBOX", default_value = "target/outbox")]
+    mail_outbox: PathBuf,
 }
 
 #[tokio::main]
@@ -41,6 +45,16 @@ async fn main() -> Result<()> {
     }
     vars.entry("SITE_URL".to_owned())
         .or_insert_with(|| format!("http://{}", args.addr));
+    if vars.get("MAIL_FROM").is_none_or(|v| v.trim().is_empty()) {
+        tracing::info!(
+            outbox = %args.mail_outbox.display(),
+            "mail is written to the outbox folder, one JSON file a mail, and never sent"
+        );
+        vars.insert(
+            "MAIL_OUTBOX".to_owned(),
+            args.mail_outbox.to_string_lossy().into_owned(),
+        );
+    }
     let config = Config::from_vars(vars).context("configuration")?;
     let state = State::new(config).context("starting")?;
     match &state.model {

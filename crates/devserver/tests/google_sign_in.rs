@@ -130,6 +130,8 @@ struct Site {
     app: TestApp,
     issuer: String,
     grants: Grants,
+    /// Where the site's mail goes.
+    outbox: std::path::PathBuf,
 }
 
 impl Site {
@@ -223,6 +225,7 @@ fn refused_with(answer: &Answer, reason: &str) {
 
 async fn site(connect: &PgConnectOptions) -> (Site, Arc<kakeibo_api::State>) {
     let (issuer, grants) = identity_provider().await;
+    let outbox = support::outbox();
     let state = state(
         connect,
         Isolation::Rls,
@@ -230,11 +233,20 @@ async fn site(connect: &PgConnectOptions) -> (Site, Arc<kakeibo_api::State>) {
             ("GOOGLE_CLIENT_ID", CLIENT_ID),
             ("GOOGLE_CLIENT_SECRET", CLIENT_SECRET),
             ("GOOGLE_ISSUER", &issuer),
+            ("MAIL_OUTBOX", outbox.to_str().unwrap()),
         ],
     )
     .await;
     let app = TestApp::new(&state);
-    (Site { app, issuer, grants }, state)
+    (
+        Site {
+            app,
+            issuer,
+            grants,
+            outbox,
+        },
+        state,
+    )
 }
 
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
@@ -453,4 +465,190 @@ async fn off_without_a_client_id(_: PgPoolOptions, connect: PgConnectOptions) {
         app.get("/api/session/google/start", None).await.status,
         StatusCode::NOT_FOUND
     );
+}
+
+/// The visitor a session cookie stands for now (`null` once the session is over).
+async fn visitor_of(app: &TestApp, cookie: &str) -> Value {
+    app.get("/api/session", Some(cookie)).await.json()["visitor"].clone()
+}
+
+/// The uploads a session sees, by file name.
+async fn uploads_of(app: &TestApp, cookie: &str) -> Vec<String> {
+    app.get("/api/uploads", Some(cookie)).await.json()["uploads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["filename"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+/// Someone signs up with an address that is not theirs and waits. Its owner arrives through
+/// Google with a statement of their own: they are not joined to that account (nor does the
+/// statement go there), and a password reset by mail — which only the owner receives — takes the
+/// account back, ending the stranger's sessions; from then on Google links.
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn an_address_nobody_proved_is_never_joined_through_google(
+    _: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let (site, state) = site(&connect).await;
+    let app = &site.app;
+    let (stranger_visit, _) = app.visitor("hello").await;
+    let claimed = app
+        .post(
+            "/api/session/sign-up",
+            json!({"email": "victim@gmail.example", "password": "the stranger's password"}),
+            Some(&stranger_visit),
+        )
+        .await;
+    assert_eq!(claimed.status, StatusCode::OK, "{}", claimed.body);
+    let stranger = claimed.session_cookie().unwrap();
+
+    // The owner, anonymous, uploads a statement, then signs in with Google.
+    let (owner_visit, _) = app.visitor("hi").await;
+    let upload = app
+        .upload(
+            &owner_visit,
+            "private.csv",
+            b"Date,Description,Amount\n2026-11-02,Rent,-1200.00\n",
+        )
+        .await;
+    assert_eq!(upload.status, StatusCode::CREATED, "{}", upload.body);
+    let consent = Consent::of("google-sub-victim", "victim@gmail.example");
+    let refused = site.sign_in(Some(&owner_visit), &consent).await;
+    refused_with(&refused, "google_unproven");
+    assert_eq!(
+        uploads_of(app, &owner_visit).await,
+        ["private.csv"],
+        "the visit keeps its upload"
+    );
+    assert_eq!(visitor_of(app, &owner_visit).await["anonymous"], true);
+    let (_, again) =
+        site::sign_in_with_password(app, "victim@gmail.example", "the stranger's password").await;
+    assert!(
+        uploads_of(app, &again.unwrap()).await.is_empty(),
+        "the stranger sees nothing of the owner's"
+    );
+    let linked: i64 = sqlx::query_scalar("SELECT count(*) FROM users WHERE google_sub IS NOT NULL")
+        .fetch_one(state.owner_pool.get())
+        .await
+        .unwrap();
+    assert_eq!(linked, 0);
+
+    // The owner resets the password by mail: the stranger's sessions and password are over.
+    let asked = app
+        .post(
+            "/api/session/password-reset",
+            json!({"email": "victim@gmail.example"}),
+            None,
+        )
+        .await;
+    assert_eq!(asked.status, StatusCode::ACCEPTED, "{}", asked.body);
+    let token = support::mailed_token(&site.outbox, "victim@gmail.example", "reset");
+    let reset = app
+        .post(
+            "/api/session/password-reset/confirm",
+            json!({"token": token, "password": "the owner's own phrase"}),
+            None,
+        )
+        .await;
+    assert_eq!(reset.status, StatusCode::OK, "{}", reset.body);
+    assert_eq!(visitor_of(app, &stranger).await, Value::Null);
+    let (status, _) =
+        site::sign_in_with_password(app, "victim@gmail.example", "the stranger's password").await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+
+    // Now the address is proven, and Google joins the account.
+    let joined = site.sign_in(Some(&owner_visit), &consent).await;
+    assert_eq!(joined.status, StatusCode::SEE_OTHER, "{}", joined.body);
+    assert_eq!(joined.headers["location"], "/chat");
+    let account = joined.session_cookie().unwrap();
+    assert_eq!(visitor_of(app, &account).await["email"], "victim@gmail.example");
+    assert_eq!(uploads_of(app, &account).await, ["private.csv"]);
+}
+
+/// A proven address links at once, and the link ends every other session of the account.
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_link_to_a_proven_address_ends_every_other_session(_: PgPoolOptions, connect: PgConnectOptions) {
+    let (site, _state) = site(&connect).await;
+    let app = &site.app;
+    let (visit, _) = app.visitor("hello").await;
+    let signed_up = app
+        .post(
+            "/api/session/sign-up",
+            json!({"email": "proven@gmail.example", "password": "a long enough password"}),
+            Some(&visit),
+        )
+        .await;
+    let password_session = signed_up.session_cookie().unwrap();
+    let token = support::mailed_token(&site.outbox, "proven@gmail.example", "verify");
+    let verified = app
+        .post("/api/session/verify-email", json!({"token": token}), None)
+        .await;
+    assert_eq!(verified.status, StatusCode::OK, "{}", verified.body);
+
+    let joined = site
+        .sign_in(None, &Consent::of("google-sub-proven", "proven@gmail.example"))
+        .await;
+    assert_eq!(joined.status, StatusCode::SEE_OTHER, "{}", joined.body);
+    assert_eq!(joined.headers["location"], "/chat");
+    let google_session = joined.session_cookie().unwrap();
+    assert_eq!(
+        visitor_of(app, &google_session).await["email"],
+        "proven@gmail.example"
+    );
+    assert_eq!(visitor_of(app, &password_session).await, Value::Null);
+}
+
+/// Signed in with the password, the person links Google to their own unproven address, which
+/// Google then proves.
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn signed_in_with_its_password_an_account_links_google(_: PgPoolOptions, connect: PgConnectOptions) {
+    let (site, _state) = site(&connect).await;
+    let app = &site.app;
+    let (visit, _) = app.visitor("hello").await;
+    let signed_up = app
+        .post(
+            "/api/session/sign-up",
+            json!({"email": "mine@gmail.example", "password": "a long enough password"}),
+            Some(&visit),
+        )
+        .await;
+    let session = signed_up.session_cookie().unwrap();
+    assert_eq!(visitor_of(app, &session).await["emailVerified"], false);
+    let joined = site
+        .sign_in(
+            Some(&session),
+            &Consent::of("google-sub-mine", "mine@gmail.example"),
+        )
+        .await;
+    assert_eq!(joined.status, StatusCode::SEE_OTHER, "{}", joined.body);
+    assert_eq!(joined.headers["location"], "/chat");
+    let renewed = joined.session_cookie().unwrap();
+    assert_eq!(visitor_of(app, &renewed).await["emailVerified"], true);
+    // From elsewhere, Google alone reaches it now.
+    let elsewhere = site
+        .sign_in(None, &Consent::of("google-sub-mine", "mine@gmail.example"))
+        .await;
+    assert_eq!(elsewhere.headers["location"], "/chat");
+}
+
+mod site {
+    use super::*;
+
+    /// A password sign-in without a visit: its status and session.
+    pub async fn sign_in_with_password(
+        app: &TestApp,
+        email: &str,
+        password: &str,
+    ) -> (StatusCode, Option<String>) {
+        let answer = app
+            .post(
+                "/api/session/sign-in",
+                json!({"email": email, "password": password}),
+                None,
+            )
+            .await;
+        (answer.status, answer.session_cookie())
+    }
 }

@@ -542,6 +542,7 @@ async fn every_owner_scoped_table_has_its_policy_and_app_user_no_credentials(poo
         async move { sqlx::query_scalar::<_, bool>(sql).fetch_one(&pool).await.unwrap() }
     };
     assert!(!can("SELECT has_column_privilege('app_user', 'users', 'password_hash', 'SELECT')").await);
+    assert!(!can("SELECT has_table_privilege('app_user', 'email_tokens', 'SELECT')").await);
     assert!(!can("SELECT has_table_privilege('app_user', 'users', 'INSERT')").await);
     assert!(!can("SELECT has_table_privilege('app_user', 'users', 'DELETE')").await);
     assert!(!can("SELECT has_table_privilege('app_user', 'rate_limits', 'SELECT')").await);

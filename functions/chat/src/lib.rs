@@ -9,6 +9,7 @@
 //! | `POST /api/session/sign-up` `{email, password}` | the visitor, now with an account |
 //! | `POST /api/session/sign-in` `{email, password}` | the account's visitor; an anonymous visitor's rows move onto it |
 //! | `POST /api/session/sign-out` | the cookie cleared |
+//! | `POST /api/session/password`, `…/password-reset`, `…/password-reset/confirm`, `…/verify-email`, `…/verify-email/resend` | see [`account`] |
 //! | `DELETE /api/account` | the visitor and everything of theirs deleted |
 //! | `POST /api/uploads?filename=NAME` (the raw file) | the stored statement's id, for the import tool |
 //! | `GET /api/uploads` | the visitor's uploaded statements (at most 20, 50 MiB in all) |
@@ -55,6 +56,8 @@ use serde::Deserialize;
 use serde_json::json;
 use uuid::Uuid;
 
+mod account;
+
 /// The longest message accepted, in characters.
 pub const MAX_MESSAGE_CHARS: usize = 4000;
 
@@ -66,6 +69,17 @@ pub fn routes(state: Arc<State>) -> Router {
         .route("/api/session/sign-up", post(sign_up))
         .route("/api/session/sign-in", post(sign_in))
         .route("/api/session/sign-out", post(sign_out))
+        .route("/api/session/password", post(account::change_password))
+        .route("/api/session/password-reset", post(account::request_reset))
+        .route(
+            "/api/session/password-reset/confirm",
+            post(account::confirm_reset),
+        )
+        .route("/api/session/verify-email", post(account::verify_email))
+        .route(
+            "/api/session/verify-email/resend",
+            post(account::resend_verification),
+        )
         .route("/api/session/google/start", get(google_start))
         .route("/api/session/google/callback", get(google_callback))
         .route("/api/account", delete(delete_account))
@@ -98,7 +112,7 @@ struct ChatBody {
 }
 
 /// The per-address quota key of a request.
-fn address_key(state: &State, request: &axum::http::request::Parts) -> String {
+pub(crate) fn address_key(state: &State, request: &axum::http::request::Parts) -> String {
     let address = client_address(
         request.extensions.get::<ClientAddress>(),
         &request.headers,
@@ -203,11 +217,11 @@ fn visitor_json(state: &State, visitor: &Visitor) -> serde_json::Value {
         && !visitor.blocked
         && assert_admin(visitor.email.as_deref(), visitor.operator, &state.config.admins).is_some();
     json!({"id": visitor.id, "email": visitor.email, "anonymous": visitor.is_anonymous,
-           "blocked": visitor.blocked, "operator": operator})
+           "emailVerified": visitor.email_verified, "blocked": visitor.blocked, "operator": operator})
 }
 
-/// The body of both session routes: `{visitor, model, botCheck, googleSignIn}`, and with a
-/// visitor `messages`.
+/// The body of both session routes: `{visitor, model, botCheck, googleSignIn, mail}`, and with a
+/// visitor `messages`. `mail` says whether the site sends mail (a reset link, say).
 /// `botCheck` is `{provider: "turnstile", siteKey}` while the next message needs the check's
 /// token (it is configured, and the visitor has not passed it), else `null`.
 async fn session_json(state: &State, visitor: Option<&Visitor>) -> Result<serde_json::Value, ApiError> {
@@ -222,9 +236,8 @@ async fn session_json(state: &State, visitor: Option<&Visitor>) -> Result<serde_
         .filter(|_| !visitor.is_some_and(|v| v.human_checked))
         .map(|check| json!({"provider": "turnstile", "siteKey": check.site_key()}));
     let Some(visitor) = visitor else {
-        return Ok(
-            json!({"visitor": null, "model": model, "botCheck": bot_check, "googleSignIn": state.google.is_some()}),
-        );
+        return Ok(json!({"visitor": null, "model": model, "botCheck": bot_check,
+                   "googleSignIn": state.google.is_some(), "mail": state.sends_mail()}));
     };
     let quotas = &state.config.quotas;
     let limit = if visitor.is_anonymous {
@@ -238,6 +251,7 @@ async fn session_json(state: &State, visitor: Option<&Visitor>) -> Result<serde_
         "model": model,
         "botCheck": bot_check,
         "googleSignIn": state.google.is_some(),
+        "mail": state.sends_mail(),
         "messages": {"limit": limit, "used": used, "left": (limit - used).max(0)},
     }))
 }
@@ -273,7 +287,7 @@ struct Credentials {
 }
 
 /// The visitor after signing up or in, with a fresh session.
-fn signed_in(state: &State, visitor: &Visitor) -> Result<Response, ApiError> {
+pub(crate) fn signed_in(state: &State, visitor: &Visitor) -> Result<Response, ApiError> {
     let cookie = visitor::issue(state, visitor)?;
     let mut response = Json(json!({"visitor": visitor_json(state, visitor)})).into_response();
     let value = HeaderValue::from_str(&cookie).map_err(ApiError::internal)?;
@@ -296,6 +310,7 @@ async fn sign_up(Shared(state): Shared<Arc<State>>, request: Request) -> Result<
             Utc::now(),
         )
         .await?;
+        account::mail_verification(&state, &visitor).await;
         signed_in(&state, &visitor)
     }
     .await;
@@ -429,6 +444,7 @@ async fn google_callback(
         }
         Err(AuthError::PasswordOnly) => "password_only",
         Err(AuthError::EmailTaken) => "google_taken",
+        Err(AuthError::UnprovenAddress) => "google_unproven",
         Err(AuthError::InvalidEmail) => "google_unverified_email",
         Err(other) => return Err(other.into()),
     };

@@ -93,6 +93,15 @@ export const api = {
   signUp: (email: string, password: string) => json<Pick<Session, 'visitor'>>('/api/session/sign-up', post({ email, password })),
   signIn: (email: string, password: string) => json<Pick<Session, 'visitor'>>('/api/session/sign-in', post({ email, password })),
   signOut: () => json<unknown>('/api/session/sign-out', post({})),
+  /** Every other session of the account ends; this browser gets a fresh one. */
+  changePassword: (current: string, password: string) =>
+    json<Pick<Session, 'visitor'>>('/api/session/password', post({ current, password })),
+  /** The same answer whether or not the address has an account. */
+  requestPasswordReset: (email: string) => json<{ sent: boolean }>('/api/session/password-reset', post({ email })),
+  resetPassword: (token: string, password: string) =>
+    json<{ reset: boolean }>('/api/session/password-reset/confirm', post({ token, password })),
+  verifyEmail: (token: string) => json<{ verified: boolean }>('/api/session/verify-email', post({ token })),
+  resendVerification: () => json<{ sent: boolean }>('/api/session/verify-email/resend', post({})),
   deleteAccount: () => json<{ deleted: boolean }>('/api/account', { method: 'DELETE' }),
 
   /** The turn's event stream; a refusal (`503`, `409`, …) throws before any event. The bot check's

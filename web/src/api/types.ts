@@ -9,6 +9,8 @@ export interface Visitor {
   id: string;
   email: string | null;
   anonymous: boolean;
+  /** Whether the address is proven (its mailed link followed, or Google's word). */
+  emailVerified?: boolean;
   blocked: boolean;
   /** An operator account on the allowlist: the nav shows the operator's room. */
   operator?: boolean;
@@ -38,6 +40,8 @@ export interface Session {
   botCheck?: BotCheck | null;
   /** Whether Google sign-in is on (`GET /api/session/google/start` starts it). */
   googleSignIn?: boolean;
+  /** Whether the site sends mail (reset and confirmation links). */
+  mail?: boolean;
   messages?: MessagesToday;
 }
 

@@ -28,6 +28,7 @@ describe('what the page says when the server refuses', () => {
 
   it('says why a Google sign-in came back, and never leaves a reason unsaid', () => {
     expect(googleRefusal('google_cancelled')).toMatch(/cancelled/);
+    expect(googleRefusal('google_unproven')).toMatch(/never confirmed/);
     expect(googleRefusal('password_only')).toMatch(/password only/);
     expect(googleRefusal('google_token')).toMatch(/could not be verified/);
     expect(googleRefusal('anything new')).toMatch(/could not be verified/);

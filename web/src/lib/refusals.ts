@@ -64,6 +64,8 @@ export function googleRefusal(reason: string): string {
       return 'Google sign-in was cancelled; nothing changed.';
     case 'google_unverified_email':
       return 'That Google account’s email is not verified, so it cannot sign in here.';
+    case 'google_unproven':
+      return 'An account with that address was made with a password, and the address was never confirmed. Sign in with that password first, then use Google — or reset the password by mail.';
     case 'google_taken':
       return 'That email belongs to an account linked to another Google account. Sign in with its password.';
     case 'password_only':

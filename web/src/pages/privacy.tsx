@@ -7,6 +7,7 @@ import { Mark } from '../components/mark';
 import { Page } from '../components/page';
 import { Section } from '../components/paper';
 import { useSession } from '../session';
+import { AccountSecurity } from './password';
 
 export function Privacy() {
   const { session, refresh } = useSession();
@@ -84,6 +85,7 @@ export function Privacy() {
           can read it; the rows it adds become part of your ledger. Deleting everything below removes both.
         </p>
       </Section>
+      <AccountSecurity />
       <Section title="How long it lasts" note="An anonymous visit not used for 24 hours is deleted by the nightly sweep, with everything of it. A signed-up account stays until you delete it.">
         <DeleteEverything
           onDone={() => {

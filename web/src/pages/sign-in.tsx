@@ -75,7 +75,11 @@ export function SignIn() {
           value={password}
           onInput={(e) => setPassword((e.currentTarget as HTMLInputElement).value)}
         />
-        {up ? <p class="tiny faint" style={{ marginTop: '6px' }}>At least 10 characters.</p> : null}
+        {up ? (
+          <p class="tiny faint" style={{ marginTop: '6px' }}>
+            At least 10 characters, and not easy to guess: a few uncommon words work well.
+          </p>
+        ) : null}
         {error ? (
           <p class="small" role="alert" style={{ marginTop: '16px' }}>
             <Mark tone="danger">failed</Mark> {error}
@@ -102,6 +106,12 @@ export function SignIn() {
           <>
             No account? <a href="/sign-up">Sign up</a>
             {anonymous ? ' and keep the ledger you have built' : ''}.
+            {session?.mail ? (
+              <>
+                {' '}
+                <a href="/forgot-password">Forgot your password?</a>
+              </>
+            ) : null}
           </>
         )}
       </p>

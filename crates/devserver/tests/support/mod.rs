@@ -20,6 +20,40 @@ use tower::ServiceExt;
 
 pub const SITE: &str = "https://kakeibo.example";
 pub const JWT_SECRET: &str = "test-only-secret-0123456789abcdef0123456789";
+/// The header tests give a client's address in (`CLIENT_ADDRESS_HEADER` names it).
+pub const ADDRESS_HEADER: &str = "x-test-client-address";
+
+/// A fresh outbox folder for a state's `MAIL_OUTBOX`.
+pub fn outbox() -> PathBuf {
+    std::env::temp_dir().join(format!("kakeibo-test-outbox-{}", uuid::Uuid::new_v4().simple()))
+}
+
+/// The mails in `outbox`, oldest first (each `{to, subject, text, link, purpose}`).
+pub fn mails(outbox: &std::path::Path) -> Vec<Value> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(outbox)
+        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    files.sort();
+    files
+        .iter()
+        .map(|f| serde_json::from_slice(&std::fs::read(f).unwrap()).unwrap())
+        .collect()
+}
+
+/// The token of the newest mail to `to` with `purpose`, read from its link as the page does.
+pub fn mailed_token(outbox: &std::path::Path, to: &str, purpose: &str) -> String {
+    let mail = mails(outbox)
+        .into_iter()
+        .rev()
+        .find(|m| m["to"] == to && m["purpose"] == purpose)
+        .unwrap_or_else(|| panic!("no {purpose} mail to {to} in {}", outbox.display()));
+    let link = mail["link"].as_str().unwrap();
+    assert!(
+        mail["text"].as_str().unwrap().contains(link),
+        "the link is in the text"
+    );
+    link.split_once("#token=").unwrap().1.to_owned()
+}
 
 /// Which role owner-scoped queries run as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,6 +171,23 @@ impl TestApp {
 
     pub async fn post(&self, path: &str, body: Value, cookie: Option<&str>) -> Answer {
         self.request(Method::POST, path, Some(body), cookie).await
+    }
+
+    /// A `POST` of `body` from the client address `address` (the state must name
+    /// [`ADDRESS_HEADER`] in `CLIENT_ADDRESS_HEADER`).
+    pub async fn post_from(&self, address: &str, path: &str, body: Value, cookie: Option<&str>) -> Answer {
+        let mut builder = Request::builder()
+            .method(Method::POST)
+            .uri(path)
+            .header("origin", SITE)
+            .header("host", "kakeibo.example")
+            .header("content-type", "application/json")
+            .header(ADDRESS_HEADER, address);
+        if let Some(cookie) = cookie {
+            builder = builder.header("cookie", cookie);
+        }
+        self.raw(builder.body(Body::from(body.to_string())).unwrap())
+            .await
     }
 
     /// A `POST` with no body at all.
