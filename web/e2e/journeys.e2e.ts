@@ -651,6 +651,24 @@ describe('the bot check, on a site that turns it on', () => {
       expect(used.size).toBe(1);
       await screenshot(page, 'chat-after-bot-check');
       await context.close();
+
+      // A visitor whose first act is an upload passes the check with it: no visit without it.
+      const uploader = await browser.newContext({ baseURL: dev.base, viewport: DESKTOP, reducedMotion: 'reduce' });
+      await uploader.route('https://challenges.cloudflare.com/**', (route) => route.fulfill({ contentType: 'text/javascript', body: TURNSTILE_STAND_IN }));
+      const second = await uploader.newPage();
+      second.on('pageerror', (e) => pageErrors.push(`${second.url()}: ${e.message}`));
+      await second.goto('/chat');
+      await second.getByRole('button', { name: 'Statement' }).click();
+      await second.getByRole('button', { name: 'Use the sample statement' }).click();
+      await expect.poll(() => second.getByRole('alert').first().innerText()).toContain('that you are a person');
+      expect(await visitorId(second), 'no visit before the check').toBeNull();
+      await second.getByRole('button', { name: 'I am a person' }).click();
+      await second.getByRole('button', { name: 'Use the sample statement' }).click();
+      await expect.poll(() => second.locator('.preview').getByRole('heading').innerText(), { timeout: 20_000 }).toMatch(/^12 rows to add from/);
+      const uploaderId = await visitorId(second);
+      expect(await sql('SELECT 1 FROM users WHERE id = $1 AND human_checked_at IS NOT NULL', [uploaderId])).toHaveLength(1);
+      expect(used.size).toBe(2);
+      await uploader.close();
     } finally {
       await dev.stop();
       verifier.close();

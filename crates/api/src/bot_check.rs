@@ -96,8 +96,8 @@ impl BotRefusal {
     pub fn message(self) -> &'static str {
         match self {
             Self::Required => {
-                "this site asks for a quick check that you are a person before your first message; \
-                 complete it and send again"
+                "this site asks for a quick check that you are a person before a visit starts; \
+                 complete it and try again"
             }
             Self::Failed => "verification failed; reload the page and try again",
             Self::Unavailable => {

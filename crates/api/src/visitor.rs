@@ -110,10 +110,24 @@ pub async fn current_or_new(
     Ok(Resolved { visitor, set_cookie })
 }
 
+/// The header a bot-check token travels in on routes whose body is not JSON of ours (an upload,
+/// say); a chat message carries it as `turnstileToken` in its body instead.
+pub const BOT_CHECK_HEADER: &str = "x-turnstile-token";
+
+/// The bot check's token of a request: `from_body` when the body carried one, else the
+/// [`BOT_CHECK_HEADER`].
+pub fn bot_check_token<'a>(headers: &'a HeaderMap, from_body: Option<&'a str>) -> Option<&'a str> {
+    from_body
+        .filter(|t| !t.trim().is_empty())
+        .or_else(|| headers.get(BOT_CHECK_HEADER).and_then(|v| v.to_str().ok()))
+        .filter(|t| !t.trim().is_empty())
+}
+
 /// [`current_or_new`] behind the bot check, when one is configured: the session's visitor when
 /// they passed it already; otherwise `token` is verified first — before a visitor is made or
 /// anything is charged — and the visitor is marked, so the check is asked once. Without the
-/// check, [`current_or_new`] itself.
+/// check, [`current_or_new`] itself. Every route that makes a visitor or grows what one keeps
+/// (a message, a visit, a sign-up, an upload, a preview) comes through here or [`require_checked`].
 pub async fn checked_or_new(
     state: &State,
     headers: &HeaderMap,
@@ -127,20 +141,7 @@ pub async fn checked_or_new(
         Some(resolved) if resolved.visitor.human_checked => return Ok(resolved),
         other => other,
     };
-    let token = token
-        .filter(|t| !t.trim().is_empty())
-        .ok_or(ApiError::BotCheck(BotRefusal::Required))?;
-    match check.verify(token).await {
-        Verdict::Passed => {}
-        Verdict::Failed(codes) => {
-            tracing::info!(codes = ?codes, "the bot check refused a token");
-            return Err(ApiError::BotCheck(BotRefusal::Failed));
-        }
-        Verdict::Unavailable(why) => {
-            tracing::warn!(why, "the bot check could not be verified; the message is refused");
-            return Err(ApiError::BotCheck(BotRefusal::Unavailable));
-        }
-    }
+    pass(check, token).await?;
     let mut resolved = match current {
         Some(resolved) => resolved,
         None => current_or_new(state, headers, address_key).await?,
@@ -148,6 +149,42 @@ pub async fn checked_or_new(
     visitors::mark_human_checked(&state.owner_pool, resolved.visitor.owner()).await?;
     resolved.visitor.human_checked = true;
     Ok(resolved)
+}
+
+/// [`require`] behind the bot check: the session's visitor, who must have passed it or pass it
+/// now with `token`.
+pub async fn require_checked(
+    state: &State,
+    headers: &HeaderMap,
+    token: Option<&str>,
+) -> Result<Resolved, ApiError> {
+    let mut resolved = require(state, headers).await?;
+    if let Some(check) = &state.bot_check
+        && !resolved.visitor.human_checked
+    {
+        pass(check, token).await?;
+        visitors::mark_human_checked(&state.owner_pool, resolved.visitor.owner()).await?;
+        resolved.visitor.human_checked = true;
+    }
+    Ok(resolved)
+}
+
+/// `token` verified by the bot check, failing closed.
+async fn pass(check: &crate::bot_check::BotCheck, token: Option<&str>) -> Result<(), ApiError> {
+    let token = token
+        .filter(|t| !t.trim().is_empty())
+        .ok_or(ApiError::BotCheck(BotRefusal::Required))?;
+    match check.verify(token).await {
+        Verdict::Passed => Ok(()),
+        Verdict::Failed(codes) => {
+            tracing::info!(codes = ?codes, "the bot check refused a token");
+            Err(ApiError::BotCheck(BotRefusal::Failed))
+        }
+        Verdict::Unavailable(why) => {
+            tracing::warn!(why, "the bot check could not be verified; the request is refused");
+            Err(ApiError::BotCheck(BotRefusal::Unavailable))
+        }
+    }
 }
 
 /// A new session cookie for `visitor`.

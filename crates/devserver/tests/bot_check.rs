@@ -1,8 +1,9 @@
-//! The bot check before a visitor's first message (`TURNSTILE_SECRET`), against a local stand-in
-//! of Cloudflare's `siteverify` that answers as the real one does (`{success, error-codes}`), and
-//! misbehaves on cue: refuses, answers 500, answers something that is not JSON, or hangs past the
-//! check's timeout. Every failure refuses the message before a visitor is made or anything charged;
-//! a visitor who passed is asked no more.
+//! The bot check before a visit starts or grows (`TURNSTILE_SECRET`): a first message, a visit
+//! started without one, a sign-up, an upload, a preview. Against a local stand-in of Cloudflare's
+//! `siteverify` that answers as the real one does (`{success, error-codes}`), and misbehaves on
+//! cue: refuses, answers 500, answers something that is not JSON, or hangs past the check's
+//! timeout. Every failure refuses the request before a visitor is made or anything charged; a
+//! visitor who passed is asked no more.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -14,7 +15,7 @@ use std::{
     time::Duration,
 };
 
-use axum::{Json, Router, http::StatusCode, routing::post};
+use axum::{Json, Router, body::Body, http::StatusCode, routing::post};
 use serde_json::{Value, json};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use support::{Isolation, TestApp, serve, state};
@@ -155,8 +156,37 @@ async fn a_first_message_needs_a_verified_token_and_only_once(_: PgPoolOptions, 
     assert_eq!(count(&state, users).await, 1);
 }
 
+/// A visit the check never saw (made before it was turned on, say): its session cookie.
+async fn unchecked_visit(state: &kakeibo_api::State) -> (String, kakeibo_auth::Visitor) {
+    let visitor = kakeibo_auth::visitors::create_anonymous(&state.owner_pool)
+        .await
+        .unwrap();
+    let cookie = kakeibo_api::visitor::issue(state, &visitor).unwrap();
+    (cookie.split(';').next().unwrap().to_owned(), visitor)
+}
+
+/// A `POST` with the check's token in its header (and the site's origin).
+async fn post_with_token(
+    app: &TestApp,
+    path: &str,
+    cookie: Option<&str>,
+    token: Option<&str>,
+    body: Body,
+) -> support::Answer {
+    let mut request = axum::http::Request::post(path)
+        .header("origin", support::SITE)
+        .header("content-type", "application/json");
+    if let Some(cookie) = cookie {
+        request = request.header("cookie", cookie);
+    }
+    if let Some(token) = token {
+        request = request.header(kakeibo_api::visitor::BOT_CHECK_HEADER, token);
+    }
+    app.raw(request.body(body).unwrap()).await
+}
+
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
-async fn a_visit_started_without_a_message_is_checked_at_its_first_one(
+async fn every_route_that_makes_or_grows_a_visit_asks_for_the_check(
     _: PgPoolOptions,
     connect: PgConnectOptions,
 ) {
@@ -172,37 +202,85 @@ async fn a_visit_started_without_a_message_is_checked_at_its_first_one(
     )
     .await;
     let app = TestApp::new(&state);
-    let cookie = app
-        .post_empty("/api/session", None)
-        .await
-        .session_cookie()
-        .unwrap();
-    let refused = app.post("/api/chat", chat("hello", None), Some(&cookie)).await;
-    assert_eq!(refused.json()["reason"], "bot_check_required");
-    let passed = app
-        .post("/api/chat", chat("hello", Some("pass-2")), Some(&cookie))
-        .await;
-    assert_eq!(passed.status, StatusCode::OK, "{}", passed.body);
-    assert_eq!(
-        count(
-            &state,
-            "SELECT count(*) FROM users WHERE human_checked_at IS NOT NULL"
+    let users = "SELECT count(*) FROM users";
+    let checked = "SELECT count(*) FROM users WHERE human_checked_at IS NOT NULL";
+    let required = |answer: &support::Answer| {
+        assert_eq!(answer.status, StatusCode::FORBIDDEN, "{}", answer.body);
+        assert_eq!(answer.json()["reason"], "bot_check_required");
+    };
+
+    // Starting a visit without a message, or signing up from nothing: no visitor without a token.
+    let before = count(&state, users).await;
+    required(&app.post_empty("/api/session", None).await);
+    required(
+        &app.post(
+            "/api/session/sign-up",
+            json!({"email": "bot@example.com", "password": "a long enough password"}),
+            None,
         )
         .await,
-        1,
-        "the same visitor, now marked"
     );
+    assert_eq!(count(&state, users).await, before, "nobody was made");
+    let started = post_with_token(&app, "/api/session", None, Some("pass-2"), Body::from("{}")).await;
+    assert_eq!(started.status, StatusCode::CREATED, "{}", started.body);
+    assert_eq!(count(&state, checked).await, 1);
+    let visit = started.session_cookie().unwrap();
+    let fine = app.post("/api/chat", chat("hello", None), Some(&visit)).await;
     assert_eq!(
-        count(&state, "SELECT count(*) FROM users WHERE is_anonymous").await,
-        1
+        fine.status,
+        StatusCode::OK,
+        "a checked visit is asked no more: {}",
+        fine.body
     );
 
-    // Signing up keeps the visitor's row, and so the mark.
+    // A visit the check never saw cannot upload, preview or sign up until it passes.
+    let (unchecked, visitor) = unchecked_visit(&state).await;
+    let csv = b"Date,Description,Amount\n2026-11-02,Rent,-1200.00\n".to_vec();
+    let upload = |token: Option<&'static str>| {
+        let (app, unchecked, csv) = (app.clone(), unchecked.clone(), csv.clone());
+        async move {
+            let mut request = axum::http::Request::post("/api/uploads?filename=s.csv")
+                .header("origin", support::SITE)
+                .header("cookie", &unchecked)
+                .header("content-type", "text/csv");
+            if let Some(token) = token {
+                request = request.header(kakeibo_api::visitor::BOT_CHECK_HEADER, token);
+            }
+            app.raw(request.body(Body::from(csv)).unwrap()).await
+        }
+    };
+    required(&upload(None).await);
+    let stored = kakeibo_operator::uploads::save_upload(
+        visitor.owner(),
+        &state.app,
+        "kept.csv",
+        Some("text/csv"),
+        &csv,
+    )
+    .await
+    .unwrap();
+    let preview = format!("/api/uploads/{}/preview", stored.id);
+    required(&post_with_token(&app, &preview, Some(&unchecked), None, Body::empty()).await);
+    required(
+        &app.post(
+            "/api/session/sign-up",
+            json!({"email": "late@example.com", "password": "a long enough password"}),
+            Some(&unchecked),
+        )
+        .await,
+    );
+    let previewed = post_with_token(&app, &preview, Some(&unchecked), Some("pass-3"), Body::empty()).await;
+    assert_eq!(previewed.status, StatusCode::OK, "{}", previewed.body);
+    assert_eq!(count(&state, checked).await, 2, "the visit passed, once");
+    assert_eq!(upload(None).await.status, StatusCode::CREATED);
+
+    // Signing up keeps the visitor's row, and so the mark; a sign-up's own token is in its body.
+    let (other, _) = unchecked_visit(&state).await;
     let signed_up = app
         .post(
             "/api/session/sign-up",
-            json!({"email": "human@example.com", "password": "a long enough password"}),
-            Some(&cookie),
+            json!({"email": "human@example.com", "password": "a long enough password", "turnstileToken": "pass-4"}),
+            Some(&other),
         )
         .await;
     assert!(signed_up.status.is_success(), "{}", signed_up.body);
@@ -212,24 +290,22 @@ async fn a_visit_started_without_a_message_is_checked_at_its_first_one(
         Value::Null
     );
 
-    // An account made without the check (a visit that never sent a message) gets the mark when a
-    // checked visit signs in to it.
+    // An account made without the check gets the mark when a checked visit signs in to it.
     let credentials = json!({"email": "later@example.com", "password": "another long password"});
-    let unchecked = app
-        .post_empty("/api/session", None)
+    let bare_visitor = kakeibo_auth::visitors::create_anonymous(&state.owner_pool)
         .await
-        .session_cookie()
         .unwrap();
-    let account = app
-        .post("/api/session/sign-up", credentials.clone(), Some(&unchecked))
-        .await;
-    assert!(account.status.is_success(), "{}", account.body);
-    let account = account.session_cookie().unwrap();
-    assert_eq!(
-        app.get("/api/session", Some(&account)).await.json()["botCheck"]["siteKey"],
-        "k"
-    );
-    let visit = app.post("/api/chat", chat("hello", Some("pass-3")), None).await;
+    kakeibo_auth::visitors::sign_up(
+        &state.owner_pool,
+        &bare_visitor,
+        "later@example.com",
+        "another long password",
+        None,
+        chrono::Utc::now(),
+    )
+    .await
+    .unwrap();
+    let visit = app.post("/api/chat", chat("hello", Some("pass-5")), None).await;
     assert_eq!(visit.status, StatusCode::OK, "{}", visit.body);
     let signed_in = app
         .post(

@@ -264,14 +264,32 @@ async fn session(Shared(state): Shared<Arc<State>>, request: Request) -> Result<
     Ok(resolved.respond(body.map(|b| Json(b).into_response())))
 }
 
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VisitBody {
+    /// The bot check's token, when the session asks for one (or in `X-Turnstile-Token`).
+    #[serde(default, rename = "turnstileToken")]
+    turnstile_token: Option<String>,
+}
+
 /// Starts an anonymous visit when the request has none (as a first chat message would, counted
-/// per address), without sending a message: the page calls it before a first upload.
+/// per address, behind the bot check when it is on), without sending a message: the page calls
+/// it before a first upload. A visit that has not passed the check passes it here with a token.
 async fn start_session(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Response, ApiError> {
-    let (parts, _) = request.into_parts();
+    let (parts, body) = request.into_parts();
+    let input: VisitBody = optional_json_body(body).await?;
+    let token = visitor::bot_check_token(&parts.headers, input.turnstile_token.as_deref());
+    let key = address_key(&state, &parts);
     let (resolved, status) = match visitor::current(&state, &parts.headers).await? {
-        Some(resolved) => (resolved, StatusCode::OK),
+        Some(resolved) if state.bot_check.is_none() || resolved.visitor.human_checked || token.is_none() => {
+            (resolved, StatusCode::OK)
+        }
+        Some(_) => (
+            visitor::checked_or_new(&state, &parts.headers, &key, token).await?,
+            StatusCode::OK,
+        ),
         None => (
-            visitor::current_or_new(&state, &parts.headers, &address_key(&state, &parts)).await?,
+            visitor::checked_or_new(&state, &parts.headers, &key, token).await?,
             StatusCode::CREATED,
         ),
     };
@@ -284,6 +302,9 @@ async fn start_session(Shared(state): Shared<Arc<State>>, request: Request) -> R
 struct Credentials {
     email: String,
     password: String,
+    /// The bot check's token, for a sign-up that starts or grows a visit not yet checked.
+    #[serde(default, rename = "turnstileToken")]
+    turnstile_token: Option<String>,
 }
 
 /// The visitor after signing up or in, with a fresh session.
@@ -299,7 +320,8 @@ async fn sign_up(Shared(state): Shared<Arc<State>>, request: Request) -> Result<
     let (parts, body) = request.into_parts();
     let credentials: Credentials = json_body(body).await?;
     let key = address_key(&state, &parts);
-    let resolved = visitor::current_or_new(&state, &parts.headers, &key).await?;
+    let token = visitor::bot_check_token(&parts.headers, credentials.turnstile_token.as_deref());
+    let resolved = visitor::checked_or_new(&state, &parts.headers, &key, token).await?;
     let result = async {
         let visitor = visitors::sign_up(
             &state.owner_pool,
@@ -501,8 +523,9 @@ async fn upload(
         ApiError::BadRequest("name the file: POST /api/uploads?filename=statement.csv".into())
     })?;
     // Uploading needs a visit already started (by a chat message or signing in), so files
-    // cannot be stored without any other limit applying.
-    let resolved = visitor::require(&state, &parts.headers).await?;
+    // cannot be stored without any other limit applying, and one that passed the bot check.
+    let token = visitor::bot_check_token(&parts.headers, None);
+    let resolved = visitor::require_checked(&state, &parts.headers, token).await?;
     let result = async {
         let bytes = read_body(body, MAX_UPLOAD_BYTES).await?;
         if bytes.is_empty() {
@@ -565,7 +588,8 @@ async fn preview_upload(
     request: Request,
 ) -> Result<Response, ApiError> {
     let (parts, body) = request.into_parts();
-    let resolved = visitor::require(&state, &parts.headers).await?;
+    let token = visitor::bot_check_token(&parts.headers, None);
+    let resolved = visitor::require_checked(&state, &parts.headers, token).await?;
     let result = async {
         let id = Uuid::parse_str(&id).map_err(|_| ApiError::NotFound)?;
         let input: PreviewBody = optional_json_body(body).await?;

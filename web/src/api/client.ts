@@ -88,9 +88,11 @@ async function orSignedOut<T>(promise: Promise<T>): Promise<T | null> {
 
 export const api = {
   session: () => json<Session>('/api/session'),
-  /** Starts an anonymous visit without a message (before an upload). */
-  startVisit: () => json<Session>('/api/session', post({})),
-  signUp: (email: string, password: string) => json<Pick<Session, 'visitor'>>('/api/session/sign-up', post({ email, password })),
+  /** Starts an anonymous visit without a message (before an upload); with the bot check on, its
+   * token goes along (it also passes the check for a visit that has not). */
+  startVisit: (turnstileToken?: string) => json<Session>('/api/session', post(turnstileToken ? { turnstileToken } : {})),
+  signUp: (email: string, password: string, turnstileToken?: string) =>
+    json<Pick<Session, 'visitor'>>('/api/session/sign-up', post({ email, password, ...(turnstileToken ? { turnstileToken } : {}) })),
   signIn: (email: string, password: string) => json<Pick<Session, 'visitor'>>('/api/session/sign-in', post({ email, password })),
   signOut: () => json<unknown>('/api/session/sign-out', post({})),
   /** Every other session of the account ends; this browser gets a fresh one. */

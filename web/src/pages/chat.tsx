@@ -272,9 +272,23 @@ export function Chat() {
     composer.current?.focus();
   }
 
+  /** A visit that may upload: started, and past the bot check when the session asks for it (the
+   * widget's unspent token goes with it, and is spent). */
   async function ensureVisit() {
-    if (session?.visitor) return;
-    await api.startVisit();
+    if (session?.visitor && botCheck === null) return;
+    const token = botCheck !== null ? botToken : null;
+    if (botCheck !== null && token === null) {
+      throw new ApiError(
+        403,
+        'This site asks for a quick check that you are a person first: complete it above the message box, then try again.',
+        'bot_check_required',
+      );
+    }
+    if (token !== null) {
+      setBotToken(null);
+      setBotRound((r) => r + 1);
+    }
+    await api.startVisit(token ?? undefined);
     await refresh();
   }
 

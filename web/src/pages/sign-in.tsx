@@ -6,6 +6,7 @@
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { ApiError, api } from '../api/client';
+import { BotCheckWidget } from '../components/bot-check';
 import { Mark } from '../components/mark';
 import { Page } from '../components/page';
 import { googleRefusal, refusalSentence } from '../lib/refusals';
@@ -20,13 +21,23 @@ export function SignIn() {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(query.error ? googleRefusal(query.error) : null);
   const anonymous = session?.visitor?.anonymous ?? true;
+  // Signing up starts or grows a visit: while the session asks for the bot check, its token goes
+  // along (single-use: each try spends one and the widget issues the next).
+  const botCheck = up ? (session?.botCheck ?? null) : null;
+  const [botToken, setBotToken] = useState<string | null>(null);
+  const [botRound, setBotRound] = useState(0);
 
   async function submit(e: Event) {
     e.preventDefault();
     setBusy(true);
     setError(null);
+    const token = botCheck !== null && botToken !== null ? botToken : undefined;
+    if (token !== undefined) {
+      setBotToken(null);
+      setBotRound((r) => r + 1);
+    }
     try {
-      const answer = up ? await api.signUp(email, password) : await api.signIn(email, password);
+      const answer = up ? await api.signUp(email, password, token) : await api.signIn(email, password);
       const next = await refresh();
       const operator = next?.visitor?.operator ?? answer.visitor?.operator;
       route(operator ? '/admin' : '/chat');
@@ -85,7 +96,8 @@ export function SignIn() {
             <Mark tone="danger">failed</Mark> {error}
           </p>
         ) : null}
-        <button type="submit" class="btn btn-primary" disabled={busy} style={{ marginTop: '28px' }}>
+        {botCheck ? <BotCheckWidget siteKey={botCheck.siteKey} round={botRound} onToken={setBotToken} /> : null}
+        <button type="submit" class="btn btn-primary" disabled={busy || (botCheck !== null && botToken === null)} style={{ marginTop: '28px' }}>
           {busy ? (up ? 'Signing up…' : 'Signing in…') : up ? 'Sign up' : 'Sign in'}
         </button>
       </form>
