@@ -17,6 +17,7 @@
 
 pub mod checks;
 mod sse;
+pub mod storm;
 pub mod traffic;
 mod visitor;
 

@@ -58,7 +58,16 @@ struct Args {
     /// The disruption's command and arguments.
     #[arg(last = true)]
     disrupt: Vec<String>,
+    /// Instead of the visitors: one visitor asks for four previews of a statement of almost 10
+    /// MiB at once, twice, while another makes requests; prints the other's latency (goal: p99
+    /// under 200 ms) and the plans left, writes REPORT_DIR/preview-storm.{json,md}, and exits 1
+    /// when the goal is missed or a request of the other visitor failed.
+    #[arg(long, conflicts_with = "disrupt_after")]
+    preview_storm: bool,
 }
+
+/// The other visitor's p99 while previews run, at most (`--preview-storm`).
+const STORM_GOAL_MS: f64 = 200.0;
 
 #[tokio::main]
 async fn main() -> Result<ExitCode> {
@@ -82,6 +91,9 @@ async fn main() -> Result<ExitCode> {
         .connect(&args.database_url)
         .await
         .context("connecting to DATABASE_URL")?;
+    if args.preview_storm {
+        return preview_storm(&plan, &pool, &args.report_dir).await;
+    }
 
     let durability: (String, String) =
         sqlx::query_as("SELECT current_setting('fsync'), current_setting('synchronous_commit')")
@@ -118,6 +130,37 @@ async fn main() -> Result<ExitCode> {
     write_report(&args.report_dir, &report, &markdown)?;
     let errors: u64 = traffic.tally.errors.values().sum();
     Ok(if checks.passed() && errors == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+async fn preview_storm(plan: &Plan, pool: &sqlx::PgPool, report_dir: &Path) -> Result<ExitCode> {
+    let storm = kakeibo_load::storm::Storm {
+        base: plan.base.clone(),
+        origin: plan.origin.clone(),
+        bytes: 10 * 1024 * 1024 - 1024,
+        previews: 4,
+        requests: 100,
+    };
+    tracing::info!(
+        "the preview storm: {} previews of a {} byte statement at once, twice",
+        storm.previews,
+        storm.bytes
+    );
+    let report = kakeibo_load::storm::run(&storm, pool).await?;
+    let markdown = kakeibo_load::storm::render(&report, STORM_GOAL_MS);
+    println!("{markdown}");
+    std::fs::create_dir_all(report_dir)?;
+    std::fs::write(report_dir.join("preview-storm.md"), &markdown)?;
+    std::fs::write(
+        report_dir.join("preview-storm.json"),
+        serde_json::to_string_pretty(&report)?,
+    )?;
+    let worst = report.first.other_p99_ms.max(report.second.other_p99_ms);
+    let failed = report.first.other_failures + report.second.other_failures;
+    Ok(if worst < STORM_GOAL_MS && failed == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE

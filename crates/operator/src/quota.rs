@@ -120,6 +120,87 @@ pub async fn consume(
     })
 }
 
+/// How many statement previews a day each message of the daily quotas is worth: a visitor may
+/// preview three times their messages, an address three times its messages. A preview parses up
+/// to 10 MiB and stores a plan, so it is counted like the work it is.
+pub const PREVIEWS_PER_MESSAGE: i32 = 3;
+
+/// Which preview quota a refusal came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PreviewRefusal {
+    /// The visitor's own previews today.
+    Visitor { limit: i32 },
+    /// Every visitor's behind the address.
+    Address { limit: i32 },
+}
+
+impl PreviewRefusal {
+    /// A sentence for the person who was refused.
+    pub fn message(self) -> String {
+        match self {
+            Self::Visitor { limit } => {
+                format!(
+                    "you have previewed {limit} statements today, the most a day; previews renew at midnight UTC"
+                )
+            }
+            Self::Address { limit } => format!(
+                "{limit} statements were previewed from your network today, the most a day; previews renew at midnight UTC"
+            ),
+        }
+    }
+}
+
+/// Counts a statement preview of `owner` (signed in or not) from `address_key` against both daily
+/// preview quotas ([`PREVIEWS_PER_MESSAGE`]), in one transaction: both are charged, or neither.
+pub async fn admit_preview(
+    owner: OwnerId,
+    signed_in: bool,
+    pool: &OwnerRolePool,
+    address_key: &str,
+    limits: &QuotaLimits,
+    now: DateTime<Utc>,
+) -> Result<Result<(), PreviewRefusal>, OperatorError> {
+    let own = if signed_in {
+        limits.signed_in_daily
+    } else {
+        limits.anonymous_daily
+    }
+    .saturating_mul(PREVIEWS_PER_MESSAGE);
+    let shared = limits.address_daily.saturating_mul(PREVIEWS_PER_MESSAGE);
+    let day = now.date_naive();
+    let mut tx = pool.get().begin().await?;
+    for (key, limit, refusal) in [
+        (
+            format!("previews|{}|{day}", owner.as_uuid()),
+            own,
+            PreviewRefusal::Visitor { limit: own },
+        ),
+        (
+            format!("previews|{address_key}"),
+            shared,
+            PreviewRefusal::Address { limit: shared },
+        ),
+    ] {
+        let counted: Option<i32> = sqlx::query_scalar(
+            "INSERT INTO rate_limits AS r (key, window_start, count)
+             SELECT $1, ($2 AT TIME ZONE 'UTC')::date, 1 WHERE $3 > 0
+             ON CONFLICT (key) DO UPDATE SET count = r.count + 1 WHERE r.count < $3
+             RETURNING count",
+        )
+        .bind(key)
+        .bind(now)
+        .bind(limit)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if counted.is_none() {
+            tx.rollback().await?;
+            return Ok(Err(refusal));
+        }
+    }
+    tx.commit().await?;
+    Ok(Ok(()))
+}
+
 /// Counts a new visitor made from `address_key` today; `false` once the address has made as many
 /// as its daily message quota (no visitor can send more messages than that from there anyway).
 /// The counter is a row of its own in `rate_limits` (the hashed key with a `visitors|` prefix).

@@ -10,6 +10,12 @@ pub enum ToolsError {
         "month must be a calendar month written YYYY-MM, from 1900-01 to 9999-12, such as 2025-03; {0:?} is not one"
     )]
     BadMonth(String),
+    /// Another preview of the owner's is being made (one at a time).
+    #[error("a statement of yours is being read right now; wait for it to finish, then try again")]
+    PreviewBusy,
+    /// The parse's worker thread failed (it panicked or was cancelled).
+    #[error("reading the statement failed: {0}")]
+    Parser(String),
     #[error("plan_id is missing")]
     MissingPlanId,
     #[error("upload_id or path is missing")]
@@ -55,8 +61,9 @@ impl ToolsError {
             | Self::NoUpload(_)
             | Self::PathRefused(_)
             | Self::Unreadable { .. }
-            | Self::IncomeBudget { .. } => true,
-            Self::Serialise(_) | Self::Dashboard { .. } | Self::Calendar(_) => false,
+            | Self::IncomeBudget { .. }
+            | Self::PreviewBusy => true,
+            Self::Serialise(_) | Self::Dashboard { .. } | Self::Calendar(_) | Self::Parser(_) => false,
             Self::Ledger(e) => e.is_refusal(),
         }
     }

@@ -109,43 +109,84 @@ pub async fn import_statement(
         let report = import::commit(owner, conn, plan_id, &mut |_, _| {}).await?;
         return Ok(json!({"dry_run": false, "committed": report}));
     }
+    // One statement of an owner's is read at a time (a parse holds a core): a second preview
+    // while one runs is refused at once, not queued behind it.
+    let free: bool = sqlx::query_scalar("SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))")
+        .bind(format!("import preview|{}", owner.as_uuid()))
+        .fetch_one(&mut *conn)
+        .await?;
+    if !free {
+        return Err(ToolsError::PreviewBusy);
+    }
     let (filename, bytes) = match (input.upload_id, &input.path) {
         (Some(upload), _) => read_upload(owner, &mut *conn, upload).await?,
         (None, Some(path)) => read_confined(scope.import_root.as_deref(), path)
             .map_err(|e| ToolsError::PathRefused(e.to_string()))?,
         (None, None) => return Err(ToolsError::MissingStatement),
     };
+    let account = input.account.as_deref().unwrap_or(kakeibo_ledger::CHECKING);
+    let saved = import::saved_mapping(owner, &mut *conn, account).await?;
+    let source_sha256 = import::file_sha256(&bytes);
+    let options_key = options_key(account, input.currency, input.mapping.as_ref(), saved.as_ref());
+    // The same statement with the same options, and nothing changed in the ledger since: the
+    // plan already made is the answer.
+    if let Some((plan_id, plan)) =
+        import::reusable_plan(owner, &mut *conn, &source_sha256, &options_key).await?
+    {
+        return Ok(dry_run_preview(plan_id, &plan, true));
+    }
     let options = ParseOptions {
         mapping: input.mapping.unwrap_or_default(),
         currency: input.currency.map(CurrencyCode::currency),
         date_hint: None,
     };
-    let saved = import::saved_mapping(
-        owner,
-        &mut *conn,
-        input.account.as_deref().unwrap_or(kakeibo_ledger::CHECKING),
-    )
-    .await?;
-    let parsed = import::parse_with_saved(&bytes, &options, saved.as_ref()).map_err(|source| {
-        ToolsError::Unreadable {
-            filename: filename.clone(),
-            source,
-        }
-    })?;
+    // The parse is the CPU-heavy part: off the async workers, so it never holds up other requests.
+    let parsed =
+        tokio::task::spawn_blocking(move || import::parse_with_saved(&bytes, &options, saved.as_ref()))
+            .await
+            .map_err(|e| ToolsError::Parser(e.to_string()))?
+            .map_err(|source| ToolsError::Unreadable {
+                filename: filename.clone(),
+                source,
+            })?;
     let (plan_id, plan) = import::plan(
         owner,
-        conn,
+        &mut *conn,
         &filename,
-        &kakeibo_ledger::import::file_sha256(&bytes),
+        &source_sha256,
         parsed,
         input.account.as_deref(),
     )
     .await?;
-    let mut preview = import::preview(plan_id, &plan);
+    import::keep_plan(owner, conn, plan_id, &options_key).await?;
+    Ok(dry_run_preview(plan_id, &plan, false))
+}
+
+/// The preview of a stored plan as the tool answers it (`reused`: made by an earlier preview).
+fn dry_run_preview(plan_id: Uuid, plan: &import::Plan, reused: bool) -> Value {
+    let mut preview = import::preview(plan_id, plan);
     if let Some(fields) = preview.as_object_mut() {
         fields.insert("dry_run".to_owned(), json!(true));
+        fields.insert("reused".to_owned(), json!(reused));
     }
-    Ok(preview)
+    preview
+}
+
+/// A digest of everything besides the bytes that shapes a plan: the account (as the ledger
+/// matches it, case-insensitively), the currency, the mapping given and the account's saved one.
+fn options_key(
+    account: &str,
+    currency: Option<CurrencyCode>,
+    mapping: Option<&Mapping>,
+    saved: Option<&import::SavedMapping>,
+) -> String {
+    let shape = json!({
+        "account": account.trim().to_lowercase(),
+        "currency": currency.map(|c| format!("{c:?}")),
+        "mapping": mapping,
+        "saved": saved.map(|s| json!({"account": s.account, "mapping": s.mapping})),
+    });
+    import::file_sha256(shape.to_string().as_bytes())
 }
 
 /// The dry run of [`import_statement`] on an upload of `scope`'s owner, without the model (the

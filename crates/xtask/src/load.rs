@@ -25,6 +25,8 @@ pub struct Load<'a> {
     pub pool_size: u32,
     /// Seconds into the load at which the embedded cluster is restarted (`pg_ctl restart -m fast`).
     pub restart_db_after: Option<u64>,
+    /// The preview storm instead of the visitors (kakeibo-load --preview-storm).
+    pub preview_storm: bool,
 }
 
 /// Stops the server when dropped, whatever happened in between.
@@ -136,6 +138,10 @@ pub fn run(db: &Database, load: &Load<'_>) -> Result<ExitCode> {
         ])
         .arg(process::workspace_root().join("bench/report"))
         .env("DATABASE_URL", &owner);
+    if load.preview_storm {
+        process::step("the preview storm instead (bench/report/preview-storm.{json,md})");
+        command = command.arg("--preview-storm");
+    }
     if let (Some(after), Some(argv)) = (load.restart_db_after, restart) {
         process::step(&format!(
             "the database is restarted {after} s into the load (pg_ctl restart -m fast)"

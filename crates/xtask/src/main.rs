@@ -153,6 +153,11 @@ enum Command {
         /// check must still hold — nothing lost, nothing done twice, no claim held forever.
         #[arg(long, value_name = "SECONDS")]
         restart_db_after: Option<u64>,
+        /// Instead of the visitors: four previews of an almost 10 MiB statement at once by one
+        /// visitor, twice, while another makes requests — the other's p99 (goal under 200 ms)
+        /// and the plans left (bench/report/preview-storm.{json,md}).
+        #[arg(long, conflicts_with = "restart_db_after")]
+        preview_storm: bool,
     },
 }
 
@@ -206,6 +211,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             addr,
             pool_size,
             restart_db_after,
+            preview_storm,
         } => load::run(
             &db,
             &load::Load {
@@ -214,6 +220,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 addr: &addr,
                 pool_size,
                 restart_db_after,
+                preview_storm,
             },
         ),
         Command::Watch { port } => watch(&db, port),

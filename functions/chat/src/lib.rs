@@ -14,7 +14,7 @@
 //! | `POST /api/uploads?filename=NAME` (the raw file) | the stored statement's id, for the import tool |
 //! | `GET /api/uploads` | the visitor's uploaded statements (at most 20, 50 MiB in all) |
 //! | `DELETE /api/uploads/{id}` | one of them deleted |
-//! | `POST /api/uploads/{id}/preview` `{account?, currency?}` (or no body) | the importer's preview of it (the import tool's dry run, a stored plan); `404` not the visitor's, `422` a file the importer cannot read |
+//! | `POST /api/uploads/{id}/preview` `{account?, currency?}` (or no body) | the importer's preview of it (the import tool's dry run, a stored plan, reused for the same statement and options); `404` not the visitor's, `409` another of the visitor's previews is running, `422` a file the importer cannot read, `429` the day's previews are used |
 
 // A request, a provider or a person can send anything: no indexing that can panic.
 #![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
@@ -51,7 +51,7 @@ use kakeibo_operator::{
     quota::{self, QuotaKind},
     uploads::{self, MAX_UPLOAD_BYTES, list_uploads as uploads_of, save_upload},
 };
-use kakeibo_tools::{CurrencyCode, Scope, preview_upload as import_preview};
+use kakeibo_tools::{CurrencyCode, Scope, ToolsError, preview_upload as import_preview};
 use serde::Deserialize;
 use serde_json::json;
 use uuid::Uuid;
@@ -473,6 +473,16 @@ async fn google_callback(
     Ok(see_other(&format!("/sign-in?error={reason}"), &[cleared]))
 }
 
+/// Whole seconds from `now` to the next midnight UTC, when daily quotas renew (at least one).
+fn until_midnight_utc(now: chrono::DateTime<Utc>) -> i64 {
+    let midnight = now
+        .date_naive()
+        .succ_opt()
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|t| t.and_utc());
+    midnight.map_or(1, |m| visitors::whole_seconds(m - now))
+}
+
 /// The value of the cookie `name` in the request's `Cookie` headers.
 fn token_from_named_cookie(headers: &axum::http::HeaderMap, name: &str) -> Option<String> {
     headers
@@ -581,7 +591,10 @@ struct PreviewBody {
 
 /// The importer's preview of one of the visitor's uploads, without the model: the import tool's
 /// dry run (a plan stored for the later commit through the model and the confirm card). Nothing
-/// enters the ledger.
+/// enters the ledger. Each preview counts against the visitor's and the address's daily preview
+/// quotas (`429` past them); one of a visitor's runs at a time (`409` while one does); the same
+/// statement with the same options reuses its plan while the ledger has not changed; a visitor
+/// keeps at most a few plans (the oldest are dropped).
 async fn preview_upload(
     Shared(state): Shared<Arc<State>>,
     axum::extract::Path(id): axum::extract::Path<String>,
@@ -594,6 +607,20 @@ async fn preview_upload(
         let id = Uuid::parse_str(&id).map_err(|_| ApiError::NotFound)?;
         let input: PreviewBody = optional_json_body(body).await?;
         let owner = resolved.visitor.owner();
+        let now = Utc::now();
+        quota::admit_preview(
+            owner,
+            !resolved.visitor.is_anonymous,
+            &state.owner_pool,
+            &address_key(&state, &parts),
+            &state.config.quotas,
+            now,
+        )
+        .await?
+        .map_err(|refusal| ApiError::TooManyRequests {
+            message: refusal.message(),
+            retry_after_secs: until_midnight_utc(now),
+        })?;
         // The plan is made against the ledger the visitor's chat will see.
         if !resolved.visitor.demo_cloned {
             ensure_demo_ledger(owner, &state.app).await?;
@@ -603,6 +630,7 @@ async fn preview_upload(
         let preview = match import_preview(&scope, id, account, input.currency).await {
             Ok(Some(preview)) => preview,
             Ok(None) => return Err(ApiError::NotFound),
+            Err(busy @ ToolsError::PreviewBusy) => return Err(ApiError::Conflict(busy.to_string())),
             Err(refused) if refused.is_refusal() => return Err(ApiError::Unprocessable(refused.to_string())),
             Err(other) => return Err(other.into()),
         };

@@ -72,7 +72,7 @@ export function UploadPanel({ onImport, onClose, ensureVisit, busy }: Props) {
     } catch (e) {
       // The upload routes' own sentences say what is wrong with the file or the room left
       // (409: twenty statements or 50 MiB kept already; 413; 422: a file the importer cannot read).
-      const own = e instanceof ApiError && [400, 409, 413, 422].includes(e.status);
+      const own = e instanceof ApiError && [400, 409, 413, 422, 429].includes(e.status);
       setStage({ kind: 'failed', text: own ? (e as ApiError).message : refusalSentence(e).text, upload });
     }
   }
@@ -83,7 +83,7 @@ export function UploadPanel({ onImport, onClose, ensureVisit, busy }: Props) {
       const preview = await api.preview(upload.id, currency);
       setStage({ kind: 'previewed', upload, preview });
     } catch (e) {
-      const own = e instanceof ApiError && [400, 409, 413, 422].includes(e.status);
+      const own = e instanceof ApiError && [400, 409, 413, 422, 429].includes(e.status);
       setStage({ kind: 'failed', text: own ? (e as ApiError).message : refusalSentence(e).text, upload });
     }
   }

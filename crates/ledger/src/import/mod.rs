@@ -15,6 +15,7 @@
 mod amount;
 mod date;
 mod decode;
+mod kept;
 mod layout;
 mod mapping;
 mod plan;
@@ -29,6 +30,7 @@ pub use self::{
     amount::{DecimalMark, decide_decimal_mark, parse_amount},
     date::{DateOrder, decide_order, parse_date},
     decode::{Decoded, MAX_BYTES, decode},
+    kept::{MAX_KEPT_PLANS, keep_plan, reusable_plan},
     layout::{Columns, Layout, Mapping, Record, Role, detect, spanned_records},
     mapping::{MappingFile, read_mapping},
     plan::{

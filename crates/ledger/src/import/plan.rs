@@ -18,7 +18,7 @@ use crate::{
 
 /// The serialised form of a plan; older versions stay readable.
 /// 2: the rows are stored in `import_plan_rows`, not in the plan (version 1 plans still commit).
-const PLAN_VERSION: u32 = 2;
+pub(super) const PLAN_VERSION: u32 = 2;
 /// Rows per stored chunk of a plan.
 const ROWS_PER_CHUNK: usize = 2_000;
 /// Duplicates and unreadable rows a stored plan keeps by name (the preview shows fewer); their
