@@ -10,7 +10,7 @@ import { gzipSync } from 'node:zlib';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATOR, OUTBOX, REPO, startDev } from './global-setup';
-import { DESKTOP, MOBILE, artifacts, pageErrors, ask, axe, closeDatabase, launch, overflow, screenshot, sql, visitor, visitorId, waitSettled } from './support';
+import { DESKTOP, MOBILE, artifacts, pageErrors, ask, axe, closeDatabase, launch, overflow, screenshot, sql, visitor, visitorId, waitSettled, watch } from './support';
 
 let browser: Browser;
 
@@ -613,7 +613,7 @@ describe('the bot check, on a site that turns it on', () => {
       const context = await browser.newContext({ baseURL: dev.base, viewport: DESKTOP, reducedMotion: 'reduce' });
       await context.route('https://challenges.cloudflare.com/**', (route) => route.fulfill({ contentType: 'text/javascript', body: TURNSTILE_STAND_IN }));
       const page = await context.newPage();
-      page.on('pageerror', (e) => pageErrors.push(`${page.url()}: ${e.message}`));
+      watch(page);
       await page.goto('/chat');
       const input = page.getByLabel('Ask about your ledger');
       const askButton = page.getByRole('button', { name: 'Ask', exact: true });
@@ -656,7 +656,7 @@ describe('the bot check, on a site that turns it on', () => {
       const uploader = await browser.newContext({ baseURL: dev.base, viewport: DESKTOP, reducedMotion: 'reduce' });
       await uploader.route('https://challenges.cloudflare.com/**', (route) => route.fulfill({ contentType: 'text/javascript', body: TURNSTILE_STAND_IN }));
       const second = await uploader.newPage();
-      second.on('pageerror', (e) => pageErrors.push(`${second.url()}: ${e.message}`));
+      watch(second);
       await second.goto('/chat');
       await second.getByRole('button', { name: 'Statement' }).click();
       await second.getByRole('button', { name: 'Use the sample statement' }).click();
@@ -740,7 +740,7 @@ describe('Google sign-in, on a site that turns it on', () => {
     try {
       const context = await browser.newContext({ baseURL: dev.base, viewport: DESKTOP, reducedMotion: 'reduce' });
       const page = await context.newPage();
-      page.on('pageerror', (e) => pageErrors.push(`${page.url()}: ${e.message}`));
+      watch(page);
       await page.goto('/chat');
       await ask(page, 'Anything unusual in April 2025?');
       const anonymous = await visitorId(page);

@@ -15,8 +15,13 @@ use kakeibo_core::{CallError, ToolError};
 use kakeibo_tools::ToolsError;
 use serde_json::json;
 
-/// Clears the session cookie on a `401`, so the browser starts a fresh visit next time.
-const CLEAR_SESSION: &str = "kakeibo_session=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0";
+/// Clears the session cookie on a `401`, so the browser starts a fresh visit next time: under both
+/// its names (an answer does not know whether the site is HTTPS; a browser ignores the one that
+/// does not apply).
+const CLEAR_SESSION: [&str; 2] = [
+    "kakeibo_session=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0",
+    "__Host-kakeibo_session=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0; Secure",
+];
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -51,6 +56,9 @@ pub enum ApiError {
     Unprocessable(String),
     #[error("the request body is larger than {limit} bytes")]
     TooLarge { limit: usize },
+    /// A body under a type the route does not read: `415`.
+    #[error("{0}")]
+    UnsupportedMediaType(String),
     #[error("{message}")]
     TooManyRequests { message: String, retry_after_secs: i64 },
     #[error("{}", .0.message())]
@@ -100,6 +108,7 @@ impl ApiError {
             Self::Gone(_) => StatusCode::GONE,
             Self::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Refused(_) | Self::Unavailable { .. } | Self::DatabaseUnavailable(_) => {
                 StatusCode::SERVICE_UNAVAILABLE
@@ -132,7 +141,9 @@ impl IntoResponse for ApiError {
         let headers = response.headers_mut();
         match &self {
             Self::Unauthorized(_) => {
-                headers.insert(header::SET_COOKIE, HeaderValue::from_static(CLEAR_SESSION));
+                for clear in CLEAR_SESSION {
+                    headers.append(header::SET_COOKIE, HeaderValue::from_static(clear));
+                }
             }
             Self::TooManyRequests { retry_after_secs, .. } => {
                 if let Ok(v) = HeaderValue::from_str(&retry_after_secs.to_string()) {

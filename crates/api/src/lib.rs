@@ -18,6 +18,7 @@ pub mod bot_check;
 pub mod config;
 pub mod error;
 pub mod google;
+pub mod headers;
 pub mod lambda;
 pub mod mail;
 pub mod request;

@@ -223,8 +223,10 @@ impl<T: DeserializeOwned, S: Send + Sync> axum::extract::FromRequestParts<S> for
     }
 }
 
-/// Refuses a state-changing request whose `Origin` (or, without one, `Host`) is not the site:
-/// the session cookie rides along on cross-site requests, so its writes must come from the site.
+/// Refuses a state-changing request that does not show it comes from the site: its `Origin` must
+/// be the site's, or, without an `Origin`, the browser's `Sec-Fetch-Site` must say `same-origin`.
+/// The session cookie rides along on cross-site requests, so its writes must come from the site;
+/// `Host` proves nothing (it names this server whoever sent the request), so it is not enough.
 pub fn check_origin(method: &Method, headers: &HeaderMap, site: &Site) -> Result<(), ApiError> {
     if matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS) {
         return Ok(());
@@ -235,15 +237,59 @@ pub fn check_origin(method: &Method, headers: &HeaderMap, site: &Site) -> Result
             .and_then(|v| v.to_str().ok())
             .map(str::to_lowercase)
     };
-    match (value(header::ORIGIN), value(header::HOST)) {
+    let fetch_site = headers
+        .get("sec-fetch-site")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_lowercase);
+    match (value(header::ORIGIN), fetch_site.as_deref()) {
         (Some(origin), _) if origin.trim_end_matches('/') == site.origin => Ok(()),
         (Some(origin), _) => Err(ApiError::Forbidden(format!(
             "requests from {origin} are not accepted"
         ))),
-        (None, Some(host)) if host == site.host => Ok(()),
+        (None, Some("same-origin")) => Ok(()),
         _ => Err(ApiError::Forbidden(
-            "the request does not come from the site".into(),
+            "the request does not say it comes from the site: send the site's Origin header".into(),
         )),
+    }
+}
+
+/// Refuses a body that is not said to be JSON on a route that reads JSON: a cross-site form can
+/// send `text/plain` without a preflight, so JSON under another type is never read. Raw uploads
+/// (`POST /api/uploads`) are the one route whose body is not JSON; an empty body needs no type.
+pub fn check_json_type(
+    method: &Method,
+    path: &str,
+    headers: &HeaderMap,
+    empty: bool,
+) -> Result<(), ApiError> {
+    if matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS) || empty || path == "/api/uploads" {
+        return Ok(());
+    }
+    let is_json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(|essence| essence.trim().to_ascii_lowercase())
+        .is_some_and(|essence| {
+            essence == "application/json"
+                || (essence.starts_with("application/") && essence.ends_with("+json"))
+        });
+    if is_json {
+        Ok(())
+    } else {
+        Err(ApiError::UnsupportedMediaType(
+            "this route reads JSON: send the body with Content-Type: application/json".into(),
+        ))
+    }
+}
+
+/// Middleware: [`check_json_type`] on every request.
+pub async fn json_type_guard(request: Request, next: Next) -> Response {
+    use axum::body::HttpBody as _;
+    let empty = request.body().size_hint().exact() == Some(0);
+    match check_json_type(request.method(), request.uri().path(), request.headers(), empty) {
+        Ok(()) => next.run(request).await,
+        Err(e) => e.into_response(),
     }
 }
 
@@ -283,10 +329,51 @@ mod tests {
             .is_ok()
         );
         assert!(check_origin(&Method::POST, &headers(&[("origin", "https://evil.example")]), &s).is_err());
-        assert!(check_origin(&Method::POST, &headers(&[("host", "kakeibo.example")]), &s).is_ok());
+        // Host names this server whoever sent the request: without Origin, only the browser's
+        // own Sec-Fetch-Site: same-origin will do.
+        assert!(check_origin(&Method::POST, &headers(&[("host", "kakeibo.example")]), &s).is_err());
+        assert!(check_origin(&Method::POST, &headers(&[("sec-fetch-site", "same-origin")]), &s).is_ok());
+        assert!(check_origin(&Method::POST, &headers(&[("sec-fetch-site", "same-site")]), &s).is_err());
+        assert!(check_origin(&Method::POST, &headers(&[("sec-fetch-site", "cross-site")]), &s).is_err());
         assert!(check_origin(&Method::DELETE, &headers(&[("host", "evil.example")]), &s).is_err());
         assert!(check_origin(&Method::POST, &headers(&[]), &s).is_err());
         assert!(check_origin(&Method::GET, &headers(&[("origin", "https://evil.example")]), &s).is_ok());
+    }
+
+    #[test]
+    fn json_routes_need_a_json_type() {
+        let post = |pairs: &[(&'static str, &str)], path: &str, empty: bool| {
+            check_json_type(&Method::POST, path, &headers(pairs), empty).is_ok()
+        };
+        assert!(post(&[("content-type", "application/json")], "/api/chat", false));
+        assert!(post(
+            &[("content-type", "Application/JSON; charset=utf-8")],
+            "/api/chat",
+            false
+        ));
+        assert!(post(
+            &[("content-type", "application/merge-patch+json")],
+            "/api/chat",
+            false
+        ));
+        assert!(!post(&[("content-type", "text/plain")], "/api/chat", false));
+        assert!(!post(
+            &[("content-type", "application/x-www-form-urlencoded")],
+            "/api/session/sign-in",
+            false
+        ));
+        assert!(!post(&[], "/api/chat", false));
+        assert!(post(&[], "/api/session", true), "no body, no type needed");
+        assert!(
+            post(&[("content-type", "text/csv")], "/api/uploads", false),
+            "a raw upload"
+        );
+        assert!(!post(
+            &[("content-type", "text/plain")],
+            "/api/uploads/x/preview",
+            false
+        ));
+        assert!(check_json_type(&Method::GET, "/api/runs", &headers(&[]), false).is_ok());
     }
 
     #[test]

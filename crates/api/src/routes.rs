@@ -9,7 +9,12 @@ use axum::{
     response::{IntoResponse, Response},
 };
 
-use crate::{config::Config, error::ApiError, request::origin_guard};
+use crate::{
+    config::Config,
+    error::ApiError,
+    headers::security_headers,
+    request::{json_type_guard, origin_guard},
+};
 
 /// Finishes a function's router: unknown routes are a JSON `404`, then [`guard`].
 pub fn finish(router: Router, config: &Config) -> Router {
@@ -29,19 +34,25 @@ pub fn function(
     finish(routes(state), &config)
 }
 
-/// A JSON `405` for a known route with the wrong method, the origin check on writes, and the
-/// origin-verify check (for a router that brings its own fallback, like the local server's).
+/// A JSON `405` for a known route with the wrong method, the origin check on writes, JSON bodies
+/// only under a JSON type, the origin-verify check (for a router that brings its own fallback,
+/// like the local server's), and the security headers on every answer.
 pub fn guard(router: Router, config: &Config) -> Router {
     let site = config.site.clone();
     let verify = config.origin_verify.clone();
+    let https = config.site.secure_cookies;
     router
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed.into_response() })
         .layer(middleware::from_fn(refusals_in_json))
+        .layer(middleware::from_fn(json_type_guard))
         .layer(middleware::from_fn(move |request, next| {
             origin_guard(site.clone(), request, next)
         }))
         .layer(middleware::from_fn(move |request, next| {
             from_the_cdn(verify.clone(), request, next)
+        }))
+        .layer(middleware::from_fn(move |request, next| {
+            security_headers(https, request, next)
         }))
 }
 

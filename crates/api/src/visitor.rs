@@ -9,7 +9,7 @@ use axum::{
     response::Response,
 };
 use chrono::Utc;
-use kakeibo_auth::{Sessions, Visitor, session::token_from_cookies, visitors};
+use kakeibo_auth::{Sessions, Visitor, visitors};
 use kakeibo_operator::quota::{self, Refusal};
 
 use crate::{
@@ -37,11 +37,12 @@ impl Resolved {
     /// Adds the session cookie to `response` when there is one to send — unless the handler set a
     /// session of its own (signing up or in), which must stay the last word.
     pub fn apply(&self, response: &mut Response) {
-        let already = response
-            .headers()
-            .get_all(header::SET_COOKIE)
-            .iter()
-            .any(|v| v.to_str().is_ok_and(|c| c.starts_with("kakeibo_session=")));
+        let already = response.headers().get_all(header::SET_COOKIE).iter().any(|v| {
+            v.to_str().is_ok_and(|c| {
+                c.starts_with(kakeibo_auth::SESSION_COOKIE)
+                    || c.starts_with(kakeibo_auth::SECURE_SESSION_COOKIE)
+            })
+        });
         if already {
             return;
         }
@@ -61,7 +62,7 @@ pub async fn current(state: &State, headers: &HeaderMap) -> Result<Option<Resolv
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok());
-    let Some(token) = token_from_cookies(cookies) else {
+    let Some(token) = state.sessions.token_from_cookies(cookies) else {
         return Ok(None);
     };
     let claims = state

@@ -404,3 +404,21 @@ fn the_eval_function_runs_nightly_once_at_a_time_and_only_admin_may_start_it() {
         "GET /api/evals/latest is a buffered route of the runs function"
     );
 }
+
+#[test]
+fn the_pages_get_the_content_security_policy_kakeibo_dev_sends() {
+    let Some(python) = python() else { return };
+    let cfn = transformed(&python, &template());
+    let policy = &cfn["Resources"]["SiteHeadersPolicy"]["Properties"]["ResponseHeadersPolicyConfig"];
+    assert_eq!(
+        policy["SecurityHeadersConfig"]["ContentSecurityPolicy"]["ContentSecurityPolicy"],
+        kakeibo_api::headers::SITE_CSP,
+        "the CDN's policy is crates/api's SITE_CSP"
+    );
+    let distribution = &cfn["Resources"]["Distribution"]["Properties"]["DistributionConfig"];
+    assert_eq!(
+        distribution["DefaultCacheBehavior"]["ResponseHeadersPolicyId"],
+        serde_json::json!({"Ref": "SiteHeadersPolicy"}),
+        "the pages are served with it"
+    );
+}

@@ -17,5 +17,5 @@ pub mod proofs;
 pub mod session;
 pub mod visitors;
 
-pub use session::{Claims, SESSION_COOKIE, SessionError, Sessions};
+pub use session::{Claims, SECURE_SESSION_COOKIE, SESSION_COOKIE, SessionError, Sessions};
 pub use visitors::{AuthError, Visitor};

@@ -7,6 +7,10 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 pub const SESSION_COOKIE: &str = "kakeibo_session";
+/// The session cookie's name on an HTTPS site: the `__Host-` prefix makes a browser take it only
+/// from this very host, over HTTPS, for the whole site, so no other subdomain can plant or
+/// shadow it.
+pub const SECURE_SESSION_COOKIE: &str = "__Host-kakeibo_session";
 /// How long a session lasts without use.
 pub const SESSION_TTL: Duration = Duration::hours(12);
 /// A session older than this is re-issued on its next use (sliding renewal).
@@ -132,10 +136,21 @@ impl Sessions {
         now.timestamp() - claims.iat >= RENEW_AFTER.num_seconds()
     }
 
+    /// The session cookie's name: [`SECURE_SESSION_COOKIE`] on an HTTPS site, else
+    /// [`SESSION_COOKIE`] (a `__Host-` cookie needs `Secure`, which plain-http localhost lacks).
+    pub fn cookie_name(&self) -> &'static str {
+        if self.secure {
+            SECURE_SESSION_COOKIE
+        } else {
+            SESSION_COOKIE
+        }
+    }
+
     /// The `Set-Cookie` value carrying `token`.
     pub fn cookie(&self, token: &str) -> String {
         format!(
-            "{SESSION_COOKIE}={token}; Path=/; HttpOnly; SameSite=Lax; Max-Age={}{}",
+            "{}={token}; Path=/; HttpOnly; SameSite=Lax; Max-Age={}{}",
+            self.cookie_name(),
             SESSION_TTL.num_seconds(),
             if self.secure { "; Secure" } else { "" }
         )
@@ -144,19 +159,26 @@ impl Sessions {
     /// The `Set-Cookie` value that removes the session.
     pub fn clear_cookie(&self) -> String {
         format!(
-            "{SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0{}",
+            "{}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0{}",
+            self.cookie_name(),
             if self.secure { "; Secure" } else { "" }
         )
     }
+
+    /// The session token in the `Cookie` headers, under this site's cookie name only (the last
+    /// one wins when repeated).
+    pub fn token_from_cookies<'a>(&self, headers: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+        token_named(headers, self.cookie_name())
+    }
 }
 
-/// The session token in a `Cookie` header, if any (the last one wins when repeated).
-pub fn token_from_cookies<'a>(headers: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+/// The value of the cookie `name` in `Cookie` headers, if any and not empty (the last wins).
+fn token_named<'a>(headers: impl IntoIterator<Item = &'a str>, name: &str) -> Option<&'a str> {
     headers
         .into_iter()
         .flat_map(|h| h.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .filter(|(name, _)| *name == SESSION_COOKIE)
+        .filter(|(key, _)| *key == name)
         .map(|(_, value)| value.trim())
         .last()
         .filter(|v| !v.is_empty())
@@ -213,20 +235,40 @@ mod tests {
     }
 
     #[test]
-    fn the_cookie_is_http_only_lax_and_secure_unless_local() {
+    fn the_cookie_is_http_only_lax_and_host_bound_and_secure_unless_local() {
         let cookie = sessions().cookie("abc");
-        assert!(cookie.starts_with("kakeibo_session=abc; Path=/; HttpOnly; SameSite=Lax; Max-Age=43200"));
-        assert!(cookie.ends_with("; Secure"));
+        assert!(
+            cookie.starts_with("__Host-kakeibo_session=abc; Path=/; HttpOnly; SameSite=Lax; Max-Age=43200"),
+            "{cookie}"
+        );
+        assert!(cookie.ends_with("; Secure") && !cookie.contains("Domain"));
+        assert!(
+            sessions()
+                .clear_cookie()
+                .starts_with("__Host-kakeibo_session=; Path=/")
+        );
         let local = Sessions::new(&[7u8; 32], false).unwrap_or_else(|e| panic!("{e}"));
+        assert!(local.cookie("abc").starts_with("kakeibo_session=abc; "));
         assert!(!local.cookie("abc").contains("Secure"));
         assert!(local.clear_cookie().contains("Max-Age=0"));
     }
 
     #[test]
-    fn the_token_is_found_among_other_cookies() {
-        assert_eq!(token_from_cookies(["a=1; kakeibo_session=tok; b=2"]), Some("tok"));
-        assert_eq!(token_from_cookies(["a=1", "kakeibo_session=x"]), Some("x"));
-        assert_eq!(token_from_cookies(["kakeibo_session="]), None);
-        assert_eq!(token_from_cookies(["other=1"]), None);
+    fn the_token_is_found_among_other_cookies_under_the_sites_name_only() {
+        let local = Sessions::new(&[7u8; 32], false).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            local.token_from_cookies(["a=1; kakeibo_session=tok; b=2"]),
+            Some("tok")
+        );
+        assert_eq!(local.token_from_cookies(["a=1", "kakeibo_session=x"]), Some("x"));
+        assert_eq!(local.token_from_cookies(["kakeibo_session="]), None);
+        assert_eq!(local.token_from_cookies(["other=1"]), None);
+        // On HTTPS a cookie without the prefix (one a subdomain could plant) is not the session.
+        let https = sessions();
+        assert_eq!(https.token_from_cookies(["kakeibo_session=planted"]), None);
+        assert_eq!(
+            https.token_from_cookies(["kakeibo_session=planted; __Host-kakeibo_session=real"]),
+            Some("real")
+        );
     }
 }

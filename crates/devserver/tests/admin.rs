@@ -37,7 +37,7 @@ async fn only_operators_see_the_admin_routes(_: PgPoolOptions, connect: PgConnec
         .await
         .session_cookie()
         .unwrap();
-    let forged = "kakeibo_session=eyJhbGciOiJub25lIn0.e30.".to_owned();
+    let forged = "__Host-kakeibo_session=eyJhbGciOiJub25lIn0.e30.".to_owned();
     for (who, cookie) in [
         ("no session", None),
         ("anonymous", Some(&anonymous)),
@@ -242,7 +242,7 @@ async fn the_operator_sees_the_panels_and_pauses_and_blocks(_: PgPoolOptions, co
     // Block one visitor.
     let visitor_id = state
         .sessions
-        .verify(visitor_cookie.trim_start_matches("kakeibo_session="))
+        .verify(visitor_cookie.trim_start_matches("__Host-kakeibo_session="))
         .unwrap()
         .sub;
     let block = app

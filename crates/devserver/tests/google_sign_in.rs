@@ -152,7 +152,7 @@ impl Site {
             .get_all("set-cookie")
             .iter()
             .map(|v| v.to_str().unwrap())
-            .find(|v| v.starts_with("kakeibo_google="))
+            .find(|v| v.starts_with("__Secure-kakeibo_google="))
             .unwrap();
         assert!(
             flow.contains("HttpOnly") && flow.contains("SameSite=Lax"),

@@ -35,6 +35,7 @@ async fn bad_requests_get_clear_answers(_: PgPoolOptions, connect: PgConnectOpti
     assert_eq!(evil.status, 403, "{}", evil.body);
     let anonymous = post(&app, "/api/chat", &[json], hello.clone()).await;
     assert_eq!(anonymous.status, 403, "{}", anonymous.body);
+    // Host names this server whoever sent the request: it proves nothing.
     let by_host = post(
         &app,
         "/api/chat",
@@ -42,7 +43,53 @@ async fn bad_requests_get_clear_answers(_: PgPoolOptions, connect: PgConnectOpti
         hello.clone(),
     )
     .await;
+    assert_eq!(by_host.status, 403, "{}", by_host.body);
+    // Without Origin, only the browser's own word that the request is same-origin will do.
+    for (fetch_site, status) in [("same-site", 403), ("cross-site", 403), ("none", 403), ("same-origin", 200)] {
+        let answer = post(
+            &app,
+            "/api/chat",
+            &[json, ("sec-fetch-site", fetch_site)],
+            hello.clone(),
+        )
+        .await;
+        assert_eq!(answer.status, status, "{fetch_site}: {}", answer.body);
+    }
+    let by_host = post(&app, "/api/chat", &[json, ("origin", support::SITE)], hello.clone()).await;
     assert_eq!(by_host.status, 200, "{}", by_host.body);
+
+    // JSON is read only under a JSON type: a cross-site form's text/plain is refused unread.
+    for content_type in ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"] {
+        let answer = post(
+            &app,
+            "/api/chat",
+            &[("content-type", content_type), ("origin", support::SITE)],
+            hello.clone(),
+        )
+        .await;
+        assert_eq!(answer.status, 415, "{content_type}: {}", answer.body);
+        assert!(answer.json()["error"].as_str().unwrap().contains("application/json"));
+    }
+    let untyped = post(&app, "/api/chat", &[("origin", support::SITE)], hello.clone()).await;
+    assert_eq!(untyped.status, 415, "{}", untyped.body);
+
+    // Every answer carries the security headers: the API's policy runs nothing.
+    for (name, value) in [
+        ("content-security-policy", kakeibo_api::headers::API_CSP),
+        ("x-content-type-options", "nosniff"),
+        ("x-frame-options", "DENY"),
+        ("referrer-policy", "no-referrer"),
+        ("strict-transport-security", "max-age=63072000; includeSubDomains"),
+    ] {
+        assert_eq!(by_host.headers[name], value, "{name}");
+        assert_eq!(untyped.headers[name], value, "{name} on a refusal too");
+    }
+    // Outside /api/ kakeibo-dev serves the pages, under the pages' policy.
+    let page = app.get("/chat", None).await;
+    assert_eq!(
+        page.headers["content-security-policy"],
+        kakeibo_api::headers::SITE_CSP
+    );
 
     let site = ("origin", support::SITE);
     // Bodies over the limits.

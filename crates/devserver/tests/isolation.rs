@@ -282,6 +282,6 @@ async fn ledgers_and_uploads(w: &World) {
 
 /// The visitor a session cookie names.
 fn owner_of(state: &kakeibo_api::State, cookie: &str) -> OwnerId {
-    let token = cookie.trim_start_matches("kakeibo_session=");
+    let token = cookie.trim_start_matches("__Host-kakeibo_session=");
     state.sessions.verify(token).unwrap().owner()
 }

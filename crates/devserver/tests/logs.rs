@@ -98,7 +98,7 @@ async fn a_turn_is_logged_with_its_ids_and_never_with_a_secret(_: PgPoolOptions,
             .any(|l| l.contains("turn finished") && l.contains(&run_id)),
         "{text}"
     );
-    let token = |cookie: &str| cookie.trim_start_matches("kakeibo_session=").to_owned();
+    let token = |cookie: &str| cookie.trim_start_matches("__Host-kakeibo_session=").to_owned();
     for (what, secret) in [
         ("the first session token", token(&cookie)),
         ("the signed-in session token", token(&signed_in)),

@@ -19,7 +19,7 @@ async fn two_hundred_messages_at_once_admit_exactly_eight(_: PgPoolOptions, conn
         .sessions
         .issue(visitor.owner(), visitor.session_epoch, Utc::now())
         .unwrap();
-    let cookie = format!("kakeibo_session={token}");
+    let cookie = format!("__Host-kakeibo_session={token}");
     let base = serve(TestApp::new(&state).router()).await;
     let client = http_client();
 

@@ -44,7 +44,7 @@ async fn forged_expired_and_orphaned_sessions_are_401(_: PgPoolOptions, connect:
     let state = state(&connect, Isolation::Rls, &[]).await;
     let app = TestApp::new(&state);
     let (cookie, _) = app.visitor("hello").await;
-    let token = cookie.trim_start_matches("kakeibo_session=").to_owned();
+    let token = cookie.trim_start_matches("__Host-kakeibo_session=").to_owned();
     let owner = state.sessions.verify(&token).unwrap().sub;
     assert_eq!(app.runs(Some(&cookie)).await.status, StatusCode::OK);
 
@@ -74,20 +74,29 @@ async fn forged_expired_and_orphaned_sessions_are_401(_: PgPoolOptions, connect:
         ("tampered payload", tampered),
         ("garbage", not_a_token),
     ] {
-        let answer = app.runs(Some(&format!("kakeibo_session={forged}"))).await;
+        let answer = app.runs(Some(&format!("__Host-kakeibo_session={forged}"))).await;
         assert_eq!(
             answer.status,
             StatusCode::UNAUTHORIZED,
             "{attack}: {}",
             answer.body
         );
-        let clears = answer.headers["set-cookie"].to_str().unwrap();
+        let clears: Vec<&str> = answer
+            .headers
+            .get_all("set-cookie")
+            .iter()
+            .map(|v| v.to_str().unwrap())
+            .collect();
         assert!(
-            clears.starts_with("kakeibo_session=;") && clears.contains("Max-Age=0"),
-            "{attack}: {clears}"
+            clears.iter().any(|c| c.starts_with("__Host-kakeibo_session=;")
+                && c.contains("Max-Age=0")
+                && c.contains("Secure")),
+            "{attack}: {clears:?}"
         );
         // A forged session never starts a visit either.
-        let chat = app.chat(Some(&format!("kakeibo_session={forged}")), "hi").await;
+        let chat = app
+            .chat(Some(&format!("__Host-kakeibo_session={forged}")), "hi")
+            .await;
         assert_eq!(chat.status, StatusCode::UNAUTHORIZED, "{attack}: chat");
     }
 
@@ -106,7 +115,7 @@ async fn a_visit_marks_the_visitor_seen_at_most_once_in_five_minutes(
     let state = state(&connect, Isolation::Rls, &[]).await;
     let app = TestApp::new(&state);
     let (cookie, _) = app.visitor("hello").await;
-    let token = cookie.trim_start_matches("kakeibo_session=").to_owned();
+    let token = cookie.trim_start_matches("__Host-kakeibo_session=").to_owned();
     let owner = state.sessions.verify(&token).unwrap().sub;
     let seen = async || -> (chrono::DateTime<Utc>, String) {
         sqlx::query_as("SELECT last_seen_at, xmin::text FROM users WHERE id = $1")
@@ -173,7 +182,7 @@ async fn sign_up_keeps_and_sign_in_moves_the_visitors_rows(_: PgPoolOptions, con
     let (x, _) = app.visitor("how much did I spend").await;
     let x_id = state
         .sessions
-        .verify(x.trim_start_matches("kakeibo_session="))
+        .verify(x.trim_start_matches("__Host-kakeibo_session="))
         .unwrap()
         .sub;
     let credentials = json!({"email": "Ana@Example.com ", "password": "a long enough password"});
@@ -220,7 +229,7 @@ async fn sign_up_keeps_and_sign_in_moves_the_visitors_rows(_: PgPoolOptions, con
     let (y, _) = app.visitor("set a budget").await;
     let y_id = state
         .sessions
-        .verify(y.trim_start_matches("kakeibo_session="))
+        .verify(y.trim_start_matches("__Host-kakeibo_session="))
         .unwrap()
         .sub;
     assert!(rows_of(&pool, y_id).await > 0);

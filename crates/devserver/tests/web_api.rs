@@ -20,7 +20,7 @@ use uuid::Uuid;
 fn owner_of(state: &State, cookie: &str) -> Uuid {
     state
         .sessions
-        .verify(cookie.trim_start_matches("kakeibo_session="))
+        .verify(cookie.trim_start_matches("__Host-kakeibo_session="))
         .unwrap()
         .sub
 }

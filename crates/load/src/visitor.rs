@@ -456,7 +456,7 @@ fn session_cookie(headers: &reqwest::header::HeaderMap) -> Option<String> {
         .get_all(reqwest::header::SET_COOKIE)
         .iter()
         .filter_map(|value| value.to_str().ok())
-        .filter(|value| value.starts_with("kakeibo_session="))
+        .filter(|value| value.starts_with("kakeibo_session=") || value.starts_with("__Host-kakeibo_session="))
         .filter_map(|value| value.split(';').next())
         .map(str::to_owned)
         .next_back()

@@ -364,18 +364,22 @@ fn google_callback_url(state: &State) -> String {
 /// The flow cookie: set for the callback's path only, for the flow's ten minutes (`None`:
 /// cleared).
 fn google_flow_cookie(state: &State, value: Option<&str>) -> String {
-    let secure = if state.config.site.secure_cookies {
-        "; Secure"
-    } else {
-        ""
-    };
+    let (name, secure) = google_flow_cookie_name(state);
     match value {
         Some(value) => format!(
-            "{GOOGLE_FLOW_COOKIE}={value}; Path=/api/session/google; HttpOnly; SameSite=Lax; Max-Age={FLOW_TTL_SECS}{secure}"
+            "{name}={value}; Path=/api/session/google; HttpOnly; SameSite=Lax; Max-Age={FLOW_TTL_SECS}{secure}"
         ),
-        None => format!(
-            "{GOOGLE_FLOW_COOKIE}=; Path=/api/session/google; HttpOnly; SameSite=Lax; Max-Age=0{secure}"
-        ),
+        None => format!("{name}=; Path=/api/session/google; HttpOnly; SameSite=Lax; Max-Age=0{secure}"),
+    }
+}
+
+/// The flow cookie's name and `Secure` flag: `__Secure-` on an HTTPS site, so only a secure
+/// answer can set it (`__Host-` needs `Path=/`, and this cookie is for the callback only).
+fn google_flow_cookie_name(state: &State) -> (String, &'static str) {
+    if state.config.site.secure_cookies {
+        (format!("__Secure-{GOOGLE_FLOW_COOKIE}"), "; Secure")
+    } else {
+        (GOOGLE_FLOW_COOKIE.to_owned(), "")
     }
 }
 
@@ -428,7 +432,7 @@ async fn google_callback(
 ) -> Result<Response, ApiError> {
     let google = state.google.as_ref().ok_or(ApiError::NotFound)?;
     let cleared = google_flow_cookie(&state, None);
-    let flow = token_from_named_cookie(request.headers(), GOOGLE_FLOW_COOKIE);
+    let flow = token_from_named_cookie(request.headers(), &google_flow_cookie_name(&state).0);
     let verified = match (&query.error, &query.code) {
         (None, Some(code)) => {
             let key = google::flow_key(&state.config.jwt_secret);

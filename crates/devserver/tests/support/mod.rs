@@ -307,7 +307,9 @@ impl Answer {
             .get_all(http::header::SET_COOKIE)
             .iter()
             .filter_map(|v| v.to_str().ok())
-            .filter(|v| v.starts_with("kakeibo_session=") && !v.starts_with("kakeibo_session=;"))
+            .filter(|v| {
+                v.starts_with("__Host-kakeibo_session=") && !v.starts_with("__Host-kakeibo_session=;")
+            })
             .map(|v| v.split(';').next().unwrap_or_default().to_owned())
             .next_back()
     }
@@ -484,7 +486,7 @@ pub async fn post(
         .get_all("set-cookie")
         .iter()
         .filter_map(|v| v.to_str().ok())
-        .find(|v| v.starts_with("kakeibo_session=") && !v.starts_with("kakeibo_session=;"))
+        .find(|v| v.starts_with("__Host-kakeibo_session=") && !v.starts_with("__Host-kakeibo_session=;"))
         .map(|v| v.split(';').next().unwrap_or_default().to_owned());
     (status, response.text().await.expect("a body"), cookie)
 }
