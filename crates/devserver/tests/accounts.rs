@@ -30,42 +30,12 @@ async fn site(connect: &PgConnectOptions) -> (TestApp, std::sync::Arc<kakeibo_ap
     (TestApp::new(&state), state, outbox)
 }
 
-/// A visit signed up as `email`: its session cookie.
-async fn signed_up(app: &TestApp, email: &str) -> String {
-    let (visit, _) = app.visitor("hello").await;
-    let answer = app
-        .post(
-            "/api/session/sign-up",
-            json!({"email": email, "password": PASSWORD}),
-            Some(&visit),
-        )
-        .await;
-    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
-    answer.session_cookie().unwrap()
-}
-
-async fn sign_in(app: &TestApp, email: &str, password: &str) -> (StatusCode, Option<String>) {
-    let answer = app
-        .post(
-            "/api/session/sign-in",
-            json!({"email": email, "password": password}),
-            None,
-        )
-        .await;
-    (answer.status, answer.session_cookie())
-}
-
-/// The visitor a session cookie stands for now (`null` once the session is over).
-async fn visitor_of(app: &TestApp, cookie: &str) -> Value {
-    app.get("/api/session", Some(cookie)).await.json()["visitor"].clone()
-}
-
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn an_address_is_proven_by_its_link_once(_: PgPoolOptions, connect: PgConnectOptions) {
     let (app, _state, outbox) = site(&connect).await;
     assert_eq!(app.get("/api/session", None).await.json()["mail"], true);
-    let account = signed_up(&app, "Ana@Example.com").await;
-    assert_eq!(visitor_of(&app, &account).await["emailVerified"], false);
+    let account = app.signed_up("Ana@Example.com", PASSWORD).await;
+    assert_eq!(app.visitor_of(&account).await["emailVerified"], false);
 
     let sent = mails(&outbox);
     assert_eq!(sent.len(), 1, "one mail for one sign-up: {sent:?}");
@@ -82,7 +52,7 @@ async fn an_address_is_proven_by_its_link_once(_: PgPoolOptions, connect: PgConn
         .post("/api/session/verify-email", json!({"token": token}), None)
         .await;
     assert_eq!(verified.status, StatusCode::OK, "{}", verified.body);
-    assert_eq!(visitor_of(&app, &account).await["emailVerified"], true);
+    assert_eq!(app.visitor_of(&account).await["emailVerified"], true);
     let again = app
         .post("/api/session/verify-email", json!({"token": token}), None)
         .await;
@@ -100,7 +70,7 @@ async fn an_address_is_proven_by_its_link_once(_: PgPoolOptions, connect: PgConn
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn a_resent_link_replaces_the_first(_: PgPoolOptions, connect: PgConnectOptions) {
     let (app, _state, outbox) = site(&connect).await;
-    let account = signed_up(&app, "bo@example.com").await;
+    let account = app.signed_up("bo@example.com", PASSWORD).await;
     let first = mailed_token(&outbox, "bo@example.com", "verify");
     let resend = app
         .post_empty("/api/session/verify-email/resend", Some(&account))
@@ -122,8 +92,8 @@ async fn a_resent_link_replaces_the_first(_: PgPoolOptions, connect: PgConnectOp
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn a_password_is_reset_by_mail_and_every_session_ends(_: PgPoolOptions, connect: PgConnectOptions) {
     let (app, state, outbox) = site(&connect).await;
-    let first = signed_up(&app, "cy@example.com").await;
-    let (status, second) = sign_in(&app, "cy@example.com", PASSWORD).await;
+    let first = app.signed_up("cy@example.com", PASSWORD).await;
+    let (status, second) = app.sign_in("cy@example.com", PASSWORD).await;
     assert_eq!(status, StatusCode::OK);
     let second = second.unwrap();
 
@@ -181,19 +151,19 @@ async fn a_password_is_reset_by_mail_and_every_session_ends(_: PgPoolOptions, co
 
     for (name, cookie) in [("first", &first), ("second", &second)] {
         assert_eq!(
-            visitor_of(&app, cookie).await,
+            app.visitor_of(cookie).await,
             Value::Null,
             "the {name} session is over"
         );
     }
     assert_eq!(
-        sign_in(&app, "cy@example.com", PASSWORD).await.0,
+        app.sign_in("cy@example.com", PASSWORD).await.0,
         StatusCode::UNAUTHORIZED
     );
-    let (status, fresh) = sign_in(&app, "cy@example.com", "a brand new secret phrase").await;
+    let (status, fresh) = app.sign_in("cy@example.com", "a brand new secret phrase").await;
     assert_eq!(status, StatusCode::OK);
     // The link reached the address: it is proven.
-    assert_eq!(visitor_of(&app, &fresh.unwrap()).await["emailVerified"], true);
+    assert_eq!(app.visitor_of(&fresh.unwrap()).await["emailVerified"], true);
     let reused = app
         .post(
             "/api/session/password-reset/confirm",
@@ -228,7 +198,7 @@ async fn a_password_is_reset_by_mail_and_every_session_ends(_: PgPoolOptions, co
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn reset_requests_are_counted_per_address_asked_for(_: PgPoolOptions, connect: PgConnectOptions) {
     let (app, _state, outbox) = site(&connect).await;
-    signed_up(&app, "di@example.com").await;
+    app.signed_up("di@example.com", PASSWORD).await;
     for _ in 0..kakeibo_auth::visitors::FREE_FAILURES {
         let answer = app
             .post(
@@ -260,8 +230,8 @@ async fn a_password_change_needs_the_current_one_and_ends_other_sessions(
     connect: PgConnectOptions,
 ) {
     let (app, _state, _outbox) = site(&connect).await;
-    let here = signed_up(&app, "ed@example.com").await;
-    let (_, elsewhere) = sign_in(&app, "ed@example.com", PASSWORD).await;
+    let here = app.signed_up("ed@example.com", PASSWORD).await;
+    let (_, elsewhere) = app.sign_in("ed@example.com", PASSWORD).await;
     let elsewhere = elsewhere.unwrap();
 
     let change = |current: &str, new: &str| json!({"current": current, "password": new});
@@ -274,7 +244,7 @@ async fn a_password_change_needs_the_current_one_and_ends_other_sessions(
         .await;
     assert_eq!(wrong.status, StatusCode::UNAUTHORIZED, "{}", wrong.body);
     assert_ne!(
-        visitor_of(&app, &here).await,
+        app.visitor_of(&here).await,
         Value::Null,
         "a wrong guess keeps the session"
     );
@@ -307,21 +277,19 @@ async fn a_password_change_needs_the_current_one_and_ends_other_sessions(
     let renewed = changed
         .session_cookie()
         .expect("this browser keeps a fresh session");
-    assert_eq!(visitor_of(&app, &renewed).await["email"], "ed@example.com");
+    assert_eq!(app.visitor_of(&renewed).await["email"], "ed@example.com");
     assert_eq!(
-        visitor_of(&app, &elsewhere).await,
+        app.visitor_of(&elsewhere).await,
         Value::Null,
         "every other session ended"
     );
-    assert_eq!(visitor_of(&app, &here).await, Value::Null, "the old cookie too");
+    assert_eq!(app.visitor_of(&here).await, Value::Null, "the old cookie too");
     assert_eq!(
-        sign_in(&app, "ed@example.com", PASSWORD).await.0,
+        app.sign_in("ed@example.com", PASSWORD).await.0,
         StatusCode::UNAUTHORIZED
     );
     assert_eq!(
-        sign_in(&app, "ed@example.com", "a brand new secret phrase")
-            .await
-            .0,
+        app.sign_in("ed@example.com", "a brand new secret phrase").await.0,
         StatusCode::OK
     );
 }
@@ -332,7 +300,7 @@ async fn failures_from_one_address_never_lock_the_owner_out_from_another(
     connect: PgConnectOptions,
 ) {
     let (app, _state, _outbox) = site(&connect).await;
-    signed_up(&app, "fay@example.com").await;
+    app.signed_up("fay@example.com", PASSWORD).await;
     let attacker = "203.0.113.7";
     let owner = "198.51.100.9";
     let guess = json!({"email": "fay@example.com", "password": "is it this one"});
@@ -392,8 +360,8 @@ async fn without_mail_the_links_are_off_and_said_so(_: PgPoolOptions, connect: P
     let state = state(&connect, Isolation::Rls, &[]).await;
     let app = TestApp::new(&state);
     assert_eq!(app.get("/api/session", None).await.json()["mail"], false);
-    let account = signed_up(&app, "hal@example.com").await;
-    assert_eq!(visitor_of(&app, &account).await["emailVerified"], false);
+    let account = app.signed_up("hal@example.com", PASSWORD).await;
+    assert_eq!(app.visitor_of(&account).await["emailVerified"], false);
     let reset = app
         .post(
             "/api/session/password-reset",

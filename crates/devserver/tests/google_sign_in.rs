@@ -467,11 +467,6 @@ async fn off_without_a_client_id(_: PgPoolOptions, connect: PgConnectOptions) {
     );
 }
 
-/// The visitor a session cookie stands for now (`null` once the session is over).
-async fn visitor_of(app: &TestApp, cookie: &str) -> Value {
-    app.get("/api/session", Some(cookie)).await.json()["visitor"].clone()
-}
-
 /// The uploads a session sees, by file name.
 async fn uploads_of(app: &TestApp, cookie: &str) -> Vec<String> {
     app.get("/api/uploads", Some(cookie)).await.json()["uploads"]
@@ -522,9 +517,10 @@ async fn an_address_nobody_proved_is_never_joined_through_google(
         ["private.csv"],
         "the visit keeps its upload"
     );
-    assert_eq!(visitor_of(app, &owner_visit).await["anonymous"], true);
-    let (_, again) =
-        site::sign_in_with_password(app, "victim@gmail.example", "the stranger's password").await;
+    assert_eq!(app.visitor_of(&owner_visit).await["anonymous"], true);
+    let (_, again) = app
+        .sign_in("victim@gmail.example", "the stranger's password")
+        .await;
     assert!(
         uploads_of(app, &again.unwrap()).await.is_empty(),
         "the stranger sees nothing of the owner's"
@@ -553,9 +549,10 @@ async fn an_address_nobody_proved_is_never_joined_through_google(
         )
         .await;
     assert_eq!(reset.status, StatusCode::OK, "{}", reset.body);
-    assert_eq!(visitor_of(app, &stranger).await, Value::Null);
-    let (status, _) =
-        site::sign_in_with_password(app, "victim@gmail.example", "the stranger's password").await;
+    assert_eq!(app.visitor_of(&stranger).await, Value::Null);
+    let (status, _) = app
+        .sign_in("victim@gmail.example", "the stranger's password")
+        .await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
 
     // Now the address is proven, and Google joins the account.
@@ -563,7 +560,7 @@ async fn an_address_nobody_proved_is_never_joined_through_google(
     assert_eq!(joined.status, StatusCode::SEE_OTHER, "{}", joined.body);
     assert_eq!(joined.headers["location"], "/chat");
     let account = joined.session_cookie().unwrap();
-    assert_eq!(visitor_of(app, &account).await["email"], "victim@gmail.example");
+    assert_eq!(app.visitor_of(&account).await["email"], "victim@gmail.example");
     assert_eq!(uploads_of(app, &account).await, ["private.csv"]);
 }
 
@@ -572,15 +569,9 @@ async fn an_address_nobody_proved_is_never_joined_through_google(
 async fn a_link_to_a_proven_address_ends_every_other_session(_: PgPoolOptions, connect: PgConnectOptions) {
     let (site, _state) = site(&connect).await;
     let app = &site.app;
-    let (visit, _) = app.visitor("hello").await;
-    let signed_up = app
-        .post(
-            "/api/session/sign-up",
-            json!({"email": "proven@gmail.example", "password": "a long enough password"}),
-            Some(&visit),
-        )
+    let password_session = app
+        .signed_up("proven@gmail.example", "a long enough password")
         .await;
-    let password_session = signed_up.session_cookie().unwrap();
     let token = support::mailed_token(&site.outbox, "proven@gmail.example", "verify");
     let verified = app
         .post("/api/session/verify-email", json!({"token": token}), None)
@@ -594,10 +585,10 @@ async fn a_link_to_a_proven_address_ends_every_other_session(_: PgPoolOptions, c
     assert_eq!(joined.headers["location"], "/chat");
     let google_session = joined.session_cookie().unwrap();
     assert_eq!(
-        visitor_of(app, &google_session).await["email"],
+        app.visitor_of(&google_session).await["email"],
         "proven@gmail.example"
     );
-    assert_eq!(visitor_of(app, &password_session).await, Value::Null);
+    assert_eq!(app.visitor_of(&password_session).await, Value::Null);
 }
 
 /// Signed in with the password, the person links Google to their own unproven address, which
@@ -606,16 +597,10 @@ async fn a_link_to_a_proven_address_ends_every_other_session(_: PgPoolOptions, c
 async fn signed_in_with_its_password_an_account_links_google(_: PgPoolOptions, connect: PgConnectOptions) {
     let (site, _state) = site(&connect).await;
     let app = &site.app;
-    let (visit, _) = app.visitor("hello").await;
-    let signed_up = app
-        .post(
-            "/api/session/sign-up",
-            json!({"email": "mine@gmail.example", "password": "a long enough password"}),
-            Some(&visit),
-        )
+    let session = app
+        .signed_up("mine@gmail.example", "a long enough password")
         .await;
-    let session = signed_up.session_cookie().unwrap();
-    assert_eq!(visitor_of(app, &session).await["emailVerified"], false);
+    assert_eq!(app.visitor_of(&session).await["emailVerified"], false);
     let joined = site
         .sign_in(
             Some(&session),
@@ -625,30 +610,10 @@ async fn signed_in_with_its_password_an_account_links_google(_: PgPoolOptions, c
     assert_eq!(joined.status, StatusCode::SEE_OTHER, "{}", joined.body);
     assert_eq!(joined.headers["location"], "/chat");
     let renewed = joined.session_cookie().unwrap();
-    assert_eq!(visitor_of(app, &renewed).await["emailVerified"], true);
+    assert_eq!(app.visitor_of(&renewed).await["emailVerified"], true);
     // From elsewhere, Google alone reaches it now.
     let elsewhere = site
         .sign_in(None, &Consent::of("google-sub-mine", "mine@gmail.example"))
         .await;
     assert_eq!(elsewhere.headers["location"], "/chat");
-}
-
-mod site {
-    use super::*;
-
-    /// A password sign-in without a visit: its status and session.
-    pub async fn sign_in_with_password(
-        app: &TestApp,
-        email: &str,
-        password: &str,
-    ) -> (StatusCode, Option<String>) {
-        let answer = app
-            .post(
-                "/api/session/sign-in",
-                json!({"email": email, "password": password}),
-                None,
-            )
-            .await;
-        (answer.status, answer.session_cookie())
-    }
 }

@@ -45,7 +45,12 @@ async fn bad_requests_get_clear_answers(_: PgPoolOptions, connect: PgConnectOpti
     .await;
     assert_eq!(by_host.status, 403, "{}", by_host.body);
     // Without Origin, only the browser's own word that the request is same-origin will do.
-    for (fetch_site, status) in [("same-site", 403), ("cross-site", 403), ("none", 403), ("same-origin", 200)] {
+    for (fetch_site, status) in [
+        ("same-site", 403),
+        ("cross-site", 403),
+        ("none", 403),
+        ("same-origin", 200),
+    ] {
         let answer = post(
             &app,
             "/api/chat",
@@ -55,11 +60,21 @@ async fn bad_requests_get_clear_answers(_: PgPoolOptions, connect: PgConnectOpti
         .await;
         assert_eq!(answer.status, status, "{fetch_site}: {}", answer.body);
     }
-    let by_host = post(&app, "/api/chat", &[json, ("origin", support::SITE)], hello.clone()).await;
+    let by_host = post(
+        &app,
+        "/api/chat",
+        &[json, ("origin", support::SITE)],
+        hello.clone(),
+    )
+    .await;
     assert_eq!(by_host.status, 200, "{}", by_host.body);
 
     // JSON is read only under a JSON type: a cross-site form's text/plain is refused unread.
-    for content_type in ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"] {
+    for content_type in [
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+    ] {
         let answer = post(
             &app,
             "/api/chat",
@@ -68,7 +83,12 @@ async fn bad_requests_get_clear_answers(_: PgPoolOptions, connect: PgConnectOpti
         )
         .await;
         assert_eq!(answer.status, 415, "{content_type}: {}", answer.body);
-        assert!(answer.json()["error"].as_str().unwrap().contains("application/json"));
+        assert!(
+            answer.json()["error"]
+                .as_str()
+                .unwrap()
+                .contains("application/json")
+        );
     }
     let untyped = post(&app, "/api/chat", &[("origin", support::SITE)], hello.clone()).await;
     assert_eq!(untyped.status, 415, "{}", untyped.body);

@@ -190,6 +190,40 @@ impl TestApp {
             .await
     }
 
+    /// A visit signed up as `email` with `password` (the visit started by a first message): the
+    /// account's session cookie.
+    pub async fn signed_up(&self, email: &str, password: &str) -> String {
+        let (visit, _) = self.visitor("hello").await;
+        let answer = self
+            .post(
+                "/api/session/sign-up",
+                serde_json::json!({"email": email, "password": password}),
+                Some(&visit),
+            )
+            .await;
+        assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+        answer
+            .session_cookie()
+            .expect("a signed-up visitor gets a session")
+    }
+
+    /// A password sign-in without a visit: its status and session cookie.
+    pub async fn sign_in(&self, email: &str, password: &str) -> (StatusCode, Option<String>) {
+        let answer = self
+            .post(
+                "/api/session/sign-in",
+                serde_json::json!({"email": email, "password": password}),
+                None,
+            )
+            .await;
+        (answer.status, answer.session_cookie())
+    }
+
+    /// The visitor a session cookie stands for now (`null` once the session is over).
+    pub async fn visitor_of(&self, cookie: &str) -> Value {
+        self.get("/api/session", Some(cookie)).await.json()["visitor"].clone()
+    }
+
     /// A `POST` with no body at all.
     pub async fn post_empty(&self, path: &str, cookie: Option<&str>) -> Answer {
         self.request(Method::POST, path, None, cookie).await
