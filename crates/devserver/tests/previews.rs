@@ -161,6 +161,39 @@ async fn one_preview_of_a_visitors_runs_at_a_time(_: PgPoolOptions, connect: PgC
 }
 
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_failed_preview_lets_the_next_one_run_at_once(_: PgPoolOptions, connect: PgConnectOptions) {
+    let state = state(&connect, Isolation::Rls, &[]).await;
+    let app = TestApp::new(&state);
+    let (cookie, _, good) = visit_with_upload(&app, &state, STATEMENT).await;
+    let unreadable = app.upload(&cookie, "names.csv", b"name,colour\nx,y\n").await;
+    let unreadable = unreadable.json()["id"].as_str().unwrap().to_owned();
+    // A refused preview gives its lock back when it is refused, not when its connection is next
+    // used: the next preview is never told one is running.
+    for _ in 0..6 {
+        let refused = app.preview(&cookie, &unreadable).await;
+        assert_eq!(
+            refused.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{}",
+            refused.body
+        );
+        let held: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'
+             AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+        )
+        .fetch_one(state.owner_pool.get())
+        .await
+        .unwrap();
+        assert_eq!(
+            held, 0,
+            "the refused preview's lock is given back with its answer"
+        );
+        let next = app.preview(&cookie, &good).await;
+        assert_eq!(next.status, StatusCode::OK, "{}", next.body);
+    }
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn previews_count_against_the_visitor_and_the_address(_: PgPoolOptions, connect: PgConnectOptions) {
     let state = state(
         &connect,

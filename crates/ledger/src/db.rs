@@ -64,9 +64,20 @@ where
     E: From<sqlx::Error>,
 {
     let mut tx = begin_for_owner(owner, pool).await?;
-    let value = work(&mut tx).await?;
-    tx.commit().await?;
-    Ok(value)
+    match work(&mut tx).await {
+        Ok(value) => {
+            tx.commit().await?;
+            Ok(value)
+        }
+        Err(e) => {
+            // Rolled back now, not when the connection is next used: a dropped transaction's
+            // ROLLBACK waits in the pool, and its locks (an advisory lock, row locks) with it.
+            if let Err(rollback) = tx.rollback().await {
+                tracing::warn!(error = %rollback, "rolling back a failed transaction");
+            }
+            Err(e)
+        }
+    }
 }
 
 /// Opens a transaction whose tenant is `owner`, for callers whose work borrows from their own
