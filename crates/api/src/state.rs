@@ -257,13 +257,19 @@ impl State {
         })
     }
 
-    /// Sends `mail`, or `503 {reason: mail_off}` when this site has no way to send mail. A mail
-    /// that cannot be sent is a `503 {reason: mail_unavailable}` (logged, the address not).
-    pub async fn send_mail(&self, mail: &Mail) -> Result<(), ApiError> {
-        let settings = self.mail_settings.as_ref().ok_or(ApiError::Unavailable {
+    /// Whether this site sends mail: `503 {reason: mail_off}` when it has no way to, which a route
+    /// that only sends mail answers before it does anything else.
+    pub fn require_mail(&self) -> Result<&MailSettings, ApiError> {
+        self.mail_settings.as_ref().ok_or(ApiError::Unavailable {
             error: "this site sends no mail, so it cannot send that link".into(),
             reason: "mail_off",
-        })?;
+        })
+    }
+
+    /// Sends `mail`, or [`State::require_mail`]'s refusal. A mail that cannot be sent is a `503
+    /// {reason: mail_unavailable}` (logged, the address not).
+    pub async fn send_mail(&self, mail: &Mail) -> Result<(), ApiError> {
+        let settings = self.require_mail()?;
         let mailer = self
             .mailer
             .get_or_init(|| async { settings.mailer(&crate::secrets::SdkOptions::default()).await })

@@ -98,12 +98,7 @@ pub(crate) async fn request_reset(
 ) -> Result<Response, ApiError> {
     let (parts, body) = request.into_parts();
     let asked: ResetRequest = json_body(body).await?;
-    if !state.sends_mail() {
-        return Err(ApiError::Unavailable {
-            error: "this site sends no mail, so a password cannot be reset by mail here".into(),
-            reason: "mail_off",
-        });
-    }
+    state.require_mail()?;
     let key = address_key(&state, &parts);
     if let Some(mailable) =
         proofs::request_reset(&state.owner_pool, &asked.email, Some(&key), Utc::now()).await?
@@ -163,12 +158,7 @@ pub(crate) async fn resend_verification(
     let (parts, _) = request.into_parts();
     let resolved = visitor::require(&state, &parts.headers).await?;
     let result = async {
-        if !state.sends_mail() {
-            return Err(ApiError::Unavailable {
-                error: "this site sends no mail, so it cannot send that link".into(),
-                reason: "mail_off",
-            });
-        }
+        state.require_mail()?;
         let key = address_key(&state, &parts);
         let mailable =
             proofs::request_verification(&state.owner_pool, &resolved.visitor, Some(&key), Utc::now())
