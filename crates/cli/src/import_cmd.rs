@@ -1,6 +1,7 @@
 //! `kakeibo import FILE`: preview a statement, then commit exactly that preview.
 
 use std::{
+    collections::BTreeMap,
     io::{BufRead, IsTerminal, Write},
     path::PathBuf,
 };
@@ -11,6 +12,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use kakeibo_ledger::{
     Currency, OwnerId, begin_for_owner,
     import::{self, Mapping, ParseOptions},
+    transfers::Decision,
 };
 use serde_json::Value;
 
@@ -24,9 +26,19 @@ use crate::{
 pub struct ImportArgs {
     /// The statement: a CSV export of your bank (UTF-8, Windows-1252/Latin-1, …).
     file: PathBuf,
-    /// The asset account to import into (default Checking; another currency gets "NAME (CUR)").
+    /// The account to import into (default Checking; another currency gets "NAME (CUR)"). It is
+    /// created when missing, of the kind --kind says.
     #[arg(long, value_name = "NAME")]
     account: Option<String>,
+    /// The kind of a new account: checking, savings, card, cash or loan (cards and loans are
+    /// liabilities). Without it the statement's own layout decides (a card's Sale, Payment and
+    /// Return rows make a card), else checking; an existing account keeps its kind.
+    #[arg(long, value_name = "KIND", value_parser = parse_kind)]
+    kind: Option<kakeibo_ledger::AccountKind>,
+    /// How many days apart the two sides of a transfer between your own accounts may be dated.
+    #[arg(long, value_name = "DAYS", default_value_t = kakeibo_ledger::transfers::DEFAULT_WINDOW_DAYS,
+          value_parser = clap::value_parser!(u32).range(0..=60))]
+    transfer_window: u32,
     /// The currency of amounts that name none. Needed when the file names no currency and the
     /// account holds nothing yet; otherwise the account's currency is used.
     #[arg(long, value_name = "CODE")]
@@ -126,15 +138,12 @@ pub async fn run(args: ImportArgs) -> Result<()> {
         ),
         Err(err) => return Err(anyhow::Error::new(err).context(filename.clone())),
     };
-    let (plan_id, plan) = import::plan(
-        owner,
-        &mut tx,
-        &filename,
-        &sha256,
-        parsed,
-        args.account.as_deref(),
-    )
-    .await?;
+    let target = import::Target {
+        account: args.account.clone(),
+        kind: args.kind,
+        window_days: Some(args.transfer_window),
+    };
+    let (plan_id, plan) = import::plan_into(owner, &mut tx, &filename, &sha256, parsed, &target).await?;
     tx.commit().await?;
     let preview = import::preview(plan_id, &plan);
     if args.json {
@@ -173,8 +182,13 @@ pub async fn run(args: ImportArgs) -> Result<()> {
         ProgressStyle::with_template("{bar:40} {pos}/{len} rows {per_sec}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
+    let choices = if args.yes {
+        BTreeMap::new()
+    } else {
+        ask_transfers(&plan)?
+    };
     let mut tx = begin_for_owner(owner, &pool).await?;
-    let report = import::commit(owner, &mut tx, plan_id, &mut |done, _| {
+    let report = import::commit_with(owner, &mut tx, plan_id, &choices, &mut |done, _| {
         bar.set_position(done as u64);
     })
     .await?;
@@ -183,18 +197,89 @@ pub async fn run(args: ImportArgs) -> Result<()> {
     if args.json {
         crate::outln!("{}", json(&serde_json::to_string_pretty(&report)?));
     } else {
-        crate::outln!(
-            "imported {} ({} uncategorised){}",
-            count(report.imported as u64, "row", "rows"),
-            report.uncategorized,
-            if report.skipped_duplicates > 0 {
-                format!(", {} already present", report.skipped_duplicates)
-            } else {
-                String::new()
-            }
-        );
+        print_report(&report);
     }
     Ok(())
+}
+
+/// What the commit did, in words.
+fn print_report(report: &import::CommitReport) {
+    crate::outln!(
+        "imported {} ({} uncategorised){}",
+        count(report.imported as u64, "row", "rows"),
+        report.uncategorized,
+        if report.skipped_duplicates > 0 {
+            format!(", {} already present", report.skipped_duplicates)
+        } else {
+            String::new()
+        }
+    );
+    if report.transfers_paired + report.in_transit > 0 {
+        crate::outln!(
+            "transfers between your accounts: {} paired with their other side, {} waiting in transit",
+            report.transfers_paired,
+            report.in_transit
+        );
+    }
+    if let Some(opening) = &report.opening {
+        crate::outln!(
+            "opening balance of {} booked on {}: {}",
+            visible(&opening.account),
+            opening.date,
+            kakeibo_ledger::Money::new(opening.amount_minor, opening.currency).format()
+        );
+    }
+    if let Some(balance) = &report.balance {
+        crate::outln!("{}", visible(&balance.in_words()));
+    }
+}
+
+fn parse_kind(text: &str) -> Result<kakeibo_ledger::AccountKind, String> {
+    text.parse()
+}
+
+/// Asks which candidate each row with several equal ones is; with no terminal, or an answer
+/// of 0 or nothing, the row waits in transit.
+fn ask_transfers(plan: &import::Plan) -> Result<BTreeMap<usize, usize>> {
+    let mut choices = BTreeMap::new();
+    for transfer in &plan.transfers {
+        let (Decision::Ask { candidates }, Some(line)) = (&transfer.decision, transfer.row.line) else {
+            continue;
+        };
+        eprintln!(
+            "line {line}: {} {} “{}” could be one transfer with any of:",
+            transfer.row.date,
+            kakeibo_ledger::Money::new(transfer.row.amount_minor, transfer.row.currency).format(),
+            visible(&transfer.row.description)
+        );
+        for (i, c) in candidates.iter().enumerate() {
+            eprintln!(
+                "  {}. {} {} {} “{}”",
+                i + 1,
+                visible(&c.account),
+                c.date,
+                kakeibo_ledger::Money::new(c.amount_minor, c.currency).format(),
+                visible(&c.description)
+            );
+        }
+        if !std::io::stdin().is_terminal() {
+            eprintln!("  (no terminal to answer on: it waits in transit)");
+            continue;
+        }
+        eprint!(
+            "  which one? [1-{}, or 0 to leave it in transit] ",
+            candidates.len()
+        );
+        std::io::stderr().flush()?;
+        let mut answer = String::new();
+        std::io::stdin().lock().read_line(&mut answer)?;
+        if let Ok(n) = answer.trim().parse::<usize>()
+            && (1..=candidates.len()).contains(&n)
+        {
+            choices.insert(line, n - 1);
+        }
+    }
+    Ok(choices)
 }
 
 /// The mapping file's, with the column flags on top.
@@ -411,6 +496,72 @@ fn print_lines(
     table::print(header, &rows);
 }
 
+/// The account the rows go into and its kind, the opening balance, the closing balance check,
+/// and the rows that look like transfers between own accounts.
+fn print_accounts_and_transfers(p: &Value) {
+    crate::outln!();
+    for account in p["accounts"].as_array().into_iter().flatten() {
+        crate::outln!(
+            "{}: {} {} account ({}){}",
+            visible(&text(&account["name"])),
+            if account["exists"] == true {
+                "an existing"
+            } else {
+                "a new"
+            },
+            text(&account["kind"]),
+            visible(&text(&account["kind_from"])),
+            if account["exists"] == true {
+                ""
+            } else {
+                ", created on import"
+            }
+        );
+    }
+    if let Some(opening) = p["opening_balance"].as_object() {
+        crate::outln!(
+            "opening balance: {} on {}, against Opening Balances",
+            visible(&text(&opening["amount"]["formatted"])),
+            text(&opening["date"])
+        );
+    }
+    if let Some(words) = p["closing_balance"]["in_words"].as_str() {
+        crate::outln!("{}", visible(words));
+    }
+    if let Some(elsewhere) = p["elsewhere"].as_object() {
+        crate::outln!(
+            "{} of these rows are already in {}: they are not added again",
+            text(&elsewhere["rows"]),
+            visible(&text(&elsewhere["account"]))
+        );
+    }
+    let transfers: Vec<Vec<String>> = p["transfers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| {
+            vec![
+                text(&t["row"]["line"]),
+                text(&t["row"]["date"]),
+                text(&t["row"]["description"]),
+                text(&t["row"]["amount"]["formatted"]),
+                text(&t["in_words"]),
+            ]
+        })
+        .collect();
+    if !transfers.is_empty() {
+        crate::outln!();
+        crate::outln!(
+            "transfers between your own accounts (neither spending nor income; sides within {} days):",
+            text(&p["transfer_window_days"])
+        );
+        table::print(
+            &[">line", "date", "description", ">amount", "becomes"],
+            &transfers,
+        );
+    }
+}
+
 fn print_preview(p: &Value) {
     let f = &p["format"];
     crate::outln!("{}", visible(&text(&p["filename"])));
@@ -460,6 +611,7 @@ fn print_preview(p: &Value) {
         crate::outln!();
         table::print(&["category", ">rows", ">amount"], &rows);
     }
+    print_accounts_and_transfers(p);
     let n = |key: &str| p[key].as_u64().unwrap_or(0);
     print_lines(
         "already in the ledger (not added)",

@@ -21,8 +21,11 @@ enum Report {
     Recurring,
     /// Outliers, refunds and duplicate charges in a month.
     Anomalies,
-    /// Every account with its balance.
+    /// Each account that holds money with its balance (owed negative), net worth per currency,
+    /// its month-end history, and what waits in transit between your accounts.
     Accounts,
+    /// Every category with its postings and their sum.
+    Categories,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -79,7 +82,8 @@ pub async fn run(args: ReportArgs) -> Result<()> {
         Report::Budget => ("get_budget_status", json!({"month": month()?})),
         Report::Recurring => ("detect_recurring", json!({})),
         Report::Anomalies => ("flag_anomalies", json!({"month": month()?})),
-        Report::Accounts => ("list_accounts", json!({})),
+        Report::Accounts => ("get_balances", json!({})),
+        Report::Categories => ("list_accounts", json!({})),
     };
     let tools = registry(&Scope::new(owner, pool));
     let out = tools
@@ -209,7 +213,8 @@ fn print(report: Report, out: &Value) {
                 crate::outln!("{}", visible(note));
             }
         }
-        Report::Accounts => {
+        Report::Accounts => print_accounts(&list),
+        Report::Categories => {
             let rows: Vec<Vec<String>> = list("accounts")
                 .iter()
                 .map(|a| {
@@ -223,6 +228,52 @@ fn print(report: Report, out: &Value) {
                 .collect();
             table::print(&["account", "type", ">postings", ">balance"], &rows);
         }
+    }
+}
+
+/// `report accounts`: the balances, net worth, its history and what waits in transit.
+fn print_accounts(list: &dyn Fn(&str) -> Vec<Value>) {
+    let rows: Vec<Vec<String>> = list("accounts")
+        .iter()
+        .map(|a| {
+            vec![
+                s(&a["name"]),
+                s(&a["kind"]),
+                s(&a["postings"]),
+                s(&a["formatted"]),
+            ]
+        })
+        .collect();
+    table::print(&["account", "kind", ">postings", ">balance"], &rows);
+    let worth: Vec<String> = list("net_worth").iter().map(|m| s(&m["formatted"])).collect();
+    crate::outln!();
+    crate::outln!(
+        "net worth (assets less liabilities): {}",
+        visible(&worth.join(", "))
+    );
+    let history: Vec<Vec<String>> = list("history")
+        .iter()
+        .map(|h| vec![s(&h["month"]), s(&h["formatted"])])
+        .collect();
+    if !history.is_empty() {
+        crate::outln!();
+        table::print(&["month end", ">net worth"], &history);
+    }
+    let transit: Vec<Vec<String>> = list("in_transit")
+        .iter()
+        .map(|t| {
+            vec![
+                s(&t["date"]),
+                s(&t["account"]),
+                s(&t["description"]),
+                s(&t["formatted"]),
+            ]
+        })
+        .collect();
+    if !transit.is_empty() {
+        crate::outln!();
+        crate::outln!("waiting in transit for the other side of a transfer (neither spending nor income):");
+        table::print(&["date", "account", "description", ">amount"], &transit);
     }
 }
 

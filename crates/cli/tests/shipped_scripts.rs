@@ -25,6 +25,7 @@ const PROMPTS: &[(&str, &str)] = &[
     ("demo.yaml", "import the statement, plan {plan}"),
     ("demo.yaml", "set a budget"),
     ("demo.yaml", "always put Swiggy under Dining"),
+    ("demo.yaml", "put {uncategorized} under groceries"),
     (
         "eval.yaml",
         "Set my Groceries budget for March 2025 to 20,000 rupees",
@@ -87,12 +88,13 @@ fn declined_text(rule: &Value) -> Option<String> {
 }
 
 /// What a write could change: budgets and transactions, with their amounts.
-async fn fingerprint(pool: &PgPool) -> (i64, i64, i64, i64) {
+async fn fingerprint(pool: &PgPool) -> (i64, i64, i64, i64, i64) {
     sqlx::query_as(
         "SELECT (SELECT count(*) FROM budgets),
                 (SELECT coalesce(sum(amount_minor), 0)::bigint FROM budgets),
                 (SELECT count(*) FROM transactions),
-                (SELECT count(*) FROM rules)",
+                (SELECT count(*) FROM rules),
+                (SELECT count(*) FROM postings p JOIN accounts a ON a.id = p.account_id WHERE a.name = 'Uncategorized')",
     )
     .fetch_one(pool)
     .await
@@ -100,7 +102,20 @@ async fn fingerprint(pool: &PgPool) -> (i64, i64, i64, i64) {
 }
 
 /// The prompt with a fresh import plan's id in place of `{plan}`.
-fn prepared(pool: &PgPool, script: &Path, prompt: &str, dir: &Path) -> String {
+async fn prepared(pool: &PgPool, script: &Path, prompt: &str, dir: &Path) -> String {
+    if prompt.contains("{uncategorized}") {
+        // A transaction still in Uncategorized, which the write moves.
+        let id: uuid::Uuid = sqlx::query_scalar(
+            "SELECT p.transaction_id FROM postings p JOIN accounts a ON a.id = p.account_id
+             WHERE p.owner_id = $1 AND a.name = 'Uncategorized' AND p.amount_minor > 0
+             ORDER BY p.transaction_id LIMIT 1",
+        )
+        .bind(DEV_OWNER.as_uuid())
+        .fetch_one(pool)
+        .await
+        .unwrap();
+        return prompt.replace("{uncategorized}", &id.to_string());
+    }
     if !prompt.contains("{plan}") {
         return prompt.to_owned();
     }
@@ -170,7 +185,7 @@ async fn every_shipped_script_answers_a_write_as_it_went(pool: PgPool) {
 
             // Declined: the declined text, and nothing changed.
             sqlx::query("DELETE FROM budgets").execute(&pool).await.unwrap();
-            let prompt_now = prepared(&pool, script, prompt, tmp.path());
+            let prompt_now = prepared(&pool, script, prompt, tmp.path()).await;
             let before = fingerprint(&pool).await;
             let out = kakeibo(&pool, script, &["-p", &prompt_now, "--output-format", "json"]);
             let result: Value = serde_json::from_slice(&out.stdout)
@@ -188,7 +203,7 @@ async fn every_shipped_script_answers_a_write_as_it_went(pool: PgPool) {
             );
 
             // Allowed: the ledger changed, and the answer is the step's own, quoted from the result.
-            let prompt_now = prepared(&pool, script, prompt, tmp.path());
+            let prompt_now = prepared(&pool, script, prompt, tmp.path()).await;
             let before = fingerprint(&pool).await;
             let out = kakeibo(
                 &pool,

@@ -490,9 +490,9 @@ async fn the_tool_catalogue_is_the_registry(_: PgPoolOptions, connect: PgConnect
     let answer = app.get("/api/tools", None).await;
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
     let tools = answer.json()["tools"].as_array().unwrap().clone();
-    assert_eq!(tools.len(), 12);
-    assert_eq!(tools.iter().filter(|t| t["tier"] == "write").count(), 5);
-    assert_eq!(tools.iter().filter(|t| t["tier"] == "read").count(), 7);
+    assert_eq!(tools.len(), 14);
+    assert_eq!(tools.iter().filter(|t| t["tier"] == "write").count(), 6);
+    assert_eq!(tools.iter().filter(|t| t["tier"] == "read").count(), 8);
     let registry = kakeibo_tools::registry(&Scope::new(OwnerId::new(Uuid::nil()), state.app.clone()));
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert_eq!(names, registry.names(), "registry order");
@@ -652,4 +652,107 @@ async fn the_demo_model_quotes_the_ledger(_: PgPoolOptions, connect: PgConnectOp
         .await
         .unwrap();
     assert_eq!(models, ["scripted-demo"]);
+}
+
+/// A household through the functions, on the scripted model: three statements previewed into new
+/// accounts and imported through the agent's confirmed write; the dashboard's spending and net
+/// worth are the household's; "what is my net worth" is answered from get_balances; the agent's
+/// attempt to call a transfer spending is refused by the tool with its reason.
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_household_through_the_agent(_: PgPoolOptions, connect: PgConnectOptions) {
+    let state = state(&connect, Isolation::Rls, &[]).await;
+    let app = TestApp::new(&state);
+    let (cookie, worth) = app.visitor("what is my net worth").await;
+    let results = worth.named("tool_result");
+    assert_eq!(results.len(), 1, "{}", worth.body);
+    assert_eq!(results[0]["name"], "get_balances");
+    let owner = owner_of(&state, &cookie);
+    // The demo ledger's worth: the sum of what its accounts hold.
+    let held: i64 = sqlx::query_scalar(
+        "SELECT sum(p.amount_minor)::bigint FROM postings p JOIN accounts a ON a.id = p.account_id
+         WHERE p.owner_id = $1 AND a.type IN ('asset', 'liability')",
+    )
+    .bind(owner)
+    .fetch_one(state.owner_pool.get())
+    .await
+    .unwrap();
+    let worth_text = kakeibo_ledger::Money::new(held, kakeibo_ledger::Currency::INR).format();
+    assert!(
+        said(&worth).contains(&worth_text),
+        "{} vs {worth_text}",
+        said(&worth)
+    );
+
+    let root = kakeibo_testkit::workspace_root().join("fixtures/household");
+    for (file, account, kind) in [
+        ("checking.csv", "US Checking", "checking"),
+        ("card.csv", "US Card", "card"),
+        ("savings.csv", "US Savings", "savings"),
+    ] {
+        let bytes = std::fs::read(root.join(file)).unwrap();
+        let upload = app.upload(&cookie, file, &bytes).await;
+        assert_eq!(upload.status, StatusCode::CREATED, "{}", upload.body);
+        let id = upload.json()["id"].as_str().unwrap().to_owned();
+        let preview = app
+            .post(
+                &format!("/api/uploads/{id}/preview"),
+                json!({"account": account, "kind": kind, "currency": "USD"}),
+                Some(&cookie),
+            )
+            .await;
+        assert_eq!(preview.status, StatusCode::OK, "{}", preview.body);
+        let preview = preview.json();
+        assert_eq!(preview["accounts"][0]["kind"], kind, "{preview}");
+        if file == "card.csv" {
+            let statuses: Vec<&str> = preview["transfers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["status"].as_str().unwrap())
+                .collect();
+            assert_eq!(statuses, ["paired", "paired"], "{preview}");
+        }
+        let message = format!(
+            "Import the statement {file} (plan {}).",
+            preview["plan_id"].as_str().unwrap()
+        );
+        let asked = chat(&app, &message, &cookie).await;
+        let done = confirm(&app, &asked, &[true], &cookie).await;
+        assert!(said(&done).starts_with("Imported "), "{}", done.body);
+    }
+
+    let dashboard = app.get("/api/dashboard?month=2025-10", Some(&cookie)).await;
+    assert_eq!(dashboard.status, StatusCode::OK, "{}", dashboard.body);
+    let dashboard = dashboard.json();
+    assert_eq!(
+        dashboard["spend_by_category"]["total"]["formatted"], "$2,191.73",
+        "{dashboard:#}"
+    );
+    let usd: Vec<&Value> = dashboard["balances"]["net_worth"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["currency"] == "USD")
+        .collect();
+    assert_eq!(usd.len(), 1, "{dashboard:#}");
+    assert_eq!(usd[0]["amount_minor"], 1_281_685);
+    assert_eq!(dashboard["balances"]["in_transit"], json!([]));
+
+    // A transfer is not spending: the write is confirmed, and the tool refuses it with the reason.
+    let transfer: Uuid = sqlx::query_scalar(
+        "SELECT id FROM transactions WHERE owner_id = $1 AND paired_source_hash IS NOT NULL ORDER BY date LIMIT 1",
+    )
+    .bind(owner)
+    .fetch_one(state.owner_pool.get())
+    .await
+    .unwrap();
+    let asked = chat(&app, &format!("put {transfer} under groceries"), &cookie).await;
+    let done = confirm(&app, &asked, &[true], &cookie).await;
+    assert!(said(&done).starts_with("Moved 0 transaction(s)"), "{}", done.body);
+    let result = &done.named("tool_result")[0];
+    assert_eq!(result["decision"], "allowed", "{result}");
+    assert!(
+        result["summary"].as_str().unwrap().contains("a transfer between"),
+        "{result}"
+    );
 }

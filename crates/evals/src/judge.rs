@@ -160,7 +160,7 @@ mod tests {
         // The pool never connects: summarising a call needs no database.
         let pool = kakeibo_ledger::connect("postgres://nobody@127.0.0.1:1/none", 1).unwrap();
         let tools = kakeibo_tools::registry(&kakeibo_tools::Scope::new(kakeibo_ledger::EVAL_OWNER, pool));
-        let budget = json!({"category": "Groceries", "month": "2025-03", "amount_minor": 2_000_000});
+        let budget = json!({"category": "Groceries", "month": "2025-03", "amount_minor": 2_000_000, "currency": "INR"});
         let calls = vec![
             call("set_budget", budget.clone(), Some(false), false),
             call("set_budget", budget.clone(), Some(true), false),

@@ -75,7 +75,7 @@ impl std::fmt::Debug for Agent {
 }
 
 /// How an [`Agent`] is made: a ledger (pool and owner), then a model, and what else differs from
-/// the defaults (writes denied, no permission rules, kakeibo's own system prompt, the twelve
+/// the defaults (writes denied, no permission rules, kakeibo's own system prompt, the fourteen
 /// finance tools).
 #[must_use]
 pub struct AgentBuilder {

@@ -14,7 +14,7 @@ pub enum Error {
     /// The settings name no usable model (the message lists the settings that would).
     #[error(transparent)]
     Settings(#[from] SelectError),
-    /// A tool of yours has the name of another tool (the twelve finance tools' names are taken).
+    /// A tool of yours has the name of another tool (the fourteen finance tools' names are taken).
     #[error("{0}: give your tool another name")]
     DuplicateTool(#[from] DuplicateTool),
     /// No database was named, and no running local cluster was found (the sentence says how to

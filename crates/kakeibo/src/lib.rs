@@ -2,7 +2,7 @@
 //!
 //! The fourth way to drive kakeibo, beside the web, the CLI, the MCP server and ACP. Build an
 //! [`Agent`] over a ledger (a PostgreSQL pool and an owner), with a model, a confirm policy,
-//! permission rules and tools of your own beside the twelve finance tools; then send it a prompt
+//! permission rules and tools of your own beside the fourteen finance tools; then send it a prompt
 //! and read the [`RunResult`], or watch its [`Event`]s as they happen.
 //!
 //! ```no_run

@@ -1,4 +1,6 @@
-//! The chart of accounts. Categories are accounts of type expense or income.
+//! The chart of accounts. Categories are accounts of type expense or income; they hold no
+//! currency of their own. Asset and liability accounts have a kind (checking, savings, card, …)
+//! and one currency, fixed when they are created.
 
 use sqlx::PgConnection;
 use uuid::Uuid;
@@ -28,79 +30,257 @@ impl AccountType {
     }
 }
 
+/// What an asset or liability account is to the person who has it.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    sqlx::Type,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+#[sqlx(type_name = "account_kind", rename_all = "lowercase")]
+#[serde(rename_all = "lowercase")]
+pub enum AccountKind {
+    Checking,
+    Savings,
+    /// A credit card: a liability (what is owed on it).
+    Card,
+    Cash,
+    /// A loan or mortgage: a liability.
+    Loan,
+    /// Where one side of a transfer between own accounts waits for the other: an asset that
+    /// holds money on its way.
+    Transit,
+}
+
+impl AccountKind {
+    /// Cards and loans are owed; the rest are held.
+    #[must_use]
+    pub fn account_type(self) -> AccountType {
+        match self {
+            Self::Card | Self::Loan => AccountType::Liability,
+            Self::Checking | Self::Savings | Self::Cash | Self::Transit => AccountType::Asset,
+        }
+    }
+
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Checking => "checking",
+            Self::Savings => "savings",
+            Self::Card => "card",
+            Self::Cash => "cash",
+            Self::Loan => "loan",
+            Self::Transit => "transit",
+        }
+    }
+}
+
+impl std::str::FromStr for AccountKind {
+    type Err = String;
+
+    /// The kinds a person names (`transit` is kakeibo's own).
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text.trim().to_lowercase().as_str() {
+            "checking" | "current" => Ok(Self::Checking),
+            "savings" => Ok(Self::Savings),
+            "card" | "credit card" | "credit" => Ok(Self::Card),
+            "cash" => Ok(Self::Cash),
+            "loan" | "mortgage" => Ok(Self::Loan),
+            other => Err(format!(
+                "unknown account kind {other:?}: checking, savings, card, cash or loan"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for AccountKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Account {
     pub id: Uuid,
     pub name: String,
     pub account_type: AccountType,
-    pub currency: Currency,
+    /// The kind of an asset or liability account; none for categories and equity.
+    pub kind: Option<AccountKind>,
+    /// The one currency of an asset, liability or equity account; none for categories.
+    pub currency: Option<Currency>,
 }
 
 /// The asset account statements are imported into.
 pub const CHECKING: &str = "Checking";
 /// Where a posting waits for a category.
 pub const UNCATEGORIZED: &str = "Uncategorized";
+/// Where one side of a transfer between own accounts waits for the other.
+pub const TRANSIT: &str = "Transfers in transit";
+/// The equity account opening balances are booked against.
+pub const OPENING_BALANCES: &str = "Opening Balances";
 
-/// Every owner's starting accounts.
-pub const DEFAULT_CHART: &[(&str, AccountType)] = &[
-    (CHECKING, AccountType::Asset),
-    ("Credit Card", AccountType::Liability),
-    ("Groceries", AccountType::Expense),
-    ("Dining", AccountType::Expense),
-    ("Transport", AccountType::Expense),
-    ("Rent", AccountType::Expense),
-    ("Utilities", AccountType::Expense),
-    ("Subscriptions", AccountType::Expense),
-    ("Shopping", AccountType::Expense),
-    ("Health", AccountType::Expense),
-    ("Entertainment", AccountType::Expense),
-    ("Travel", AccountType::Expense),
-    ("Fees", AccountType::Expense),
-    (UNCATEGORIZED, AccountType::Expense),
-    ("Salary", AccountType::Income),
-    ("Interest", AccountType::Income),
-    ("Other Income", AccountType::Income),
-    ("Opening Balances", AccountType::Equity),
+/// Every owner's starting accounts: the name, the type and, for an asset or liability, the kind.
+/// The accounts that hold money take the owner's home currency; the categories hold none.
+pub const DEFAULT_CHART: &[(&str, AccountType, Option<AccountKind>)] = &[
+    (CHECKING, AccountType::Asset, Some(AccountKind::Checking)),
+    ("Savings", AccountType::Asset, Some(AccountKind::Savings)),
+    ("Credit Card", AccountType::Liability, Some(AccountKind::Card)),
+    ("Groceries", AccountType::Expense, None),
+    ("Dining", AccountType::Expense, None),
+    ("Transport", AccountType::Expense, None),
+    ("Rent", AccountType::Expense, None),
+    ("Utilities", AccountType::Expense, None),
+    ("Subscriptions", AccountType::Expense, None),
+    ("Shopping", AccountType::Expense, None),
+    ("Health", AccountType::Expense, None),
+    ("Entertainment", AccountType::Expense, None),
+    ("Travel", AccountType::Expense, None),
+    ("Fees", AccountType::Expense, None),
+    (UNCATEGORIZED, AccountType::Expense, None),
+    ("Salary", AccountType::Income, None),
+    ("Interest", AccountType::Income, None),
+    ("Other Income", AccountType::Income, None),
+    (OPENING_BALANCES, AccountType::Equity, None),
 ];
 
-type AccountRow = (Uuid, String, AccountType, String);
+type AccountRow = (Uuid, String, AccountType, Option<AccountKind>, Option<String>);
 
-fn from_row((id, name, account_type, currency): AccountRow) -> Result<Account, LedgerError> {
+fn from_row((id, name, account_type, kind, currency): AccountRow) -> Result<Account, LedgerError> {
     Ok(Account {
         id,
         name,
         account_type,
-        currency: Currency::parse(&currency)?,
+        kind,
+        currency: currency.as_deref().map(Currency::parse).transpose()?,
     })
 }
 
-/// Creates the accounts of [`DEFAULT_CHART`] that `owner` lacks (in `currency`), keeps the rest,
-/// and returns the whole chart.
-pub async fn ensure_chart(
+/// The owner's home currency, when one is set.
+pub async fn home_currency(owner: OwnerId, conn: &mut PgConnection) -> Result<Option<Currency>, LedgerError> {
+    let code: Option<Option<String>> =
+        sqlx::query_scalar("SELECT home_currency::text FROM users WHERE id = $1")
+            .bind(owner.as_uuid())
+            .fetch_optional(conn)
+            .await?;
+    code.flatten()
+        .as_deref()
+        .map(Currency::parse)
+        .transpose()
+        .map_err(Into::into)
+}
+
+/// Sets the owner's home currency. The accounts that hold money keep theirs: a currency is fixed
+/// when an account is created. Starting accounts with nothing in them yet follow the new one.
+pub async fn set_home_currency(
     owner: OwnerId,
     conn: &mut PgConnection,
     currency: Currency,
-) -> Result<Vec<Account>, LedgerError> {
-    let names: Vec<&str> = DEFAULT_CHART.iter().map(|(name, _)| *name).collect();
-    let types: Vec<AccountType> = DEFAULT_CHART.iter().map(|(_, t)| *t).collect();
+) -> Result<(), LedgerError> {
+    sqlx::query("UPDATE users SET home_currency = $2 WHERE id = $1")
+        .bind(owner.as_uuid())
+        .bind(currency.as_str())
+        .execute(&mut *conn)
+        .await?;
+    let starting: Vec<&str> = DEFAULT_CHART
+        .iter()
+        .filter(|(_, t, _)| t.holds_one_currency())
+        .map(|(name, _, _)| *name)
+        .collect();
     sqlx::query(
-        "INSERT INTO accounts (owner_id, name, type, currency)
-         SELECT $1, name, type, $4 FROM UNNEST($2::text[], $3::account_type[]) AS chart(name, type)
+        "UPDATE accounts a SET currency = $3 WHERE a.owner_id = $1 AND a.name = ANY($2)
+           AND NOT EXISTS (SELECT 1 FROM postings p WHERE p.owner_id = a.owner_id AND p.account_id = a.id)",
+    )
+    .bind(owner.as_uuid())
+    .bind(&starting)
+    .bind(currency.as_str())
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Creates the accounts of [`DEFAULT_CHART`] that `owner` lacks and returns the whole chart. The
+/// accounts that hold money take the home currency: the owner's, else `home` (which becomes the
+/// owner's). With neither, only the categories are created.
+pub async fn ensure_chart(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    home: Option<Currency>,
+) -> Result<Vec<Account>, LedgerError> {
+    let home = if let Some(known) = home_currency(owner, &mut *conn).await? {
+        Some(known)
+    } else {
+        if let Some(currency) = home {
+            set_home_currency(owner, &mut *conn, currency).await?;
+        }
+        home
+    };
+    let chart: Vec<_> = DEFAULT_CHART
+        .iter()
+        .filter(|(_, t, _)| home.is_some() || t.is_category())
+        .collect();
+    let names: Vec<&str> = chart.iter().map(|(name, _, _)| *name).collect();
+    let types: Vec<AccountType> = chart.iter().map(|(_, t, _)| *t).collect();
+    let kinds: Vec<Option<AccountKind>> = chart.iter().map(|(_, _, k)| *k).collect();
+    let currencies: Vec<Option<String>> = chart
+        .iter()
+        .map(|(_, t, _)| {
+            home.filter(|_| t.holds_one_currency())
+                .map(|c| c.as_str().to_owned())
+        })
+        .collect();
+    sqlx::query(
+        "INSERT INTO accounts (owner_id, name, type, kind, currency)
+         SELECT $1, name, type, kind, currency
+         FROM UNNEST($2::text[], $3::account_type[], $4::account_kind[], $5::text[]) AS chart(name, type, kind, currency)
          ON CONFLICT (owner_id, name) DO NOTHING",
     )
     .bind(owner.as_uuid())
     .bind(&names)
     .bind(&types)
-    .bind(currency.as_str())
+    .bind(&kinds)
+    .bind(&currencies)
     .execute(&mut *conn)
     .await?;
     list_accounts(owner, conn).await
 }
 
+/// Creates an asset or liability account of `kind` in `currency` (nothing when one of that name
+/// exists) and returns it.
+pub async fn create_account(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    name: &str,
+    kind: AccountKind,
+    currency: Currency,
+) -> Result<Account, LedgerError> {
+    sqlx::query(
+        "INSERT INTO accounts (owner_id, name, type, kind, currency) VALUES ($1, btrim($2), $3, $4, $5)
+         ON CONFLICT (owner_id, name) DO NOTHING",
+    )
+    .bind(owner.as_uuid())
+    .bind(name)
+    .bind(kind.account_type())
+    .bind(kind)
+    .bind(currency.as_str())
+    .execute(&mut *conn)
+    .await?;
+    find_account(owner, conn, name)
+        .await?
+        .ok_or_else(|| LedgerError::UnknownAccountName(name.to_owned()))
+}
+
 /// Every account of `owner`, by name.
 pub async fn list_accounts(owner: OwnerId, conn: &mut PgConnection) -> Result<Vec<Account>, LedgerError> {
     let rows: Vec<AccountRow> = sqlx::query_as(
-        "SELECT id, name, type, currency::text FROM accounts WHERE owner_id = $1 ORDER BY name, id",
+        "SELECT id, name, type, kind, currency::text FROM accounts WHERE owner_id = $1 ORDER BY name, id",
     )
     .bind(owner.as_uuid())
     .fetch_all(conn)
@@ -115,7 +295,7 @@ pub async fn find_account(
     name: &str,
 ) -> Result<Option<Account>, LedgerError> {
     let row: Option<AccountRow> = sqlx::query_as(
-        "SELECT id, name, type, currency::text FROM accounts
+        "SELECT id, name, type, kind, currency::text FROM accounts
          WHERE owner_id = $1 AND lower(name) = lower(btrim($2))
          ORDER BY name = btrim($2) DESC, id LIMIT 1",
     )

@@ -43,6 +43,31 @@ pub enum LedgerError {
         account: String,
         account_type: AccountType,
     },
+    #[error("{account} is a {is} account, not a {asked} one: name another account, or leave out the kind")]
+    KindMismatch {
+        account: String,
+        is: crate::accounts::AccountKind,
+        asked: crate::accounts::AccountKind,
+    },
+    #[error(
+        "the transfer waiting in transit as transaction {transaction} changed since the preview: preview the statement again"
+    )]
+    TransferChanged { transaction: Uuid },
+    #[error("transaction {transaction} is not waiting in transit: only a row in transit can be settled")]
+    NotInTransit { transaction: Uuid },
+    #[error("{name} is not a category (an expense or income account)")]
+    NotACategory { name: String },
+    #[error("{name} is not another of your accounts that holds money (it must differ from {account})")]
+    NotAnotherAccount { name: String, account: String },
+    #[error("{account} holds {currency}: say how much arrived there, in {currency}")]
+    NeedsArrivedAmount { account: String, currency: Currency },
+    #[error("{account} holds {currency} like the row: the amount that moved is the row's own")]
+    AmountDisagrees { account: String, currency: Currency },
+    #[error(
+        "transactions {transaction} and {other} cannot be one transfer: they must be rows in transit of two \
+         different accounts, money out of one and into the other (in one currency, the same amount)"
+    )]
+    NotTheOtherSide { transaction: Uuid, other: Uuid },
     #[error("no import plan {0}: preview the statement first")]
     NoPlan(Uuid),
     #[error("import plan {0} was already committed")]
@@ -81,6 +106,14 @@ impl LedgerError {
             Self::AccountHoldsAnotherCurrency { .. }
                 | Self::NoCurrencyToGoBy { .. }
                 | Self::NotAStatementAccount { .. }
+                | Self::KindMismatch { .. }
+                | Self::TransferChanged { .. }
+                | Self::NotInTransit { .. }
+                | Self::NotACategory { .. }
+                | Self::NotAnotherAccount { .. }
+                | Self::NeedsArrivedAmount { .. }
+                | Self::AmountDisagrees { .. }
+                | Self::NotTheOtherSide { .. }
                 | Self::NoPlan(_)
                 | Self::PlanCommitted(_)
                 | Self::EmptyPlan(_)

@@ -18,6 +18,7 @@
 #![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
 
 mod accounts;
+mod balances;
 mod db;
 mod error;
 pub mod import;
@@ -25,11 +26,15 @@ mod money;
 mod owner;
 mod rates;
 pub mod seed;
+pub mod settle;
 mod transactions;
+pub mod transfers;
 
 pub use accounts::{
-    Account, AccountType, CHECKING, DEFAULT_CHART, UNCATEGORIZED, ensure_chart, find_account, list_accounts,
+    Account, AccountKind, AccountType, CHECKING, DEFAULT_CHART, OPENING_BALANCES, TRANSIT, UNCATEGORIZED,
+    create_account, ensure_chart, find_account, home_currency, list_accounts, set_home_currency,
 };
+pub use balances::{AccountBalance, Balances, InTransit, MonthEnd, balances};
 pub use db::{
     MIGRATOR, OwnerRolePool, TRUSTED_IDLE, begin_for_owner, begin_snapshot_for_owner, connect, migrate,
     pool_options, scope_to_owner, with_owner,

@@ -194,7 +194,7 @@ async fn check_accounts(
     uses: &[(Uuid, Currency)],
 ) -> Result<(), LedgerError> {
     let ids: Vec<Uuid> = uses.iter().map(|(id, _)| *id).collect();
-    let found: Vec<(Uuid, AccountType, String)> =
+    let found: Vec<(Uuid, AccountType, Option<String>)> =
         sqlx::query_as("SELECT id, type, currency::text FROM accounts WHERE owner_id = $1 AND id = ANY($2)")
             .bind(owner.as_uuid())
             .bind(&ids)
@@ -205,8 +205,12 @@ async fn check_accounts(
         else {
             return Err(LedgerError::UnknownAccount(*id));
         };
-        let account_currency = Currency::parse(account_currency)?;
-        if account_type.holds_one_currency() && account_currency != *currency {
+        // A category holds no currency of its own; every other account holds exactly one.
+        if !account_type.holds_one_currency() {
+            continue;
+        }
+        let account_currency = Currency::parse(account_currency.as_deref().unwrap_or_default())?;
+        if account_currency != *currency {
             return Err(LedgerError::AccountCurrencyMismatch {
                 account: *id,
                 account_currency,

@@ -42,7 +42,7 @@ const OWNER_SCOPED: [(&str, &str); 16] = [
 
 async fn chart(pool: &PgPool, owner: OwnerId) -> Vec<Account> {
     with_owner(owner, pool, |conn| {
-        Box::pin(ensure_chart(owner, conn, Currency::INR))
+        Box::pin(ensure_chart(owner, conn, Some(Currency::INR)))
     })
     .await
     .unwrap()

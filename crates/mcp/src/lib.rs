@@ -1,6 +1,6 @@
 //! kakeibo-mcp: the ledger's tools for any Model Context Protocol client, over stdio.
 //!
-//! The seven read tools are always listed; the five write tools only when the server was started
+//! The eight read tools are always listed; the six write tools only when the server was started
 //! with writes allowed (`ALLOW_WRITES=1`), and calling one otherwise answers an `isError` result
 //! that says the server is read-only. Arguments are validated again here, whatever the client
 //! checked. Results are the tools' JSON as text.
@@ -40,6 +40,7 @@ confirm each with the user first.";
 /// keeps one copy of a memory; an import adds only rows the ledger does not have.
 const WRITE_HINTS: &[(&str, bool, bool)] = &[
     ("categorize_transactions", true, true),
+    ("settle_transit", true, false),
     ("set_budget", true, true),
     ("set_category_rule", false, false),
     ("memory_save", false, true),

@@ -15,7 +15,7 @@ Settings (environment):
                                      unset: the embedded cluster of the kakeibo checkout this runs in
                                      (or that holds this binary), when `cargo xtask db up` has started it
   KAKEIBO_OWNER                      whose ledger (a user id; default the development owner)
-  ALLOW_WRITES=1                     also list the five write tools (off: the server is read-only)
+  ALLOW_WRITES=1                     also list the six write tools (off: the server is read-only)
   KAKEIBO_IMPORT_DIR                 where import_statement_csv may read files by path (default: none)
 
 It makes no model calls. Configure it in a client as the command `kakeibo-mcp` with those variables.";

@@ -71,15 +71,15 @@ async fn the_official_client_lists_calls_and_is_refused_writes(pool: PgPool) {
     );
     assert!(read_only["instructions"].as_str().unwrap().contains("untrusted"));
 
-    // 7 tools read-only, 12 with writes; hints as stated.
+    // 8 tools read-only, 14 with writes; hints as stated.
     let tools = read_only["tools"].as_object().unwrap();
-    assert_eq!(tools.len(), 7, "{tools:?}");
+    assert_eq!(tools.len(), 8, "{tools:?}");
     assert!(tools.values().all(|t| t["readOnlyHint"] == true
         && t["idempotentHint"] == true
         && t["destructiveHint"] == false
         && t["openWorldHint"] == false));
     let writable = seen["writable"]["tools"].as_object().unwrap();
-    assert_eq!(writable.len(), 12);
+    assert_eq!(writable.len(), 14);
     assert_eq!(writable["set_budget"]["readOnlyHint"], false);
     assert_eq!(writable["set_budget"]["destructiveHint"], true);
     assert_eq!(writable["set_category_rule"]["idempotentHint"], false);
@@ -165,7 +165,7 @@ async fn a_malformed_line_is_survived_and_stdout_is_only_json_rpc(pool: PgPool) 
     assert_eq!(answers["4"]["error"]["code"], -32601, "{answers:?}");
     assert_eq!(
         answers["2"]["result"]["tools"].as_array().unwrap().len(),
-        7,
+        8,
         "the requests after the malformed line are answered"
     );
 }

@@ -150,7 +150,9 @@ async fn load(pool: &PgPool, count: usize) {
         .await
         .unwrap();
     let mut tx = begin_for_owner(DEV_OWNER, pool).await.unwrap();
-    let chart = ensure_chart(DEV_OWNER, &mut tx, Currency::INR).await.unwrap();
+    let chart = ensure_chart(DEV_OWNER, &mut tx, Some(Currency::INR))
+        .await
+        .unwrap();
     tx.commit().await.unwrap();
     let id = |name: &str| chart.iter().find(|a| a.name == name).unwrap().id;
     let checking = id(kakeibo_ledger::CHECKING);

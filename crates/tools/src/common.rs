@@ -234,7 +234,9 @@ macro_rules! view_sql {
     ($order:literal) => {
         concat!(
             "SELECT t.id, t.date, t.description,
-                    coalesce(cat.name, 'Uncategorized') AS category,
+                    coalesce(cat.name, CASE WHEN money.transit THEN 'Transfers in transit'
+                                            WHEN money.holders >= 2 THEN 'Transfer' END,
+                             'Uncategorized') AS category,
                     cat.type::text AS category_type,
                     coalesce(money.amount_minor, 0)::bigint AS amount_minor,
                     coalesce(money.currency, cat.currency, 'INR') AS currency
@@ -246,7 +248,16 @@ macro_rules! view_sql {
                  ORDER BY a.name = 'Uncategorized', a.name LIMIT 1
              ) cat ON true
              LEFT JOIN LATERAL (
-                 SELECT sum(p.amount_minor) AS amount_minor, min(p.currency::text) AS currency
+                 -- A transfer between two own accounts shows the money that left one of them; a
+                 -- row in transit, its own account's side.
+                 SELECT CASE WHEN count(*) FILTER (WHERE a.kind IS DISTINCT FROM 'transit') >= 2
+                             THEN (array_agg(p.amount_minor ORDER BY p.amount_minor)
+                                   FILTER (WHERE a.kind IS DISTINCT FROM 'transit'))[1]
+                             ELSE sum(p.amount_minor) FILTER (WHERE a.kind IS DISTINCT FROM 'transit') END AS amount_minor,
+                        (array_agg(p.currency::text ORDER BY p.amount_minor)
+                         FILTER (WHERE a.kind IS DISTINCT FROM 'transit'))[1] AS currency,
+                        coalesce(bool_or(a.kind = 'transit'), false) AS transit,
+                        count(*) FILTER (WHERE a.kind IS DISTINCT FROM 'transit') AS holders
                  FROM postings p JOIN accounts a ON a.id = p.account_id AND a.owner_id = p.owner_id
                  WHERE p.owner_id = t.owner_id AND p.transaction_id = t.id AND a.type IN ('asset', 'liability')
              ) money ON true
@@ -276,11 +287,20 @@ macro_rules! view_ascending_sql {
         concat!(
             "SELECT t.id, t.date, t.description,
                 coalesce((array_agg(a.name ORDER BY a.name = 'Uncategorized', a.name)
-                          FILTER (WHERE a.type IN ('expense', 'income')))[1], 'Uncategorized') AS category,
+                          FILTER (WHERE a.type IN ('expense', 'income')))[1],
+                         CASE WHEN bool_or(a.kind = 'transit') THEN 'Transfers in transit'
+                              WHEN count(*) FILTER (WHERE a.type IN ('asset', 'liability') AND a.kind IS DISTINCT FROM 'transit') >= 2
+                              THEN 'Transfer' END,
+                         'Uncategorized') AS category,
                 (array_agg(a.type::text ORDER BY a.name = 'Uncategorized', a.name)
                           FILTER (WHERE a.type IN ('expense', 'income')))[1] AS category_type,
-                coalesce(sum(p.amount_minor) FILTER (WHERE a.type IN ('asset', 'liability')), 0)::bigint AS amount_minor,
-                coalesce(min(p.currency::text) FILTER (WHERE a.type IN ('asset', 'liability')),
+                coalesce(CASE WHEN count(*) FILTER (WHERE a.type IN ('asset', 'liability') AND a.kind IS DISTINCT FROM 'transit') >= 2
+                              THEN (array_agg(p.amount_minor ORDER BY p.amount_minor)
+                                    FILTER (WHERE a.type IN ('asset', 'liability') AND a.kind IS DISTINCT FROM 'transit'))[1]
+                              ELSE sum(p.amount_minor) FILTER (WHERE a.type IN ('asset', 'liability') AND a.kind IS DISTINCT FROM 'transit') END,
+                         0)::bigint AS amount_minor,
+                coalesce((array_agg(p.currency::text ORDER BY p.amount_minor)
+                          FILTER (WHERE a.type IN ('asset', 'liability') AND a.kind IS DISTINCT FROM 'transit'))[1],
                          (array_agg(p.currency::text ORDER BY a.name = 'Uncategorized', a.name)
                           FILTER (WHERE a.type IN ('expense', 'income')))[1], 'INR') AS currency
              FROM transactions t

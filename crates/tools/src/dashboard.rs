@@ -1,5 +1,5 @@
 //! The dashboard of one owner: spend by category and by month, budgets, recurring payments,
-//! anomalies and the month's transactions — the read tools' own figures, so the page and the
+//! anomalies, the accounts with net worth and what waits in transit, and the month's transactions — the read tools' own figures, so the page and the
 //! agent never disagree.
 
 use chrono::{Datelike, NaiveDate};
@@ -111,6 +111,7 @@ async fn figures(owner: OwnerId, pool: &PgPool, asked: Option<Month>) -> Result<
     let budgets = call("get_budget_status", json!({"month": month})).await?;
     let recurring = call("detect_recurring", json!({})).await?;
     let anomalies = call("flag_anomalies", json!({"month": month})).await?;
+    let balances = call("get_balances", json!({"months": DASHBOARD_MONTHS})).await?;
     let found = call(
         "search_transactions",
         json!({"from": chosen.first_day.to_string(), "to": chosen.last_day().to_string(), "limit": DASHBOARD_TRANSACTIONS}),
@@ -130,6 +131,7 @@ async fn figures(owner: OwnerId, pool: &PgPool, asked: Option<Month>) -> Result<
         "budgets": budgets,
         "recurring": recurring,
         "anomalies": anomalies,
+        "balances": balances,
         "transactions": transactions,
     }))
 }

@@ -31,6 +31,9 @@ pub enum ToolsError {
         #[source]
         source: ImportError,
     },
+    /// `settle_transit` asked for none, or more than one, of the things a row in transit can be.
+    #[error("{0}")]
+    SettleHow(String),
     #[error("{category} is income; budgets are for spending categories")]
     IncomeBudget { category: String },
     /// A tool's answer that would not serialise: a fault of ours.
@@ -62,6 +65,7 @@ impl ToolsError {
             | Self::PathRefused(_)
             | Self::Unreadable { .. }
             | Self::IncomeBudget { .. }
+            | Self::SettleHow(_)
             | Self::PreviewBusy => true,
             Self::Serialise(_) | Self::Dashboard { .. } | Self::Calendar(_) | Self::Parser(_) => false,
             Self::Ledger(e) => e.is_refusal(),

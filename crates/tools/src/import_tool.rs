@@ -27,8 +27,11 @@ pub struct ImportInput {
     pub path: Option<String>,
     /// The plan to commit, as a preview returned it.
     pub plan_id: Option<Uuid>,
-    /// The asset account to import into (default "Checking"; another currency gets its own).
+    /// The account to import into (default "Checking"; another currency gets its own). Created when missing.
     pub account: Option<String>,
+    /// The kind of a new account: checking, savings, card, cash or loan (a card or loan is a liability).
+    /// Without it the statement decides (a card's Sale/Payment/Return rows make a card), else checking.
+    pub kind: Option<kakeibo_ledger::AccountKind>,
     /// The currency of amounts that name none; needed when the statement names none and the account holds nothing yet.
     pub currency: Option<CurrencyCode>,
     /// Column choices when the headers are not understood: header names or column numbers.
@@ -51,7 +54,9 @@ impl TypedTool for ImportStatementCsv {
     const NAME: &'static str = "import_statement_csv";
     const DESCRIPTION: &'static str = "Import a bank statement (CSV) into the ledger, in two steps that each \
         need the user's confirmation: first a preview (dry_run true, with the upload_id or path) that shows \
-        the rows to add, duplicates skipped and rows that could not be read; then the commit (dry_run false \
+        the rows to add, duplicates skipped and rows that could not be read, the account and its kind, the \
+        opening balance, and the rows that look like transfers between the user's own accounts (paired with \
+        their other side, or waiting in transit: never spending or income); then the commit (dry_run false \
         with the plan_id of that preview), which adds exactly the previewed rows. Importing the same \
         statement twice adds nothing.";
     const TIER: Tier = Tier::Write;
@@ -127,7 +132,13 @@ pub async fn import_statement(
     let account = input.account.as_deref().unwrap_or(kakeibo_ledger::CHECKING);
     let saved = import::saved_mapping(owner, &mut *conn, account).await?;
     let source_sha256 = import::file_sha256(&bytes);
-    let options_key = options_key(account, input.currency, input.mapping.as_ref(), saved.as_ref());
+    let options_key = options_key(
+        account,
+        input.kind,
+        input.currency,
+        input.mapping.as_ref(),
+        saved.as_ref(),
+    );
     // The same statement with the same options, and nothing changed in the ledger since: the
     // plan already made is the answer.
     if let Some((plan_id, plan)) =
@@ -149,15 +160,13 @@ pub async fn import_statement(
                 filename: filename.clone(),
                 source,
             })?;
-    let (plan_id, plan) = import::plan(
-        owner,
-        &mut *conn,
-        &filename,
-        &source_sha256,
-        parsed,
-        input.account.as_deref(),
-    )
-    .await?;
+    let target = import::Target {
+        account: input.account.clone(),
+        kind: input.kind,
+        window_days: None,
+    };
+    let (plan_id, plan) =
+        import::plan_into(owner, &mut *conn, &filename, &source_sha256, parsed, &target).await?;
     import::keep_plan(owner, conn, plan_id, &options_key).await?;
     Ok(dry_run_preview(plan_id, &plan, false))
 }
@@ -176,12 +185,14 @@ fn dry_run_preview(plan_id: Uuid, plan: &import::Plan, reused: bool) -> Value {
 /// matches it, case-insensitively), the currency, the mapping given and the account's saved one.
 fn options_key(
     account: &str,
+    kind: Option<kakeibo_ledger::AccountKind>,
     currency: Option<CurrencyCode>,
     mapping: Option<&Mapping>,
     saved: Option<&import::SavedMapping>,
 ) -> String {
     let shape = json!({
         "account": account.trim().to_lowercase(),
+        "kind": kind,
         "currency": currency.map(|c| format!("{c:?}")),
         "mapping": mapping,
         "saved": saved.map(|s| json!({"account": s.account, "mapping": s.mapping})),
@@ -197,6 +208,7 @@ pub async fn preview_upload(
     scope: &Scope,
     upload: Uuid,
     account: Option<String>,
+    kind: Option<kakeibo_ledger::AccountKind>,
     currency: Option<CurrencyCode>,
 ) -> Result<Option<Value>, ToolsError> {
     let owner = scope.owner;
@@ -217,6 +229,7 @@ pub async fn preview_upload(
                 path: None,
                 plan_id: None,
                 account,
+                kind,
                 currency,
                 mapping: None,
                 dry_run: true,

@@ -1,10 +1,10 @@
-//! kakeibo-tools: the twelve finance tools the model calls, the dashboard's figures and the
+//! kakeibo-tools: the fourteen finance tools the model calls, the dashboard's figures and the
 //! model's memory, each built per owner over a connection pool.
 //!
 //! Read tools: `search_transactions`, `get_spend_report`, `get_budget_status`,
-//! `detect_recurring`, `flag_anomalies`, `convert_currency`, `list_accounts`. Write tools:
-//! `import_statement_csv`, `categorize_transactions`, `set_category_rule`, `set_budget`,
-//! `memory_save`. Each runs inside [`with_owner`] and filters by its owner itself. Amounts always
+//! `detect_recurring`, `flag_anomalies`, `convert_currency`, `list_accounts`, `get_balances`.
+//! Write tools: `import_statement_csv`, `categorize_transactions`, `settle_transit`,
+//! `set_category_rule`, `set_budget`, `memory_save`. Each runs inside [`with_owner`] and filters by its owner itself. Amounts always
 //! go out as `{amount_minor, formatted, currency}`; different currencies are never added
 //! together. [`dashboard`] computes the web's first-page figures through the same read tools, and
 //! [`memory`] keeps what the model saved about an owner and recalls it into the system prompt.
@@ -15,6 +15,7 @@
 #![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
 
 mod anomalies;
+mod balances;
 mod common;
 mod currency;
 pub mod dashboard;
@@ -35,6 +36,7 @@ use sqlx::PgPool;
 
 pub use self::{
     anomalies::FlagAnomalies,
+    balances::GetBalances,
     common::{Amount, Category, ISO_DATE_PATTERN, MONTH_PATTERN, Month, merchant_key},
     currency::{ConvertCurrency, CurrencyCode},
     error::ToolsError,
@@ -46,7 +48,8 @@ pub use self::{
     snapshot::in_snapshot,
     writes::{
         CategorizeInput, CategorizeTransactions, MemoryInput, MemorySave, RuleInput, SetBudget,
-        SetCategoryRule, categorize, memory_save, set_budget, set_category_rule,
+        SetCategoryRule, SettleInput, SettleTransit, categorize, memory_save, set_budget, set_category_rule,
+        settle_transit,
     },
 };
 use kakeibo_ledger::{OwnerId, with_owner};
@@ -128,6 +131,9 @@ pub async fn run_write(
         "categorize_transactions" => categorize(owner, conn, &parse::<CategorizeInput>(args)?)
             .await
             .and_then(value),
+        "settle_transit" => settle_transit(owner, conn, &parse::<SettleInput>(args)?)
+            .await
+            .and_then(value),
         "set_category_rule" => set_category_rule(owner, conn, &parse::<RuleInput>(args)?)
             .await
             .and_then(value),
@@ -153,8 +159,10 @@ pub fn registry(scope: &Scope) -> ToolRegistry {
         typed(FlagAnomalies(scope.clone())),
         typed(ConvertCurrency),
         typed(ListAccounts(scope.clone())),
+        typed(GetBalances(scope.clone())),
         typed(ImportStatementCsv(scope.clone())),
         typed(CategorizeTransactions(scope.clone())),
+        typed(SettleTransit(scope.clone())),
         typed(SetCategoryRule(scope.clone())),
         typed(SetBudget(scope.clone())),
         typed(MemorySave(scope.clone())),

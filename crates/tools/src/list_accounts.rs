@@ -23,9 +23,10 @@ pub struct AccountBalance {
     #[serde(rename = "type")]
     pub account_type: String,
     pub postings: i64,
-    /// The sum of the account's postings (one row per currency it holds).
-    #[serde(flatten)]
-    pub balance: Amount,
+    /// The sum of the account's postings (one row per currency it holds); none for a category
+    /// with no postings (a category holds no currency of its own).
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub balance: Option<Amount>,
 }
 
 #[derive(Debug)]
@@ -43,7 +44,7 @@ impl TypedTool for ListAccounts {
     fn run(&self, _input: NoInput) -> BoxFuture<'_, Result<AccountsOutput, ToolError>> {
         Box::pin(async move {
             let owner = self.0.owner;
-            let rows: Vec<(String, String, i64, i64, String)> = self
+            let rows: Vec<(String, String, i64, i64, Option<String>)> = self
                 .0
                 .read(|conn| {
                     Box::pin(async move {
@@ -70,10 +71,10 @@ impl TypedTool for ListAccounts {
                             name,
                             account_type,
                             postings,
-                            balance: Amount::new(
-                                balance,
-                                Currency::parse(&currency).unwrap_or(Currency::INR),
-                            ),
+                            balance: currency
+                                .as_deref()
+                                .and_then(|c| Currency::parse(c).ok())
+                                .map(|c| Amount::new(balance, c)),
                         },
                     )
                     .collect(),

@@ -1,4 +1,5 @@
-//! The write tools: `categorize_transactions`, `set_category_rule`, `set_budget`, `memory_save`.
+//! The write tools: `categorize_transactions`, `settle_transit`, `set_category_rule`, `set_budget`,
+//! `memory_save`.
 //!
 //! Each is a function over a connection already scoped to its owner, so the confirm protocol can
 //! run an approved write on the very transaction that records it; the [`TypedTool`] wrappers run
@@ -15,7 +16,10 @@ use super::{
     Scope,
     common::{Amount, Category, MONTH_PATTERN, check_month},
 };
-use kakeibo_ledger::{AccountType, Currency, LedgerError, Money, OwnerId};
+use kakeibo_ledger::{
+    AccountType, Currency, LedgerError, Money, OwnerId,
+    settle::{Settle, Settled, settle},
+};
 
 use crate::ToolsError;
 
@@ -26,7 +30,7 @@ async fn category_account(
 ) -> Result<kakeibo_ledger::Account, ToolsError> {
     // A new visitor's ledger gets its chart of accounts on first use; the chart comes back whole.
     let wanted = category.name();
-    kakeibo_ledger::ensure_chart(owner, conn, Currency::INR)
+    kakeibo_ledger::ensure_chart(owner, conn, None)
         .await?
         .into_iter()
         .filter(|a| a.account_type.is_category() && a.name.eq_ignore_ascii_case(wanted))
@@ -37,7 +41,8 @@ async fn category_account(
 // region: categorize_transactions
 
 /// (transaction id, whether it exists, the chosen posting, its account, how many category postings)
-type CategorizeCandidate = (Uuid, bool, Option<Uuid>, Option<String>, i64);
+/// and whether it is a transfer between own accounts (or one waiting in transit)
+type CategorizeCandidate = (Uuid, bool, Option<Uuid>, Option<String>, i64, Option<String>);
 
 /// Which transactions, and the category to give them.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -72,7 +77,12 @@ pub async fn categorize(
     let target = category_account(owner, &mut *conn, input.category).await?;
     // (transaction id, whether it exists, chosen posting, its account, how many category postings)
     let rows: Vec<CategorizeCandidate> = sqlx::query_as(
-        "SELECT ids.id, t.id IS NOT NULL, choice.posting_id, choice.name, coalesce(choice.candidates, 0)
+        "SELECT ids.id, t.id IS NOT NULL, choice.posting_id, choice.name, coalesce(choice.candidates, 0),
+                (SELECT CASE WHEN bool_or(a.kind = 'transit') THEN 'transit'
+                             WHEN count(*) FILTER (WHERE a.type IN ('asset', 'liability')) >= 2
+                             THEN string_agg(a.name, ' and ' ORDER BY p.amount_minor) END
+                 FROM postings p JOIN accounts a ON a.id = p.account_id AND a.owner_id = p.owner_id
+                 WHERE p.owner_id = $1 AND p.transaction_id = t.id)
          FROM UNNEST($2::uuid[]) AS ids(id)
          LEFT JOIN transactions t ON t.id = ids.id AND t.owner_id = $1
          LEFT JOIN LATERAL (
@@ -91,12 +101,19 @@ pub async fn categorize(
     let mut skipped = Vec::new();
     let mut postings = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    for (id, exists, posting, name, candidates) in rows {
+    for (id, exists, posting, name, candidates, transfer) in rows {
         if !seen.insert(id) {
             continue;
         }
         let reason = if !exists {
             Some("no such transaction")
+        } else if transfer.as_deref() == Some("transit") {
+            Some(
+                "a transfer between your own accounts waiting in transit for its other side: not spending, \
+                 so it takes no category (when its other side is imported it becomes one transfer)",
+            )
+        } else if transfer.is_some() {
+            Some("a transfer between your own accounts: money moved, not spent, so it takes no category")
         } else if posting.is_none() {
             Some("no expense or income posting")
         } else if candidates > 1 && name.as_deref() != Some(kakeibo_ledger::UNCATEGORIZED) {
@@ -156,6 +173,108 @@ impl TypedTool for CategorizeTransactions {
         Box::pin(
             self.0
                 .run(move |conn| Box::pin(async move { categorize(owner, conn, &input).await })),
+        )
+    }
+}
+
+// endregion
+
+// region: settle_transit
+
+/// A row waiting in transit, and what it was: exactly one of `category`, `account` or
+/// `other_transaction_id`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SettleInput {
+    /// The row in transit (from get_balances' in_transit, or search_transactions).
+    pub transaction_id: Uuid,
+    /// It was spending or income after all: the category it goes to.
+    #[serde(default)]
+    pub category: Option<Category>,
+    /// It went to (or came from) this account of the user's (as get_balances names it).
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 80))]
+    pub account: Option<String>,
+    /// With `account` in another currency than the row: the amount that arrived there (or left it),
+    /// in that account's minor units, positive. Both amounts are kept, and the rate they imply.
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub arrived_minor: Option<i64>,
+    /// It is one transfer with this other row in transit (another account, the other direction;
+    /// in another currency both amounts are kept).
+    #[serde(default)]
+    pub other_transaction_id: Option<Uuid>,
+}
+
+impl SettleInput {
+    fn how(&self) -> Result<Settle, String> {
+        match (&self.category, &self.account, &self.other_transaction_id) {
+            (Some(category), None, None) => Ok(Settle::Category(category.name().to_owned())),
+            (None, Some(account), None) => Ok(Settle::Account {
+                name: account.trim().to_owned(),
+                arrived_minor: self.arrived_minor,
+            }),
+            (None, None, Some(other)) => Ok(Settle::With(*other)),
+            _ => Err("give exactly one of category, account or other_transaction_id".to_owned()),
+        }
+    }
+}
+
+/// Settles one row in transit as the input says.
+pub async fn settle_transit(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    input: &SettleInput,
+) -> Result<Settled, ToolsError> {
+    let how = input.how().map_err(ToolsError::SettleHow)?;
+    if let Settle::Category(_) = how {
+        // A new ledger's categories exist once it has its chart.
+        kakeibo_ledger::ensure_chart(owner, &mut *conn, None).await?;
+    }
+    Ok(settle(owner, conn, input.transaction_id, &how).await?)
+}
+
+#[derive(Debug)]
+pub struct SettleTransit(pub Scope);
+
+impl TypedTool for SettleTransit {
+    type Input = SettleInput;
+    type Output = Settled;
+    const NAME: &'static str = "settle_transit";
+    const DESCRIPTION: &'static str = "Say what a row waiting in transit was (a row that looked like a transfer \
+        between the user's own accounts whose other side never arrived; get_balances lists them). Needs the \
+        user's confirmation. Exactly one of: category (it was spending or income after all), account (it went to \
+        or came from that account of the user's; with arrived_minor when that account holds another currency), \
+        or other_transaction_id (it is one transfer with that other row in transit, also across currencies). \
+        Use it only when the user says what the row was.";
+    const TIER: Tier = Tier::Write;
+
+    fn check(&self, input: &SettleInput) -> Vec<String> {
+        input.how().err().into_iter().collect()
+    }
+
+    fn summarize(&self, input: &SettleInput) -> String {
+        match input.how() {
+            Ok(Settle::Category(category)) => {
+                format!("Call the row in transit {} {category}", input.transaction_id)
+            }
+            Ok(Settle::Account { name, arrived_minor }) => format!(
+                "The row in transit {} moved money with {name}{}",
+                input.transaction_id,
+                arrived_minor.map_or_else(String::new, |a| format!(" ({a} minor units there)"))
+            ),
+            Ok(Settle::With(other)) => format!(
+                "Make the rows in transit {} and {other} one transfer",
+                input.transaction_id
+            ),
+            Err(e) => e,
+        }
+    }
+
+    fn run(&self, input: SettleInput) -> BoxFuture<'_, Result<Settled, ToolError>> {
+        let owner = self.0.owner;
+        Box::pin(
+            self.0
+                .run(move |conn| Box::pin(async move { settle_transit(owner, conn, &input).await })),
         )
     }
 }
@@ -263,9 +382,27 @@ pub struct BudgetInput {
     /// The month, YYYY-MM.
     #[schemars(regex(pattern = MONTH_PATTERN))]
     pub month: String,
-    /// The budget in minor units (paise): ₹20,000 is 2000000.
+    /// The budget in minor units of its currency: ₹20,000 is 2000000, $500.00 is 50000.
     #[schemars(range(min = 0))]
     pub amount_minor: i64,
+    /// The budget's currency (default the user's home currency, the one their accounts are in).
+    #[serde(default)]
+    pub currency: Option<crate::CurrencyCode>,
+}
+
+/// The currency a budget is set in: the one asked for, else the owner's home currency (INR for a
+/// ledger that has none yet, as the demo ledger's).
+async fn budget_currency(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    input: &BudgetInput,
+) -> Result<Currency, ToolsError> {
+    Ok(match input.currency {
+        Some(code) => code.currency(),
+        None => kakeibo_ledger::home_currency(owner, conn)
+            .await?
+            .unwrap_or(Currency::INR),
+    })
 }
 
 #[derive(Debug, Serialize)]
@@ -283,6 +420,7 @@ async fn upsert_budget(
     owner: OwnerId,
     conn: &mut PgConnection,
     input: &BudgetInput,
+    currency: Currency,
     account: Option<Uuid>,
 ) -> Result<Option<Uuid>, ToolsError> {
     Ok(sqlx::query_scalar(
@@ -296,20 +434,21 @@ async fn upsert_budget(
     .bind(input.category.name())
     .bind(&input.month)
     .bind(input.amount_minor)
-    .bind(Currency::INR.as_str())
+    .bind(currency.as_str())
     .bind(account)
     .fetch_optional(conn)
     .await?)
 }
 
-/// Creates or replaces the budget of a category for a month (in the ledger's INR).
+/// Creates or replaces the budget of a category for a month (in the home currency unless asked).
 pub async fn set_budget(
     owner: OwnerId,
     conn: &mut PgConnection,
     input: &BudgetInput,
 ) -> Result<BudgetOutput, ToolsError> {
+    let currency = budget_currency(owner, &mut *conn, input).await?;
     // The usual case in one statement: the category's spending account, under its own name.
-    let id = if let Some(id) = upsert_budget(owner, &mut *conn, input, None).await? {
+    let id = if let Some(id) = upsert_budget(owner, &mut *conn, input, currency, None).await? {
         id
     } else {
         // A ledger without its chart yet, or the category under another spelling or type.
@@ -319,7 +458,7 @@ pub async fn set_budget(
                 category: target.name,
             });
         }
-        upsert_budget(owner, conn, input, Some(target.id))
+        upsert_budget(owner, conn, input, currency, Some(target.id))
             .await?
             .ok_or(ToolsError::Ledger(LedgerError::UnknownAccountName(target.name)))?
     };
@@ -327,7 +466,7 @@ pub async fn set_budget(
         id,
         category: input.category.name(),
         month: input.month.clone(),
-        amount: Amount::new(input.amount_minor, Currency::INR),
+        amount: Amount::new(input.amount_minor, currency),
     })
 }
 
@@ -340,7 +479,8 @@ impl TypedTool for SetBudget {
     const NAME: &'static str = "set_budget";
     const DESCRIPTION: &'static str = "Set (or replace) the monthly budget of a spending category. Needs the \
         user's confirmation. Use it when the user asks to set, raise or lower a budget. The amount is in minor \
-        units (paise).";
+        units of the budget's currency: the user's home currency unless currency says another (give currency for \
+        JPY, which has no minor unit).";
     const TIER: Tier = Tier::Write;
 
     fn check(&self, input: &BudgetInput) -> Vec<String> {
@@ -358,11 +498,20 @@ impl TypedTool for SetBudget {
     }
 
     fn summarize(&self, input: &BudgetInput) -> String {
+        let amount = match input.currency {
+            Some(code) => Money::new(input.amount_minor, code.currency()).to_string(),
+            // The home currency is the ledger's, not known here: every currency a budget can be
+            // in but JPY has two decimals (and the model is told to give JPY by its code).
+            None => format!(
+                "{}.{:02} in your home currency",
+                input.amount_minor / 100,
+                (input.amount_minor % 100).abs()
+            ),
+        };
         format!(
-            "Set the {} budget for {} to {}",
+            "Set the {} budget for {} to {amount}",
             input.category.name(),
             input.month,
-            Money::new(input.amount_minor, Currency::INR)
         )
     }
 

@@ -14,7 +14,7 @@
 //! | `POST /api/uploads?filename=NAME` (the raw file) | the stored statement's id, for the import tool |
 //! | `GET /api/uploads` | the visitor's uploaded statements (at most 20, 50 MiB in all) |
 //! | `DELETE /api/uploads/{id}` | one of them deleted |
-//! | `POST /api/uploads/{id}/preview` `{account?, currency?}` (or no body) | the importer's preview of it (the import tool's dry run, a stored plan, reused for the same statement and options); `404` not the visitor's, `409` another of the visitor's previews is running, `422` a file the importer cannot read, `429` the day's previews are used |
+//! | `POST /api/uploads/{id}/preview` `{account?, kind?, currency?}` (or no body) | the importer's preview of it (the import tool's dry run, a stored plan, reused for the same statement and options); `404` not the visitor's, `409` another of the visitor's previews is running, `422` a file the importer cannot read, `429` the day's previews are used |
 
 // A request, a provider or a person can send anything: no indexing that can panic.
 #![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
@@ -585,9 +585,12 @@ async fn delete_upload(
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PreviewBody {
-    /// The asset account to import into (default "Checking").
+    /// The account to import into (default "Checking"), created when missing.
     #[serde(default)]
     account: Option<String>,
+    /// The kind of a new account: checking, savings, card, cash or loan.
+    #[serde(default)]
+    kind: Option<kakeibo_ledger::AccountKind>,
     /// The currency of amounts that name none (default INR).
     #[serde(default)]
     currency: Option<CurrencyCode>,
@@ -631,7 +634,7 @@ async fn preview_upload(
         }
         let account = input.account.filter(|a| !a.trim().is_empty());
         let scope = Scope::new(owner, state.app.clone());
-        let preview = match import_preview(&scope, id, account, input.currency).await {
+        let preview = match import_preview(&scope, id, account, input.kind, input.currency).await {
             Ok(Some(preview)) => preview,
             Ok(None) => return Err(ApiError::NotFound),
             Err(busy @ ToolsError::PreviewBusy) => return Err(ApiError::Conflict(busy.to_string())),

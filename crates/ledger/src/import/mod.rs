@@ -13,6 +13,7 @@
 #![cfg_attr(not(test), deny(clippy::arithmetic_side_effects))]
 
 mod amount;
+mod bank_categories;
 mod date;
 mod decode;
 mod kept;
@@ -34,11 +35,12 @@ pub use self::{
     layout::{Columns, Layout, Mapping, Record, Role, detect, spanned_records},
     mapping::{MappingFile, read_mapping},
     plan::{
-        CommitReport, DuplicateRow, Plan, PlannedRow, RowSummary, account_for, commit, neutralise_formula,
-        plan,
+        BalanceCheck, CommitReport, DuplicateRow, Elsewhere, Opening, Plan, PlannedAccount, PlannedRow,
+        PlannedTransfer, RowSummary, Target, account_for, commit, commit_with, neutralise_formula, plan,
+        plan_into,
     },
     preview::{END_ROWS, balance_check, layout_in_words, preview},
-    reconcile::{BalanceKind, BalancePosition, Reconciliation, TimeOrder},
+    reconcile::{BalanceKind, BalancePosition, Closing, Reconciliation, TimeOrder},
     saved::{SavedMapping, parse_with_saved, save_mapping, saved_mapping},
 };
 use crate::money::Currency;
@@ -131,6 +133,17 @@ pub struct Format {
     /// How the fees of a fee column were read, when any row has one.
     #[serde(default)]
     pub fees: Option<Fees>,
+    /// What kind of account the statement is of, when the file says (a card's Sale, Payment and
+    /// Return rows; a banner naming a credit card), and why.
+    #[serde(default)]
+    pub account_kind: Option<KindHint>,
+}
+
+/// The kind of account a statement says it is of, and the words that say so.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KindHint {
+    pub kind: crate::accounts::AccountKind,
+    pub why: String,
 }
 
 /// How a statement's fee column moves the money, as its balance column says.
@@ -291,6 +304,7 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
         mapping_from: None,
         accounts: Vec::new(),
         fees: None,
+        account_kind: kind_of_statement(&layout, &raw_lines, &data),
     });
     parsed.lines = line_count;
     parsed.errors = swallowed;
@@ -728,7 +742,12 @@ fn apply_reconciliation(parsed: &mut Parsed, chain: &Chain, header: &str, raw_li
         false
     });
     parsed.errors.sort_by_key(|e| e.line);
-    parsed.format.reconciliation = Some(verdict.reconciliation);
+    let mut reconciliation = verdict.reconciliation;
+    // The closing balance only when every row reconciled: an opening balance is booked from it.
+    if reconciliation.reconciled == reconciliation.checked && verdict.refused.is_empty() {
+        reconciliation.closing = reconcile::closing(links, &verdict.amounts, &reconciliation);
+    }
+    parsed.format.reconciliation = Some(reconciliation);
 }
 
 /// The order of day and month a known exporter's layout implies: Mint, a US service, writes month
@@ -813,6 +832,42 @@ fn card_statement(layout: &Layout, raw_lines: &[&str], rows: &[ParsedRow]) -> Op
             words.1.chars().take(60).collect::<String>(),
             rows.len()
         )
+    })
+}
+
+/// What kind of account the statement is of, when it says: a type column whose rows are a
+/// card's (Sale with Payment or Return), or a banner naming a credit card.
+fn kind_of_statement(layout: &Layout, raw_lines: &[&str], data: &[DataRecord]) -> Option<KindHint> {
+    let card = crate::accounts::AccountKind::Card;
+    if let Some(column) = layout
+        .headers
+        .iter()
+        .position(|h| matches!(layout::normalise(h).as_str(), "type" | "transaction type"))
+    {
+        let mut seen = std::collections::BTreeSet::new();
+        for (_, cells) in data {
+            let value = cell(cells, Some(column)).trim().to_lowercase();
+            if matches!(value.as_str(), "sale" | "payment" | "return") {
+                seen.insert(value);
+            }
+        }
+        if seen.contains("sale") && seen.len() > 1 {
+            let header = layout.headers.get(column).map_or("", |h| h.trim());
+            return Some(KindHint {
+                kind: card,
+                why: format!(
+                    "its “{header}” column has {} rows, as a card's statement does",
+                    seen.into_iter().collect::<Vec<_>>().join(", ")
+                ),
+            });
+        }
+    }
+    raw_lines.iter().take(layout.header_line).find_map(|line| {
+        let lower = line.to_lowercase();
+        CARD_WORDS.iter().find(|w| lower.contains(*w)).map(|w| KindHint {
+            kind: card,
+            why: format!("its banner says “{w}”"),
+        })
     })
 }
 

@@ -1,19 +1,23 @@
 //! The dry run's plan, stored in `import_batches`, and the commit that applies exactly it.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-use super::{Format, LineCount, Parsed, RowError};
+use super::{Format, LineCount, Parsed, RowError, bank_categories};
 use crate::{
-    accounts::{Account, AccountType, CHECKING, UNCATEGORIZED, ensure_chart, list_accounts},
+    accounts::{
+        Account, AccountKind, AccountType, CHECKING, OPENING_BALANCES, TRANSIT, UNCATEGORIZED,
+        create_account, ensure_chart, home_currency, list_accounts,
+    },
     error::LedgerError,
-    money::Currency,
+    money::{Currency, Money},
     owner::OwnerId,
     transactions::{InsertOutcome, NewPosting, NewTransaction, insert_transactions, source_hash},
+    transfers::{self, Decision, Side},
 };
 
 /// The serialised form of a plan; older versions stay readable.
@@ -66,13 +70,132 @@ pub struct Plan {
     pub base_account: String,
     #[serde(default)]
     pub mapping: super::Mapping,
+    /// The rows that look like money moved between the owner's own accounts, and what becomes
+    /// of each: one transfer with a row already waiting in transit (or with another row of this
+    /// statement), a wait in transit, or a question.
+    #[serde(default)]
+    pub transfers: Vec<PlannedTransfer>,
+    /// The days apart the two sides of a transfer may be.
+    #[serde(default = "default_window")]
+    pub window_days: u32,
+    /// The opening balance booked with the first statement of an account that states balances.
+    #[serde(default)]
+    pub opening: Option<Opening>,
+    /// How the account's balance will compare with the bank's closing balance.
+    #[serde(default)]
+    pub balance: Option<BalanceCheck>,
+    /// Rows that are already in the ledger in another of the owner's accounts (counted among the
+    /// duplicates, never added twice).
+    #[serde(default)]
+    pub elsewhere: Option<Elsewhere>,
+    /// The owner's accounts a statement can go into, for a person to choose another.
+    #[serde(default)]
+    pub choices: Vec<AccountChoice>,
 }
 
+/// An account that holds money, as a person chooses among them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AccountChoice {
+    pub name: String,
+    pub kind: AccountKind,
+    pub currency: Currency,
+}
+
+fn default_window() -> u32 {
+    transfers::DEFAULT_WINDOW_DAYS
+}
+
+/// An account the statement goes into: created at commit when `exists` is false.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlannedAccount {
     pub name: String,
     pub currency: Currency,
     pub exists: bool,
+    /// Its kind (an older plan's account is a checking account).
+    #[serde(default = "checking")]
+    pub kind: AccountKind,
+    /// Why it is of that kind: asked for, the account's own, the statement's, or the default.
+    #[serde(default)]
+    pub kind_from: String,
+    /// The account exists, holds nothing yet, and takes the statement's currency at commit.
+    #[serde(default)]
+    pub takes_currency: bool,
+}
+
+fn checking() -> AccountKind {
+    AccountKind::Checking
+}
+
+/// A row that looks like a transfer, why, and what becomes of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlannedTransfer {
+    pub row: Side,
+    pub why: String,
+    #[serde(flatten)]
+    pub decision: Decision,
+}
+
+/// The opening balance of an account, booked against Opening Balances the day before its first
+/// row so that the account ends at the bank's closing balance.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Opening {
+    pub account: String,
+    pub date: NaiveDate,
+    pub amount_minor: i64,
+    pub currency: Currency,
+}
+
+/// The account's balance after the import against the bank's closing balance.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BalanceCheck {
+    pub account: String,
+    pub date: NaiveDate,
+    pub currency: Currency,
+    /// The bank's closing balance (what is owed on a card is negative).
+    pub bank_minor: i64,
+    /// What the ledger will hold in the account after the commit.
+    pub ledger_minor: i64,
+    /// Whether the two figures are checked against each other: not when the account holds rows
+    /// dated after this statement.
+    pub checked: bool,
+}
+
+impl BalanceCheck {
+    #[must_use]
+    pub fn agrees(&self) -> bool {
+        !self.checked || self.bank_minor == self.ledger_minor
+    }
+
+    /// The check in words, with both figures.
+    #[must_use]
+    pub fn in_words(&self) -> String {
+        let bank = Money::new(self.bank_minor, self.currency).format();
+        let ledger = Money::new(self.ledger_minor, self.currency).format();
+        if !self.checked {
+            format!(
+                "{} holds rows dated after this statement's last ({}): its closing balance of {bank} is not compared",
+                self.account, self.date
+            )
+        } else if self.agrees() {
+            format!(
+                "{} will stand at {ledger}, the bank's closing balance on {}",
+                self.account, self.date
+            )
+        } else {
+            format!(
+                "{} will stand at {ledger}, but the bank's closing balance on {} is {bank}: a statement may be \
+                 missing or a row was changed; nothing is adjusted",
+                self.account, self.date
+            )
+        }
+    }
+}
+
+/// Rows of the statement already in the ledger in another account.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Elsewhere {
+    pub account: String,
+    pub rows: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -85,6 +208,12 @@ pub struct PlannedRow {
     pub account: String,
     pub category: String,
     pub source_hash: String,
+    /// Why the row looks like a transfer between own accounts (its category is then transit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transfer: Option<String>,
+    /// The statement's own category word, when it named none of the owner's categories.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bank_category: Option<String>,
 }
 
 /// The rows to add as the preview shows them, gathered as they are planned: a plan's rows are
@@ -102,6 +231,9 @@ pub struct RowSummary {
     /// Per category: its rows, and their sum per currency.
     pub by_category: BTreeMap<String, (usize, BTreeMap<Currency, i64>)>,
     pub uncategorized: usize,
+    /// Rows that look like transfers between own accounts (in no category).
+    #[serde(default)]
+    pub transfers: usize,
     /// The first and last date.
     pub dates: Option<(NaiveDate, NaiveDate)>,
 }
@@ -118,10 +250,14 @@ impl RowSummary {
         } else {
             flow.1 = flow.1.saturating_add(row.amount_minor);
         }
-        let category = self.by_category.entry(row.category.clone()).or_default();
-        category.0 = category.0.saturating_add(1);
-        let sum = category.1.entry(row.currency).or_default();
-        *sum = sum.saturating_add(row.amount_minor);
+        if row.transfer.is_some() {
+            self.transfers = self.transfers.saturating_add(1);
+        } else {
+            let category = self.by_category.entry(row.category.clone()).or_default();
+            category.0 = category.0.saturating_add(1);
+            let sum = category.1.entry(row.currency).or_default();
+            *sum = sum.saturating_add(row.amount_minor);
+        }
         self.uncategorized = self
             .uncategorized
             .saturating_add(usize::from(row.category == UNCATEGORIZED));
@@ -148,91 +284,101 @@ pub struct DuplicateRow {
     pub reason: String,
 }
 
-/// The asset account for `currency`: `base` itself when it holds that currency (or does not
-/// exist yet and this is the statement's only currency), otherwise `base (CUR)`.
+/// The account for `currency`: `base` itself when it holds that currency (or does not exist yet,
+/// or holds nothing yet, and this is the statement's only currency), otherwise `base (CUR)`.
 pub fn account_for(base: &str, currency: Currency, existing: &[Account], only_currency: bool) -> String {
+    account_named(base, currency, existing, only_currency, &BTreeSet::new())
+}
+
+fn account_named(
+    base: &str,
+    currency: Currency,
+    existing: &[Account],
+    only_currency: bool,
+    empty: &BTreeSet<Uuid>,
+) -> String {
     match existing.iter().find(|a| a.name.eq_ignore_ascii_case(base)) {
-        Some(account) if account.currency == currency => account.name.clone(),
+        Some(account) if account.currency == Some(currency) => account.name.clone(),
+        Some(account) if only_currency && empty.contains(&account.id) => account.name.clone(),
         None if only_currency => base.to_owned(),
         _ => format!("{base} ({currency})"),
     }
 }
 
-/// One asset account per currency of the statement.
+/// One account per currency of the statement, of `kind`.
 fn planned_accounts(
     base: &str,
     existing: &[Account],
     parsed: &Parsed,
+    (kind, kind_from): (AccountKind, &str),
+    empty: &BTreeSet<Uuid>,
 ) -> Result<Vec<PlannedAccount>, LedgerError> {
     let mut currencies: Vec<Currency> = parsed.rows.iter().map(|r| r.currency).collect();
     currencies.sort_unstable();
     currencies.dedup();
-    let accounts: Vec<PlannedAccount> = currencies
-        .iter()
-        .map(|c| {
-            let name = account_for(base, *c, existing, currencies.len() == 1);
-            let exists = existing.iter().any(|a| a.name == name);
-            PlannedAccount {
-                name,
-                currency: *c,
-                exists,
-            }
-        })
-        .collect();
-    if let Some(clash) = accounts.iter().find(|p| {
-        existing
-            .iter()
-            .any(|a| a.name.eq_ignore_ascii_case(&p.name) && a.currency != p.currency)
-    }) {
-        return Err(LedgerError::AccountHoldsAnotherCurrency {
-            account: clash.name.clone(),
+    let mut accounts = Vec::with_capacity(currencies.len());
+    for c in &currencies {
+        let name = account_named(base, *c, existing, currencies.len() == 1, empty);
+        let found = existing.iter().find(|a| a.name.eq_ignore_ascii_case(&name));
+        if let Some(account) = found
+            && account.currency != Some(*c)
+            && !empty.contains(&account.id)
+        {
+            return Err(LedgerError::AccountHoldsAnotherCurrency {
+                account: account.name.clone(),
+            });
+        }
+        let (kind, kind_from) = match found.and_then(|a| a.kind) {
+            Some(own) => (
+                own,
+                format!("{} is a {own} account", found.map_or("", |a| a.name.as_str())),
+            ),
+            None => (kind, kind_from.to_owned()),
+        };
+        accounts.push(PlannedAccount {
+            name: found.map_or(name, |a| a.name.clone()),
+            currency: *c,
+            exists: found.is_some(),
+            kind,
+            kind_from,
+            takes_currency: found.is_some_and(|a| a.currency != Some(*c)),
         });
     }
-
     Ok(accounts)
 }
 
 /// Rows whose currency nothing stated take the currency of the account they go into, when that
 /// account is in use (it has postings); otherwise the plan is refused with what to say. An empty
 /// account's currency is only the chart's default, no evidence of the statement's.
-async fn settle_unstated_currency(
-    owner: OwnerId,
-    conn: &mut PgConnection,
+fn settle_unstated_currency(
     base: &str,
     existing: &[Account],
+    empty: &BTreeSet<Uuid>,
+    home: Option<Currency>,
     parsed: &mut Parsed,
 ) -> Result<(), LedgerError> {
     if !parsed.rows.iter().any(|r| r.currency_unstated) {
         return Ok(());
     }
     let target = existing.iter().find(|a| a.name.eq_ignore_ascii_case(base));
-    let in_use = match target {
-        Some(account) => sqlx::query_scalar::<_, bool>(
-            "SELECT EXISTS (SELECT 1 FROM postings WHERE owner_id = $1 AND account_id = $2)",
-        )
-        .bind(owner.as_uuid())
-        .bind(account.id)
-        .fetch_one(&mut *conn)
-        .await?
-        .then_some(account),
-        None => None,
-    };
-    // The amounts were read with two decimals; an account in a currency with others cannot take
-    // them as they are.
-    let in_use = in_use.filter(|a| a.currency.decimals() == Currency::INR.decimals());
-    let Some(account) = in_use else {
+    let in_use = target.filter(|a| !empty.contains(&a.id)).and_then(|a| {
+        Some((
+            a.currency?,
+            format!("the account {}, which holds {}", a.name, a.currency?),
+        ))
+    });
+    let from = in_use.or_else(|| home.map(|c| (c, format!("your home currency, {c}"))));
+    // The amounts were read with two decimals; a currency with others cannot take them as they are.
+    let Some((currency, why)) = from.filter(|(c, _)| c.decimals() == Currency::INR.decimals()) else {
         return Err(LedgerError::NoCurrencyToGoBy {
             account: base.to_owned(),
         });
     };
     for row in parsed.rows.iter_mut().filter(|r| r.currency_unstated) {
-        row.currency = account.currency;
+        row.currency = currency;
         row.currency_unstated = false;
     }
-    parsed.format.currency_from = Some(format!(
-        "the account {}, which holds {} (the statement names none)",
-        account.name, account.currency
-    ));
+    parsed.format.currency_from = Some(format!("{why} (the statement names none)"));
     Ok(())
 }
 
@@ -240,6 +386,15 @@ async fn settle_unstated_currency(
 fn count_once_more(counts: &mut HashMap<u64, u32>, key: u64) -> u32 {
     let seen = counts.entry(key).or_insert(0);
     std::mem::replace(seen, seen.saturating_add(1))
+}
+
+/// Where a statement goes: the account (default Checking), its kind when the account is new
+/// (else the statement's, else checking), and the days apart a transfer's two sides may be.
+#[derive(Debug, Clone, Default)]
+pub struct Target {
+    pub account: Option<String>,
+    pub kind: Option<AccountKind>,
+    pub window_days: Option<u32>,
 }
 
 /// Plans the import of a parsed statement into `owner`'s ledger and stores the plan. Nothing in
@@ -252,9 +407,53 @@ pub async fn plan(
     parsed: Parsed,
     account: Option<&str>,
 ) -> Result<(Uuid, Plan), LedgerError> {
-    let existing = list_accounts(owner, &mut *conn).await?;
-    let base = account.map_or(CHECKING, str::trim);
-    if let Some(named) = existing.iter().find(|a| a.name.eq_ignore_ascii_case(base))
+    let target = Target {
+        account: account.map(str::to_owned),
+        ..Target::default()
+    };
+    plan_into(owner, conn, filename, source_sha256, parsed, &target).await
+}
+
+/// The accounts of `owner` that hold no postings.
+async fn empty_accounts(owner: OwnerId, conn: &mut PgConnection) -> Result<BTreeSet<Uuid>, LedgerError> {
+    let ids: Vec<Uuid> = sqlx::query_scalar(
+        "SELECT a.id FROM accounts a WHERE a.owner_id = $1
+           AND NOT EXISTS (SELECT 1 FROM postings p WHERE p.owner_id = a.owner_id AND p.account_id = a.id)",
+    )
+    .bind(owner.as_uuid())
+    .fetch_all(conn)
+    .await?;
+    Ok(ids.into_iter().collect())
+}
+
+/// The kind of the statement's account when it is new, and why.
+fn kind_of(target: &Target, base: &str, format: &Format) -> (AccountKind, String) {
+    if let Some(kind) = target.kind {
+        return (kind, "asked for".to_owned());
+    }
+    if let Some((name, _, Some(kind))) = crate::accounts::DEFAULT_CHART
+        .iter()
+        .find(|(name, _, kind)| kind.is_some() && name.eq_ignore_ascii_case(base))
+    {
+        return (
+            *kind,
+            format!("{name} is one of the starting accounts, a {kind} account"),
+        );
+    }
+    if let Some(hint) = &format.account_kind {
+        return (
+            hint.kind,
+            format!("the statement is a {}'s: {}", hint.kind, hint.why),
+        );
+    }
+    (AccountKind::Checking, "nothing says otherwise".to_owned())
+}
+
+/// A statement may go into `base`: an asset or liability account (or a new one), of the kind
+/// asked for when one is.
+fn check_target(existing: &[Account], base: &str, kind: Option<AccountKind>) -> Result<(), LedgerError> {
+    let named = existing.iter().find(|a| a.name.eq_ignore_ascii_case(base));
+    if let Some(named) = named
         && !matches!(named.account_type, AccountType::Asset | AccountType::Liability)
     {
         return Err(LedgerError::NotAStatementAccount {
@@ -262,37 +461,121 @@ pub async fn plan(
             account_type: named.account_type,
         });
     }
-    let mut parsed = parsed;
-    settle_unstated_currency(owner, conn, base, &existing, &mut parsed).await?;
-    let accounts = planned_accounts(base, &existing, &parsed)?;
+    if let (Some(named), Some(asked)) = (named, kind)
+        && let Some(is) = named.kind
+        && is != asked
+    {
+        return Err(LedgerError::KindMismatch {
+            account: named.name.clone(),
+            is,
+            asked,
+        });
+    }
+    Ok(())
+}
 
-    let categories: HashMap<String, String> = existing
+/// A digest of a row's identity within its file (account, date, amount, description).
+fn row_key(account: &str, date: NaiveDate, amount_minor: i64, description_key: &str) -> u64 {
+    use std::hash::{Hash as _, Hasher as _};
+    let mut hasher = std::hash::DefaultHasher::new();
+    (account, date, amount_minor, description_key).hash(&mut hasher);
+    hasher.finish()
+}
+
+/// The owner's categories and the starting chart's (which the commit creates when missing), by
+/// lower-case name; and the owner's rules (pattern in lower case, category), in order.
+async fn categories_and_rules(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    existing: &[Account],
+) -> Result<(HashMap<String, String>, Vec<(String, String)>), LedgerError> {
+    let categories: HashMap<String, String> = crate::accounts::DEFAULT_CHART
         .iter()
-        .filter(|a| a.account_type.is_category())
-        .map(|a| (a.name.to_lowercase(), a.name.clone()))
+        .filter(|(_, t, _)| t.is_category())
+        .map(|(name, _, _)| (name.to_lowercase(), (*name).to_owned()))
+        .chain(
+            existing
+                .iter()
+                .filter(|a| a.account_type.is_category())
+                .map(|a| (a.name.to_lowercase(), a.name.clone())),
+        )
         .collect();
     let rules: Vec<(String, String)> = sqlx::query_as(
         "SELECT lower(r.pattern), a.name FROM rules r JOIN accounts a ON a.id = r.account_id AND a.owner_id = r.owner_id
          WHERE r.owner_id = $1 ORDER BY r.priority, r.created_at, r.id",
     )
     .bind(owner.as_uuid())
-    .fetch_all(&mut *conn)
+    .fetch_all(conn)
     .await?;
+    Ok((categories, rules))
+}
 
-    // How often each (account, date, amount, description) came before, keyed by a digest of it:
-    // a copy of every row's description as a key would take a large statement's memory twice.
-    let mut occurrences: HashMap<u64, u32> = HashMap::with_capacity(parsed.rows.len());
-    // The batch first, so the rows can be stored under it a chunk at a time as they are planned;
-    // its plan is written once the counts are known.
-    let id: Uuid = sqlx::query_scalar(
+/// The accounts a person may choose for a statement: those that hold money, transit aside.
+fn account_choices(holders: &[&Account]) -> Vec<AccountChoice> {
+    holders
+        .iter()
+        .filter_map(|a| {
+            Some(AccountChoice {
+                name: a.name.clone(),
+                kind: a.kind.filter(|k| *k != AccountKind::Transit)?,
+                currency: a.currency?,
+            })
+        })
+        .collect()
+}
+
+/// A new planned import batch, its plan written once the rows are counted.
+async fn new_batch(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    filename: &str,
+    source_sha256: &str,
+) -> Result<Uuid, LedgerError> {
+    Ok(sqlx::query_scalar(
         "INSERT INTO import_batches (owner_id, filename, source_sha256, status, plan, row_count)
          VALUES ($1, $2, $3, 'planned', NULL, 0) RETURNING id",
     )
     .bind(owner.as_uuid())
     .bind(filename)
     .bind(source_sha256)
-    .fetch_one(&mut *conn)
-    .await?;
+    .fetch_one(conn)
+    .await?)
+}
+
+/// Like [`plan`], with the account's kind and the transfer window as `target` says.
+pub async fn plan_into(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    filename: &str,
+    source_sha256: &str,
+    parsed: Parsed,
+    target: &Target,
+) -> Result<(Uuid, Plan), LedgerError> {
+    let existing = list_accounts(owner, &mut *conn).await?;
+    let base = target.account.as_deref().map_or(CHECKING, str::trim);
+    check_target(&existing, base, target.kind)?;
+    let empty = empty_accounts(owner, &mut *conn).await?;
+    let home = home_currency(owner, &mut *conn).await?;
+    let mut parsed = parsed;
+    settle_unstated_currency(base, &existing, &empty, home, &mut parsed)?;
+    let (kind, kind_from) = kind_of(target, base, &parsed.format);
+    let accounts = planned_accounts(base, &existing, &parsed, (kind, &kind_from), &empty)?;
+    let window_days = target.window_days.unwrap_or(transfers::DEFAULT_WINDOW_DAYS);
+
+    let (categories, rules) = categories_and_rules(owner, &mut *conn, &existing).await?;
+    // The owner's other accounts that hold money: a row naming one is a transfer to it.
+    let holders: Vec<&Account> = existing
+        .iter()
+        .filter(|a| matches!(a.account_type, AccountType::Asset | AccountType::Liability))
+        .collect();
+    let elsewhere = elsewhere(owner, &mut *conn, &accounts, &parsed).await?;
+
+    // How often each (account, date, amount, description) came before, keyed by a digest of it:
+    // a copy of every row's description as a key would take a large statement's memory twice.
+    let mut occurrences: HashMap<u64, u32> = HashMap::with_capacity(parsed.rows.len());
+    // The batch first, so the rows can be stored under it a chunk at a time as they are planned;
+    // its plan is written once the counts are known.
+    let id = new_batch(owner, &mut *conn, filename, source_sha256).await?;
     let mut chunks = Chunks {
         owner,
         batch: id,
@@ -300,41 +583,35 @@ pub async fn plan(
         summary: RowSummary::default(),
         duplicates: Vec::new(),
         duplicate_count: 0,
+        sides: Vec::new(),
     };
+    let statement_sum: i128 = parsed.rows.iter().map(|r| i128::from(r.amount_minor)).sum();
+    let first_date = parsed.rows.iter().map(|r| r.date).min();
     let mut pending = Vec::with_capacity(ROWS_PER_CHUNK);
     for row in parsed.rows {
-        let account = accounts
-            .iter()
-            .find(|a| a.currency == row.currency)
-            .map_or(base.to_owned(), |a| a.name.clone());
+        let planned_account = accounts.iter().find(|a| a.currency == row.currency);
+        let account = planned_account.map_or(base.to_owned(), |a| a.name.clone());
+        let row_kind = planned_account.map_or(kind, |a| a.kind);
         let description_key = row.description.to_uppercase();
-        let key = {
-            use std::hash::{Hash as _, Hasher as _};
-            let mut hasher = std::hash::DefaultHasher::new();
-            (
-                account.as_str(),
-                row.date,
-                row.amount_minor,
-                description_key.as_str(),
-            )
-                .hash(&mut hasher);
-            hasher.finish()
-        };
+        let key = row_key(&account, row.date, row.amount_minor, &description_key);
         let occurrence = count_once_more(&mut occurrences, key);
-        let lower = row.description.to_lowercase();
-        let category = row
-            .category
-            .as_deref()
-            .and_then(|c| categories.get(&c.trim().to_lowercase()).cloned())
-            .or_else(|| {
-                rules
-                    .iter()
-                    .find(|(pattern, _)| lower.contains(pattern.as_str()))
-                    .map(|(_, c)| c.clone())
-            })
-            .unwrap_or_else(|| UNCATEGORIZED.to_owned());
+        let hash = source_hash(&account, row.date, row.amount_minor, &row.description, occurrence);
+        if let Some(place) = &elsewhere
+            && place
+                .keys
+                .contains(&(row.date, row.amount_minor, description_key.clone()))
+        {
+            chunks.elsewhere(&row, &place.account);
+            continue;
+        }
+        let transfer = looks_like_transfer(&row, &account, row_kind, &holders);
+        let (category, bank_category) = if transfer.is_some() {
+            (TRANSIT.to_owned(), None)
+        } else {
+            category_of(&row, &categories, &rules)
+        };
         pending.push(PlannedRow {
-            source_hash: source_hash(&account, row.date, row.amount_minor, &row.description, occurrence),
+            source_hash: hash,
             line: row.line,
             date: row.date,
             description: row.description,
@@ -342,6 +619,8 @@ pub async fn plan(
             currency: row.currency,
             account,
             category,
+            transfer,
+            bank_category,
         });
         if pending.len() == ROWS_PER_CHUNK {
             chunks.store(conn, std::mem::take(&mut pending)).await?;
@@ -349,6 +628,17 @@ pub async fn plan(
     }
     chunks.store(conn, pending).await?;
 
+    let transfers = paired(owner, &mut *conn, std::mem::take(&mut chunks.sides), window_days).await?;
+    let (opening, balance) = opening_and_balance(
+        owner,
+        &mut *conn,
+        &accounts,
+        &parsed.format,
+        &empty,
+        &existing,
+        (statement_sum, first_date, &chunks.summary),
+    )
+    .await?;
     let lines = LineCount {
         rows: chunks.summary.rows,
         duplicates: chunks.duplicate_count,
@@ -368,6 +658,12 @@ pub async fn plan(
         lines,
         base_account: base.to_owned(),
         mapping: parsed.mapping,
+        transfers,
+        window_days,
+        opening,
+        balance,
+        elsewhere: elsewhere.map(Found::summary),
+        choices: account_choices(&holders),
     };
     // Written straight to JSON text: a tree of `Value`s would take several times its memory.
     sqlx::query("UPDATE import_batches SET plan = $3, row_count = $4 WHERE owner_id = $1 AND id = $2")
@@ -380,6 +676,207 @@ pub async fn plan(
     Ok((id, plan))
 }
 
+/// Why `row`, going into `account`, looks like a transfer to another of the `holders`, if it does.
+fn looks_like_transfer(
+    row: &super::ParsedRow,
+    account: &str,
+    kind: AccountKind,
+    holders: &[&Account],
+) -> Option<String> {
+    let others: Vec<&Account> = holders
+        .iter()
+        .copied()
+        .filter(|a| !a.name.eq_ignore_ascii_case(account))
+        .collect();
+    transfers::looks_like_transfer(&row.description, kind, row.amount_minor, &others)
+}
+
+/// The category of a row that is no transfer: the statement's own category when it names one of
+/// the owner's, else the first rule whose pattern is in its text (or is the bank's word), else the
+/// bank's word through the table of common ones, else Uncategorized; and the bank's word, kept as
+/// a hint when it named none of the owner's categories.
+fn category_of(
+    row: &super::ParsedRow,
+    categories: &HashMap<String, String>,
+    rules: &[(String, String)],
+) -> (String, Option<String>) {
+    let lower = row.description.to_lowercase();
+    let bank_word = row.category.as_deref().map(str::trim).filter(|c| !c.is_empty());
+    let bank_lower = bank_word.map(str::to_lowercase);
+    let category = bank_lower
+        .as_deref()
+        .and_then(|c| categories.get(c).cloned())
+        .or_else(|| {
+            rules
+                .iter()
+                .find(|(pattern, _)| {
+                    lower.contains(pattern.as_str()) || bank_lower.as_deref() == Some(pattern)
+                })
+                .map(|(_, c)| c.clone())
+        })
+        .or_else(|| {
+            bank_word
+                .and_then(bank_categories::default_category)
+                .and_then(|c| categories.get(&c.to_lowercase()).cloned())
+        })
+        .unwrap_or_else(|| UNCATEGORIZED.to_owned());
+    let bank_category = bank_word
+        .filter(|w| !categories.contains_key(&w.to_lowercase()))
+        .map(str::to_owned);
+    (category, bank_category)
+}
+
+/// The rows that look like transfers (with why), paired with each other and with the legs
+/// waiting in transit.
+async fn paired(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    sides: Vec<(String, Side)>,
+    window_days: u32,
+) -> Result<Vec<PlannedTransfer>, LedgerError> {
+    let legs = transfers::transit_legs(owner, conn).await?;
+    let (whys, sides): (Vec<String>, Vec<Side>) = sides.into_iter().unzip();
+    let decisions = transfers::pair(&sides, &legs, window_days);
+    Ok(sides
+        .into_iter()
+        .zip(whys)
+        .zip(decisions)
+        .map(|((row, why), decision)| PlannedTransfer { row, why, decision })
+        .collect())
+}
+
+/// The rows of a statement found in another of the owner's accounts.
+struct Found {
+    account: String,
+    keys: BTreeSet<(NaiveDate, i64, String)>,
+}
+
+impl Found {
+    fn summary(self) -> Elsewhere {
+        Elsewhere {
+            account: self.account,
+            rows: self.keys.len(),
+        }
+    }
+}
+
+/// Whether the statement was imported into another of the owner's accounts already: when at
+/// least half of its rows (by date, amount and text) are in one other account, those rows are
+/// taken as already there. Fewer are coincidences (a fee of the same bank on the same day) and
+/// are booked.
+async fn elsewhere(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    accounts: &[PlannedAccount],
+    parsed: &Parsed,
+) -> Result<Option<Found>, LedgerError> {
+    if parsed.rows.is_empty() {
+        return Ok(None);
+    }
+    let dates: Vec<NaiveDate> = parsed.rows.iter().map(|r| r.date).collect();
+    let amounts: Vec<i64> = parsed.rows.iter().map(|r| r.amount_minor).collect();
+    let texts: Vec<String> = parsed.rows.iter().map(|r| r.description.to_uppercase()).collect();
+    let ours: Vec<&str> = accounts.iter().map(|a| a.name.as_str()).collect();
+    let found: Vec<(String, NaiveDate, i64, String)> = sqlx::query_as(
+        "SELECT DISTINCT a.name, r.date, r.amount, r.text
+         FROM UNNEST($2::date[], $3::bigint[], $4::text[]) AS r(date, amount, text)
+         JOIN transactions t ON t.owner_id = $1 AND t.date = r.date
+              AND (upper(t.raw_description) = r.text OR upper(t.paired_description) = r.text)
+         JOIN postings p ON p.owner_id = t.owner_id AND p.transaction_id = t.id AND p.amount_minor = r.amount
+         JOIN accounts a ON a.owner_id = p.owner_id AND a.id = p.account_id
+              AND a.type IN ('asset', 'liability') AND a.kind IS DISTINCT FROM 'transit'
+         WHERE NOT (a.name = ANY($5))",
+    )
+    .bind(owner.as_uuid())
+    .bind(&dates)
+    .bind(&amounts)
+    .bind(&texts)
+    .bind(&ours)
+    .fetch_all(conn)
+    .await?;
+    let mut by_account: BTreeMap<String, BTreeSet<(NaiveDate, i64, String)>> = BTreeMap::new();
+    for (account, date, amount, text) in found {
+        by_account
+            .entry(account)
+            .or_default()
+            .insert((date, amount, text));
+    }
+    Ok(by_account
+        .into_iter()
+        .max_by_key(|(_, keys)| keys.len())
+        .filter(|(_, keys)| keys.len().saturating_mul(2) >= parsed.rows.len())
+        .map(|(account, keys)| Found { account, keys }))
+}
+
+/// The opening balance to book (an account's first statement that states balances) and the
+/// check of the account's balance against the bank's closing balance after the commit.
+async fn opening_and_balance(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    accounts: &[PlannedAccount],
+    format: &Format,
+    empty: &BTreeSet<Uuid>,
+    existing: &[Account],
+    (statement_sum, first_date, summary): (i128, Option<NaiveDate>, &RowSummary),
+) -> Result<(Option<Opening>, Option<BalanceCheck>), LedgerError> {
+    let (Some(closing), [account], Some(first)) = (
+        format.reconciliation.as_ref().and_then(|r| r.closing),
+        accounts,
+        first_date,
+    ) else {
+        return Ok((None, None));
+    };
+    let to_add: i64 = summary.flows.values().map(|(i, o)| i.saturating_add(*o)).sum();
+    let found = existing.iter().find(|a| a.name == account.name);
+    let is_empty = found.is_none_or(|a| empty.contains(&a.id));
+    if is_empty {
+        let Some(Ok(opening)) = i128::from(closing.held_minor)
+            .checked_sub(statement_sum)
+            .map(i64::try_from)
+        else {
+            return Ok((None, None));
+        };
+        let balance = BalanceCheck {
+            account: account.name.clone(),
+            date: closing.date,
+            currency: account.currency,
+            bank_minor: closing.held_minor,
+            ledger_minor: opening.saturating_add(to_add),
+            checked: true,
+        };
+        let opening = (opening != 0).then(|| Opening {
+            account: account.name.clone(),
+            date: first.pred_opt().unwrap_or(first),
+            amount_minor: opening,
+            currency: account.currency,
+        });
+        return Ok((opening, Some(balance)));
+    }
+    let Some(found) = found else {
+        return Ok((None, None));
+    };
+    let (held, last): (i64, Option<NaiveDate>) = sqlx::query_as(
+        "SELECT coalesce(sum(p.amount_minor), 0)::bigint, max(t.date)
+         FROM postings p JOIN transactions t ON t.owner_id = p.owner_id AND t.id = p.transaction_id
+         WHERE p.owner_id = $1 AND p.account_id = $2",
+    )
+    .bind(owner.as_uuid())
+    .bind(found.id)
+    .fetch_one(conn)
+    .await?;
+    Ok((
+        None,
+        Some(BalanceCheck {
+            account: account.name.clone(),
+            date: closing.date,
+            currency: account.currency,
+            bank_minor: closing.held_minor,
+            ledger_minor: held.saturating_add(to_add),
+            checked: last.is_none_or(|l| l <= closing.date),
+        }),
+    ))
+}
+
 /// The rows of a plan being made, stored a chunk at a time: duplicates split off, the rest
 /// summed up for the preview and written under the batch.
 struct Chunks {
@@ -389,9 +886,25 @@ struct Chunks {
     summary: RowSummary,
     duplicates: Vec<DuplicateRow>,
     duplicate_count: usize,
+    /// The rows to add that look like transfers, with why.
+    sides: Vec<(String, Side)>,
 }
 
 impl Chunks {
+    /// Counts a row that is already in the ledger in another account.
+    fn elsewhere(&mut self, row: &super::ParsedRow, account: &str) {
+        self.duplicate_count = self.duplicate_count.saturating_add(1);
+        if self.duplicates.len() < LISTED {
+            self.duplicates.push(DuplicateRow {
+                line: row.line,
+                date: row.date,
+                description: row.description.clone(),
+                amount_minor: row.amount_minor,
+                reason: format!("already in the ledger in {account}"),
+            });
+        }
+    }
+
     async fn store(&mut self, conn: &mut PgConnection, rows: Vec<PlannedRow>) -> Result<(), LedgerError> {
         if rows.is_empty() {
             return Ok(());
@@ -405,6 +918,20 @@ impl Chunks {
         }
         for row in &rows {
             self.summary.add(row);
+            if let Some(why) = &row.transfer {
+                self.sides.push((
+                    why.clone(),
+                    Side {
+                        transaction: None,
+                        line: Some(row.line),
+                        account: row.account.clone(),
+                        date: row.date,
+                        amount_minor: row.amount_minor,
+                        currency: row.currency,
+                        description: row.description.clone(),
+                    },
+                ));
+            }
         }
         sqlx::query("INSERT INTO import_plan_rows (owner_id, batch_id, chunk, rows) VALUES ($1, $2, $3, $4)")
             .bind(self.owner.as_uuid())
@@ -458,7 +985,11 @@ async fn split_duplicates(
     let known: Vec<(String, NaiveDate)> = sqlx::query_as(
         "SELECT t.source_hash, t.created_at::date
          FROM unnest($2::text[]) AS h(hash)
-         JOIN transactions t ON t.owner_id = $1 AND t.source_hash = h.hash",
+         JOIN transactions t ON t.owner_id = $1 AND t.source_hash = h.hash
+         UNION ALL
+         SELECT t.paired_source_hash, t.created_at::date
+         FROM unnest($2::text[]) AS h(hash)
+         JOIN transactions t ON t.owner_id = $1 AND t.paired_source_hash = h.hash",
     )
     .bind(owner.as_uuid())
     .bind(&hashes)
@@ -487,8 +1018,8 @@ async fn split_duplicates(
     Ok((rows, listed, count))
 }
 
-/// A planned row as the transaction it books: the asset account and the category, each one
-/// posting, summing to zero.
+/// A planned row as the transaction it books: the statement's account and the category (or the
+/// transit account), each one posting, summing to zero.
 fn transaction_of(row: &PlannedRow, asset: &Account, category: &Account, plan_id: Uuid) -> NewTransaction {
     NewTransaction {
         id: None,
@@ -525,6 +1056,170 @@ pub struct CommitReport {
     pub skipped_duplicates: usize,
     pub date_range: Option<(NaiveDate, NaiveDate)>,
     pub parse_errors: usize,
+    /// Rows made one transfer with their other side.
+    pub transfers_paired: usize,
+    /// Rows left waiting in transit for their other side (or for an answer).
+    pub in_transit: usize,
+    /// The opening balance booked, if any.
+    pub opening: Option<Opening>,
+    /// The account's balance after the commit against the bank's closing balance.
+    pub balance: Option<BalanceCheck>,
+}
+
+impl CommitReport {
+    /// Nothing done yet for `plan`.
+    fn new(plan_id: Uuid, plan: &Plan) -> Self {
+        Self {
+            import_batch_id: plan_id,
+            imported: 0,
+            uncategorized: 0,
+            skipped_duplicates: 0,
+            date_range: None,
+            parse_errors: plan.lines.unreadable.max(plan.errors.len()),
+            transfers_paired: 0,
+            in_transit: 0,
+            opening: None,
+            balance: plan.balance.clone(),
+        }
+    }
+}
+
+/// The equity account opening balances in `currency` are booked against: Opening Balances when it
+/// holds that currency, else one named for the currency (created when missing).
+async fn opening_account(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    currency: Currency,
+) -> Result<Account, LedgerError> {
+    let existing = list_accounts(owner, &mut *conn).await?;
+    let name = account_for(OPENING_BALANCES, currency, &existing, true);
+    sqlx::query(
+        "INSERT INTO accounts (owner_id, name, type, currency) VALUES ($1, $2, 'equity', $3)
+         ON CONFLICT (owner_id, name) DO NOTHING",
+    )
+    .bind(owner.as_uuid())
+    .bind(&name)
+    .bind(currency.as_str())
+    .execute(&mut *conn)
+    .await?;
+    crate::accounts::find_account(owner, conn, &name)
+        .await?
+        .ok_or(LedgerError::UnknownAccountName(name))
+}
+
+/// The clearing account of transfers in `currency` (created when missing).
+async fn transit_account(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    currency: Currency,
+) -> Result<Account, LedgerError> {
+    let existing = list_accounts(owner, &mut *conn).await?;
+    if let Some(found) = existing
+        .iter()
+        .find(|a| a.kind == Some(AccountKind::Transit) && a.currency == Some(currency))
+    {
+        return Ok(found.clone());
+    }
+    let name = account_for(TRANSIT, currency, &existing, true);
+    create_account(owner, conn, &name, AccountKind::Transit, currency).await
+}
+
+/// The plan's accounts created (or given the statement's currency while they hold nothing), the
+/// chart ensured in the home currency, and the transit accounts the plan needs: the whole chart,
+/// and the transit account per currency.
+async fn prepare_accounts(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    plan: &Plan,
+) -> Result<(Vec<Account>, HashMap<Currency, Account>), LedgerError> {
+    // The planned accounts first: a new owner's first statement in EUR makes Checking a EUR
+    // account; an account with nothing in it takes the statement's currency.
+    let existing = list_accounts(owner, &mut *conn).await?;
+    for planned in &plan.accounts {
+        if !existing.iter().any(|a| a.name == planned.name) {
+            create_account(owner, &mut *conn, &planned.name, planned.kind, planned.currency).await?;
+        } else if planned.takes_currency {
+            sqlx::query(
+                "UPDATE accounts a SET currency = $3 WHERE a.owner_id = $1 AND a.name = $2
+                   AND NOT EXISTS (SELECT 1 FROM postings p WHERE p.owner_id = a.owner_id AND p.account_id = a.id)",
+            )
+            .bind(owner.as_uuid())
+            .bind(&planned.name)
+            .bind(planned.currency.as_str())
+            .execute(&mut *conn)
+            .await?;
+        }
+    }
+    let home = plan.accounts.first().map(|a| a.currency);
+    let mut chart = ensure_chart(owner, &mut *conn, home).await?;
+    let mut transit: HashMap<Currency, Account> = HashMap::new();
+    let currencies: BTreeSet<Currency> = plan.accounts.iter().map(|a| a.currency).collect();
+    if plan.summary.transfers > 0 {
+        for currency in currencies {
+            transit.insert(currency, transit_account(owner, &mut *conn, currency).await?);
+        }
+        chart = list_accounts(owner, &mut *conn).await?;
+    }
+    Ok((chart, transit))
+}
+
+/// Books the opening balance of `account`; whether it was booked (not when it already was).
+async fn book_opening(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    plan_id: Uuid,
+    opening: &Opening,
+    account: &Account,
+) -> Result<bool, LedgerError> {
+    let equity = opening_account(owner, &mut *conn, opening.currency).await?;
+    let booked = crate::transactions::insert_transaction(
+        owner,
+        &mut *conn,
+        &NewTransaction {
+            id: None,
+            date: opening.date,
+            description: format!("Opening balance of {}", opening.account),
+            raw_description: format!("Opening balance of {}", opening.account),
+            import_batch_id: Some(plan_id),
+            source_hash: Some(format!("opening:{}:{}", account.id, opening.date)),
+            postings: vec![
+                NewPosting {
+                    account_id: account.id,
+                    amount_minor: opening.amount_minor,
+                    currency: opening.currency,
+                },
+                NewPosting {
+                    account_id: equity.id,
+                    amount_minor: opening.amount_minor.saturating_neg(),
+                    currency: opening.currency,
+                },
+            ],
+        },
+    )
+    .await?;
+    Ok(matches!(booked, InsertOutcome::Inserted(_)))
+}
+
+/// The statement's own category words kept on the transactions they came with, as hints.
+async fn keep_bank_words(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    hints: Vec<(Uuid, &str)>,
+) -> Result<(), LedgerError> {
+    if hints.is_empty() {
+        return Ok(());
+    }
+    let (ids, words): (Vec<Uuid>, Vec<&str>) = hints.into_iter().unzip();
+    sqlx::query(
+        "UPDATE transactions t SET bank_category = h.word
+         FROM UNNEST($2::uuid[], $3::text[]) AS h(id, word) WHERE t.owner_id = $1 AND t.id = h.id",
+    )
+    .bind(owner.as_uuid())
+    .bind(&ids)
+    .bind(&words)
+    .execute(conn)
+    .await?;
+    Ok(())
 }
 
 /// Applies the stored plan `plan_id` of `owner`, exactly as planned: no file is read again.
@@ -536,24 +1231,22 @@ pub async fn commit(
     plan_id: Uuid,
     progress: &mut (dyn FnMut(usize, usize) + Send),
 ) -> Result<CommitReport, LedgerError> {
+    commit_with(owner, conn, plan_id, &BTreeMap::new(), progress).await
+}
+
+/// Like [`commit`], with the person's answers to the plan's questions: for a row (by its line)
+/// that could be one transfer with several others, the index of the candidate it is. A row with
+/// no answer waits in transit.
+pub async fn commit_with(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    plan_id: Uuid,
+    choices: &BTreeMap<usize, usize>,
+    progress: &mut (dyn FnMut(usize, usize) + Send),
+) -> Result<CommitReport, LedgerError> {
     let mut plan = load_plan(owner, &mut *conn, plan_id).await?;
 
-    // The planned asset accounts first: a new owner's first statement in EUR makes Checking a EUR
-    // account, where the chart would otherwise have made it INR a moment before.
-    let existing = list_accounts(owner, &mut *conn).await?;
-    for planned in plan
-        .accounts
-        .iter()
-        .filter(|p| !existing.iter().any(|a| a.name == p.name))
-    {
-        sqlx::query("INSERT INTO accounts (owner_id, name, type, currency) VALUES ($1, $2, 'asset', $3)")
-            .bind(owner.as_uuid())
-            .bind(&planned.name)
-            .bind(planned.currency.as_str())
-            .execute(&mut *conn)
-            .await?;
-    }
-    let chart = ensure_chart(owner, &mut *conn, Currency::INR).await?;
+    let (chart, transit) = prepare_accounts(owner, &mut *conn, &plan).await?;
     let by_name: HashMap<&str, &Account> = chart.iter().map(|a| (a.name.as_str(), a)).collect();
     let find = |name: &str| {
         by_name
@@ -563,14 +1256,9 @@ pub async fn commit(
     };
 
     let total = plan.lines.rows.max(plan.rows.len());
-    let mut report = CommitReport {
-        import_batch_id: plan_id,
-        imported: 0,
-        uncategorized: 0,
-        skipped_duplicates: 0,
-        date_range: None,
-        parse_errors: plan.lines.unreadable.max(plan.errors.len()),
-    };
+    let mut report = CommitReport::new(plan_id, &plan);
+    // The transactions of the rows that look like transfers, by line; and the bank's words.
+    let mut transfer_rows: HashMap<usize, Uuid> = HashMap::new();
     let mut done = 0;
     // A version 1 plan holds its rows; a newer one's are read a stored chunk at a time.
     let inline = std::mem::take(&mut plan.rows);
@@ -591,36 +1279,53 @@ pub async fn commit(
         let news = rows
             .iter()
             .map(|row| {
-                Ok(transaction_of(
-                    row,
-                    find(&row.account)?,
-                    find(&row.category)?,
-                    plan_id,
-                ))
+                let other = if row.transfer.is_some() {
+                    transit
+                        .get(&row.currency)
+                        .ok_or_else(|| LedgerError::UnknownAccountName(TRANSIT.to_owned()))?
+                } else {
+                    find(&row.category)?
+                };
+                Ok(transaction_of(row, find(&row.account)?, other, plan_id))
             })
             .collect::<Result<Vec<_>, LedgerError>>()?;
+        let mut hints: Vec<(Uuid, &str)> = Vec::new();
         for (row, outcome) in rows
             .iter()
             .zip(insert_transactions(owner, &mut *conn, &news).await?)
         {
             match outcome {
-                InsertOutcome::Inserted(_) => {
+                InsertOutcome::Inserted(id) => {
                     report.imported = report.imported.saturating_add(1);
-                    report.uncategorized = report
-                        .uncategorized
-                        .saturating_add(usize::from(row.category == UNCATEGORIZED));
+                    report.uncategorized = report.uncategorized.saturating_add(usize::from(
+                        row.category == UNCATEGORIZED && row.transfer.is_none(),
+                    ));
                     report.date_range = Some(match report.date_range {
                         None => (row.date, row.date),
                         Some((from, to)) => (from.min(row.date), to.max(row.date)),
                     });
+                    if row.transfer.is_some() {
+                        transfer_rows.insert(row.line, id);
+                    }
+                    if let Some(word) = &row.bank_category {
+                        hints.push((id, word));
+                    }
                 }
                 InsertOutcome::Duplicate => {
                     report.skipped_duplicates = report.skipped_duplicates.saturating_add(1);
                 }
             }
         }
+        keep_bank_words(owner, &mut *conn, hints).await?;
         done = done.saturating_add(rows.len());
         progress(done, total);
+    }
+    pair_transfers(owner, &mut *conn, &plan, choices, &transfer_rows, &mut report).await?;
+    if let Some(opening) = &plan.opening {
+        let account = find(&opening.account)?;
+        if book_opening(owner, &mut *conn, plan_id, opening, account).await? {
+            report.opening = Some(opening.clone());
+        }
     }
     // The rows are in the ledger: their stored copy has served.
     sqlx::query("DELETE FROM import_plan_rows WHERE owner_id = $1 AND batch_id = $2")
@@ -654,6 +1359,54 @@ pub async fn commit(
     .execute(&mut *conn)
     .await?;
     Ok(report)
+}
+
+/// Makes each planned pair one transfer: the row's transit leg merges into its other side's (a
+/// leg already in the ledger, or another row of this statement). A row whose question was
+/// answered pairs with the chosen candidate; the rest wait in transit.
+async fn pair_transfers(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    plan: &Plan,
+    choices: &BTreeMap<usize, usize>,
+    inserted: &HashMap<usize, Uuid>,
+    report: &mut CommitReport,
+) -> Result<(), LedgerError> {
+    let mut merged: BTreeSet<Uuid> = BTreeSet::new();
+    for planned in &plan.transfers {
+        let Some(line) = planned.row.line else { continue };
+        let Some(&mine) = inserted.get(&line) else {
+            continue;
+        };
+        if merged.contains(&mine) {
+            continue;
+        }
+        let with = match &planned.decision {
+            Decision::Paired { with } => Some(with),
+            Decision::Ask { candidates } => choices.get(&line).and_then(|i| candidates.get(*i)),
+            Decision::Transit => None,
+        };
+        let other = with.and_then(|w| match (w.transaction, w.line) {
+            (Some(leg), _) => Some(leg),
+            (None, Some(other_line)) => inserted.get(&other_line).copied(),
+            (None, None) => None,
+        });
+        match other {
+            Some(other) if !merged.contains(&other) && other != mine => {
+                // The side already in the ledger keeps its transaction; two rows of this
+                // statement keep the first's.
+                transfers::merge(owner, &mut *conn, other, mine).await?;
+                merged.insert(other);
+                merged.insert(mine);
+                report.transfers_paired = report.transfers_paired.saturating_add(2);
+            }
+            _ => {}
+        }
+    }
+    report.in_transit = inserted.values().filter(|id| !merged.contains(id)).count();
+    // A leg from an earlier import counted once here: only this statement's rows are reported.
+    report.transfers_paired = inserted.values().filter(|id| merged.contains(id)).count();
+    Ok(())
 }
 
 /// The stored plan, locked for this transaction, if it is still to be committed.
@@ -722,7 +1475,8 @@ mod tests {
             id: Uuid::nil(),
             name: "Checking".into(),
             account_type: AccountType::Asset,
-            currency: Currency::INR,
+            kind: Some(AccountKind::Checking),
+            currency: Some(Currency::INR),
         }];
         assert_eq!(
             account_for("Checking", Currency::INR, &existing, true),

@@ -6,8 +6,11 @@
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use super::{BalanceKind, DecimalMark, Fees, Format, Plan, PlannedRow, TimeOrder};
-use crate::money::{Currency, Money};
+use super::{BalanceKind, DecimalMark, Fees, Format, Plan, PlannedRow, PlannedTransfer, TimeOrder};
+use crate::{
+    money::{Currency, Money},
+    transfers::{Decision, Side},
+};
 
 /// How many rows the preview shows from each end of the statement.
 pub const END_ROWS: usize = 3;
@@ -24,6 +27,24 @@ pub fn preview(plan_id: Uuid, plan: &Plan) -> Value {
         "balance_check": balance_check(&plan.format),
         "accounts": plan.accounts,
         "rows_to_add": rows,
+        "transfers": plan.transfers.iter().map(transfer).collect::<Vec<_>>(),
+        "transfer_window_days": plan.window_days,
+        "opening_balance": plan.opening.as_ref().map(|o| json!({
+            "account": o.account,
+            "date": o.date,
+            "amount": money(o.amount_minor, o.currency),
+        })),
+        "closing_balance": plan.balance.as_ref().map(|b| json!({
+            "account": b.account,
+            "date": b.date,
+            "bank": money(b.bank_minor, b.currency),
+            "ledger": money(b.ledger_minor, b.currency),
+            "checked": b.checked,
+            "agrees": b.agrees(),
+            "in_words": b.in_words(),
+        })),
+        "elsewhere": plan.elsewhere,
+        "account_choices": plan.choices,
         "date_range": summary.dates.map(|(f, l)| json!({"from": f, "to": l})),
         "money_in": summary.flows.iter().map(|(c, (i, _))| money(*i, *c)).collect::<Vec<_>>(),
         "money_out": summary.flows.iter().map(|(c, (_, o))| money(*o, *c)).collect::<Vec<_>>(),
@@ -54,9 +75,56 @@ fn row(r: &PlannedRow) -> Value {
         "line": r.line,
         "date": r.date,
         "description": r.description,
-        "category": r.category,
+        "category": if r.transfer.is_some() { crate::accounts::TRANSIT } else { r.category.as_str() },
+        "bank_category": r.bank_category,
         "amount": money(r.amount_minor, r.currency),
         "direction": if r.amount_minor < 0 { "out" } else { "in" },
+    })
+}
+
+fn side(s: &Side) -> Value {
+    json!({
+        "transaction_id": s.transaction,
+        "line": s.line,
+        "account": s.account,
+        "date": s.date,
+        "description": s.description,
+        "amount": money(s.amount_minor, s.currency),
+    })
+}
+
+/// A row that looks like a transfer, and what becomes of it, in words too.
+fn transfer(t: &PlannedTransfer) -> Value {
+    let (status, said) = match &t.decision {
+        Decision::Paired { with } => (
+            "paired",
+            format!(
+                "one transfer with {} on {} (“{}”)",
+                with.account, with.date, with.description
+            ),
+        ),
+        Decision::Transit => (
+            "in_transit",
+            "waits in Transfers in transit for its other side".to_owned(),
+        ),
+        Decision::Ask { candidates } => (
+            "ask",
+            format!(
+                "{} rows fit equally: say which one it is, or it waits in transit",
+                candidates.len()
+            ),
+        ),
+    };
+    json!({
+        "row": side(&t.row),
+        "why": t.why,
+        "status": status,
+        "in_words": said,
+        "with": match &t.decision { Decision::Paired { with } => side(with), _ => Value::Null },
+        "candidates": match &t.decision {
+            Decision::Ask { candidates } => candidates.iter().map(side).collect::<Vec<_>>(),
+            _ => Vec::new(),
+        },
     })
 }
 
@@ -236,6 +304,7 @@ mod tests {
             mapping_from: None,
             accounts: Vec::new(),
             fees: None,
+            account_kind: None,
         }
     }
 
@@ -260,6 +329,8 @@ mod tests {
             account: String::new(),
             category: String::new(),
             source_hash: String::new(),
+            transfer: None,
+            bank_category: None,
         };
         let lines = |rows: &[PlannedRow]| rows.iter().map(|r| r.line).collect::<Vec<_>>();
         for (n, head, tail) in [

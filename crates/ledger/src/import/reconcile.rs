@@ -83,6 +83,54 @@ pub struct Reconciliation {
     /// How many accounts the file's rows belong to, each checked against its own balances.
     #[serde(default = "one")]
     pub accounts: usize,
+    /// What the account held after the statement's last row, by its balance column (what is owed
+    /// on a card counts negative), and that row's date: for a file of one account only.
+    #[serde(default)]
+    pub closing: Option<Closing>,
+}
+
+/// A statement's closing balance, as held (owed money is negative).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Closing {
+    pub date: chrono::NaiveDate,
+    pub held_minor: i64,
+}
+
+/// The balance held after the newest row of a file of one account: its date, and the balance
+/// after it in held terms. `amounts` are the amounts as booked (money in positive).
+#[must_use]
+pub fn closing(links: &[Link], amounts: &[i64], reconciliation: &Reconciliation) -> Option<Closing> {
+    if reconciliation.accounts != 1 {
+        return None;
+    }
+    let newest = links
+        .iter()
+        .zip(amounts)
+        .enumerate()
+        .filter(|(_, (l, _))| l.balance_minor.is_some() && l.date.is_some())
+        .max_by_key(|(index, (l, _))| {
+            // The newest date; within it, the row listed last in time.
+            let place = match reconciliation.order {
+                TimeOrder::OldestFirst => *index,
+                TimeOrder::NewestFirst => usize::MAX.saturating_sub(*index),
+            };
+            (l.date, place)
+        })
+        .map(|(_, pair)| pair)?;
+    let (link, amount) = newest;
+    let balance = link.balance_minor?;
+    let held = match reconciliation.balance_kind {
+        BalanceKind::Held => balance,
+        BalanceKind::Owed => balance.checked_neg()?,
+    };
+    let held_minor = match reconciliation.position {
+        BalancePosition::After => held,
+        BalancePosition::Before => held.checked_add(*amount)?,
+    };
+    Some(Closing {
+        date: link.date?,
+        held_minor,
+    })
 }
 
 fn one() -> usize {
@@ -477,6 +525,7 @@ fn read(column: &str, links: &[Link], accounts: Accounts) -> Option<Verdict> {
             reconciled,
             signs_from_balance: unsigned,
             by_date,
+            closing: None,
             accounts: match accounts {
                 Accounts::One => 1,
                 Accounts::Each => links

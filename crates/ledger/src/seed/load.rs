@@ -57,7 +57,7 @@ pub async fn load(
     filename: &str,
     rows: &[CsvRow],
 ) -> Result<LoadReport, LedgerError> {
-    let chart = ensure_chart(owner, &mut *conn, Currency::INR).await?;
+    let chart = ensure_chart(owner, &mut *conn, Some(Currency::INR)).await?;
     let by_name: HashMap<String, _> = chart.iter().map(|a| (a.name.to_lowercase(), a)).collect();
     let account = |name: &str| {
         by_name
