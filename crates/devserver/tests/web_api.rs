@@ -756,3 +756,134 @@ async fn a_household_through_the_agent(_: PgPoolOptions, connect: PgConnectOptio
         "{result}"
     );
 }
+
+/// A visitor's home currency is theirs to change, and the dashboard says it; a preview's answers
+/// are refused for a plan that asks nothing, and for a plan that is not the visitor's.
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn home_currency_and_answers_are_the_visitors(_: PgPoolOptions, connect: PgConnectOptions) {
+    let state = state(&connect, Isolation::Rls, &[]).await;
+    let app = TestApp::new(&state);
+    let (cookie, _) = app.visitor("what is my net worth").await;
+    let changed = app
+        .post(
+            "/api/session/home-currency",
+            json!({"currency": "USD"}),
+            Some(&cookie),
+        )
+        .await;
+    assert_eq!(changed.status, StatusCode::OK, "{}", changed.body);
+    assert_eq!(changed.json()["home_currency"], "USD");
+    let refused = app
+        .post(
+            "/api/session/home-currency",
+            json!({"currency": "XYZ"}),
+            Some(&cookie),
+        )
+        .await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.body);
+    let dashboard = app.get("/api/dashboard", Some(&cookie)).await.json();
+    assert_eq!(dashboard["balances"]["home_currency"], "USD", "{dashboard:#}");
+
+    let root = kakeibo_testkit::workspace_root().join("fixtures/household");
+    let bytes = std::fs::read(root.join("savings.csv")).unwrap();
+    let id = app.upload(&cookie, "savings.csv", &bytes).await.json()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let preview = app
+        .post(
+            &format!("/api/uploads/{id}/preview"),
+            json!({"account": "Savings"}),
+            Some(&cookie),
+        )
+        .await
+        .json();
+    let plan = preview["plan_id"].as_str().unwrap().to_owned();
+    let path = format!("/api/uploads/plans/{plan}/answers");
+    let nothing_asked = app
+        .post(
+            &path,
+            json!({"answers": [{"line": 2, "candidate": 0}]}),
+            Some(&cookie),
+        )
+        .await;
+    assert_eq!(
+        nothing_asked.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        nothing_asked.body
+    );
+    assert!(
+        nothing_asked.body.contains("asks nothing about line 2"),
+        "{}",
+        nothing_asked.body
+    );
+    // Another visitor cannot answer it.
+    let (stranger, _) = app.visitor("what is my net worth").await;
+    let theirs = app.post(&path, json!({"answers": []}), Some(&stranger)).await;
+    assert_eq!(theirs.status, StatusCode::NOT_FOUND, "{}", theirs.body);
+}
+
+/// One statement alone: its transfers wait in transit, on the dashboard; the sentence "Say what it
+/// was" begins, finished by the person, becomes `settle_transit` behind the confirm card, and the
+/// row is spending from then on (declined, it still waits).
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_row_in_transit_is_settled_through_the_agent(_: PgPoolOptions, connect: PgConnectOptions) {
+    let state = state(&connect, Isolation::Rls, &[]).await;
+    let app = TestApp::new(&state);
+    let (cookie, _) = app.visitor("what is my net worth").await;
+    let bytes =
+        std::fs::read(kakeibo_testkit::workspace_root().join("fixtures/household/checking.csv")).unwrap();
+    let id = app.upload(&cookie, "checking.csv", &bytes).await.json()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let preview = app
+        .post(
+            &format!("/api/uploads/{id}/preview"),
+            json!({"account": "US Checking", "currency": "USD"}),
+            Some(&cookie),
+        )
+        .await
+        .json();
+    let asked = chat(
+        &app,
+        &format!(
+            "Import the statement checking.csv (plan {}).",
+            preview["plan_id"].as_str().unwrap()
+        ),
+        &cookie,
+    )
+    .await;
+    confirm(&app, &asked, &[true], &cookie).await;
+    let transit = |dashboard: &Value| dashboard["balances"]["in_transit"].as_array().unwrap().clone();
+    let dashboard = app
+        .get("/api/dashboard?month=2025-10", Some(&cookie))
+        .await
+        .json();
+    let waiting = transit(&dashboard);
+    assert_eq!(waiting.len(), 4, "{dashboard:#}");
+    let spent = |d: &Value| d["spend_by_category"]["total"]["amount_minor"].as_i64().unwrap();
+    let before = spent(&dashboard);
+    let row = waiting
+        .iter()
+        .find(|t| t["description"] == "ONLINE TRANSFER TO SAVINGS")
+        .unwrap();
+    let message = format!(
+        "The row in transit {} (2025-10-05, US Checking, “ONLINE TRANSFER TO SAVINGS”, -$500.00) was spending in Shopping",
+        row["transaction_id"].as_str().unwrap()
+    );
+    let declined = confirm(&app, &chat(&app, &message, &cookie).await, &[false], &cookie).await;
+    assert_eq!(said(&declined), "Nothing was changed: it still waits in transit.");
+    let asked = chat(&app, &message, &cookie).await;
+    let tool = &asked.named("tool_call")[0];
+    assert_eq!(tool["name"], "settle_transit", "{}", asked.body);
+    let done = confirm(&app, &asked, &[true], &cookie).await;
+    assert!(said(&done).contains("now spending in Shopping"), "{}", done.body);
+    let dashboard = app
+        .get("/api/dashboard?month=2025-10", Some(&cookie))
+        .await
+        .json();
+    assert_eq!(transit(&dashboard).len(), 3, "{dashboard:#}");
+    assert_eq!(spent(&dashboard), before + 50_000, "{dashboard:#}");
+}

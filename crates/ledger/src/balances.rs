@@ -45,6 +45,8 @@ pub struct InTransit {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Balances {
+    /// The currency new accounts and budgets take, once the owner has one.
+    pub home_currency: Option<Currency>,
     pub accounts: Vec<AccountBalance>,
     /// Assets less liabilities, per currency (never converted).
     pub net_worth: BTreeMap<Currency, i64>,
@@ -121,7 +123,7 @@ pub async fn balances(owner: OwnerId, conn: &mut PgConnection, months: u32) -> R
             })
         })
         .collect::<Result<Vec<_>, LedgerError>>()?;
-    let in_transit = crate::transfers::transit_legs(owner, conn)
+    let in_transit = crate::transfers::transit_legs(owner, &mut *conn)
         .await?
         .into_iter()
         .filter_map(|leg| {
@@ -135,7 +137,9 @@ pub async fn balances(owner: OwnerId, conn: &mut PgConnection, months: u32) -> R
             })
         })
         .collect();
+    let home_currency = crate::accounts::home_currency(owner, conn).await?;
     Ok(Balances {
+        home_currency,
         accounts,
         net_worth,
         history,

@@ -68,6 +68,8 @@ pub enum LedgerError {
          different accounts, money out of one and into the other (in one currency, the same amount)"
     )]
     NotTheOtherSide { transaction: Uuid, other: Uuid },
+    #[error("import plan {plan} asks nothing about line {line}, or has no such candidate for it")]
+    NoSuchQuestion { plan: Uuid, line: usize },
     #[error("no import plan {0}: preview the statement first")]
     NoPlan(Uuid),
     #[error("import plan {0} was already committed")]
@@ -114,6 +116,7 @@ impl LedgerError {
                 | Self::NeedsArrivedAmount { .. }
                 | Self::AmountDisagrees { .. }
                 | Self::NotTheOtherSide { .. }
+                | Self::NoSuchQuestion { .. }
                 | Self::NoPlan(_)
                 | Self::PlanCommitted(_)
                 | Self::EmptyPlan(_)

@@ -474,3 +474,104 @@ async fn rows_in_transit_are_settled_as_the_person_says(options: PgPoolOptions, 
     let (plan, _) = import_into(&pool, owner, "checking.csv", &fixture("checking.csv"), "Checking").await;
     assert_eq!(plan.rows_to_add(), 0);
 }
+
+/// Two rows fit equally: the preview asks, never guesses; an answer given with the plan decides
+/// the commit, and the row not chosen waits in transit. A statement named no account goes where
+/// the last one of its layout went, and the plan says why.
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_tie_is_asked_and_the_answer_decides(options: PgPoolOptions, connect: PgConnectOptions) {
+    let pool = owner_pool(options, connect).await;
+    let owner = new_user(&pool).await;
+    let checking = b"Date,Description,Amount\n2025-10-02,ONLINE TRANSFER TO SAVINGS,-500.00\n\
+        2025-10-06,ONLINE TRANSFER TO SAVINGS,-500.00\n";
+    import_into(&pool, owner, "checking.csv", checking, "Joint Checking").await;
+    let savings = b"Date,Description,Amount\n2025-10-04,TRANSFER FROM CHECKING,500.00\n";
+    let parsed = import::parse(
+        savings,
+        &ParseOptions {
+            currency: Some(Currency::USD),
+            ..ParseOptions::default()
+        },
+    )
+    .unwrap();
+    let mut tx = begin_for_owner(owner, &pool).await.unwrap();
+    let target = Target {
+        account: Some("Savings".into()),
+        ..Target::default()
+    };
+    let (plan_id, plan) = import::plan_into(
+        owner,
+        &mut tx,
+        "savings.csv",
+        &import::file_sha256(savings),
+        parsed,
+        &target,
+    )
+    .await
+    .unwrap();
+    let Decision::Ask { candidates } = &plan.transfers[0].decision else {
+        panic!("{:?}", plan.transfers)
+    };
+    assert_eq!(candidates.len(), 2);
+    let later = candidates
+        .iter()
+        .position(|c| c.date.to_string() == "2025-10-06")
+        .unwrap();
+    // Only a question can be answered, and only with one of its candidates.
+    let line = plan.transfers[0].row.line.unwrap();
+    for wrong in [BTreeMap::from([(line + 1, later)]), BTreeMap::from([(line, 2)])] {
+        assert!(
+            import::answer(owner, &mut tx, plan_id, &wrong).await.is_err(),
+            "{wrong:?}"
+        );
+    }
+    let answered = import::answer(owner, &mut tx, plan_id, &BTreeMap::from([(line, later)]))
+        .await
+        .unwrap();
+    let words = import::preview(plan_id, &answered)["transfers"][0]["in_words"].clone();
+    assert!(
+        words
+            .as_str()
+            .unwrap()
+            .contains("you said: one transfer with Joint Checking on 2025-10-06"),
+        "{words}"
+    );
+    let report = import::commit(owner, &mut tx, plan_id, &mut |_, _| {})
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!((report.transfers_paired, report.in_transit), (1, 0));
+    let waiting = kakeibo_ledger::balances(owner, &mut pool.acquire().await.unwrap(), 1)
+        .await
+        .unwrap()
+        .in_transit;
+    assert_eq!(waiting.len(), 1, "{waiting:?}");
+    assert_eq!(waiting[0].date.to_string(), "2025-10-02");
+
+    // The same layout again, no account named: it goes into Joint Checking, and says why.
+    let next = b"Date,Description,Amount\n2025-11-03,GROCER,-20.00\n";
+    let parsed = import::parse(
+        next,
+        &ParseOptions {
+            currency: Some(Currency::USD),
+            ..ParseOptions::default()
+        },
+    )
+    .unwrap();
+    let mut tx = begin_for_owner(owner, &pool).await.unwrap();
+    let (_, plan) = import::plan_into(
+        owner,
+        &mut tx,
+        "november.csv",
+        &import::file_sha256(next),
+        parsed,
+        &Target::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(plan.accounts[0].name, "Savings", "the last of this layout");
+    assert_eq!(
+        plan.account_from.as_deref(),
+        Some("savings.csv, of the same layout, went into Savings")
+    );
+}

@@ -7,7 +7,8 @@
 //! - a transfer joins two different accounts with opposite amounts dated within the window;
 //! - nothing is lost or counted twice: the ledger holds every generated row once.
 //!
-//! The suite runs a few households (`KAKEIBO_HOUSEHOLDS`, default 12); a long run sets more.
+//! The suite runs a few households (`KAKEIBO_HOUSEHOLDS`, default 12); a long run sets more, over
+//! several streams at once (`KAKEIBO_HOUSEHOLD_WORKERS`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::cast_possible_wrap)]
 
@@ -16,7 +17,7 @@ mod common;
 use std::fmt::Write as _;
 
 use chrono::{Days, NaiveDate};
-use common::{new_user, owner_pool};
+use common::new_user;
 use kakeibo_ledger::{
     Currency, OwnerId, begin_for_owner,
     import::{self, ParseOptions, Target},
@@ -24,7 +25,7 @@ use kakeibo_ledger::{
 use proptest::{
     prelude::*,
     strategy::ValueTree,
-    test_runner::{Config, TestRunner},
+    test_runner::{Config, RngAlgorithm, TestRng, TestRunner},
 };
 use sqlx::{
     PgPool,
@@ -240,26 +241,22 @@ async fn measured(pool: &PgPool, owner: OwnerId) -> (i64, i64, i64, i64, i64, i6
     .unwrap()
 }
 
-#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
-async fn random_households_add_up(options: PgPoolOptions, connect: PgConnectOptions) {
-    let pool = owner_pool(options, connect).await;
-    let cases: u32 = std::env::var("KAKEIBO_HOUSEHOLDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(12);
-    let mut runner = TestRunner::new(Config {
-        cases,
-        failure_persistence: None,
-        ..Config::default()
-    });
-    let started = std::time::Instant::now();
+/// Checks `cases` random households drawn from `seed`'s stream; a failure prints the case whole.
+async fn check_households(pool: PgPool, seed: u8, cases: u32) {
+    let mut runner = TestRunner::new_with_rng(
+        Config {
+            cases,
+            failure_persistence: None,
+            ..Config::default()
+        },
+        TestRng::from_seed(RngAlgorithm::ChaCha, &[seed; 32]),
+    );
     for case in 0..cases {
-        // Drawn from proptest's strategy with its seeded runner; a failure prints the case whole.
         let g = household().new_tree(&mut runner).unwrap().current();
         let owner = new_user(&pool).await;
         import(&pool, owner, &g).await;
         let (spending, income, held, paired, in_transit, bad) = measured(&pool, owner).await;
-        let context = || format!("household {case}: {g:#?}");
+        let context = || format!("household {case} of stream {seed}: {g:#?}");
         assert_eq!(
             (spending, income),
             (g.spending, g.income),
@@ -280,5 +277,42 @@ async fn random_households_add_up(options: PgPoolOptions, connect: PgConnectOpti
             context()
         );
     }
-    println!("{cases} households in {:.1} s", started.elapsed().as_secs_f64());
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn random_households_add_up(options: PgPoolOptions, connect: PgConnectOptions) {
+    // KAKEIBO_HOUSEHOLDS households in all, over KAKEIBO_HOUSEHOLD_WORKERS streams at once (each
+    // its own seeded stream and connections): a long run keeps the database busy on every core.
+    let number = |name: &str, default: u32| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    let cases = number("KAKEIBO_HOUSEHOLDS", 12);
+    let workers = number("KAKEIBO_HOUSEHOLD_WORKERS", 1).clamp(1, 16);
+    let pool = options
+        .max_connections(workers.saturating_mul(2).max(4))
+        .connect_with(connect)
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    let mut streams = tokio::task::JoinSet::new();
+    for worker in 0..workers {
+        let share = cases / workers + u32::from(worker < cases % workers);
+        streams.spawn(check_households(
+            pool.clone(),
+            u8::try_from(worker).unwrap(),
+            share,
+        ));
+    }
+    while let Some(done) = streams.join_next().await {
+        if let Err(e) = done {
+            std::panic::resume_unwind(e.into_panic());
+        }
+    }
+    println!(
+        "{cases} households in {:.1} s over {workers} stream(s)",
+        started.elapsed().as_secs_f64()
+    );
 }

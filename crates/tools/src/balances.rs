@@ -18,6 +18,8 @@ pub struct BalancesInput {
 
 #[derive(Debug, Serialize)]
 pub struct BalancesOutput {
+    /// The currency the user's new accounts and budgets take (none before their first import).
+    pub home_currency: Option<kakeibo_ledger::Currency>,
     pub accounts: Vec<Account>,
     /// Assets less liabilities, one figure per currency (never converted).
     pub net_worth: Vec<Amount>,
@@ -79,6 +81,7 @@ impl TypedTool for GetBalances {
                 })
                 .await?;
             Ok(BalancesOutput {
+                home_currency: found.home_currency,
                 accounts: found
                     .accounts
                     .into_iter()

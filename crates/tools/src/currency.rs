@@ -23,7 +23,7 @@ pub enum CurrencyCode {
 }
 
 impl CurrencyCode {
-    pub(crate) fn currency(self) -> Currency {
+    pub fn currency(self) -> Currency {
         match self {
             Self::INR => Currency::INR,
             Self::USD => Currency::USD,

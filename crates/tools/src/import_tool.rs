@@ -240,6 +240,24 @@ pub async fn preview_upload(
     .await
 }
 
+/// The person's answers to a preview's questions (a row with several equal candidates for its
+/// other side: by its line, the index of the one it is), kept with the plan for its commit; the
+/// preview again, saying what each answered row becomes. The website's, without the model.
+pub async fn answer_transfers(
+    scope: &Scope,
+    plan_id: Uuid,
+    answers: std::collections::BTreeMap<usize, usize>,
+) -> Result<Value, ToolsError> {
+    let owner = scope.owner;
+    kakeibo_ledger::with_owner(owner, &scope.pool, move |conn| {
+        Box::pin(async move {
+            let plan = import::answer(owner, conn, plan_id, &answers).await?;
+            Ok(dry_run_preview(plan_id, &plan, true))
+        })
+    })
+    .await
+}
+
 /// The bytes of an upload of this owner.
 async fn read_upload(
     owner: OwnerId,

@@ -40,7 +40,9 @@ pub use self::{
     common::{Amount, Category, ISO_DATE_PATTERN, MONTH_PATTERN, Month, merchant_key},
     currency::{ConvertCurrency, CurrencyCode},
     error::ToolsError,
-    import_tool::{ImportInput, ImportStatementCsv, import_statement, preview_upload, read_confined},
+    import_tool::{
+        ImportInput, ImportStatementCsv, answer_transfers, import_statement, preview_upload, read_confined,
+    },
     list_accounts::ListAccounts,
     recurring::DetectRecurring,
     reports::{GetBudgetStatus, GetSpendReport},

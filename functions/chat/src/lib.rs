@@ -10,6 +10,7 @@
 //! | `POST /api/session/sign-in` `{email, password}` | the account's visitor; an anonymous visitor's rows move onto it |
 //! | `POST /api/session/sign-out` | the cookie cleared |
 //! | `POST /api/session/password`, `…/password-reset`, `…/password-reset/confirm`, `…/verify-email`, `…/verify-email/resend` | see [`account`] |
+//! | `POST /api/session/home-currency`, `POST /api/uploads/plans/{plan}/answers` | see [`books`] |
 //! | `DELETE /api/account` | the visitor and everything of theirs deleted |
 //! | `POST /api/uploads?filename=NAME` (the raw file) | the stored statement's id, for the import tool |
 //! | `GET /api/uploads` | the visitor's uploaded statements (at most 20, 50 MiB in all) |
@@ -57,6 +58,7 @@ use serde_json::json;
 use uuid::Uuid;
 
 mod account;
+mod books;
 
 /// The longest message accepted, in characters.
 pub const MAX_MESSAGE_CHARS: usize = 4000;
@@ -80,12 +82,14 @@ pub fn routes(state: Arc<State>) -> Router {
             "/api/session/verify-email/resend",
             post(account::resend_verification),
         )
+        .route("/api/session/home-currency", post(books::set_home_currency))
         .route("/api/session/google/start", get(google_start))
         .route("/api/session/google/callback", get(google_callback))
         .route("/api/account", delete(delete_account))
         .route("/api/uploads", post(upload).get(list_uploads))
         .route("/api/uploads/{id}", delete(delete_upload))
         .route("/api/uploads/{id}/preview", post(preview_upload))
+        .route("/api/uploads/plans/{plan}/answers", post(books::answer_plan))
         .with_state(state)
 }
 

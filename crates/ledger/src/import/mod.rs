@@ -36,8 +36,8 @@ pub use self::{
     mapping::{MappingFile, read_mapping},
     plan::{
         BalanceCheck, CommitReport, DuplicateRow, Elsewhere, Opening, Plan, PlannedAccount, PlannedRow,
-        PlannedTransfer, RowSummary, Target, account_for, commit, commit_with, neutralise_formula, plan,
-        plan_into,
+        PlannedTransfer, RowSummary, Target, account_for, answer, commit, commit_with, neutralise_formula,
+        plan, plan_into,
     },
     preview::{END_ROWS, balance_check, layout_in_words, preview},
     reconcile::{BalanceKind, BalancePosition, Closing, Reconciliation, TimeOrder},

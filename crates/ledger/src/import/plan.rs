@@ -91,6 +91,14 @@ pub struct Plan {
     /// The owner's accounts a statement can go into, for a person to choose another.
     #[serde(default)]
     pub choices: Vec<AccountChoice>,
+    /// The person's answers to the plan's questions, given before the commit (the website's
+    /// preview): for a row (by its line) that fits several others equally, the candidate it is.
+    #[serde(default)]
+    pub answers: BTreeMap<usize, usize>,
+    /// Why the statement goes into its account when none was named: the account the last
+    /// statement of the same layout went into.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account_from: Option<String>,
 }
 
 /// An account that holds money, as a person chooses among them.
@@ -414,6 +422,51 @@ pub async fn plan(
     plan_into(owner, conn, filename, source_sha256, parsed, &target).await
 }
 
+/// The account the last committed statement of `format`'s layout (its delimiter, header line and
+/// columns) went into, and why, when one did: where a statement of that layout goes by default.
+async fn last_account_for_layout(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    format: &Format,
+) -> Result<Option<(String, String)>, LedgerError> {
+    let columns = serde_json::to_value(&format.columns).unwrap_or_default();
+    let found: Option<(String, String)> = sqlx::query_as(
+        "SELECT plan->>'base_account', filename FROM import_batches
+         WHERE owner_id = $1 AND status = 'committed' AND plan IS NOT NULL
+           AND plan->'format'->'columns' = $2 AND plan->'format'->>'delimiter' = $3
+           AND (plan->'format'->>'header_line')::int = $4 AND coalesce(plan->>'base_account', '') <> ''
+         ORDER BY imported_at DESC NULLS LAST LIMIT 1",
+    )
+    .bind(owner.as_uuid())
+    .bind(sqlx::types::Json(columns))
+    .bind(&format.delimiter)
+    .bind(i32::try_from(format.header_line).unwrap_or(i32::MAX))
+    .fetch_optional(conn)
+    .await?;
+    Ok(found.map(|(account, file)| {
+        let why = format!("{file}, of the same layout, went into {account}");
+        (account, why)
+    }))
+}
+
+/// The account a statement goes into — the one named, else the one the last statement of its
+/// layout went into (and why), else Checking.
+async fn base_account(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    target: &Target,
+    existing: &[Account],
+    format: &Format,
+) -> Result<(String, Option<String>), LedgerError> {
+    if let Some(named) = &target.account {
+        return Ok((named.trim().to_owned(), None));
+    }
+    Ok(last_account_for_layout(owner, conn, format)
+        .await?
+        .filter(|(name, _)| existing.iter().any(|a| a.name == *name))
+        .map_or_else(|| (CHECKING.to_owned(), None), |(name, why)| (name, Some(why))))
+}
+
 /// The accounts of `owner` that hold no postings.
 async fn empty_accounts(owner: OwnerId, conn: &mut PgConnection) -> Result<BTreeSet<Uuid>, LedgerError> {
     let ids: Vec<Uuid> = sqlx::query_scalar(
@@ -552,7 +605,8 @@ pub async fn plan_into(
     target: &Target,
 ) -> Result<(Uuid, Plan), LedgerError> {
     let existing = list_accounts(owner, &mut *conn).await?;
-    let base = target.account.as_deref().map_or(CHECKING, str::trim);
+    let (base, account_from) = base_account(owner, &mut *conn, target, &existing, &parsed.format).await?;
+    let base = base.as_str();
     check_target(&existing, base, target.kind)?;
     let empty = empty_accounts(owner, &mut *conn).await?;
     let home = home_currency(owner, &mut *conn).await?;
@@ -664,6 +718,8 @@ pub async fn plan_into(
         balance,
         elsewhere: elsewhere.map(Found::summary),
         choices: account_choices(&holders),
+        answers: BTreeMap::new(),
+        account_from,
     };
     // Written straight to JSON text: a tree of `Value`s would take several times its memory.
     sqlx::query("UPDATE import_batches SET plan = $3, row_count = $4 WHERE owner_id = $1 AND id = $2")
@@ -1245,6 +1301,10 @@ pub async fn commit_with(
     progress: &mut (dyn FnMut(usize, usize) + Send),
 ) -> Result<CommitReport, LedgerError> {
     let mut plan = load_plan(owner, &mut *conn, plan_id).await?;
+    // The answers given with the plan, and over them those given now.
+    let mut answers = std::mem::take(&mut plan.answers);
+    answers.extend(choices.iter().map(|(line, pick)| (*line, *pick)));
+    let choices = &answers;
 
     let (chart, transit) = prepare_accounts(owner, &mut *conn, &plan).await?;
     let by_name: HashMap<&str, &Account> = chart.iter().map(|a| (a.name.as_str(), a)).collect();
@@ -1407,6 +1467,35 @@ async fn pair_transfers(
     // A leg from an earlier import counted once here: only this statement's rows are reported.
     report.transfers_paired = inserted.values().filter(|id| merged.contains(id)).count();
     Ok(())
+}
+
+/// Records the person's answers to plan `plan_id`'s questions (for a row, by its line, with
+/// several equal candidates: the index of the one it is; a row left out waits in transit) and
+/// returns the plan. Refused for a line that asks nothing or an index past its candidates.
+pub async fn answer(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    plan_id: Uuid,
+    answers: &BTreeMap<usize, usize>,
+) -> Result<Plan, LedgerError> {
+    let mut plan = load_plan(owner, &mut *conn, plan_id).await?;
+    for (&line, &pick) in answers {
+        let fits = plan.transfers.iter().any(|t| {
+            t.row.line == Some(line)
+                && matches!(&t.decision, Decision::Ask { candidates } if pick < candidates.len())
+        });
+        if !fits {
+            return Err(LedgerError::NoSuchQuestion { plan: plan_id, line });
+        }
+    }
+    plan.answers = answers.clone();
+    sqlx::query("UPDATE import_batches SET plan = $3 WHERE owner_id = $1 AND id = $2")
+        .bind(owner.as_uuid())
+        .bind(plan_id)
+        .bind(sqlx::types::Json(&plan))
+        .execute(conn)
+        .await?;
+    Ok(plan)
 }
 
 /// The stored plan, locked for this transaction, if it is still to be committed.

@@ -27,7 +27,8 @@ pub fn preview(plan_id: Uuid, plan: &Plan) -> Value {
         "balance_check": balance_check(&plan.format),
         "accounts": plan.accounts,
         "rows_to_add": rows,
-        "transfers": plan.transfers.iter().map(transfer).collect::<Vec<_>>(),
+        "transfers": plan.transfers.iter().map(|t| transfer(t, &plan.answers)).collect::<Vec<_>>(),
+        "account_from": plan.account_from,
         "transfer_window_days": plan.window_days,
         "opening_balance": plan.opening.as_ref().map(|o| json!({
             "account": o.account,
@@ -93,8 +94,10 @@ fn side(s: &Side) -> Value {
     })
 }
 
-/// A row that looks like a transfer, and what becomes of it, in words too.
-fn transfer(t: &PlannedTransfer) -> Value {
+/// A row that looks like a transfer, and what becomes of it, in words too (with the person's
+/// answer, when a question was answered).
+fn transfer(t: &PlannedTransfer, answers: &std::collections::BTreeMap<usize, usize>) -> Value {
+    let answer = t.row.line.and_then(|line| answers.get(&line).copied());
     let (status, said) = match &t.decision {
         Decision::Paired { with } => (
             "paired",
@@ -107,13 +110,22 @@ fn transfer(t: &PlannedTransfer) -> Value {
             "in_transit",
             "waits in Transfers in transit for its other side".to_owned(),
         ),
-        Decision::Ask { candidates } => (
-            "ask",
-            format!(
-                "{} rows fit equally: say which one it is, or it waits in transit",
-                candidates.len()
+        Decision::Ask { candidates } => match answer.and_then(|i| candidates.get(i)) {
+            Some(with) => (
+                "ask",
+                format!(
+                    "you said: one transfer with {} on {} (“{}”)",
+                    with.account, with.date, with.description
+                ),
             ),
-        ),
+            None => (
+                "ask",
+                format!(
+                    "{} rows fit equally: say which one it is, or it waits in transit",
+                    candidates.len()
+                ),
+            ),
+        },
     };
     json!({
         "row": side(&t.row),
@@ -121,6 +133,7 @@ fn transfer(t: &PlannedTransfer) -> Value {
         "status": status,
         "in_words": said,
         "with": match &t.decision { Decision::Paired { with } => side(with), _ => Value::Null },
+        "answer": answer,
         "candidates": match &t.decision {
             Decision::Ask { candidates } => candidates.iter().map(side).collect::<Vec<_>>(),
             _ => Vec::new(),
