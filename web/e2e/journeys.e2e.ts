@@ -204,10 +204,10 @@ describe('a visitor on /chat', () => {
     const currency = preview.getByLabel('currency');
     expect(await currency.inputValue()).toBe('INR');
     await currency.selectOption('EUR');
-    await expect.poll(() => preview.locator('.preview-figures').innerText(), { timeout: 20_000 }).toMatch(/into\s+Checking \(EUR\) \(EUR, new\)/i);
+    await expect.poll(() => preview.locator('.preview-kind').innerText(), { timeout: 20_000 }).toMatch(/Checking \(EUR\): a new checking account in EUR/);
     expect(await preview.locator('.preview-layout').innerText()).toMatch(/Currency: EUR, as asked\./);
     await preview.getByLabel('currency').selectOption('INR');
-    await expect.poll(() => preview.locator('.preview-figures').innerText(), { timeout: 20_000 }).toMatch(/into\s+Checking \(INR\)/i);
+    await expect.poll(() => preview.locator('.preview-kind').innerText(), { timeout: 20_000 }).toMatch(/Checking: an existing checking account in INR/);
     const owner = await visitorId(page);
     const july = () => sql("SELECT 1 FROM transactions WHERE owner_id = $1 AND date >= '2025-07-01'", [owner]);
     expect(await july(), 'a preview writes nothing').toHaveLength(0);
@@ -234,6 +234,81 @@ describe('a visitor on /chat', () => {
     );
     expect(await page.getByRole('button', { name: /^Import/ }).count()).toBe(0);
     expect(await july()).toHaveLength(12);
+    await context.close();
+  });
+
+  it('imports a household of three statements into new accounts: transfers paired, spending and net worth true', async () => {
+    const { context, page } = await visitor(browser);
+    await page.goto('/chat');
+    const owner = async () => (await visitorId(page))!;
+    const household = (file: string) => resolve(REPO, 'fixtures/household', file);
+    // Each statement into a new account of its own, read in US dollars; the card's kind comes from its rows.
+    const statements: [string, string, string, number][] = [
+      ['checking.csv', 'US Checking', 'checking', 9],
+      ['card.csv', 'US Card', 'card', 8],
+      ['savings.csv', 'US Savings', 'savings', 3],
+    ];
+    for (const [file, account, kind, rows] of statements) {
+      await page.getByRole('button', { name: 'Statement' }).click();
+      await page.locator('.upload input[type=file]').setInputFiles(household(file));
+      const preview = page.locator('.preview');
+      await expect.poll(() => preview.locator('h3.subhead').innerText(), { timeout: 20_000 }).toMatch(/rows? to add from/);
+      await preview.getByLabel('into').selectOption({ label: 'A new account…' });
+      await preview.getByLabel("New account's name").fill(account);
+      expect(await preview.getByLabel("New account's kind").inputValue(), `${file}: the kind the statement says`).toBe(kind);
+      await preview.getByRole('button', { name: 'Read it into this account' }).click();
+      await expect.poll(() => preview.locator('.preview-kind').innerText(), { timeout: 20_000 }).toContain(`${account}: a new ${kind} account`);
+      await preview.getByLabel('currency').selectOption('USD');
+      await expect.poll(() => preview.locator('.preview-kind').innerText(), { timeout: 20_000 }).toContain('account in USD');
+      await expect.poll(() => preview.locator('h3.subhead').innerText()).toMatch(new RegExp(`^${rows} rows to add from`));
+      if (file === 'card.csv') {
+        // Both payments meet their other side, already in US Checking.
+        const transfers = preview.locator('.preview-transfers');
+        await expect.poll(() => transfers.locator('li[data-status="paired"]').count()).toBe(2);
+        expect(await transfers.innerText()).toMatch(/one transfer with US Checking on 2025-10-12/);
+        await screenshot(page, 'household-card-preview');
+      }
+      if (file === 'checking.csv') {
+        expect(await preview.locator('.preview-figures').innerText()).toMatch(/opening balance\s+\$2,000\.00 on 2025-09-30/i);
+      }
+      await preview.getByRole('button', { name: `Import ${rows} rows` }).click();
+      await waitSettled(page);
+      const slip = page.locator('.slip').last();
+      await slip.getByRole('button', { name: 'Allow', exact: true }).click();
+      await waitSettled(page);
+      await expect.poll(() => slip.locator('.slip-verdict').innerText()).toMatch(/^Allowed/);
+    }
+    // What the ledger holds: four transfers, none in a category, nothing left in transit.
+    const transfers = await sql<{ n: string }>(
+      `SELECT count(*)::text AS n FROM transactions t WHERE t.owner_id = $1 AND t.paired_source_hash IS NOT NULL
+         AND NOT EXISTS (SELECT 1 FROM postings p JOIN accounts a ON a.id = p.account_id AND a.owner_id = p.owner_id
+                         WHERE p.owner_id = t.owner_id AND p.transaction_id = t.id AND a.type IN ('expense', 'income'))`,
+      [await owner()],
+    );
+    expect(transfers[0]?.n).toBe('4');
+
+    await page.goto('/dashboard?month=2025-10');
+    await expect.poll(() => page.locator('h1').innerText(), { timeout: 15_000 }).toBe('October 2025');
+    // The spending of the household (the card's payments and the savings transfers are not in it),
+    // and its net worth in dollars beside the demo ledger's rupees: the figures the CLI's tests hold.
+    await expect.poll(() => page.locator('.figures').first().innerText()).toContain('$2,191.73');
+    const accounts = page.locator('#accounts');
+    await expect.poll(() => accounts.locator('.figures').innerText()).toContain('$12,816.85');
+    const table = await accounts.locator('.accounts-table').innerText();
+    expect(table).toMatch(/US Checking\s+checking\s+\d+\s+\$2,443\.26/);
+    expect(table).toMatch(/US Card\s+card\s+\d+\s+\$65\.01/);
+    expect(table).toMatch(/US Savings\s+savings\s+\d+\s+\$10,308\.58/);
+    expect(await accounts.locator('.in-transit').count()).toBe(0);
+    await accounts.scrollIntoViewIfNeeded();
+    await screenshot(page, 'household-dashboard-accounts');
+    // The home currency is the demo ledger's until the person changes it; accounts keep theirs.
+    const home = accounts.getByLabel('Home currency');
+    expect(await home.inputValue()).toBe('INR');
+    await home.selectOption('USD');
+    await accounts.getByRole('button', { name: 'Change' }).click();
+    await expect.poll(() => accounts.locator('.home-currency [role=status]').innerText()).toMatch(/now USD/);
+    const stored = await sql<{ c: string }>('SELECT home_currency AS c FROM users WHERE id = $1', [await owner()]);
+    expect(stored[0]?.c).toBe('USD');
     await context.close();
   });
 

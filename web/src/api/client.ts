@@ -3,6 +3,7 @@
 // server's sentence and its reason code, so pages decide what to say from typed values.
 
 import type {
+  AccountKind,
   AdminOverview,
   Conversation,
   ConversationSummary,
@@ -55,6 +56,22 @@ async function request(path: string, init: RequestInit = {}): Promise<Response> 
 async function json<T>(path: string, init: RequestInit = {}): Promise<T> {
   const response = await request(path, init);
   return (await response.json()) as T;
+}
+
+/** What a preview may be asked with. */
+export interface PreviewOptions {
+  currency?: string;
+  account?: string;
+  kind?: AccountKind;
+}
+
+/** Only the options given: an empty body asks for the defaults. */
+export function previewBody(options: PreviewOptions): Record<string, string> {
+  const body: Record<string, string> = {};
+  if (options.currency) body.currency = options.currency;
+  if (options.account?.trim()) body.account = options.account.trim();
+  if (options.kind) body.kind = options.kind;
+  return body;
 }
 
 function post(body: unknown, method = 'POST', signal?: AbortSignal): RequestInit {
@@ -126,9 +143,16 @@ export const api = {
       headers: { 'content-type': file.type || 'text/csv' },
       body: file,
     }),
-  /** The importer's preview; `currency` names the currency of amounts the statement leaves unnamed. */
-  preview: (uploadId: string, currency?: string) =>
-    json<ImportPreview>(`/api/uploads/${encodeURIComponent(uploadId)}/preview`, post(currency ? { currency } : {})),
+  /** The importer's preview; `currency` names the currency of amounts the statement leaves unnamed,
+   * `account` the account it goes into (and `kind`, when that account is new). */
+  preview: (uploadId: string, options: PreviewOptions = {}) =>
+    json<ImportPreview>(`/api/uploads/${encodeURIComponent(uploadId)}/preview`, post(previewBody(options))),
+  /** The person's answers to a preview's questions (a row's line, the index of its candidate),
+   * kept with the plan for its commit: the preview again. */
+  answer: (planId: string, answers: { line: number; candidate: number }[]) =>
+    json<ImportPreview>(`/api/uploads/plans/${encodeURIComponent(planId)}/answers`, post({ answers })),
+  /** The currency new accounts and budgets take. */
+  setHomeCurrency: (currency: string) => json<{ home_currency: string }>('/api/session/home-currency', post({ currency })),
   uploads: () => orSignedOut(json<{ uploads: Upload[] }>('/api/uploads')),
   deleteUpload: (id: string) => json<unknown>(`/api/uploads/${encodeURIComponent(id)}`, { method: 'DELETE' }),
 

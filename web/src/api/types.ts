@@ -149,6 +149,41 @@ export interface Reconciliation {
   signs_from_balance: boolean;
 }
 
+/** The kinds of account a person has: cards and loans are owed (liabilities). */
+export type AccountKind = 'checking' | 'savings' | 'card' | 'cash' | 'loan' | 'transit';
+
+/** An account a statement goes into: created on import when it does not exist. */
+export interface PlannedAccount {
+  name: string;
+  currency: string;
+  exists: boolean;
+  kind?: AccountKind;
+  /** Why it is of that kind: asked for, the account's own, the statement's, or the default. */
+  kind_from?: string;
+}
+
+/** One side of a transfer: a row of this statement, or one waiting in transit in the ledger. */
+export interface TransferSide {
+  transaction_id: string | null;
+  line: number | null;
+  account: string;
+  date: string;
+  description: string;
+  amount: Amount;
+}
+
+export interface PlannedTransfer {
+  row: TransferSide;
+  /** Why the row looks like a transfer. */
+  why: string;
+  status: 'paired' | 'in_transit' | 'ask';
+  in_words: string;
+  with: TransferSide | null;
+  /** For a question: the rows that fit equally, and the person's answer (an index) once given. */
+  candidates: TransferSide[];
+  answer?: number | null;
+}
+
 /** A row of the preview, as the statement will be booked. */
 export interface PreviewRow {
   line: number;
@@ -182,13 +217,34 @@ export interface ImportPreview {
     date_order_assumed?: boolean;
     /** Where the currency of amounts that name none came from; null when every amount names its own. */
     currency_from?: string | null;
+    /** The kind of account the statement says it is of, and why. */
+    account_kind?: { kind: AccountKind; why: string } | null;
   };
   /** The detected layout in words. */
   layout: string;
   /** How the amounts agreed with the running-balance column, in a sentence; null without one. */
   balance_check: string | null;
-  accounts: { name: string; currency: string; exists: boolean }[];
+  accounts: PlannedAccount[];
   rows_to_add: number;
+  /** Rows that look like money moved between the person's own accounts, and what becomes of each. */
+  transfers?: PlannedTransfer[];
+  transfer_window_days?: number;
+  opening_balance?: { account: string; date: string; amount: Amount } | null;
+  closing_balance?: {
+    account: string;
+    date: string;
+    bank: Amount;
+    ledger: Amount;
+    checked: boolean;
+    agrees: boolean;
+    in_words: string;
+  } | null;
+  /** Rows already in another of the person's accounts (not added again). */
+  elsewhere?: { account: string; rows: number } | null;
+  /** The person's accounts that hold money, to choose another one. */
+  account_choices?: { name: string; kind: AccountKind; currency: string }[];
+  /** Why the statement goes into its account when none was named (the last one of its layout). */
+  account_from?: string | null;
   date_range: { from: string; to: string } | null;
   money_in: Amount[];
   money_out: Amount[];
@@ -298,7 +354,18 @@ export interface Dashboard {
   budgets?: { month: string; categories: CategoryStatus[]; note?: string | null };
   recurring?: { count: number; monthly_commitment: Amount[]; merchants: RecurringMerchant[] };
   anomalies?: { month: string; count: number; anomalies: Anomaly[]; note?: string | null };
+  balances?: Balances;
   transactions?: LedgerRow[];
+}
+
+/** `get_balances`: what each account holds (owed negative), net worth and what waits in transit. */
+export interface Balances {
+  /** The currency new accounts and budgets take; null before the first import. */
+  home_currency?: string | null;
+  accounts: (Amount & { name: string; kind: AccountKind; postings: number })[];
+  net_worth: Amount[];
+  history: (Amount & { month: string })[];
+  in_transit: (Amount & { transaction_id: string; date: string; account: string; description: string })[];
 }
 
 export interface ConversationSummary {

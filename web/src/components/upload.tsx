@@ -3,9 +3,10 @@
 // written. Importing is a write like any other: it goes through the agent and its confirmation.
 
 import { useRef, useState } from 'preact/hooks';
-import { ApiError, api } from '../api/client';
-import type { ImportPreview, LineCount, Upload } from '../api/types';
-import { formatAmount } from '../lib/money';
+import { ApiError, api, type PreviewOptions } from '../api/client';
+import type { AccountKind, ImportPreview, LineCount, PlannedTransfer, Upload } from '../api/types';
+import { CURRENCIES, formatAmount } from '../lib/money';
+import { answersWith } from '../lib/transfers';
 import { refusalSentence } from '../lib/refusals';
 import { Mark } from './mark';
 import { Note } from './paper';
@@ -22,23 +23,28 @@ interface Props {
 type Stage =
   | { kind: 'idle' }
   | { kind: 'working'; what: string }
-  | { kind: 'previewed'; upload: Upload; preview: ImportPreview }
+  | { kind: 'previewed'; upload: Upload; preview: ImportPreview; options: PreviewOptions }
   | { kind: 'failed'; text: string; upload?: Upload };
 
 export const SAMPLE_STATEMENT = '/sample-statement.csv';
 
 /** The currencies a statement's unnamed amounts may be read in (the ledger's). */
-export const CURRENCIES = ['INR', 'USD', 'EUR', 'GBP', 'JPY'];
 
 /** Whether the statement leaves its currency unnamed, so a person may say which it is: its
  * currency came from the account it goes into, or from an earlier choice here. */
 export function currencyIsChosen(currencyFrom: string | null | undefined): boolean {
-  return !!currencyFrom && (currencyFrom.startsWith('the account') || currencyFrom.endsWith(', as asked'));
+  return (
+    !!currencyFrom &&
+    (currencyFrom.startsWith('the account') || currencyFrom.startsWith('your home currency') || currencyFrom.endsWith(', as asked'))
+  );
 }
 
 /** The currency the unnamed amounts were read in, from where the preview says it came. */
 export function currencyRead(currencyFrom: string | null | undefined, fallback: string): string {
-  const match = /^([A-Z]{3}), as asked$/.exec(currencyFrom ?? '') ?? /holds ([A-Z]{3})/.exec(currencyFrom ?? '');
+  const match =
+    /^([A-Z]{3}), as asked$/.exec(currencyFrom ?? '') ??
+    /holds ([A-Z]{3})/.exec(currencyFrom ?? '') ??
+    /home currency, ([A-Z]{3})/.exec(currencyFrom ?? '');
   return match?.[1] ?? fallback;
 }
 
@@ -68,7 +74,7 @@ export function UploadPanel({ onImport, onClose, ensureVisit, busy }: Props) {
       upload = await api.upload(file);
       setStage({ kind: 'working', what: `Reading ${file.name}…` });
       const preview = await api.preview(upload.id);
-      setStage({ kind: 'previewed', upload, preview });
+      setStage({ kind: 'previewed', upload, preview, options: {} });
     } catch (e) {
       // The upload routes' own sentences say what is wrong with the file or the room left
       // (409: twenty statements or 50 MiB kept already; 413; 422: a file the importer cannot read).
@@ -77,11 +83,23 @@ export function UploadPanel({ onImport, onClose, ensureVisit, busy }: Props) {
     }
   }
 
-  async function reread(upload: Upload, currency: string) {
+  async function answer(upload: Upload, preview: ImportPreview, options: PreviewOptions, answers: { line: number; candidate: number }[]) {
     try {
-      setStage({ kind: 'working', what: `Reading ${upload.filename} in ${currency}…` });
-      const preview = await api.preview(upload.id, currency);
-      setStage({ kind: 'previewed', upload, preview });
+      const answered = await api.answer(preview.plan_id, answers);
+      setStage({ kind: 'previewed', upload, preview: answered, options });
+    } catch (e) {
+      const own = e instanceof ApiError && [400, 404, 422].includes(e.status);
+      setStage({ kind: 'failed', text: own ? (e as ApiError).message : refusalSentence(e).text, upload });
+    }
+  }
+
+  async function reread(upload: Upload, options: PreviewOptions) {
+    try {
+      const into = options.account ? ` into ${options.account}` : '';
+      const currency = options.currency ? ` in ${options.currency}` : '';
+      setStage({ kind: 'working', what: `Reading ${upload.filename}${into}${currency}…` });
+      const preview = await api.preview(upload.id, options);
+      setStage({ kind: 'previewed', upload, preview, options });
     } catch (e) {
       const own = e instanceof ApiError && [400, 409, 413, 422, 429].includes(e.status);
       setStage({ kind: 'failed', text: own ? (e as ApiError).message : refusalSentence(e).text, upload });
@@ -176,7 +194,7 @@ export function UploadPanel({ onImport, onClose, ensureVisit, busy }: Props) {
                 class="compact"
                 onChange={(e) => {
                   const upload = stage.upload;
-                  if (upload) void reread(upload, (e.currentTarget as HTMLSelectElement).value);
+                  if (upload) void reread(upload, { currency: (e.currentTarget as HTMLSelectElement).value });
                 }}
               >
                 <option value="">choose a currency</option>
@@ -194,7 +212,9 @@ export function UploadPanel({ onImport, onClose, ensureVisit, busy }: Props) {
         <PreviewView
           preview={stage.preview}
           busy={busy}
-          onCurrency={(currency) => void reread(stage.upload, currency)}
+          onCurrency={(currency) => void reread(stage.upload, { ...stage.options, currency })}
+          onAccount={(account, kind) => void reread(stage.upload, { ...stage.options, account, kind })}
+          onAnswer={(answers) => void answer(stage.upload, stage.preview, stage.options, answers)}
           onImport={() => {
             const p = stage.preview;
             onImport(`Import the statement ${p.filename} (plan ${p.plan_id}).`);
@@ -204,6 +224,151 @@ export function UploadPanel({ onImport, onClose, ensureVisit, busy }: Props) {
         />
       ) : null}
     </section>
+  );
+}
+
+/** The kinds a person picks from for a new account. */
+export const KINDS: { kind: AccountKind; label: string }[] = [
+  { kind: 'checking', label: 'Checking' },
+  { kind: 'savings', label: 'Savings' },
+  { kind: 'card', label: 'Credit card (owed)' },
+  { kind: 'cash', label: 'Cash' },
+  { kind: 'loan', label: 'Loan (owed)' },
+];
+
+const NEW_ACCOUNT = '\u0000new';
+
+/** Which account the statement belongs to: one of the person's, or a new one with its name and
+ * kind. A choice reads the statement again into that account. */
+function AccountChooser({ preview: p, onAccount }: { preview: ImportPreview; onAccount: (account: string, kind?: AccountKind) => void }) {
+  const planned = p.accounts[0];
+  const existing = p.account_choices ?? [];
+  const isNew = planned ? !planned.exists : false;
+  const [choosing, setChoosing] = useState<string>(isNew ? NEW_ACCOUNT : (planned?.name ?? ''));
+  const [name, setName] = useState(isNew ? (planned?.name ?? '') : '');
+  // A new account's kind: what the statement says it is (a card's rows), else the planned one's.
+  const [kind, setKind] = useState<AccountKind>(p.format?.account_kind?.kind ?? planned?.kind ?? 'checking');
+  return (
+    <div class="metaline preview-account">
+      <dt>
+        <label for="preview-account">into</label>
+      </dt>
+      <dd>
+        <select
+          id="preview-account"
+          class="compact"
+          value={choosing}
+          onChange={(e) => {
+            const value = (e.currentTarget as HTMLSelectElement).value;
+            setChoosing(value);
+            if (value !== NEW_ACCOUNT) onAccount(value);
+          }}
+        >
+          {existing.map((a) => (
+            <option key={a.name} value={a.name}>
+              {a.name} ({a.kind}, {a.currency})
+            </option>
+          ))}
+          <option value={NEW_ACCOUNT}>A new account…</option>
+        </select>
+        {choosing === NEW_ACCOUNT ? (
+          <span class="btn-row">
+            <label class="visually-hidden" for="preview-account-name">
+              New account's name
+            </label>
+            <input
+              id="preview-account-name"
+              class="compact"
+              placeholder="Its name, e.g. Joint Savings"
+              value={name}
+              maxLength={80}
+              onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)}
+            />
+            <label class="visually-hidden" for="preview-account-kind">
+              New account's kind
+            </label>
+            <select
+              id="preview-account-kind"
+              class="compact"
+              value={kind}
+              onChange={(e) => setKind((e.currentTarget as HTMLSelectElement).value as AccountKind)}
+            >
+              {KINDS.map((k) => (
+                <option key={k.kind} value={k.kind}>
+                  {k.label}
+                </option>
+              ))}
+            </select>
+            <button type="button" class="btn btn-secondary compact" disabled={!name.trim()} onClick={() => onAccount(name.trim(), kind)}>
+              Read it into this account
+            </button>
+          </span>
+        ) : null}
+        {planned ? (
+          <span class="small muted preview-kind">
+            {' '}
+            {planned.name}: {planned.exists ? 'an existing' : 'a new'} {planned.kind ?? 'checking'} account in {planned.currency}
+            {planned.kind_from ? ` (${planned.kind_from})` : ''}
+            {p.account_from ? ` — into this account because ${p.account_from}` : ''}
+          </span>
+        ) : null}
+      </dd>
+    </div>
+  );
+}
+
+/** A row that fits several others equally: the person says which it is one transfer with, or
+ * leaves it waiting in transit. Never guessed. */
+function Question({ transfer: t, onAnswer }: { transfer: PlannedTransfer; onAnswer: (candidate: number | null) => void }) {
+  const name = `transfer-${t.row.line ?? 0}`;
+  return (
+    <fieldset class="transfer-question">
+      <legend class="visually-hidden">Which row is line {t.row.line} one transfer with?</legend>
+      {t.candidates.map((c, i) => (
+        <label key={`${c.account}-${c.date}-${i}`} class="small transfer-candidate">
+          <input type="radio" name={name} checked={t.answer === i} onChange={() => onAnswer(i)} /> {c.account} {c.date} {c.description}{' '}
+          <span class="num">{formatAmount(c.amount)}</span>
+        </label>
+      ))}
+      <label class="small transfer-candidate">
+        <input type="radio" name={name} checked={typeof t.answer !== 'number'} onChange={() => onAnswer(null)} /> none of these: it waits in transit
+      </label>
+    </fieldset>
+  );
+}
+
+/** The rows that look like money moved between the person's own accounts: never spending. */
+function Transfers({
+  transfers,
+  days,
+  onAnswer,
+}: {
+  transfers: PlannedTransfer[];
+  days: number;
+  onAnswer: (answers: { line: number; candidate: number }[]) => void;
+}) {
+  if (transfers.length === 0) return null;
+  return (
+    <div class="preview-transfers">
+      <h4 class="label">Transfers between your accounts</h4>
+      <p class="tiny faint">
+        Neither spending nor income. A row pairs with its other side when that side is within {days} days; until then it waits
+        in transit.
+      </p>
+      <ul>
+        {transfers.map((t) => (
+          <li key={`${t.row.line ?? t.row.date}-${t.row.description}`} class="small" data-status={t.status}>
+            <Mark tone={t.status === 'paired' ? 'ok' : t.status === 'ask' ? 'danger' : 'warn'}>
+              {t.status === 'paired' ? 'paired' : t.status === 'ask' ? 'which one?' : 'in transit'}
+            </Mark>{' '}
+            line {t.row.line} {t.row.date} {t.row.description} <span class="num">{formatAmount(t.row.amount)}</span>: {t.in_words}
+            {t.status === 'ask' && t.row.line !== null ? (
+              <Question transfer={t} onAnswer={(candidate) => onAnswer(answersWith(transfers, t.row.line as number, candidate))} />
+            ) : null}
+          </li>
+        ))}
+      </ul>
+    </div>
   );
 }
 
@@ -230,12 +395,16 @@ function PreviewView({
   onImport,
   onDiscard,
   onCurrency,
+  onAccount,
+  onAnswer,
 }: {
   preview: ImportPreview;
   busy: boolean;
   onImport: () => void;
   onDiscard: () => void;
   onCurrency: (currency: string) => void;
+  onAccount: (account: string, kind?: AccountKind) => void;
+  onAnswer: (answers: { line: number; candidate: number }[]) => void;
 }) {
   const nothingNew = p.rows_to_add === 0;
   const unnamed = currencyIsChosen(p.format?.currency_from);
@@ -320,11 +489,31 @@ function PreviewView({
             </dd>
           </div>
         ) : null}
-        <div class="metaline">
-          <dt>into</dt>
-          <dd>{p.accounts.map((a) => `${a.name} (${a.currency}${a.exists ? '' : ', new'})`).join(', ') || 'no account'}</dd>
-        </div>
+        <AccountChooser preview={p} onAccount={onAccount} />
+        {p.opening_balance ? (
+          <div class="metaline">
+            <dt>opening balance</dt>
+            <dd class="num">
+              {formatAmount(p.opening_balance.amount)} on {p.opening_balance.date}, against Opening Balances
+            </dd>
+          </div>
+        ) : null}
+        {p.closing_balance ? (
+          <div class="metaline">
+            <dt>closing balance</dt>
+            <dd class={p.closing_balance.agrees ? undefined : 'tone-danger'}>{p.closing_balance.in_words}</dd>
+          </div>
+        ) : null}
+        {p.elsewhere ? (
+          <div class="metaline">
+            <dt>already imported</dt>
+            <dd class="tone-danger">
+              {p.elsewhere.rows} of these rows are already in {p.elsewhere.account}: they are not added again
+            </dd>
+          </div>
+        ) : null}
       </dl>
+      <Transfers transfers={p.transfers ?? []} days={p.transfer_window_days ?? 5} onAnswer={onAnswer} />
       <p class="small muted preview-layout">{p.layout}</p>
       {p.first_rows.length > 0 ? (
         <EntriesTable

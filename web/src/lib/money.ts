@@ -70,3 +70,6 @@ export function formatUsd(usd: number | null | undefined, places?: number): stri
   const digits = places ?? (Math.abs(usd) < 0.01 ? 6 : 4);
   return `${usd < 0 ? '-' : ''}$${Math.abs(usd).toFixed(digits)}`;
 }
+
+/** The currencies a person can name: the ledger's (`kakeibo_ledger::Currency`). */
+export const CURRENCIES = ['INR', 'USD', 'EUR', 'GBP', 'JPY'];

@@ -40,7 +40,7 @@ function markFirstToken() {
 
 export function Chat() {
   const { params } = useRoute();
-  const { route } = useLocation();
+  const { route, query } = useLocation();
   const { session, refresh } = useSession();
   const [exchanges, setExchanges] = useState<Exchange[]>([]);
   const [conversationId, setConversationId] = useState<string | null>(params.id ?? null);
@@ -49,7 +49,9 @@ export function Chat() {
   const [missing, setMissing] = useState(false);
   const [busy, setBusy] = useState(false);
   const [banner, setBanner] = useState<Said | null>(null);
-  const [draft, setDraft] = useState('');
+  // A question another page began (the dashboard's "Say what it was"), for the person to finish
+  // and send: never sent on their behalf.
+  const [draft, setDraft] = useState(() => (typeof query.ask === 'string' ? query.ask.slice(0, 400) : ''));
   const [uploadOpen, setUploadOpen] = useState(false);
   const abort = useRef<AbortController | null>(null);
   const composer = useRef<HTMLInputElement>(null);

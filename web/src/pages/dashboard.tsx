@@ -14,7 +14,8 @@ import { EntriesTable, THead } from '../components/table';
 import { Empty, Failure, Figure, Loading, Section } from '../components/paper';
 import { INK, horizontalBars, reducedMotion, targetLine, valueLabels, type ChartConfiguration } from '../lib/charts';
 import { monthName, monthsBetween } from '../lib/format';
-import { formatAmount, formatMinor } from '../lib/money';
+import { CURRENCIES, formatAmount, formatMinor } from '../lib/money';
+import { transitQuestion } from '../lib/transfers';
 import { refusalSentence } from '../lib/refusals';
 import { useSession } from '../session';
 
@@ -153,6 +154,10 @@ function Filled({ data }: { data: Dashboard }) {
         {elsewhere.length > 0 ? <SpendTable caption="In other currencies" first="category" groups={elsewhere} open /> : null}
       </Section>
 
+      <Section title="Accounts" note="What each account holds today, money owed on a card or loan negative; net worth is assets less liabilities, per currency. Money moved between your own accounts is never spending." id="accounts">
+        <AccountsPanel data={data} />
+      </Section>
+
       <Section title="By month" note="Spending of the six months up to this one, by month." id="by-month">
         <MonthChart data={data} />
       </Section>
@@ -219,6 +224,128 @@ function Filled({ data }: { data: Dashboard }) {
 
       <p class="tiny faint dash-foot">Every figure comes from the same ledger functions the agent's tools call, so the page and the agent never disagree.</p>
     </>
+  );
+}
+
+/** Each account's balance, net worth per currency and at each month's end, and what waits in
+ * transit for the other side of a transfer. */
+function AccountsPanel({ data }: { data: Dashboard }) {
+  const balances = data.balances;
+  const accounts = (balances?.accounts ?? []).filter((a) => a.postings > 0 || a.kind !== 'transit');
+  if (!balances || accounts.length === 0) return <Empty title="No accounts hold money yet." />;
+  const currencies = [...new Set(balances.history.map((h) => h.currency))];
+  const months = [...new Set(balances.history.map((h) => h.month))];
+  return (
+    <>
+      <div class="figures">
+        {balances.net_worth.map((w) => (
+          <Figure key={w.currency} value={formatAmount(w)} label="Net worth" note={w.currency} />
+        ))}
+      </div>
+      <div class="table-scroll" tabIndex={0} role="region" aria-label="Accounts">
+        <table class="ledger-table accounts-table">
+          <caption class="visually-hidden">Accounts and their balances</caption>
+          <THead columns={['account', 'kind', { label: 'postings', numeric: true }, { label: 'balance', numeric: true }]} />
+          <tbody>
+            {accounts.map((a) => (
+              <tr key={a.name}>
+                <th scope="row" class="row-head">
+                  {a.name}
+                </th>
+                <td class="muted">{a.kind}</td>
+                <td class="num n">{a.postings}</td>
+                <td class="num n">{formatAmount(a)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {months.length > 0 ? (
+        <details class="chart-table">
+          <summary class="small">Net worth at each month's end</summary>
+          <table class="ledger-table net-worth-table">
+            <caption class="visually-hidden">Net worth at each month's end</caption>
+            <THead columns={['month', ...currencies.map((c) => ({ label: c, numeric: true }))]} />
+            <tbody>
+              {months.map((m) => (
+                <tr key={m}>
+                  <th scope="row" class="row-head">
+                    {monthName(m)}
+                  </th>
+                  {currencies.map((c) => {
+                    const point = balances.history.find((h) => h.month === m && h.currency === c);
+                    return (
+                      <td key={c} class="num n">
+                        {point ? formatAmount(point) : '—'}
+                      </td>
+                    );
+                  })}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </details>
+      ) : null}
+      {balances.in_transit.length > 0 ? (
+        <div class="in-transit">
+          <h3 class="label">In transit</h3>
+          <p class="tiny faint">
+            Rows that look like a transfer whose other side is not imported yet: neither spending nor income. Import the other
+            account's statement and they pair; or say what one was — spending after all, or money to an account of yours — and
+            the agent records it once you allow it.
+          </p>
+          <ul>
+            {balances.in_transit.map((t) => (
+              <li key={t.transaction_id} class="small">
+                {t.date} {t.account}: {t.description} <span class="num">{formatAmount(t)}</span>{' '}
+                <a class="in-transit-ask" href={`/chat?ask=${encodeURIComponent(transitQuestion(t))}`}>
+                  Say what it was
+                </a>
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
+      <HomeCurrency current={balances.home_currency ?? null} />
+    </>
+  );
+}
+
+/** The currency new accounts and budgets take, and a way to change it. Money already in an
+ * account keeps its currency. */
+function HomeCurrency({ current }: { current: string | null }) {
+  const [chosen, setChosen] = useState(current ?? '');
+  const [said, setSaid] = useState<string | null>(null);
+  const choices = current && !CURRENCIES.includes(current) ? [current, ...CURRENCIES] : CURRENCIES;
+  return (
+    <form
+      class="home-currency metaline"
+      onSubmit={(e) => {
+        e.preventDefault();
+        api
+          .setHomeCurrency(chosen)
+          .then((r) => setSaid(`Your home currency is now ${r.home_currency}; accounts keep the money they hold.`))
+          .catch((err: unknown) => setSaid(refusalSentence(err).text));
+      }}
+    >
+      <label class="small" for="home-currency">
+        Home currency
+      </label>{' '}
+      <select id="home-currency" class="compact" value={chosen} onChange={(e) => setChosen((e.currentTarget as HTMLSelectElement).value)}>
+        {current ? null : <option value="">not set yet</option>}
+        {choices.map((c) => (
+          <option key={c} value={c}>
+            {c}
+          </option>
+        ))}
+      </select>{' '}
+      <button type="submit" class="btn btn-secondary compact" disabled={!chosen || chosen === current}>
+        Change
+      </button>{' '}
+      <span class="tiny faint" role="status">
+        {said ?? 'New accounts and budgets take it.'}
+      </span>
+    </form>
   );
 }
 
