@@ -27,6 +27,10 @@ const PROMPTS: &[(&str, &str)] = &[
     ("demo.yaml", "always put Swiggy under Dining"),
     ("demo.yaml", "put {uncategorized} under groceries"),
     (
+        "demo.yaml",
+        "The row in transit {transit} (Checking) was spending in Shopping",
+    ),
+    (
         "eval.yaml",
         "Set my Groceries budget for March 2025 to 20,000 rupees",
     ),
@@ -57,10 +61,12 @@ fn rules(path: &Path) -> Vec<Value> {
     file["rules"].as_array().cloned().unwrap_or_default()
 }
 
-/// The index of the rule that answers `prompt` (the first whose pattern matches; `{plan}` is
-/// read as a plan id).
+/// The index of the rule that answers `prompt` (the first whose pattern matches; `{plan}` and
+/// `{transit}` are read as ids).
 fn rule_for(rules: &[Value], prompt: &str) -> Option<usize> {
-    let prompt = prompt.replace("{plan}", "00000000-0000-4000-8000-00000000abcd");
+    let prompt = prompt
+        .replace("{plan}", "00000000-0000-4000-8000-00000000abcd")
+        .replace("{transit}", "00000000-0000-4000-8000-00000000abce");
     let prompt = prompt.as_str();
     rules.iter().position(|rule| {
         regex::Regex::new(rule["match"].as_str().unwrap_or("$^"))
@@ -88,17 +94,45 @@ fn declined_text(rule: &Value) -> Option<String> {
 }
 
 /// What a write could change: budgets and transactions, with their amounts.
-async fn fingerprint(pool: &PgPool) -> (i64, i64, i64, i64, i64) {
+async fn fingerprint(pool: &PgPool) -> (i64, i64, i64, i64, i64, i64) {
     sqlx::query_as(
         "SELECT (SELECT count(*) FROM budgets),
                 (SELECT coalesce(sum(amount_minor), 0)::bigint FROM budgets),
                 (SELECT count(*) FROM transactions),
                 (SELECT count(*) FROM rules),
-                (SELECT count(*) FROM postings p JOIN accounts a ON a.id = p.account_id WHERE a.name = 'Uncategorized')",
+                (SELECT count(*) FROM postings p JOIN accounts a ON a.id = p.account_id WHERE a.name = 'Uncategorized'),
+                (SELECT count(*) FROM postings p JOIN accounts a ON a.id = p.account_id WHERE a.kind = 'transit')",
     )
     .fetch_one(pool)
     .await
     .unwrap()
+}
+
+/// A row of the demo ledger waiting in transit (a transfer whose other side is not imported),
+/// imported when there is none.
+async fn in_transit(pool: &PgPool, script: &Path, dir: &Path) -> uuid::Uuid {
+    let find = || async {
+        sqlx::query_scalar::<_, uuid::Uuid>(
+            "SELECT p.transaction_id FROM postings p JOIN accounts a ON a.id = p.account_id
+             WHERE p.owner_id = $1 AND a.kind = 'transit' ORDER BY p.transaction_id LIMIT 1",
+        )
+        .bind(DEV_OWNER.as_uuid())
+        .fetch_optional(pool)
+        .await
+        .unwrap()
+    };
+    if let Some(id) = find().await {
+        return id;
+    }
+    let file = dir.join("transfer.csv");
+    std::fs::write(
+        &file,
+        "Date,Description,Amount\n2025-07-03,ONLINE TRANSFER TO BROKERAGE,-100.00\n",
+    )
+    .unwrap();
+    let out = kakeibo(pool, script, &["import", file.to_str().unwrap(), "--yes"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    find().await.expect("the transfer waits in transit")
 }
 
 /// The prompt with a fresh import plan's id in place of `{plan}`.
@@ -115,6 +149,9 @@ async fn prepared(pool: &PgPool, script: &Path, prompt: &str, dir: &Path) -> Str
         .await
         .unwrap();
         return prompt.replace("{uncategorized}", &id.to_string());
+    }
+    if prompt.contains("{transit}") {
+        return prompt.replace("{transit}", &in_transit(pool, script, dir).await.to_string());
     }
     if !prompt.contains("{plan}") {
         return prompt.to_owned();

@@ -231,7 +231,7 @@ function Filled({ data }: { data: Dashboard }) {
  * transit for the other side of a transfer. */
 function AccountsPanel({ data }: { data: Dashboard }) {
   const balances = data.balances;
-  const accounts = (balances?.accounts ?? []).filter((a) => a.postings > 0 || a.kind !== 'transit');
+  const accounts = (balances?.accounts ?? []).filter((a) => a.postings > 0);
   if (!balances || accounts.length === 0) return <Empty title="No accounts hold money yet." />;
   const currencies = [...new Set(balances.history.map((h) => h.currency))];
   const months = [...new Set(balances.history.map((h) => h.month))];
