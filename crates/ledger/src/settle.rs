@@ -11,8 +11,10 @@
 //!   there is given, and the transaction keeps both amounts through *Currency conversion*
 //!   (equity), one posting per currency, so each currency still sums to zero and the rate is
 //!   what the two amounts imply;
-//! - [`Settle::With`]: it is one transfer with another row in transit (of another account, the
-//!   opposite direction, any currency): the two become one transaction, both statement lines kept.
+//! - [`Settle::With`]: it is one transfer with another row — in transit too, or booked as spending
+//!   or income because it did not look like a transfer (a deposit that says only "DEPOSIT") — of
+//!   another account, the opposite direction, any currency: the two become one transaction, both
+//!   statement lines kept, and the other row's category posting goes with it.
 //!
 //! Each is a write: the tools run it behind the confirm gate. Whatever it does, the transaction's
 //! postings still sum to zero per currency, checked before it returns.
@@ -43,7 +45,7 @@ pub enum Settle {
         name: String,
         arrived_minor: Option<i64>,
     },
-    /// One transfer with this other row in transit.
+    /// One transfer with this other row: in transit, or booked as spending or income.
     With(Uuid),
 }
 
@@ -78,6 +80,17 @@ struct Leg {
 /// The leg `transaction`, locked for this transaction; refused unless it is in transit: exactly
 /// two postings, one on a transit account, one on an account that holds money.
 async fn leg(owner: OwnerId, conn: &mut PgConnection, transaction: Uuid) -> Result<Leg, LedgerError> {
+    side(owner, conn, transaction, false).await
+}
+
+/// Like [`leg`]; with `booked`, also a row booked as spending or income (its other posting on a
+/// category): a row that was the other side of a transfer but did not look like one.
+async fn side(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    transaction: Uuid,
+    booked: bool,
+) -> Result<Leg, LedgerError> {
     let postings: Vec<PostingRow> = sqlx::query_as(
         "SELECT p.id, a.id, a.name, p.amount_minor, p.currency::text, a.kind, a.type
          FROM postings p JOIN accounts a ON a.owner_id = p.owner_id AND a.id = p.account_id
@@ -91,10 +104,14 @@ async fn leg(owner: OwnerId, conn: &mut PgConnection, transaction: Uuid) -> Resu
     let [a, b] = postings.as_slice() else {
         return Err(not());
     };
-    let (transit, held) = match (a.5, b.5) {
-        (Some(AccountKind::Transit), Some(k)) if k != AccountKind::Transit => (a, b),
-        (Some(k), Some(AccountKind::Transit)) if k != AccountKind::Transit => (b, a),
-        _ => return Err(not()),
+    let holds = |p: &PostingRow| p.5.is_some_and(|k| k != AccountKind::Transit);
+    let clears = |p: &PostingRow| p.5 == Some(AccountKind::Transit) || (booked && p.6.is_category());
+    let (transit, held) = if clears(a) && holds(b) {
+        (a, b)
+    } else if clears(b) && holds(a) {
+        (b, a)
+    } else {
+        return Err(not());
     };
     Ok(Leg {
         transaction,
@@ -227,7 +244,7 @@ pub async fn settle(
             to_account(owner, &mut *conn, &mine, &other, *arrived_minor).await?
         }
         Settle::With(other) => {
-            let theirs = leg(owner, &mut *conn, *other).await?;
+            let theirs = side(owner, &mut *conn, *other, true).await?;
             with_leg(owner, &mut *conn, &mine, &theirs).await?
         }
     };
@@ -336,7 +353,10 @@ async fn with_leg(
         if Some(mine.amount_minor) != theirs.amount_minor.checked_neg() {
             return Err(mismatch());
         }
-        crate::transfers::merge(owner, conn, mine.transaction, theirs.transaction).await?;
+        // This row's transit posting moves to the other row's account; the other row goes (its
+        // transit or category posting with it), its statement line kept on this one.
+        repoint(owner, &mut *conn, mine.transit_posting, theirs.account).await?;
+        crate::transfers::absorb(owner, conn, mine.transaction, theirs.transaction).await?;
         return Ok(Settled {
             transaction_id: mine.transaction,
             became,

@@ -575,3 +575,48 @@ async fn a_tie_is_asked_and_the_answer_decides(options: PgPoolOptions, connect: 
         Some("savings.csv, of the same layout, went into Savings")
     );
 }
+
+/// The other side of a transfer that did not look like one ("DEPOSIT") was booked as income; told
+/// so, the row in transit and that deposit become one transfer, and the income is gone.
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_transfer_booked_as_income_is_made_one_transfer(options: PgPoolOptions, connect: PgConnectOptions) {
+    use kakeibo_ledger::settle::{Settle, settle};
+    let pool = owner_pool(options, connect).await;
+    let owner = new_user(&pool).await;
+    let checking = b"Date,Description,Amount\n2025-10-05,ONLINE TRANSFER TO SAVINGS,-500.00\n";
+    import_into(&pool, owner, "checking.csv", checking, "Checking").await;
+    let savings = b"Date,Description,Amount\n2025-10-06,DEPOSIT,500.00\n";
+    import_into(&pool, owner, "savings.csv", savings, "Savings").await;
+    let before = household(&pool, owner).await;
+    assert_eq!((before.income, before.in_transit), (50_000, 1));
+    let leg = in_transit(&pool, owner, "ONLINE TRANSFER TO SAVINGS").await;
+    let deposit: uuid::Uuid =
+        sqlx::query_scalar("SELECT id FROM transactions WHERE owner_id = $1 AND description = 'DEPOSIT'")
+            .bind(owner.as_uuid())
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    let mut tx = begin_for_owner(owner, &pool).await.unwrap();
+    settle(owner, &mut tx, leg, &Settle::With(deposit)).await.unwrap();
+    tx.commit().await.unwrap();
+    let after = household(&pool, owner).await;
+    assert_eq!(
+        (
+            after.income,
+            after.in_transit,
+            after.transfers,
+            after.transfers_in_categories
+        ),
+        (0, 0, 1, 0)
+    );
+    assert_eq!(
+        postings(&pool, owner, leg).await,
+        [
+            ("Checking".to_owned(), -50_000, "USD".to_owned()),
+            ("Savings".to_owned(), 50_000, "USD".to_owned())
+        ]
+    );
+    // Either statement again adds nothing: the deposit's line is kept on the transfer.
+    let (plan, _) = import_into(&pool, owner, "savings.csv", savings, "Savings").await;
+    assert_eq!(plan.rows_to_add(), 0);
+}

@@ -199,8 +199,9 @@ pub struct SettleInput {
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub arrived_minor: Option<i64>,
-    /// It is one transfer with this other row in transit (another account, the other direction;
-    /// in another currency both amounts are kept).
+    /// It is one transfer with this other row (another account, the other direction): one in
+    /// transit too, or one booked as spending or income that was in fact this transfer's other side.
+    /// In another currency both amounts are kept.
     #[serde(default)]
     pub other_transaction_id: Option<Uuid>,
 }
@@ -244,7 +245,8 @@ impl TypedTool for SettleTransit {
         between the user's own accounts whose other side never arrived; get_balances lists them). Needs the \
         user's confirmation. Exactly one of: category (it was spending or income after all), account (it went to \
         or came from that account of the user's; with arrived_minor when that account holds another currency), \
-        or other_transaction_id (it is one transfer with that other row in transit, also across currencies). \
+        or other_transaction_id (it is one transfer with that other row — in transit too, or booked as spending or \
+        income in another account — also across currencies). \
         Use it only when the user says what the row was.";
     const TIER: Tier = Tier::Write;
 
