@@ -300,7 +300,12 @@ async fn a_visit_starts_without_a_message_and_the_session_counts_messages(
     let cookie = started.session_cookie().expect("a new visit gets a session");
     let body = started.json();
     assert_eq!(body["visitor"]["anonymous"], true);
-    assert_eq!(body["messages"], json!({"limit": 8, "used": 0, "left": 8}));
+    // This site allows 3 anonymous messages a day per address, fewer than a visitor's 8: the
+    // network's limit binds, and the counter says so.
+    assert_eq!(
+        body["messages"],
+        json!({"limit": 3, "used": 0, "left": 3, "binding": "network"})
+    );
     assert_eq!(body["model"]["model"], "scripted-demo");
     let id = body["visitor"]["id"].clone();
 
@@ -325,9 +330,12 @@ async fn a_visit_starts_without_a_message_and_the_session_counts_messages(
     assert_eq!(session.status, StatusCode::OK);
     let session = session.json();
     assert_eq!(session["visitor"]["id"], id);
-    assert_eq!(session["messages"], json!({"limit": 8, "used": 1, "left": 7}));
+    assert_eq!(
+        session["messages"],
+        json!({"limit": 3, "used": 1, "left": 2, "binding": "network"})
+    );
 
-    // Signed in, the limit is the signed-in quota; the day's count stays.
+    // Signed in, the limit is the signed-in quota (no address limit); the day's count stays.
     let signed_up = app
         .post(
             "/api/session/sign-up",
@@ -338,7 +346,10 @@ async fn a_visit_starts_without_a_message_and_the_session_counts_messages(
     assert_eq!(signed_up.status, StatusCode::OK, "{}", signed_up.body);
     let account = signed_up.session_cookie().unwrap();
     let session = app.get("/api/session", Some(&account)).await.json();
-    assert_eq!(session["messages"], json!({"limit": 25, "used": 1, "left": 24}));
+    assert_eq!(
+        session["messages"],
+        json!({"limit": 25, "used": 1, "left": 24, "binding": "visitor"})
+    );
 
     // New visits are counted per address, as a first message's are (this one made 1 of 3).
     let second = app.post_empty("/api/session", None).await;
@@ -886,4 +897,69 @@ async fn a_row_in_transit_is_settled_through_the_agent(_: PgPoolOptions, connect
         .json();
     assert_eq!(transit(&dashboard).len(), 3, "{dashboard:#}");
     assert_eq!(spent(&dashboard), before + 50_000, "{dashboard:#}");
+}
+
+/// Two signed-in people and three anonymous visitors behind one address send 42 messages between
+/// them: the address's limit (20) stops the anonymous ones, each told it is the network's; the
+/// signed-in people are never refused for it, and every counter shows the limit that binds.
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn people_behind_one_address_are_counted_fairly(_: PgPoolOptions, connect: PgConnectOptions) {
+    let state = state(&connect, Isolation::Rls, &[]).await;
+    let app = TestApp::new(&state);
+    let password = "a long enough password";
+    // Each sign-up starts as an anonymous visit with one message: 2 of the address's 20.
+    let alice = app.signed_up("alice@example.com", password).await;
+    let bob = app.signed_up("bob@example.com", password).await;
+    let mut anonymous = Vec::new();
+    for _ in 0..3 {
+        anonymous.push(app.visitor("hello").await.0);
+    }
+    let messages = |cookie: String| {
+        let app = app.clone();
+        async move { app.get("/api/session", Some(&cookie)).await.json()["messages"].clone() }
+    };
+    assert_eq!(
+        messages(anonymous[0].clone()).await,
+        json!({"limit": 8, "used": 1, "left": 7, "binding": "visitor"})
+    );
+    // The anonymous visitors take turns until the address's messages are spent.
+    let (mut admitted, mut refused) = (5, 0);
+    for round in 0..8 {
+        for cookie in &anonymous {
+            let answer = app.chat(Some(cookie), &format!("hello {round}")).await;
+            if answer.status == StatusCode::OK {
+                admitted += 1;
+            } else {
+                assert_eq!(answer.status, StatusCode::SERVICE_UNAVAILABLE, "{}", answer.body);
+                assert_eq!(answer.json()["reason"], "ip_quota", "{}", answer.body);
+                refused += 1;
+            }
+        }
+    }
+    assert_eq!(
+        (admitted, refused),
+        (20, 9),
+        "the address's 20 messages, then every anonymous one refused"
+    );
+    for cookie in &anonymous {
+        let counter = messages(cookie.clone()).await;
+        assert_eq!(counter["binding"], "network", "{counter}");
+        assert_eq!(
+            (counter["limit"].as_i64(), counter["left"].as_i64()),
+            (Some(20), Some(0)),
+            "{counter}"
+        );
+    }
+    // The signed-in people go on: 11 more each, none refused, each counted on their own.
+    for cookie in [&alice, &bob] {
+        for i in 0..11 {
+            let answer = app.chat(Some(cookie), &format!("hello {i}")).await;
+            assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+        }
+        assert_eq!(
+            messages(cookie.clone()).await,
+            json!({"limit": 25, "used": 12, "left": 13, "binding": "visitor"})
+        );
+    }
+    assert_eq!(admitted + 22, 42);
 }

@@ -17,7 +17,9 @@ pub struct QuotaLimits {
     pub anonymous_daily: i32,
     /// Messages a day once signed in.
     pub signed_in_daily: i32,
-    /// Messages a day from one address (all visitors behind it).
+    /// Messages a day from one address, for the anonymous visitors behind it together. A signed-in
+    /// person is counted per account only: homes, offices and mobile carriers put many people
+    /// behind one address, and the global daily budget is the site's real cap.
     pub address_daily: i32,
     /// The whole site's model spend a UTC day, in USD (list-price estimates from `trace_runs`).
     pub global_daily_usd: f64,
@@ -72,6 +74,57 @@ impl Refusal {
             Self::OwnerQuota => "you have used today's messages; they renew at midnight UTC",
             Self::IpQuota => "today's messages from your network are used up; they renew at midnight UTC",
             Self::DailyCap => "the site has reached today's model budget; it renews at midnight UTC",
+        }
+    }
+}
+
+/// The per-address key a visitor's messages and previews are charged to: anonymous visitors'
+/// only (a signed-in person is counted per account, wherever they are).
+#[must_use]
+pub fn charged_address(is_anonymous: bool, address_key: &str) -> Option<&str> {
+    is_anonymous.then_some(address_key)
+}
+
+/// The messages the anonymous visitors behind `address_key` were admitted today (its key is the
+/// day's: see [`address_key`]).
+pub async fn address_messages_today(pool: &OwnerRolePool, address_key: &str) -> Result<i32, OperatorError> {
+    let count: Option<i32> = sqlx::query_scalar("SELECT count FROM rate_limits WHERE key = $1")
+        .bind(address_key)
+        .fetch_optional(pool.get())
+        .await?;
+    Ok(count.unwrap_or(0))
+}
+
+/// What the message counter shows: the limit that binds, and which one it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct MessagesLeft {
+    pub limit: i32,
+    pub used: i32,
+    pub left: i32,
+    /// `visitor`: the visitor's (or account's) own daily limit; `network`: the limit shared by the
+    /// anonymous visitors behind one address, which runs out first.
+    pub binding: &'static str,
+}
+
+impl MessagesLeft {
+    /// The visitor's own count against their limit, and for an anonymous visitor the address's
+    /// against its: whichever leaves fewer messages binds.
+    #[must_use]
+    pub fn of(own: (i32, i32), address: Option<(i32, i32)>) -> Self {
+        let mine = Self {
+            limit: own.0,
+            used: own.1,
+            left: own.0.saturating_sub(own.1).max(0),
+            binding: "visitor",
+        };
+        match address {
+            Some((limit, used)) if limit.saturating_sub(used).max(0) < mine.left => Self {
+                limit,
+                used,
+                left: limit.saturating_sub(used).max(0),
+                binding: "network",
+            },
+            _ => mine,
         }
     }
 }
@@ -150,8 +203,8 @@ impl PreviewRefusal {
     }
 }
 
-/// Counts a statement preview of `owner` (signed in or not) from `address_key` against both daily
-/// preview quotas ([`PREVIEWS_PER_MESSAGE`]), in one transaction: both are charged, or neither.
+/// Counts a statement preview of `owner` against their daily preview quota and, when anonymous,
+/// the address's ([`PREVIEWS_PER_MESSAGE`]), in one transaction: both are charged, or neither.
 pub async fn admit_preview(
     owner: OwnerId,
     signed_in: bool,
@@ -169,18 +222,20 @@ pub async fn admit_preview(
     let shared = limits.address_daily.saturating_mul(PREVIEWS_PER_MESSAGE);
     let day = now.date_naive();
     let mut tx = pool.get().begin().await?;
-    for (key, limit, refusal) in [
-        (
-            format!("previews|{}|{day}", owner.as_uuid()),
-            own,
-            PreviewRefusal::Visitor { limit: own },
-        ),
-        (
-            format!("previews|{address_key}"),
+    let mut counters = vec![(
+        format!("previews|{}|{day}", owner.as_uuid()),
+        own,
+        PreviewRefusal::Visitor { limit: own },
+    )];
+    // The address's previews are the anonymous visitors' behind it, as its messages are.
+    if let Some(key) = charged_address(!signed_in, address_key) {
+        counters.push((
+            format!("previews|{key}"),
             shared,
             PreviewRefusal::Address { limit: shared },
-        ),
-    ] {
+        ));
+    }
+    for (key, limit, refusal) in counters {
         let counted: Option<i32> = sqlx::query_scalar(
             "INSERT INTO rate_limits AS r (key, window_start, count)
              SELECT $1, ($2 AT TIME ZONE 'UTC')::date, 1 WHERE $3 > 0
@@ -271,6 +326,38 @@ pub async fn refund(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_limit_that_leaves_fewer_messages_binds() {
+        assert_eq!(
+            MessagesLeft::of((8, 3), Some((20, 18))),
+            MessagesLeft {
+                limit: 20,
+                used: 18,
+                left: 2,
+                binding: "network"
+            }
+        );
+        assert_eq!(
+            MessagesLeft::of((8, 3), Some((20, 4))),
+            MessagesLeft {
+                limit: 8,
+                used: 3,
+                left: 5,
+                binding: "visitor"
+            }
+        );
+        // A signed-in person has no address limit; a spent one shows 0, never less.
+        assert_eq!(
+            MessagesLeft::of((25, 30), None),
+            MessagesLeft {
+                limit: 25,
+                used: 30,
+                left: 0,
+                binding: "visitor"
+            }
+        );
+    }
 
     #[test]
     fn address_key_hides_the_address_and_changes_daily() {

@@ -4,7 +4,7 @@
 //! | route | answer |
 //! |---|---|
 //! | `POST /api/chat` `{message, conversationId?}` | SSE: `token`, `tool_call`, `tool_result`, `confirm_request`, `turn_end`, `error` |
-//! | `GET /api/session` | `{visitor, model, messages?}`: the visitor (or `null`), the model (or `null`), and with a visitor today's messages `{limit, used, left}` |
+//! | `GET /api/session` | `{visitor, model, messages?}`: the visitor (or `null`), the model (or `null`), and with a visitor today's messages `{limit, used, left, binding}` — the limit that binds: `visitor` (their own) or `network` (the address's, shared by the anonymous visitors behind it) |
 //! | `POST /api/session` | the same, after starting an anonymous visit when there is none (`201` then, `200` when one existed) |
 //! | `POST /api/session/sign-up` `{email, password}` | the visitor, now with an account |
 //! | `POST /api/session/sign-in` `{email, password}` | the account's visitor; an anonymous visitor's rows move onto it |
@@ -153,10 +153,13 @@ async fn chat(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Res
                 Availability::Busy(busy) => return Err(ApiError::Busy(busy)),
             }
         }
+        // The address's limit guards anonymous visitors only; a signed-in person is counted per
+        // account (many people share an address), and the global daily budget caps the site.
+        let charged = quota::charged_address(resolved.visitor.is_anonymous, &key).map(str::to_owned);
         quota::consume(
             owner,
             &state.owner_pool,
-            Some(&key),
+            charged.as_deref(),
             QuotaKind::Message,
             &state.config.quotas,
             Utc::now(),
@@ -167,7 +170,7 @@ async fn chat(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Res
             && let Err(e) = ensure_demo_ledger(owner, &state.app).await
         {
             // The turn never started: the message it was charged for is given back.
-            quota::refund(owner, &state.owner_pool, Some(&key), Utc::now()).await?;
+            quota::refund(owner, &state.owner_pool, charged.as_deref(), Utc::now()).await?;
             return Err(e.into());
         }
         let (conversation, new_title) = match input.conversation_id {
@@ -201,7 +204,7 @@ async fn chat(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Res
             if matches!(outcome, Err(ConfirmError::NotStarted(_) | ConfirmError::Busy(_))) {
                 // Nothing of the turn was recorded and no model was called: the message it was
                 // charged for is given back, so the visitor can send it again.
-                if let Err(e) = quota::refund(owner, &state.owner_pool, Some(&key), Utc::now()).await {
+                if let Err(e) = quota::refund(owner, &state.owner_pool, charged.as_deref(), Utc::now()).await {
                     tracing::error!(error = %e, "the charge of a turn that never started could not be given back");
                 }
             }
@@ -228,7 +231,11 @@ fn visitor_json(state: &State, visitor: &Visitor) -> serde_json::Value {
 /// visitor `messages`. `mail` says whether the site sends mail (a reset link, say).
 /// `botCheck` is `{provider: "turnstile", siteKey}` while the next message needs the check's
 /// token (it is configured, and the visitor has not passed it), else `null`.
-async fn session_json(state: &State, visitor: Option<&Visitor>) -> Result<serde_json::Value, ApiError> {
+async fn session_json(
+    state: &State,
+    visitor: Option<&Visitor>,
+    address_key: &str,
+) -> Result<serde_json::Value, ApiError> {
     let model = state
         .model
         .as_ref()
@@ -250,21 +257,30 @@ async fn session_json(state: &State, visitor: Option<&Visitor>) -> Result<serde_
         quotas.signed_in_daily
     };
     let used = quota::messages_today(visitor.owner(), &state.owner_pool, Utc::now().date_naive()).await?;
+    let address = match quota::charged_address(visitor.is_anonymous, address_key) {
+        Some(key) => Some((
+            quotas.address_daily,
+            quota::address_messages_today(&state.owner_pool, key).await?,
+        )),
+        None => None,
+    };
     Ok(json!({
         "visitor": visitor_json(state, visitor),
         "model": model,
         "botCheck": bot_check,
         "googleSignIn": state.google.is_some(),
         "mail": state.sends_mail(),
-        "messages": {"limit": limit, "used": used, "left": (limit - used).max(0)},
+        "messages": quota::MessagesLeft::of((limit, used), address),
     }))
 }
 
 async fn session(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Response, ApiError> {
-    let Some(resolved) = visitor::current(&state, request.headers()).await? else {
-        return Ok(Json(session_json(&state, None).await?).into_response());
+    let (parts, _) = request.into_parts();
+    let key = address_key(&state, &parts);
+    let Some(resolved) = visitor::current(&state, &parts.headers).await? else {
+        return Ok(Json(session_json(&state, None, &key).await?).into_response());
     };
-    let body = session_json(&state, Some(&resolved.visitor)).await;
+    let body = session_json(&state, Some(&resolved.visitor), &key).await;
     Ok(resolved.respond(body.map(|b| Json(b).into_response())))
 }
 
@@ -297,7 +313,7 @@ async fn start_session(Shared(state): Shared<Arc<State>>, request: Request) -> R
             StatusCode::CREATED,
         ),
     };
-    let body = session_json(&state, Some(&resolved.visitor)).await;
+    let body = session_json(&state, Some(&resolved.visitor), &key).await;
     Ok(resolved.respond(body.map(|b| (status, Json(b)).into_response())))
 }
 

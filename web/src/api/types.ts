@@ -25,6 +25,9 @@ export interface MessagesToday {
   limit: number;
   used: number;
   left: number;
+  /** The limit that binds: the visitor's own, or the one shared by the anonymous visitors on
+   * their network (address). */
+  binding?: 'visitor' | 'network';
 }
 
 /** The bot check the next message needs (the server verifies its token), or `null`. */

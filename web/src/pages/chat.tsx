@@ -13,6 +13,7 @@ import { Page } from '../components/page';
 import { UploadPanel } from '../components/upload';
 import { expired as expireSlip, refused, send, type Slip } from '../lib/confirm';
 import { mayAsk } from '../lib/bot-gate';
+import { messagesText } from '../lib/messages';
 import { applyEvent, exchangesFromHistory, newExchange, settleSlip, updateSlip, type Exchange } from '../lib/exchange';
 import { shortDate } from '../lib/format';
 import { refusalSentence, type Said } from '../lib/refusals';
@@ -385,9 +386,7 @@ export function Chat() {
           {waiting ? <span class="tone-warn">A write is waiting for your decision above. </span> : null}
           {messages ? (
             <span class={messages.left <= 2 ? 'tone-warn' : 'faint'} aria-live="polite">
-              {outOfMessages
-                ? `No messages left today (${messages.limit} a day${visitor?.anonymous ? '; signing up raises it' : ''}). They renew at midnight UTC.`
-                : `${messages.left} of ${messages.limit} messages left today.`}
+              {messagesText(messages, visitor?.anonymous ?? true, outOfMessages)}
             </span>
           ) : (
             <span class="faint">A visit starts with your first question: 8 messages a day, more once you sign up.</span>

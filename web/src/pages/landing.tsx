@@ -167,7 +167,7 @@ export function Landing() {
             <h3 class="rail-head">The ceiling</h3>
             <dl>
               <MetaLine label="past the cap">chat pauses</MetaLine>
-              <MetaLine label="your messages">{messages ? `${messages.left} of ${messages.limit} left today` : 'counted from your first'}</MetaLine>
+              <MetaLine label="your messages">{messages ? `${messages.left} of ${messages.limit} left today${messages.binding === 'network' ? ' on your network' : ''}` : 'counted from your first'}</MetaLine>
             </dl>
           </aside>
         </div>
