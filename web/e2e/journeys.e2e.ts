@@ -121,7 +121,7 @@ describe('a visitor on /chat', () => {
     // A double click sends the decision once.
     await slip.getByRole('button', { name: 'Allow', exact: true }).dblclick();
     await waitSettled(page);
-    await expect.poll(() => slip.locator('.slip-verdict').innerText()).toBe('Allowed. The turn resumed.');
+    await expect.poll(() => slip.locator('.slip-verdict').innerText()).toBe('Allowed. Done.');
     expect(confirms, 'one POST /api/confirm').toHaveLength(1);
     await expect.poll(() => page.locator('.exchange .answer').innerText()).toContain('₹20,000.00');
     // The confirm stream says what the write returned: the margin entry shows it written.
@@ -140,9 +140,14 @@ describe('a visitor on /chat', () => {
     await page.goto('/chat');
     await ask(page, 'Please set a dining budget.');
     const slip = page.locator('.slip');
+    // The card takes the focus on its heading, never on Allow: a stray Enter decides nothing.
+    await expect.poll(() => page.evaluate(() => document.activeElement?.tagName)).toBe('H3');
+    await page.keyboard.press('Enter');
+    await page.waitForTimeout(300);
+    expect(await slip.getAttribute('data-status'), 'Enter on the card decides nothing').toBe('pending');
     await slip.getByRole('button', { name: 'Decline', exact: true }).click();
     await waitSettled(page);
-    await expect.poll(() => slip.locator('.slip-verdict').innerText()).toBe('Declined. Nothing was written.');
+    await expect.poll(() => slip.locator('.slip-verdict').innerText()).toBe('Declined. Nothing was changed.');
     await expect.poll(() => page.locator('.exchange .answer').innerText()).toMatch(/Nothing was changed/);
     const owner = await visitorId(page);
     expect(await budget(owner!, 'Dining')).toEqual([]);
@@ -170,9 +175,12 @@ describe('a visitor on /chat', () => {
     await choices.nth(0).getByRole('button', { name: 'Allow' }).click();
     expect(await send.isDisabled()).toBe(true);
     await choices.nth(1).getByRole('button', { name: 'Decline' }).click();
+    // The heading follows the decisions, and each chosen button says it is chosen.
+    await expect.poll(() => slip.getByRole('heading').innerText()).toBe('1 of these 2 writes will change your ledger');
+    expect(await choices.nth(1).locator('.slip-chosen').innerText()).toBe('will not be written');
     await send.click();
     await waitSettled(page);
-    await expect.poll(() => slip.locator('.slip-verdict').innerText()).toBe('1 of 2 allowed; the others were not written. The turn resumed.');
+    await expect.poll(() => slip.locator('.slip-verdict').innerText()).toBe('1 of 2 allowed and done; the others changed nothing.');
     expect(confirms).toHaveLength(1);
     const body = JSON.parse(confirms[0]!) as { decisions: { id: string; allowed: boolean }[] };
     expect(body.decisions.map((d) => d.allowed)).toEqual([true, false]);
@@ -218,7 +226,7 @@ describe('a visitor on /chat', () => {
     await expect.poll(() => slip.locator('.label').first().innerText()).toBe('IMPORT_STATEMENT_CSV');
     await slip.getByRole('button', { name: 'Allow', exact: true }).click();
     await waitSettled(page);
-    await expect.poll(() => slip.locator('.slip-verdict').innerText()).toBe('Allowed. The turn resumed.');
+    await expect.poll(() => slip.locator('.slip-verdict').innerText()).toBe('Allowed. Done.');
     await expect.poll(() => page.locator('.exchange .answer').last().innerText()).toMatch(/12/);
     expect(await july()).toHaveLength(12);
 
@@ -559,8 +567,15 @@ describe('the chat journey by keyboard alone', () => {
     await page.keyboard.type('Set a ₹20,000 monthly budget for Groceries.');
     await page.keyboard.press('Enter');
     await waitSettled(page);
-    // The waiting write takes the focus: Allow is the focused button.
-    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe('Allow');
+    // The waiting write takes the focus on its heading (never on Allow: Enter alone decides
+    // nothing); Tab reaches Allow, past the arguments, on purpose, and shows its focus.
+    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe('This will change your ledger');
+    let onAllow = false;
+    for (let i = 0; i < 4 && !onAllow; i++) {
+      await page.keyboard.press('Tab');
+      onAllow = await page.evaluate(() => document.activeElement?.textContent === 'Allow');
+    }
+    expect(onAllow, 'Tab reaches Allow').toBe(true);
     const visible = await page.evaluate(() => {
       const el = document.activeElement as HTMLElement;
       return getComputedStyle(el).outlineStyle !== 'none' && getComputedStyle(el).outlineWidth !== '0px';
@@ -568,7 +583,7 @@ describe('the chat journey by keyboard alone', () => {
     expect(visible, 'the focused button shows its focus').toBe(true);
     await page.keyboard.press('Enter');
     await waitSettled(page);
-    await expect.poll(() => page.locator('.slip-verdict').innerText()).toBe('Allowed. The turn resumed.');
+    await expect.poll(() => page.locator('.slip-verdict').innerText()).toBe('Allowed. Done.');
     await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('composer-input');
     const owner = await visitorId(page);
     expect(await budget(owner!, 'Groceries')).toEqual([{ amount_minor: '2000000' }]);

@@ -3,7 +3,7 @@
 
 import { useEffect, useRef } from 'preact/hooks';
 import type { TurnEndEvent } from '../api/types';
-import { choose, chooseAll, ready, verdict, type Slip } from '../lib/confirm';
+import { choose, chooseAll, ready, slipHeading, verdict, type Slip } from '../lib/confirm';
 import type { Exchange, ToolEntry } from '../lib/exchange';
 import { count, percentOf, seconds } from '../lib/format';
 import { argumentRows, gloss, resultLine } from '../lib/gloss';
@@ -155,11 +155,15 @@ const OUTCOME_WORDS = {
 
 function SlipView({ slip, runId, onChange, onSend }: { slip: Slip; runId: string | null; onChange: (s: Slip) => void; onSend: (s: Slip) => void }) {
   const batch = slip.writes.length > 1;
-  const first = useRef<HTMLButtonElement>(null);
+  const heading = useRef<HTMLHeadingElement>(null);
   const pending = slip.status === 'pending';
   useEffect(() => {
-    // A write waiting for a person takes the keyboard's focus, so Allow is one key press away.
-    if (pending) first.current?.focus();
+    // A write waiting for a person brings its card into view and takes the focus on its heading:
+    // never on Allow, so no stray Enter decides. A decision is a button pressed on purpose.
+    if (pending) {
+      heading.current?.scrollIntoView?.({ block: 'nearest' });
+      heading.current?.focus();
+    }
   }, [pending]);
   const decided = slip.writes.filter((w) => typeof slip.choices[w.id] === 'boolean').length;
   const headingId = `slip-${slip.suspendedTurnId}-${slip.writes[0]?.id ?? ''}`;
@@ -167,12 +171,12 @@ function SlipView({ slip, runId, onChange, onSend }: { slip: Slip; runId: string
   return (
     <section class="slip" aria-labelledby={headingId} data-status={slip.status}>
       <div class="slip-head">
-        <h3 class="subhead" id={headingId}>
-          {batch ? `These ${slip.writes.length} writes will change your ledger` : 'This will change your ledger'}
+        <h3 class="subhead" id={headingId} ref={heading} tabIndex={-1}>
+          {slipHeading(slip)}
         </h3>
         <span class="label muted">{batch ? `${slip.writes.length} writes` : slip.writes[0]?.tool}</span>
       </div>
-      {slip.writes.map((w, i) => (
+      {slip.writes.map((w) => (
         <div key={w.id} class={`slip-write${batch ? ' batch' : ''}`}>
           {batch ? <div class="label muted slip-tool">{w.tool}</div> : null}
           <p class="slip-summary">{w.summary}</p>
@@ -194,8 +198,7 @@ function SlipView({ slip, runId, onChange, onSend }: { slip: Slip; runId: string
             <div class="btn-row slip-choice" role="group" aria-label={`Decision on: ${w.summary}`}>
               <button
                 type="button"
-                ref={i === 0 ? first : undefined}
-                class="btn compact btn-secondary"
+                class="btn compact btn-secondary slip-allow"
                 aria-pressed={slip.choices[w.id] === true}
                 onClick={() => onChange(choose(slip, w.id, true))}
               >
@@ -203,12 +206,15 @@ function SlipView({ slip, runId, onChange, onSend }: { slip: Slip; runId: string
               </button>
               <button
                 type="button"
-                class="btn compact btn-secondary"
+                class="btn compact btn-secondary slip-decline"
                 aria-pressed={slip.choices[w.id] === false}
                 onClick={() => onChange(choose(slip, w.id, false))}
               >
                 Decline
               </button>
+              <span class="tiny slip-chosen" aria-hidden="true">
+                {slip.choices[w.id] === true ? 'will be written' : slip.choices[w.id] === false ? 'will not be written' : ''}
+              </span>
             </div>
           ) : null}
           {batch && !pending && slip.outcomes[w.id] ? (
@@ -235,7 +241,7 @@ function SlipView({ slip, runId, onChange, onSend }: { slip: Slip; runId: string
             </div>
           ) : (
             <div class="btn-row">
-              <button type="button" ref={first} class="btn compact btn-primary" onClick={() => onSend(chooseAll(slip, true))}>
+              <button type="button" class="btn compact btn-primary" onClick={() => onSend(chooseAll(slip, true))}>
                 Allow
               </button>
               <button type="button" class="btn compact btn-secondary" onClick={() => onSend(chooseAll(slip, false))}>

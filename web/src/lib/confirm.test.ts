@@ -9,6 +9,7 @@ import {
   ready,
   refused,
   send,
+  slipHeading,
   verdict,
   type PendingWrite,
 } from './confirm';
@@ -42,6 +43,13 @@ describe('groupBySuspendedTurn', () => {
 
 describe('deciding a slip', () => {
   const batch = () => groupBySuspendedTurn([write('a'), write('b')])[0]!;
+
+  it('has a heading that follows each decision', () => {
+    expect(slipHeading(batch())).toBe('These 2 writes will change your ledger');
+    expect(slipHeading(choose(batch(), 'a', false))).toBe('1 of these 2 writes will change your ledger');
+    expect(slipHeading(chooseAll(batch(), false))).toBe('None of these writes will change your ledger');
+    expect(slipHeading(expired(batch()))).toBe('Nothing was changed');
+  });
 
   it('holds one decision per write; choosing again replaces, never adds', () => {
     let slip = choose(batch(), 'a', true);
@@ -96,7 +104,8 @@ describe('deciding a slip', () => {
     const done = accepted(sending, { a: 'allowed', b: 'declined' });
     expect(done.status).toBe('done');
     expect(done.outcomes).toEqual({ a: 'allowed', b: 'declined' });
-    expect(verdict(done)).toBe('1 of 2 allowed; the others were not written. The turn resumed.');
+    expect(verdict(done)).toBe('1 of 2 allowed and done; the others changed nothing.');
+    expect(slipHeading(done)).toBe('1 of 2 writes changed your ledger');
   });
 
   it('calls a write the server said nothing of unknown, never what the person chose', () => {

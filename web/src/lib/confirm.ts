@@ -117,6 +117,24 @@ export function expired(slip: Slip): Slip {
   return { ...slip, status: 'expired', outcomes };
 }
 
+/** The slip's heading, following each decision: what will change while it waits, what did once
+ * it is settled. */
+export function slipHeading(slip: Slip): string {
+  const total = slip.writes.length;
+  if (slip.status === 'expired') return 'Nothing was changed';
+  if (slip.status === 'done') {
+    const written = slip.writes.filter((w) => slip.outcomes[w.id] === 'allowed').length;
+    if (written === 0) return 'Nothing was changed';
+    if (written === total) return total === 1 ? 'Done: your ledger changed' : `Done: ${total} writes changed your ledger`;
+    return `${written} of ${total} writes changed your ledger`;
+  }
+  if (total === 1) return 'This will change your ledger';
+  const declined = slip.writes.filter((w) => slip.choices[w.id] === false).length;
+  if (declined === 0) return `These ${total} writes will change your ledger`;
+  if (declined === total) return 'None of these writes will change your ledger';
+  return `${total - declined} of these ${total} writes will change your ledger`;
+}
+
 /** The slip's closing sentence once it is settled, or null while it waits. */
 export function verdict(slip: Slip): string | null {
   switch (slip.status) {
@@ -135,11 +153,11 @@ export function verdict(slip: Slip): string | null {
       if (n('failed') > 0) {
         const failed = n('failed');
         const written = n('allowed') > 0 ? `; ${n('allowed')} written` : '';
-        return `${failed === 1 ? 'One write' : `${failed} writes`} failed when ${failed === 1 ? 'it' : 'they'} ran and changed nothing (see the margin)${written}. The turn resumed.`;
+        return `${failed === 1 ? 'One write' : `${failed} writes`} failed when ${failed === 1 ? 'it' : 'they'} ran and changed nothing (see the margin)${written}.`;
       }
-      if (n('allowed') === values.length) return 'Allowed. The turn resumed.';
-      if (n('allowed') === 0) return n('expired') > 0 ? 'Expired or declined: nothing was written.' : 'Declined. Nothing was written.';
-      return `${n('allowed')} of ${values.length} allowed; the others were not written. The turn resumed.`;
+      if (n('allowed') === values.length) return 'Allowed. Done.';
+      if (n('allowed') === 0) return n('expired') > 0 ? 'Expired or declined: nothing was changed.' : 'Declined. Nothing was changed.';
+      return `${n('allowed')} of ${values.length} allowed and done; the others changed nothing.`;
     }
   }
 }

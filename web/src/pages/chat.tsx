@@ -255,11 +255,12 @@ export function Chat() {
     }
   }
 
-  /** After a leg of a turn: a write waiting for the person takes the focus, else the composer. */
+  /** After a leg of a turn: a write waiting for the person takes the focus on its heading (never
+   * on Allow: a stray Enter must not decide), else the composer. */
   function focusNext() {
     requestAnimationFrame(() => {
-      const waitingButton = document.querySelector<HTMLButtonElement>('.slip[data-status="pending"] button');
-      if (waitingButton) waitingButton.focus();
+      const waiting = document.querySelector<HTMLElement>('.slip[data-status="pending"] h3');
+      if (waiting) waiting.focus();
       else composer.current?.focus();
     });
   }
