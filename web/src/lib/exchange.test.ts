@@ -20,6 +20,17 @@ describe('an exchange built from the stream', () => {
     expect(x.account?.run_id).toBe('r');
   });
 
+  it('sets the text after a tool or a decision apart, as a stored conversation reads back', () => {
+    const x = play(newExchange('Set a budget'), [
+      ['token', { delta: "I'll set ₹5,000." }],
+      ['tool_call', { id: 'c1', name: 'set_budget', args: {}, tier: 'write' }],
+      ['tool_result', { id: 'c1', name: 'set_budget', summary: '{}', isError: false, decision: 'allowed' }],
+      ['token', { delta: 'Here is what ' }],
+      ['token', { delta: 'happened.' }],
+    ]);
+    expect(x.prose).toBe("I'll set ₹5,000.\n\nHere is what happened.");
+  });
+
   it("says the site's daily budget stopped a turn, with what it read kept", () => {
     const x = play(newExchange('Groceries in March?'), [
       ['tool_call', { id: 'c1', name: 'get_spend_report', args: { period: '2025-03' }, tier: 'read' }],

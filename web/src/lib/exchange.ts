@@ -45,6 +45,15 @@ export interface Exchange {
   status: ExchangeStatus;
   /** Read back from a stored conversation: no live turn behind it. */
   recorded?: boolean;
+  /** A tool ran or a write was asked since the last text: the next text is a new part of the
+   * answer (another model step), set apart as a stored conversation reads back. */
+  newPart?: boolean;
+}
+
+/** `prose` with `delta` after it; a new part starts a paragraph of its own. */
+function appended(prose: string, delta: string, newPart: boolean): string {
+  if (newPart && prose !== '' && !prose.endsWith('\n')) return `${prose}\n\n${delta}`;
+  return prose + delta;
 }
 
 let counter = 0;
@@ -59,12 +68,12 @@ export function applyEvent(x: Exchange, event: SseEvent): Exchange {
   switch (event.event) {
     case 'token': {
       const { delta } = event.data as TokenEvent;
-      return typeof delta === 'string' ? { ...x, prose: x.prose + delta } : x;
+      return typeof delta === 'string' ? { ...x, prose: appended(x.prose, delta, Boolean(x.newPart)), newPart: false } : x;
     }
     case 'tool_call': {
       const call = event.data as ToolCallEvent;
       if (x.tools.some((t) => t.id === call.id)) return x;
-      return { ...x, tools: [...x.tools, { id: call.id, name: call.name, args: call.args ?? {}, tier: call.tier ?? null }] };
+      return { ...x, newPart: true, tools: [...x.tools, { id: call.id, name: call.name, args: call.args ?? {}, tier: call.tier ?? null }] };
     }
     case 'tool_result': {
       const r = event.data as ToolResultEvent;
@@ -75,7 +84,7 @@ export function applyEvent(x: Exchange, event: SseEvent): Exchange {
       const tools = known
         ? x.tools.map((t) => (t.id === r.id ? { ...t, result } : t))
         : [...x.tools, { id: r.id, name: r.name, args: {}, tier: r.decision ? ('write' as const) : null, result }];
-      return { ...x, tools };
+      return { ...x, newPart: true, tools };
     }
     case 'confirm_request': {
       const c = event.data as ConfirmRequestEvent;
