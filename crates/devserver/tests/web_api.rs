@@ -961,5 +961,4 @@ async fn people_behind_one_address_are_counted_fairly(_: PgPoolOptions, connect:
             json!({"limit": 25, "used": 12, "left": 13, "binding": "visitor"})
         );
     }
-    assert_eq!(admitted + 22, 42);
 }

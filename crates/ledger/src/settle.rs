@@ -24,9 +24,8 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 use crate::{
-    accounts::{Account, AccountKind, AccountType, find_account, list_accounts},
+    accounts::{Account, AccountKind, AccountType, find_account},
     error::LedgerError,
-    import::account_for,
     money::{Currency, Money},
     owner::OwnerId,
 };
@@ -129,20 +128,7 @@ async fn conversion_account(
     conn: &mut PgConnection,
     currency: Currency,
 ) -> Result<Account, LedgerError> {
-    let existing = list_accounts(owner, &mut *conn).await?;
-    let name = account_for(CONVERSION, currency, &existing, true);
-    sqlx::query(
-        "INSERT INTO accounts (owner_id, name, type, currency) VALUES ($1, $2, 'equity', $3)
-         ON CONFLICT (owner_id, name) DO NOTHING",
-    )
-    .bind(owner.as_uuid())
-    .bind(&name)
-    .bind(currency.as_str())
-    .execute(&mut *conn)
-    .await?;
-    find_account(owner, conn, &name)
-        .await?
-        .ok_or(LedgerError::UnknownAccountName(name))
+    crate::import::plan::equity_account(owner, conn, CONVERSION, currency).await
 }
 
 async fn repoint(

@@ -19,7 +19,7 @@ mod decode;
 mod kept;
 mod layout;
 mod mapping;
-mod plan;
+pub(crate) mod plan;
 mod preview;
 mod reconcile;
 mod saved;

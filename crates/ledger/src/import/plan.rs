@@ -1140,15 +1140,16 @@ impl CommitReport {
     }
 }
 
-/// The equity account opening balances in `currency` are booked against: Opening Balances when it
-/// holds that currency, else one named for the currency (created when missing).
-async fn opening_account(
+/// The equity account `base` for `currency`: `base` itself when it holds that currency (or does
+/// not exist yet), else one named for the currency (`Opening Balances (EUR)`), created when missing.
+pub(crate) async fn equity_account(
     owner: OwnerId,
     conn: &mut PgConnection,
+    base: &str,
     currency: Currency,
 ) -> Result<Account, LedgerError> {
     let existing = list_accounts(owner, &mut *conn).await?;
-    let name = account_for(OPENING_BALANCES, currency, &existing, true);
+    let name = account_for(base, currency, &existing, true);
     sqlx::query(
         "INSERT INTO accounts (owner_id, name, type, currency) VALUES ($1, $2, 'equity', $3)
          ON CONFLICT (owner_id, name) DO NOTHING",
@@ -1227,7 +1228,7 @@ async fn book_opening(
     opening: &Opening,
     account: &Account,
 ) -> Result<bool, LedgerError> {
-    let equity = opening_account(owner, &mut *conn, opening.currency).await?;
+    let equity = equity_account(owner, &mut *conn, OPENING_BALANCES, opening.currency).await?;
     let booked = crate::transactions::insert_transaction(
         owner,
         &mut *conn,
