@@ -89,10 +89,10 @@ describe('a visitor on /chat', () => {
     const calls = await sql('SELECT 1 FROM trace_events WHERE owner_id = $1 AND type = \'tool_call\' AND payload->>\'name\' = \'get_spend_report\'', [owner]);
     expect(calls).toHaveLength(1);
 
-    // The conversation has its own address; /chat again is a new conversation, not more of this one.
+    // The conversation has its own address; /chat?new is a new conversation, not more of this one.
     await expect.poll(() => new URL(page.url()).pathname).toMatch(/^\/chat\/[0-9a-f-]{36}$/);
     const first = new URL(page.url()).pathname;
-    await page.goto('/chat');
+    await page.goto('/chat?new');
     await ask(page, 'How much did I spend?');
     await waitSettled(page);
     await expect.poll(() => new URL(page.url()).pathname).toMatch(/^\/chat\/[0-9a-f-]{36}$/);
@@ -320,6 +320,50 @@ describe('a visitor on /chat', () => {
     await expect.poll(() => accounts.locator('.home-currency [role=status]').innerText()).toMatch(/now USD/);
     const stored = await sql<{ c: string }>('SELECT home_currency AS c FROM users WHERE id = $1', [await owner()]);
     expect(stored[0]?.c).toBe('USD');
+    await context.close();
+  });
+
+  it('finds a waiting write again after a reload and on /chat, and its trace says it waits', async () => {
+    const { context, page } = await visitor(browser);
+    await page.goto('/chat');
+    await ask(page, 'Set a ₹20,000 monthly budget for Groceries.');
+    await expect.poll(() => page.locator('.slip').getByRole('heading').innerText()).toBe('This will change your ledger');
+    await page.waitForURL(/\/chat\/[0-9a-f-]{36}$/);
+    const conversation = new URL(page.url()).pathname;
+    const owner = await visitorId(page);
+
+    // A reload rebuilds the question and its card, and the focus is on the card's heading.
+    await page.reload();
+    const slip = page.locator('.slip');
+    await expect.poll(() => slip.getByRole('heading').innerText(), { timeout: 15_000 }).toBe('This will change your ledger');
+    await expect.poll(() => slip.locator('.slip-summary').innerText()).toMatch(/Groceries/);
+    await expect.poll(() => page.locator('.exchange .question').first().innerText()).toContain('₹20,000 monthly budget');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.closest('.slip') !== null)).toBe(true);
+    await expect.poll(() => page.getByRole('button', { name: 'Ask', exact: true }).isDisabled()).toBe(true);
+
+    // Its run is waiting for the person, not "running".
+    await page.goto('/runs');
+    await expect.poll(() => page.locator('table').innerText(), { timeout: 15_000 }).toMatch(/waiting/);
+    expect(await page.locator('table').innerText()).not.toMatch(/running/);
+
+    // /chat reopens the conversation the visit is in, with the card; a decision there goes on.
+    await page.goto('/chat');
+    await page.waitForURL(`**${conversation}`);
+    await slip.getByRole('button', { name: 'Allow', exact: true }).click();
+    await waitSettled(page);
+    await expect.poll(() => slip.locator('.slip-verdict').innerText()).toBe('Allowed. Done.');
+    expect(await budget(owner!, 'Groceries')).toEqual([{ amount_minor: '2000000' }]);
+    await page.reload();
+    await expect.poll(() => page.locator('.exchange .answer').innerText(), { timeout: 15_000 }).toContain('₹20,000.00');
+    expect(await page.locator('.slip[data-status="pending"]').count(), 'a decided card is not offered again').toBe(0);
+
+    // A new conversation is the current one from then on.
+    await page.getByRole('button', { name: 'New conversation' }).click();
+    await page.waitForURL(/\/chat$/);
+    await page.reload();
+    await expect.poll(() => page.getByRole('heading', { name: 'Ask the ledger.' }).isVisible(), { timeout: 15_000 }).toBe(true);
+    expect(new URL(page.url()).pathname).toBe('/chat');
+    expect((await axe(page)).map((v) => v.id)).toEqual([]);
     await context.close();
   });
 
@@ -604,10 +648,10 @@ describe('every route', () => {
     if (!run) throw new Error('the operator has no run to photograph');
     return [
       { name: 'landing', path: '/' },
-      { name: 'chat-opening', path: '/chat' },
+      { name: 'chat-opening', path: '/chat?new' },
       {
         name: 'chat-slip',
-        path: '/chat',
+        path: '/chat?new',
         prepare: async () => {
           await ask(page, 'Set budgets for Dining and Transport for June 2025.');
           await page.locator('.slip').scrollIntoViewIfNeeded();
@@ -615,7 +659,7 @@ describe('every route', () => {
       },
       {
         name: 'chat-answer',
-        path: '/chat',
+        path: '/chat?new',
         prepare: async () => {
           await ask(page, 'What did I spend on groceries in March 2025?');
           await page.getByRole('button', { name: 'Statement' }).click();

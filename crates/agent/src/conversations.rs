@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use kakeibo_ledger::{OwnerId, begin_for_owner};
 
-use kakeibo_core::ConversationId;
+use kakeibo_core::{ConversationId, Message, PendingWrite, Phase, Role, Turn};
 
 use crate::AgentError;
 
@@ -30,6 +30,22 @@ pub struct Conversation {
     pub summary: ConversationSummary,
     /// The stored canonical messages, verbatim.
     pub messages: Vec<Value>,
+    /// Its turns waiting for the person, oldest first: a page rebuilds their decision from these.
+    pub pending: Vec<PendingTurn>,
+}
+
+/// A turn waiting for the person to allow or decline writes (not yet expired, not being
+/// answered): what it has said so far and what it asks.
+#[derive(Debug, Clone, Serialize)]
+pub struct PendingTurn {
+    pub suspended_turn_id: Uuid,
+    pub run_id: Uuid,
+    pub expires_at: DateTime<Utc>,
+    /// The turn's own messages so far, stored form: the person's question first, then the
+    /// model's steps; the results of calls that ran beside the writes last.
+    pub messages: Vec<Value>,
+    /// The writes it asks for, in the order the model proposed them.
+    pub writes: Vec<PendingWrite>,
 }
 
 const SUMMARY: &str = "SELECT c.id, c.title, c.created_at, c.updated_at,
@@ -75,8 +91,64 @@ pub async fn conversation(
     .bind(id.as_uuid())
     .fetch_all(&mut *tx)
     .await?;
+    let waiting: Vec<WaitingRow> = sqlx::query_as(
+        "SELECT id, run_id, expires_at, state, history_base FROM suspended_turns
+         WHERE owner_id = $1 AND conversation_id = $2 AND status = 'pending' AND expires_at > now()
+         ORDER BY created_at, id",
+    )
+    .bind(owner.as_uuid())
+    .bind(id.as_uuid())
+    .fetch_all(&mut *tx)
+    .await?;
     tx.commit().await?;
-    Ok(Some(Conversation { summary, messages }))
+    let pending = waiting
+        .into_iter()
+        .filter_map(|(suspended_turn_id, run_id, expires_at, state, base)| {
+            let turn = Turn::from_json(state)
+                .inspect_err(|e| {
+                    tracing::warn!(error = %e, suspended_turn = %suspended_turn_id, "a waiting turn cannot be read back");
+                })
+                .ok()?;
+            let (messages, writes) = waiting_turn(&turn, base.and_then(|b| usize::try_from(b).ok()))?;
+            Some(PendingTurn {
+                suspended_turn_id,
+                run_id,
+                expires_at,
+                messages,
+                writes,
+            })
+        })
+        .collect();
+    Ok(Some(Conversation {
+        summary,
+        messages,
+        pending,
+    }))
+}
+
+/// A stored turn waiting for the person: its id, run, expiry, state and where its history began.
+type WaitingRow = (Uuid, Uuid, DateTime<Utc>, Value, Option<i32>);
+
+/// A waiting turn's own messages (from `base`, where its history began; for a turn stored
+/// without one, from the person's last message) and its pending writes; `None` for a turn that
+/// is not waiting.
+fn waiting_turn(turn: &Turn, base: Option<usize>) -> Option<(Vec<Value>, Vec<PendingWrite>)> {
+    let Phase::AwaitConfirm { done, pending, .. } = turn.phase() else {
+        return None;
+    };
+    let history = turn.history();
+    let from = base.filter(|b| *b < history.len()).unwrap_or_else(|| {
+        history
+            .iter()
+            .rposition(|m| m.role == Role::User && m.tool_uses().is_empty() && !m.text().is_empty())
+            .unwrap_or(0)
+    });
+    let mut own: Vec<Message> = history.get(from..).unwrap_or_default().to_vec();
+    if !done.is_empty() {
+        own.push(Message::results(done.iter().cloned()));
+    }
+    let messages = own.iter().filter_map(|m| serde_json::to_value(m).ok()).collect();
+    Some((messages, pending.clone()))
 }
 
 /// The conversation a new message goes to: `requested` when the owner has it (`None` when not),

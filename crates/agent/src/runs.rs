@@ -21,6 +21,8 @@ pub struct RunSummary {
     pub channel: String,
     pub provider: String,
     pub model: String,
+    /// `ok`, `error`, `blocked`, `aborted`, `stuck`, or for a run not finished: `running`,
+    /// `waiting`, `expired` or `abandoned` (see `RUN_COLUMNS`).
     pub status: String,
     pub iterations: i32,
     pub input_tokens: i64,
@@ -54,9 +56,24 @@ pub struct RunDetail {
     pub events: Vec<RunEvent>,
 }
 
+/// A run's columns. A run still `running` says what it is waiting on: `waiting` (a write waits
+/// for the person), `expired` (the person never answered, so nothing was written), `abandoned`
+/// (no turn has worked on it for longer than a function lives: it died mid-turn), else `running`.
+/// The nightly reaper closes the last two for good.
 const RUN_COLUMNS: &str =
     "id, conversation_id, started_at, finished_at, channel::text AS channel, provider, model,
-    status::text AS status, iterations, input_tokens, output_tokens, cached_tokens,
+    CASE
+        WHEN status <> 'running' THEN status::text
+        WHEN EXISTS (SELECT 1 FROM suspended_turns s WHERE s.owner_id = trace_runs.owner_id
+                     AND s.run_id = trace_runs.id AND s.status <> 'pending') THEN 'running'
+        WHEN EXISTS (SELECT 1 FROM suspended_turns s WHERE s.owner_id = trace_runs.owner_id
+                     AND s.run_id = trace_runs.id AND s.expires_at > now()) THEN 'waiting'
+        WHEN EXISTS (SELECT 1 FROM suspended_turns s WHERE s.owner_id = trace_runs.owner_id
+                     AND s.run_id = trace_runs.id) THEN 'expired'
+        WHEN started_at < now() - interval '15 minutes' THEN 'abandoned'
+        ELSE 'running'
+    END AS status,
+    iterations, input_tokens, output_tokens, cached_tokens,
     cost_usd_est::float8 AS cost_usd_est, latency_ms";
 
 /// The owner's latest runs, newest first (at most `limit`, which is clamped to 1..=500).

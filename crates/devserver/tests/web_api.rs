@@ -962,3 +962,102 @@ async fn people_behind_one_address_are_counted_fairly(_: PgPoolOptions, connect:
         );
     }
 }
+
+/// A write waiting for the person is read back with its conversation (so a reload rebuilds the
+/// card), and a run not finished says what it waits on: `waiting`, then `expired` when nobody
+/// answered, and `abandoned` when no turn works on it any more — never `running` forever.
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_waiting_write_survives_a_reload_and_its_run_says_what_it_waits_on(
+    _: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let state = state(&connect, Isolation::Rls, &[]).await;
+    let app = TestApp::new(&state);
+    let (cookie, _) = app.visitor("how much did I spend").await;
+    let question = "set a ₹20,000 monthly budget for groceries";
+    let asked = chat(&app, question, &cookie).await;
+    let request = asked.named("confirm_request").remove(0);
+    let end = turn_end(&asked);
+    let conversation = end["conversation_id"].as_str().unwrap().to_owned();
+    let run = end["run_id"].as_str().unwrap().to_owned();
+
+    let read = app
+        .get(&format!("/api/conversations/{conversation}"), Some(&cookie))
+        .await;
+    assert_eq!(read.status, StatusCode::OK, "{}", read.body);
+    let read = read.json();
+    let pending = read["pending"].as_array().unwrap();
+    assert_eq!(pending.len(), 1, "{read}");
+    let waiting = &pending[0];
+    assert_eq!(waiting["suspended_turn_id"], request["suspended_turn_id"]);
+    assert_eq!(waiting["run_id"], run.as_str());
+    assert_eq!(waiting["writes"].as_array().unwrap().len(), 1, "{waiting}");
+    let write = &waiting["writes"][0];
+    assert_eq!(write["id"], request["id"]);
+    assert_eq!(write["tool"], "set_budget");
+    assert_eq!(write["summary"], request["summary"]);
+    assert_eq!(write["args"], request["args"]);
+    let first = &waiting["messages"][0];
+    assert_eq!(first["role"], "user", "{waiting}");
+    assert!(
+        first["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with(question),
+        "{first}"
+    );
+    // The finished turns are the conversation's messages; the waiting one is not among them yet.
+    let stored = read["messages"].as_array().unwrap();
+    assert!(
+        stored.iter().all(|m| !m.to_string().contains("20,000 monthly")),
+        "{read}"
+    );
+
+    let status_of = |runs: Value, id: &str| {
+        runs["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == id)
+            .map(|r| r["status"].as_str().unwrap().to_owned())
+            .unwrap()
+    };
+    assert_eq!(status_of(app.runs(Some(&cookie)).await.json(), &run), "waiting");
+
+    // Another visitor reads neither the conversation nor its waiting write.
+    let (stranger, _) = app.visitor("how much did I spend").await;
+    let theirs = app
+        .get(&format!("/api/conversations/{conversation}"), Some(&stranger))
+        .await;
+    assert_eq!(theirs.status, StatusCode::NOT_FOUND, "{}", theirs.body);
+
+    // Nobody answered in time: the card is not offered again, and the run says it expired.
+    let owner = owner_of(&state, &cookie);
+    sqlx::query("UPDATE suspended_turns SET expires_at = now() - interval '1 minute' WHERE owner_id = $1")
+        .bind(owner)
+        .execute(state.owner_pool.get())
+        .await
+        .unwrap();
+    let read = app
+        .get(&format!("/api/conversations/{conversation}"), Some(&cookie))
+        .await
+        .json();
+    assert_eq!(read["pending"], json!([]), "{read}");
+    assert_eq!(status_of(app.runs(Some(&cookie)).await.json(), &run), "expired");
+    let detail = app.get(&format!("/api/runs/{run}"), Some(&cookie)).await.json();
+    assert_eq!(detail["status"], "expired", "{detail}");
+
+    // A run whose function died mid-turn (no waiting turn, started long ago) is abandoned.
+    sqlx::query("DELETE FROM suspended_turns WHERE owner_id = $1")
+        .bind(owner)
+        .execute(state.owner_pool.get())
+        .await
+        .unwrap();
+    sqlx::query("UPDATE trace_runs SET started_at = now() - interval '20 minutes' WHERE owner_id = $1 AND id = $2::uuid")
+        .bind(owner)
+        .bind(&run)
+        .execute(state.owner_pool.get())
+        .await
+        .unwrap();
+    assert_eq!(status_of(app.runs(Some(&cookie)).await.json(), &run), "abandoned");
+}

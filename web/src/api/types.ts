@@ -390,8 +390,20 @@ export interface StoredMessage {
   content: StoredBlock[];
 }
 
+/** A turn of the conversation waiting for the person to allow or decline writes. */
+export interface PendingTurn {
+  suspended_turn_id: string;
+  run_id: string;
+  expires_at: string;
+  /** The turn's own messages so far: the question first. */
+  messages: StoredMessage[];
+  writes: { id: string; tool: string; args: Record<string, unknown>; summary: string }[];
+}
+
 export interface Conversation extends ConversationSummary {
   messages: StoredMessage[];
+  /** Its turns waiting for a decision (a page rebuilds their card from these). */
+  pending?: PendingTurn[];
 }
 
 export interface ToolInfo {

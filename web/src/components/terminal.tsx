@@ -9,10 +9,22 @@ export function Badge({ tone = 'neutral', children }: { tone?: BadgeTone; childr
 }
 
 /** A run's status as a badge: the word always, the colour only for what needs a look. */
+/** What a run's status means, for the ones a person may not guess. */
+const STATUS_MEANS: Record<string, string> = {
+  waiting: 'A write waits for your decision in its conversation.',
+  expired: 'It asked to write and nobody answered in time: nothing was written.',
+  abandoned: 'It stopped mid-turn and nothing is working on it any more.',
+  aborted: 'It was stopped before it finished.',
+};
+
 export function StatusBadge({ status }: { status: string }) {
   const tone: BadgeTone =
-    status === 'ok' ? 'ok' : status === 'error' ? 'danger' : status === 'blocked' || status === 'stuck' ? 'warn' : 'neutral';
-  return <Badge tone={tone}>{status}</Badge>;
+    status === 'ok' ? 'ok' : status === 'error' ? 'danger' : status === 'blocked' || status === 'stuck' || status === 'waiting' ? 'warn' : 'neutral';
+  return (
+    <span title={STATUS_MEANS[status]}>
+      <Badge tone={tone}>{status}</Badge>
+    </span>
+  );
 }
 
 export function Card({ title, aside, children, class: extra }: { title?: string; aside?: ComponentChildren; children: ComponentChildren; class?: string }) {

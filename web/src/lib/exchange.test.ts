@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { applyEvent, exchangesFromHistory, newExchange, settleSlip, updateSlip, type Exchange } from './exchange';
+import { applyEvent, exchangeFromPending, exchangesFromHistory, newExchange, settleSlip, updateSlip, type Exchange } from './exchange';
 import { chooseAll, send } from './confirm';
 
 const play = (x: Exchange, events: [string, unknown][]) => events.reduce((e, [event, data]) => applyEvent(e, { event, data }), x);
@@ -147,5 +147,55 @@ describe('a stored conversation read back', () => {
     expect(xs.map((x) => x.question)).toEqual(['Set a budget', 'Thanks']);
     expect(xs[0]?.prose).toBe('Setting it.\n\nNothing changed.');
     expect(xs[0]?.tools[0]?.result?.decision).toBe('declined');
+  });
+});
+
+describe('a turn waiting for a decision, read back', () => {
+  const turn = {
+    suspended_turn_id: 's1',
+    run_id: 'r1',
+    expires_at: '2026-12-05T12:00:00Z',
+    messages: [
+      { role: 'user' as const, content: [{ type: 'text' as const, text: 'Budgets for Dining and Transport' }] },
+      {
+        role: 'assistant' as const,
+        content: [
+          { type: 'text' as const, text: 'I will set two budgets.' },
+          { type: 'tool_use' as const, id: 'w1', name: 'set_budget', input: { category: 'Dining' } },
+          { type: 'tool_use' as const, id: 'w2', name: 'set_budget', input: { category: 'Transport' } },
+        ],
+      },
+    ],
+    writes: [
+      { id: 'w1', tool: 'set_budget', args: { category: 'Dining' }, summary: 'Dining at ₹5,000.00' },
+      { id: 'w2', tool: 'set_budget', args: { category: 'Transport' }, summary: 'Transport at ₹3,000.00' },
+    ],
+  };
+
+  it('is live again: its question, what it said, and one card with every write', () => {
+    const x = exchangeFromPending(turn);
+    expect(x).not.toBeNull();
+    if (!x) return;
+    expect(x.question).toBe('Budgets for Dining and Transport');
+    expect(x.prose).toBe('I will set two budgets.');
+    expect(x.status).toBe('waiting');
+    expect(x.recorded).toBe(false);
+    expect(x.runId).toBe('r1');
+    expect(x.slips).toHaveLength(1);
+    expect(x.slips[0]?.status).toBe('pending');
+    expect(x.slips[0]?.suspendedTurnId).toBe('s1');
+    expect(x.slips[0]?.writes.map((w) => w.summary)).toEqual(['Dining at ₹5,000.00', 'Transport at ₹3,000.00']);
+    expect(x.tools.every((t) => t.tier === 'write')).toBe(true);
+  });
+
+  it('sets the answer after the decision apart from what came before', () => {
+    const x = exchangeFromPending(turn);
+    if (!x) throw new Error('no exchange');
+    const after = applyEvent(x, { event: 'token', data: { delta: 'Done.' } });
+    expect(after.prose).toBe('I will set two budgets.\n\nDone.');
+  });
+
+  it('is nothing without a question', () => {
+    expect(exchangeFromPending({ ...turn, messages: [] })).toBeNull();
   });
 });

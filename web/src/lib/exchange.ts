@@ -4,6 +4,7 @@
 import type {
   ConfirmRequestEvent,
   ErrorEvent,
+  PendingTurn,
   StoredMessage,
   Tier,
   TokenEvent,
@@ -209,4 +210,24 @@ export function exchangesFromHistory(messages: StoredMessage[]): Exchange[] {
     }
   }
   return out;
+}
+
+/**
+ * A turn waiting for a decision, read back (after a reload or on reopening its conversation): its
+ * question and what it said so far, with the card of its writes, live again — answering it goes on
+ * with the turn exactly as the card the stream built would. `null` when it holds no question.
+ */
+export function exchangeFromPending(turn: PendingTurn): Exchange | null {
+  const read = exchangesFromHistory(turn.messages);
+  const x = read[0];
+  if (x === undefined) return null;
+  // Later "exchanges" would be text the turn added itself: they belong to this one.
+  for (const later of read.slice(1)) {
+    x.tools.push(...later.tools);
+    if (later.prose) x.prose += (x.prose ? '\n\n' : '') + later.prose;
+  }
+  const writes = turn.writes.map((w) => ({ ...w, suspendedTurnId: turn.suspended_turn_id }));
+  const pendingIds = new Set(writes.map((w) => w.id));
+  const tools = x.tools.map((t) => (pendingIds.has(t.id) ? { ...t, tier: 'write' as const } : t));
+  return { ...x, tools, recorded: false, status: 'waiting', runId: turn.run_id, slips: groupBySuspendedTurn(writes), newPart: true };
 }

@@ -14,7 +14,7 @@ import { UploadPanel } from '../components/upload';
 import { expired as expireSlip, refused, send, type Slip } from '../lib/confirm';
 import { mayAsk } from '../lib/bot-gate';
 import { messagesText } from '../lib/messages';
-import { applyEvent, exchangesFromHistory, newExchange, settleSlip, updateSlip, type Exchange } from '../lib/exchange';
+import { applyEvent, exchangeFromPending, exchangesFromHistory, newExchange, settleSlip, updateSlip, type Exchange } from '../lib/exchange';
 import { shortDate } from '../lib/format';
 import { refusalSentence, type Said } from '../lib/refusals';
 import { runLeg, type LegOutcome } from '../lib/leg';
@@ -28,6 +28,27 @@ const SUGGESTIONS: { question: string; label: string; write?: boolean }[] = [
   { question: 'Set budgets for Dining and Transport for June 2025.', label: 'two budgets', write: true },
   { question: 'Set a ₹20,000 monthly budget for Groceries.', label: 'budget', write: true },
 ];
+
+// The conversation a visit is in, kept across reloads: `/chat` reopens it until the person starts
+// a new one. Storage may be refused (private modes): then `/chat` simply opens a new conversation.
+const CURRENT_KEY = 'kakeibo:current-conversation';
+
+function rememberedConversation(): string | null {
+  try {
+    return localStorage.getItem(CURRENT_KEY);
+  } catch {
+    return null;
+  }
+}
+
+function remember(id: string | null) {
+  try {
+    if (id === null) localStorage.removeItem(CURRENT_KEY);
+    else localStorage.setItem(CURRENT_KEY, id);
+  } catch {
+    // Not kept: the next visit to /chat opens a new conversation.
+  }
+}
 
 /** Marks the first streamed token once it is on screen (navigation start → first answer painted). */
 function markFirstToken() {
@@ -72,9 +93,18 @@ export function Chat() {
   useEffect(() => () => abort.current?.abort(), []);
 
   // A conversation named in the address is read back (unless it is the one on the page, whose
-  // address this page set itself); an unknown one is the 404 page. No id: a new conversation.
+  // address this page set itself), with its turns waiting for a decision live again; an unknown
+  // one is the 404 page. No id: the visit's current conversation, else a new one.
   useEffect(() => {
     const id = params.id ?? null;
+    // `/chat?new` (and `?ask=`, a question another page began) start a new conversation.
+    const fresh = typeof query.new === 'string' || typeof query.ask === 'string';
+    if (id === null && fresh) remember(null);
+    const reopen = id === null && !fresh ? rememberedConversation() : null;
+    if (reopen !== null) {
+      route(`/chat/${reopen}`, true);
+      return;
+    }
     if (id === null) {
       if (missing || current.current !== null) {
         setMissing(false);
@@ -93,14 +123,23 @@ export function Chat() {
       .then((found) => {
         if (!live) return;
         if (!found) {
-          setMissing(true);
           setConversationId(null);
           current.current = null;
+          if (rememberedConversation() === id) {
+            // The conversation this visit was in is gone (signed out, deleted): a new one.
+            remember(null);
+            route('/chat', true);
+          } else {
+            setMissing(true);
+          }
         } else {
           setMissing(false);
           setConversationId(found.id);
           current.current = found.id;
-          setExchanges(exchangesFromHistory(found.messages));
+          remember(found.id);
+          const waiting = (found.pending ?? []).map(exchangeFromPending).filter((x): x is Exchange => x !== null);
+          setExchanges([...exchangesFromHistory(found.messages), ...waiting]);
+          if (waiting.length > 0) focusNext();
         }
       })
       .catch((e) => live && setBanner(refusalSentence(e)))
@@ -160,6 +199,7 @@ export function Chat() {
           const endEvent = event.data as TurnEndEvent;
           if (endEvent.conversation_id && current.current !== endEvent.conversation_id) {
             current.current = endEvent.conversation_id;
+            remember(endEvent.conversation_id);
             setConversationId(endEvent.conversation_id);
             route(`/chat/${endEvent.conversation_id}`, true);
           }
@@ -270,6 +310,7 @@ export function Chat() {
     setExchanges([]);
     setConversationId(null);
     current.current = null;
+    remember(null);
     setMissing(false);
     setBanner(null);
     route('/chat', true);
