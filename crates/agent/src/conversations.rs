@@ -211,7 +211,91 @@ pub async fn first_model(
         .await?)
 }
 
-/// The title of a conversation that `first_message` starts: its first 80 characters.
+/// The title of a conversation that `first_message` starts: its first line's words, without the ids a page
+/// puts in a message for the model ("(plan 0b6c…)", "upload 0b6c…"), at most 80 characters.
 pub fn title_of(first_message: &str) -> String {
-    first_message.chars().take(80).collect()
+    let line = first_message
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or_default();
+    let words = without_ids(line);
+    let title = if words.is_empty() { line } else { words.as_str() };
+    title.chars().take(80).collect()
+}
+
+/// `text` without ids: a parenthesis holding one goes whole, a bare one goes with the word that
+/// names it ("plan", "upload", "id") and a comma before it.
+fn without_ids(text: &str) -> String {
+    let has_id = |s: &str| s.split(|c: char| !(c.is_ascii_hexdigit() || c == '-')).any(is_id);
+    // Parentheses holding an id.
+    let mut kept = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('(') {
+        let (before, from) = rest.split_at(open);
+        let Some(close) = from.find(')') else { break };
+        let (group, after) = from.split_at(close.saturating_add(1));
+        kept.push_str(before);
+        if !has_id(group) {
+            kept.push_str(group);
+        }
+        rest = after;
+    }
+    kept.push_str(rest);
+    // Bare ids, with the word naming them.
+    let mut words: Vec<&str> = Vec::new();
+    for word in kept.split_whitespace() {
+        if has_id(word) {
+            let named = words.last().is_some_and(|w| {
+                matches!(
+                    w.trim_end_matches([',', ':']).to_lowercase().as_str(),
+                    "plan" | "upload" | "id"
+                )
+            });
+            if named {
+                words.pop();
+            }
+            continue;
+        }
+        words.push(word);
+    }
+    let mut out = words.join(" ");
+    // What the removal left hanging: "statement, ." → "statement.", "name ." → "name."
+    for (hanging, tidy) in [(" .", "."), (",.", "."), (" ,", ","), (" :", ":")] {
+        while out.contains(hanging) {
+            out = out.replace(hanging, tidy);
+        }
+    }
+    out.trim_end_matches([',', ':', ' ']).to_owned()
+}
+
+fn is_id(s: &str) -> bool {
+    s.len() == 36 && Uuid::parse_str(s).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::title_of;
+
+    #[test]
+    fn titles_are_words_without_ids() {
+        let plan = "0b6c1f5e-5d0a-4c1e-9a53-2f1d7a0c9e11";
+        assert_eq!(
+            title_of(&format!(
+                "Import july.csv: 3 rows, 1–3 Jul 2025, into Checking (plan {plan})."
+            )),
+            "Import july.csv: 3 rows, 1–3 Jul 2025, into Checking."
+        );
+        assert_eq!(
+            title_of(&format!("import the previewed statement, plan {plan}")),
+            "import the previewed statement"
+        );
+        assert_eq!(
+            title_of("What did I spend (roughly) in May?"),
+            "What did I spend (roughly) in May?"
+        );
+        assert_eq!(title_of(plan), plan, "a message that is only an id keeps it");
+        assert_eq!(title_of(&"a".repeat(100)).chars().count(), 80);
+        assert_eq!(title_of("\n  Groceries in May?\nand June"), "Groceries in May?");
+    }
 }

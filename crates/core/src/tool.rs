@@ -58,6 +58,12 @@ pub trait Tool: Send + Sync {
     fn validate(&self, input: &Value) -> Vec<String>;
     /// One line for a confirmation card (what a write would do). `None` for read tools.
     fn summarize(&self, input: &Value) -> Option<String>;
+    /// The confirmation card's line when saying what the write would do means looking something
+    /// up (a stored plan's rows and totals); by default [`Tool::summarize`]. The loop asks this
+    /// one; a failed look-up falls back to the summary.
+    fn describe<'a>(&'a self, input: &'a Value) -> BoxFuture<'a, Option<String>> {
+        Box::pin(std::future::ready(self.summarize(input)))
+    }
     /// Validates again, then runs.
     fn execute(&self, input: Value) -> BoxFuture<'_, Result<Value, ToolError>>;
 }
@@ -78,6 +84,12 @@ pub trait TypedTool: Send + Sync + 'static {
     /// One line for the confirmation card of a write tool.
     fn summarize(&self, _input: &Self::Input) -> String {
         format!("Run {}", Self::NAME)
+    }
+
+    /// The card's line from what the tool can look up (a stored plan); `None` (the default, and
+    /// whenever the look-up fails) keeps [`TypedTool::summarize`].
+    fn describe<'a>(&'a self, _input: &'a Self::Input) -> BoxFuture<'a, Option<String>> {
+        Box::pin(std::future::ready(None))
     }
 
     fn run(&self, input: Self::Input) -> BoxFuture<'_, Result<Self::Output, ToolError>>;
@@ -183,6 +195,21 @@ impl<T: TypedTool> Tool for Typed<T> {
         Some(match self.parse(input) {
             Ok(parsed) => self.tool.summarize(&parsed),
             Err(_) => format!("{} (with arguments that do not validate)", T::NAME),
+        })
+    }
+
+    fn describe<'a>(&'a self, input: &'a Value) -> BoxFuture<'a, Option<String>> {
+        Box::pin(async move {
+            if T::TIER == Tier::Read {
+                return None;
+            }
+            match self.parse(input) {
+                Ok(parsed) => match self.tool.describe(&parsed).await {
+                    Some(line) => Some(line),
+                    None => Some(self.tool.summarize(&parsed)),
+                },
+                Err(_) => self.summarize(input),
+            }
         })
     }
 

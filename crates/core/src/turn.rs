@@ -1083,7 +1083,7 @@ async fn decide(
         };
     }
     let action = deps.rules.decide(&call.name, tier, input);
-    let summary = tool.summarize(input).unwrap_or_else(|| call.name.clone());
+    let summary = tool.describe(input).await.unwrap_or_else(|| call.name.clone());
     let write = PendingWrite {
         id: call.id.clone(),
         tool: call.name.clone(),

@@ -449,6 +449,21 @@ async fn an_upload_is_previewed_without_the_model(_: PgPoolOptions, connect: PgC
     let request = &asked.named("confirm_request")[0];
     assert_eq!(request["tool"], "import_statement_csv");
     assert_eq!(request["args"], json!({"dry_run": false, "plan_id": plan_id}));
+    // The card says what the plan adds, from the plan: rows, days, money in and out, the account.
+    assert_eq!(
+        request["summary"],
+        "Add 3 rows (1–3 Jul 2025; in ₹50,000.00, out ₹1,450.50) to Checking (INR)"
+    );
+    // The conversation is titled in words, never with the plan's id.
+    let conversations = app.conversations(Some(&cookie)).await.json();
+    let titles: Vec<&str> = conversations["conversations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["title"].as_str())
+        .collect();
+    assert!(titles.contains(&"import the previewed statement"), "{titles:?}");
+    assert!(titles.iter().all(|t| !t.contains(&plan_id)), "{titles:?}");
     let committed = confirm(&app, &asked, &[true], &cookie).await;
     assert_eq!(committed.events()[0].1["decision"], "allowed");
     assert_eq!(

@@ -349,9 +349,10 @@ impl Agent {
             Target::Existing(conversation) => (conversation, None),
             Target::New(id) => (
                 id.unwrap_or_else(ConversationId::random),
-                Some(Some(title_of(prompt.text))),
+                Some(kakeibo_agent::conversations::title_of(prompt.text)),
             ),
         };
+        let title = title.as_deref().map(Some);
         // Without a stop, a future that never completes: the turn runs to its end.
         let mut until = prompt.until.unwrap_or_else(|| Box::pin(future::pending()));
         let outcome = agent
@@ -365,15 +366,6 @@ impl Agent {
             )
             .await?;
         Ok(self.close(outcome, conversation, started, on_event))
-    }
-}
-
-/// A conversation's title: the first line of its first prompt, shortened.
-fn title_of(text: &str) -> &str {
-    let line = text.lines().next().unwrap_or_default().trim();
-    match line.char_indices().nth(80) {
-        Some((end, _)) => line.get(..end).unwrap_or(line),
-        None => line,
     }
 }
 

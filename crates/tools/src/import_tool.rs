@@ -93,6 +93,23 @@ impl TypedTool for ImportStatementCsv {
         }
     }
 
+    /// A commit's card says what the stored plan adds: rows, days, money in and out, the
+    /// account — read from the plan, so the person judges the rows, not an id.
+    fn describe<'a>(&'a self, input: &'a ImportInput) -> BoxFuture<'a, Option<String>> {
+        Box::pin(async move {
+            let plan_id = input.plan_id.filter(|_| !input.dry_run)?;
+            let owner = self.0.owner;
+            self.0
+                .run(move |conn| {
+                    Box::pin(async move { Ok(import::plan_in_words(owner, conn, plan_id).await?) })
+                })
+                .await
+                // No plan to commit (gone, committed, another owner's): the summary names the id,
+                // and the commit itself says what is wrong.
+                .ok()
+        })
+    }
+
     fn run(&self, input: ImportInput) -> BoxFuture<'_, Result<Value, ToolError>> {
         let scope = self.0.clone();
         Box::pin(

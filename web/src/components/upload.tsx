@@ -7,6 +7,7 @@ import { ApiError, api, type PreviewOptions } from '../api/client';
 import type { AccountKind, ImportPreview, LineCount, PlannedTransfer, Upload } from '../api/types';
 import { CURRENCIES, formatAmount } from '../lib/money';
 import { answersWith } from '../lib/transfers';
+import { importMessage } from '../lib/plan';
 import { refusalSentence } from '../lib/refusals';
 import { Mark } from './mark';
 import { Note } from './paper';
@@ -216,8 +217,7 @@ export function UploadPanel({ onImport, onClose, ensureVisit, busy }: Props) {
           onAccount={(account, kind) => void reread(stage.upload, { ...stage.options, account, kind })}
           onAnswer={(answers) => void answer(stage.upload, stage.preview, stage.options, answers)}
           onImport={() => {
-            const p = stage.preview;
-            onImport(`Import the statement ${p.filename} (plan ${p.plan_id}).`);
+            onImport(importMessage(stage.preview));
             setStage({ kind: 'idle' });
           }}
           onDiscard={() => void discard(stage.upload)}

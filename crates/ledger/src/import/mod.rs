@@ -14,6 +14,7 @@
 
 mod amount;
 mod bank_categories;
+mod card;
 mod date;
 mod decode;
 mod kept;
@@ -29,6 +30,7 @@ use serde::{Deserialize, Serialize};
 
 pub use self::{
     amount::{DecimalMark, decide_decimal_mark, parse_amount},
+    card::plan_in_words,
     date::{DateOrder, decide_order, parse_date},
     decode::{Decoded, MAX_BYTES, decode},
     kept::{MAX_KEPT_PLANS, keep_plan, reusable_plan},

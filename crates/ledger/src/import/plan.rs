@@ -1500,7 +1500,11 @@ pub async fn answer(
 }
 
 /// The stored plan, locked for this transaction, if it is still to be committed.
-async fn load_plan(owner: OwnerId, conn: &mut PgConnection, plan_id: Uuid) -> Result<Plan, LedgerError> {
+pub(super) async fn load_plan(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    plan_id: Uuid,
+) -> Result<Plan, LedgerError> {
     // Read as text and straight into the plan: a tree of values would take several times its memory.
     let stored: Option<(String, Option<String>)> = sqlx::query_as(
         "SELECT status::text, plan::text FROM import_batches WHERE owner_id = $1 AND id = $2 FOR UPDATE",
