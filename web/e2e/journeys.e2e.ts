@@ -224,6 +224,11 @@ describe('a visitor on /chat', () => {
     await waitSettled(page);
     const slip = page.locator('.slip');
     await expect.poll(() => slip.locator('.label').first().innerText()).toBe('IMPORT_STATEMENT_CSV');
+    // The card says what the plan adds, in words and figures, never a plan id.
+    const card = await slip.locator('.slip-summary').innerText();
+    expect(card).toMatch(/^Add 12 rows \(\d+–\d+ Jul 2025; in ₹[\d,]+\.\d\d, out ₹[\d,]+\.\d\d\) to Checking \(INR\)$/);
+    const [conversation] = await sql<{ title: string }>('SELECT title FROM conversations WHERE owner_id = $1', [owner]);
+    expect(conversation?.title).toBe('Import sample-statement.csv: 12 rows into Checking.');
     await slip.getByRole('button', { name: 'Allow', exact: true }).click();
     await waitSettled(page);
     await expect.poll(() => slip.locator('.slip-verdict').innerText()).toBe('Allowed. Done.');
@@ -241,6 +246,19 @@ describe('a visitor on /chat', () => {
       'Nothing new: all 12 rows are already in your ledger.',
     );
     expect(await page.getByRole('button', { name: /^Import/ }).count()).toBe(0);
+    expect(await july()).toHaveLength(12);
+    const uploads = () => sql('SELECT 1 FROM uploads WHERE owner_id = $1', [owner]);
+    expect(await uploads(), 'the sample again is the same upload').toHaveLength(1);
+
+    // The privacy page lists it, imported, and deletes it; the rows it added stay.
+    await page.goto('/privacy#statements');
+    const statements = page.locator('#statements');
+    await expect.poll(() => statements.locator('.statement-row').innerText(), { timeout: 15_000 }).toMatch(
+      /sample-statement\.csv \(the sample\)[\s\S]*imported .+, 12 rows added/,
+    );
+    await statements.getByRole('button', { name: 'Delete sample-statement.csv' }).click();
+    await expect.poll(() => statements.innerText()).toMatch(/No statements kept/);
+    expect(await uploads()).toHaveLength(0);
     expect(await july()).toHaveLength(12);
     await context.close();
   });

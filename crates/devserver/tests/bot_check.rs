@@ -256,10 +256,11 @@ async fn every_route_that_makes_or_grows_a_visit_asks_for_the_check(
         "kept.csv",
         Some("text/csv"),
         &csv,
+        false,
     )
     .await
     .unwrap();
-    let preview = format!("/api/uploads/{}/preview", stored.id);
+    let preview = format!("/api/uploads/{}/preview", stored.upload.id);
     required(&post_with_token(&app, &preview, Some(&unchecked), None, Body::empty()).await);
     required(
         &app.post(

@@ -472,9 +472,12 @@ async fn an_upload_is_previewed_without_the_model(_: PgPoolOptions, connect: PgC
     );
     assert_eq!(count().await, 355);
 
-    // The same bytes again: nothing to add, every row a duplicate.
+    // The same bytes again are the same upload (no slot used): nothing to add, every row a
+    // duplicate.
     let second = app.upload(&cookie, "july-again.csv", statement).await;
-    assert_eq!(second.status, StatusCode::CREATED, "{}", second.body);
+    assert_eq!(second.status, StatusCode::OK, "{}", second.body);
+    assert_eq!(second.json()["id"], first_id.as_str());
+    assert_eq!(second.json()["reused"], true);
     let again = app.preview(&cookie, second.json()["id"].as_str().unwrap()).await;
     assert_eq!(again.status, StatusCode::OK, "{}", again.body);
     let again = again.json();
@@ -1075,4 +1078,102 @@ async fn a_waiting_write_survives_a_reload_and_its_run_says_what_it_waits_on(
         .await
         .unwrap();
     assert_eq!(status_of(app.runs(Some(&cookie)).await.json(), &run), "abandoned");
+}
+
+/// A person's uploads: listed with whether each was imported, deleted one by one, the same file
+/// kept once, and the shipped sample never taking one of the visitor's slots.
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn uploads_are_listed_kept_once_and_the_sample_is_free(_: PgPoolOptions, connect: PgConnectOptions) {
+    let state = state(&connect, Isolation::Rls, &[]).await;
+    let app = TestApp::new(&state);
+    let (cookie, _) = app.visitor("hello").await;
+    let statement =
+        b"Date,Description,Amount\n2025-07-01,LISTED CAFE,-250.00\n2025-07-02,LISTED PAY,900.00\n";
+    let kept = app.upload(&cookie, "listed.csv", statement).await;
+    assert_eq!(kept.status, StatusCode::CREATED, "{}", kept.body);
+    let id = kept.json()["id"].as_str().unwrap().to_owned();
+    assert_eq!(kept.json()["reused"], false);
+    assert_eq!(kept.json()["imported_at"], Value::Null);
+
+    // Imported through the agent: the list says when, and how many rows.
+    let plan = app.preview(&cookie, &id).await.json()["plan_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let asked = chat(
+        &app,
+        &format!("Import listed.csv: 2 rows into Checking (plan {plan})."),
+        &cookie,
+    )
+    .await;
+    confirm(&app, &asked, &[true], &cookie).await;
+    let listed = app.get("/api/uploads", Some(&cookie)).await.json();
+    let uploads = listed["uploads"].as_array().unwrap();
+    assert_eq!(uploads.len(), 1, "{listed}");
+    assert_eq!(uploads[0]["filename"], "listed.csv");
+    assert_eq!(uploads[0]["size_bytes"], statement.len());
+    assert_eq!(uploads[0]["imported_rows"], 2, "{listed}");
+    assert!(uploads[0]["imported_at"].is_string(), "{listed}");
+
+    // The sample: kept once, and free.
+    let sample = app.post_empty("/api/uploads/sample", Some(&cookie)).await;
+    assert_eq!(sample.status, StatusCode::CREATED, "{}", sample.body);
+    assert_eq!(sample.json()["sample"], true);
+    let again = app.post_empty("/api/uploads/sample", Some(&cookie)).await;
+    assert_eq!(again.status, StatusCode::OK, "{}", again.body);
+    assert_eq!(again.json()["id"], sample.json()["id"]);
+
+    // Full at 20 of the visitor's own; the sample was not one of them.
+    for n in 1..20 {
+        let file = format!("Date,Description,Amount\n2025-07-01,FILE {n},-1.00\n");
+        let answer = app.upload(&cookie, &format!("f{n}.csv"), file.as_bytes()).await;
+        assert_eq!(answer.status, StatusCode::CREATED, "upload {n}: {}", answer.body);
+    }
+    let refused = app
+        .upload(
+            &cookie,
+            "one-too-many.csv",
+            b"Date,Description,Amount\n2025-07-01,X,-1.00\n",
+        )
+        .await;
+    assert_eq!(refused.status, StatusCode::CONFLICT, "{}", refused.body);
+    assert!(
+        refused.json()["error"].as_str().unwrap().contains("privacy page"),
+        "{}",
+        refused.body
+    );
+    assert_eq!(
+        app.get("/api/uploads", Some(&cookie)).await.json()["uploads"]
+            .as_array()
+            .unwrap()
+            .len(),
+        21
+    );
+
+    // Deleting one makes room; another visitor can delete none of them.
+    let (stranger, _) = app.visitor("hello").await;
+    assert_eq!(
+        app.delete(&format!("/api/uploads/{id}"), Some(&stranger))
+            .await
+            .status,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        app.delete(&format!("/api/uploads/{id}"), Some(&cookie))
+            .await
+            .status,
+        StatusCode::OK
+    );
+    let room = app
+        .upload(
+            &cookie,
+            "one-too-many.csv",
+            b"Date,Description,Amount\n2025-07-01,X,-1.00\n",
+        )
+        .await;
+    assert_eq!(room.status, StatusCode::CREATED, "{}", room.body);
+    assert_eq!(
+        app.get("/api/uploads", Some(&stranger)).await.json()["uploads"],
+        json!([])
+    );
 }

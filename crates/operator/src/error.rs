@@ -29,7 +29,7 @@ pub enum UploadError {
     /// The visitor keeps too many statements already; deleting one makes room.
     #[error(
         "you keep {count} statements ({bytes} bytes); the limit is {MAX_UPLOADS_PER_OWNER} statements and \
-         {MAX_UPLOAD_STORAGE} bytes: delete one first"
+         {MAX_UPLOAD_STORAGE} bytes: delete one first (your statements are listed on the privacy page)"
     )]
     Full { count: i64, bytes: i64 },
     #[error(transparent)]

@@ -26,16 +26,43 @@ pub struct Upload {
     pub size_bytes: i32,
     pub sha256: String,
     pub created_at: DateTime<Utc>,
+    /// The shipped sample statement: kept like any upload, counted against no limit.
+    pub sample: bool,
+    /// When its statement was last imported into the ledger (a committed import of the same
+    /// bytes), and how many rows that import added; `None` when it never was.
+    pub imported_at: Option<DateTime<Utc>>,
+    pub imported_rows: Option<i32>,
 }
 
-/// Keeps an uploaded statement of `owner`, within the per-visitor limits.
+/// An upload kept: a new one, or the one already holding the same bytes.
+#[derive(Debug, Clone, Serialize)]
+pub struct Kept {
+    #[serde(flatten)]
+    pub upload: Upload,
+    /// The same bytes were kept already: this is that upload, and no slot was used.
+    pub reused: bool,
+}
+
+/// The columns of [`Upload`], for `uploads u`: its last committed import of the same bytes.
+const COLUMNS: &str = "u.id, u.filename, u.content_type, u.size_bytes, u.sha256, u.created_at, u.sample,
+    i.imported_at, i.row_count AS imported_rows";
+const LAST_IMPORT: &str = "LEFT JOIN LATERAL (
+        SELECT b.imported_at, b.row_count FROM import_batches b
+        WHERE b.owner_id = u.owner_id AND b.source_sha256 = u.sha256 AND b.status = 'committed'
+        ORDER BY b.imported_at DESC NULLS LAST LIMIT 1
+    ) i ON true";
+
+/// Keeps an uploaded statement of `owner`, within the per-visitor limits. The same bytes kept
+/// already are that upload again (no slot used); `sample` marks the shipped sample statement,
+/// which counts against no limit.
 pub async fn save_upload(
     owner: OwnerId,
     pool: &PgPool,
     filename: &str,
     content_type: Option<&str>,
     content: &[u8],
-) -> Result<Upload, UploadError> {
+    sample: bool,
+) -> Result<Kept, UploadError> {
     if content.len() > MAX_UPLOAD_BYTES {
         return Err(UploadError::TooLarge { bytes: content.len() });
     }
@@ -50,30 +77,57 @@ pub async fn save_upload(
         .bind(owner.as_uuid())
         .execute(&mut *tx)
         .await?;
-    let (count, bytes): (i64, i64) = sqlx::query_as(
-        "SELECT count(*), coalesce(sum(size_bytes), 0)::int8 FROM uploads WHERE owner_id = $1",
-    )
+    let sha256 = hex::encode(Sha256::digest(content));
+    let same = sqlx::query_as::<_, Upload>(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM uploads u {LAST_IMPORT}
+         WHERE u.owner_id = $1 AND u.sha256 = $2 AND u.size_bytes = $3
+         ORDER BY u.created_at DESC, u.id LIMIT 1"
+    )))
     .bind(owner.as_uuid())
-    .fetch_one(&mut *tx)
+    .bind(&sha256)
+    .bind(size)
+    .fetch_optional(&mut *tx)
     .await?;
-    if count >= MAX_UPLOADS_PER_OWNER || bytes + i64::from(size) > MAX_UPLOAD_STORAGE {
-        return Err(UploadError::Full { count, bytes });
+    if let Some(upload) = same {
+        tx.commit().await?;
+        return Ok(Kept { upload, reused: true });
     }
-    let upload = sqlx::query_as::<_, Upload>(
-        "INSERT INTO uploads (owner_id, filename, content_type, size_bytes, sha256, content)
-         VALUES ($1, $2, $3, $4, $5, $6)
-         RETURNING id, filename, content_type, size_bytes, sha256, created_at",
+    if !sample {
+        let (count, bytes): (i64, i64) = sqlx::query_as(
+            "SELECT count(*), coalesce(sum(size_bytes), 0)::int8 FROM uploads WHERE owner_id = $1 AND NOT sample",
+        )
+        .bind(owner.as_uuid())
+        .fetch_one(&mut *tx)
+        .await?;
+        if count >= MAX_UPLOADS_PER_OWNER || bytes + i64::from(size) > MAX_UPLOAD_STORAGE {
+            return Err(UploadError::Full { count, bytes });
+        }
+    }
+    let id: Uuid = sqlx::query_scalar(
+        "INSERT INTO uploads (owner_id, filename, content_type, size_bytes, sha256, content, sample)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
     )
     .bind(owner.as_uuid())
     .bind(name)
     .bind(content_type)
     .bind(size)
-    .bind(hex::encode(Sha256::digest(content)))
+    .bind(&sha256)
     .bind(content)
+    .bind(sample)
+    .fetch_one(&mut *tx)
+    .await?;
+    let upload = sqlx::query_as::<_, Upload>(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM uploads u {LAST_IMPORT} WHERE u.owner_id = $1 AND u.id = $2"
+    )))
+    .bind(owner.as_uuid())
+    .bind(id)
     .fetch_one(&mut *tx)
     .await?;
     tx.commit().await?;
-    Ok(upload)
+    Ok(Kept {
+        upload,
+        reused: false,
+    })
 }
 
 /// Deletes one of the owner's uploads; `false` when the owner has no such upload.
@@ -88,13 +142,13 @@ pub async fn delete_upload(owner: OwnerId, pool: &PgPool, id: Uuid) -> Result<bo
     Ok(done.rows_affected() == 1)
 }
 
-/// The owner's uploads, newest first.
+/// The owner's uploads, newest first, each with its last import.
 pub async fn list_uploads(owner: OwnerId, pool: &PgPool) -> Result<Vec<Upload>, UploadError> {
     let mut tx = begin_for_owner(owner, pool).await?;
-    let rows = sqlx::query_as::<_, Upload>(
-        "SELECT id, filename, content_type, size_bytes, sha256, created_at
-         FROM uploads WHERE owner_id = $1 ORDER BY created_at DESC, id LIMIT 200",
-    )
+    let rows = sqlx::query_as::<_, Upload>(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM uploads u {LAST_IMPORT}
+         WHERE u.owner_id = $1 ORDER BY u.created_at DESC, u.id LIMIT 200"
+    )))
     .bind(owner.as_uuid())
     .fetch_all(&mut *tx)
     .await?;

@@ -12,8 +12,9 @@
 //! | `POST /api/session/password`, `…/password-reset`, `…/password-reset/confirm`, `…/verify-email`, `…/verify-email/resend` | see [`account`] |
 //! | `POST /api/session/home-currency`, `POST /api/uploads/plans/{plan}/answers` | see [`books`] |
 //! | `DELETE /api/account` | the visitor and everything of theirs deleted |
-//! | `POST /api/uploads?filename=NAME` (the raw file) | the stored statement's id, for the import tool |
-//! | `GET /api/uploads` | the visitor's uploaded statements (at most 20, 50 MiB in all) |
+//! | `POST /api/uploads?filename=NAME` (the raw file) | the stored statement (`201`), or the one already holding the same bytes (`200`, `reused`), for the import tool |
+//! | `POST /api/uploads/sample` | the shipped sample statement kept as an upload that counts against no limit (`201`, then `200`) |
+//! | `GET /api/uploads` | the visitor's uploaded statements (at most 20, 50 MiB in all, the sample aside), each with its last import |
 //! | `DELETE /api/uploads/{id}` | one of them deleted |
 //! | `POST /api/uploads/{id}/preview` `{account?, kind?, currency?}` (or no body) | the importer's preview of it (the import tool's dry run, a stored plan, reused for the same statement and options); `404` not the visitor's, `409` another of the visitor's previews is running, `422` a file the importer cannot read, `429` the day's previews are used |
 
@@ -87,6 +88,7 @@ pub fn routes(state: Arc<State>) -> Router {
         .route("/api/session/google/callback", get(google_callback))
         .route("/api/account", delete(delete_account))
         .route("/api/uploads", post(upload).get(list_uploads))
+        .route("/api/uploads/sample", post(upload_sample))
         .route("/api/uploads/{id}", delete(delete_upload))
         .route("/api/uploads/{id}/preview", post(preview_upload))
         .route("/api/uploads/plans/{plan}/answers", post(books::answer_plan))
@@ -569,18 +571,53 @@ async fn upload(
             .headers
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok());
-        let upload = save_upload(
+        let kept = save_upload(
             resolved.visitor.owner(),
             &state.app,
             &filename,
             content_type,
             &bytes,
+            false,
         )
         .await?;
-        Ok((StatusCode::CREATED, Json(upload)).into_response())
+        Ok(kept_response(kept))
     }
     .await;
     Ok(resolved.respond(result))
+}
+
+/// The statement the site ships for trying the importer (the web app serves the same file).
+const SAMPLE_STATEMENT: &[u8] = include_bytes!("../../../web/public/sample-statement.csv");
+
+/// Keeps the shipped sample statement for the visitor, as an upload that counts against no
+/// limit (kept once: trying it again is the same upload).
+async fn upload_sample(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Response, ApiError> {
+    let token = visitor::bot_check_token(request.headers(), None);
+    let resolved = visitor::require_checked(&state, request.headers(), token).await?;
+    let result = async {
+        let kept = save_upload(
+            resolved.visitor.owner(),
+            &state.app,
+            "sample-statement.csv",
+            Some("text/csv"),
+            SAMPLE_STATEMENT,
+            true,
+        )
+        .await?;
+        Ok(kept_response(kept))
+    }
+    .await;
+    Ok(resolved.respond(result))
+}
+
+/// `201` with a new upload, `200` with the one that already held the same bytes.
+fn kept_response(kept: uploads::Kept) -> Response {
+    let status = if kept.reused {
+        StatusCode::OK
+    } else {
+        StatusCode::CREATED
+    };
+    (status, Json(kept)).into_response()
 }
 
 async fn list_uploads(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Response, ApiError> {

@@ -143,6 +143,8 @@ export const api = {
       headers: { 'content-type': file.type || 'text/csv' },
       body: file,
     }),
+  /** The shipped sample statement, kept as an upload that uses none of the visitor's room. */
+  uploadSample: () => json<Upload>('/api/uploads/sample', { method: 'POST' }),
   /** The importer's preview; `currency` names the currency of amounts the statement leaves unnamed,
    * `account` the account it goes into (and `kind`, when that account is new). */
   preview: (uploadId: string, options: PreviewOptions = {}) =>

@@ -124,6 +124,13 @@ export interface Upload {
   size_bytes: number;
   sha256: string;
   created_at: string;
+  /** The shipped sample statement: counted against none of the visitor's room. */
+  sample?: boolean;
+  /** When its statement was last imported, and the rows that import added; null when never. */
+  imported_at?: string | null;
+  imported_rows?: number | null;
+  /** The same bytes were kept already: this is that upload. */
+  reused?: boolean;
 }
 
 export interface RowError {

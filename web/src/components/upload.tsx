@@ -68,12 +68,17 @@ export function UploadPanel({ onImport, onClose, ensureVisit, busy }: Props) {
       setStage({ kind: 'failed', text: `${file.name} is larger than 10 MiB, the most a statement may be.` });
       return;
     }
+    await keep(file.name, () => api.upload(file));
+  }
+
+  /** Stores a statement (or finds the same bytes kept already) and previews it. */
+  async function keep(name: string, store: () => Promise<Upload>) {
     let upload: Upload | undefined;
     try {
-      setStage({ kind: 'working', what: `Uploading ${file.name}…` });
+      setStage({ kind: 'working', what: `Uploading ${name}…` });
       await ensureVisit();
-      upload = await api.upload(file);
-      setStage({ kind: 'working', what: `Reading ${file.name}…` });
+      upload = await store();
+      setStage({ kind: 'working', what: `Reading ${name}…` });
       const preview = await api.preview(upload.id);
       setStage({ kind: 'previewed', upload, preview, options: {} });
     } catch (e) {
@@ -107,15 +112,10 @@ export function UploadPanel({ onImport, onClose, ensureVisit, busy }: Props) {
     }
   }
 
+  /** The shipped sample, kept by the server once and counted against none of the visitor's
+   * uploads. */
   async function sample() {
-    try {
-      const response = await fetch(SAMPLE_STATEMENT);
-      if (!response.ok) throw new Error(`the sample statement could not be fetched (HTTP ${response.status})`);
-      const blob = await response.blob();
-      await take(new File([blob], 'sample-statement.csv', { type: 'text/csv' }));
-    } catch (e) {
-      setStage({ kind: 'failed', text: e instanceof Error ? e.message : String(e) });
-    }
+    await keep('sample-statement.csv', () => api.uploadSample());
   }
 
   async function discard(upload: Upload) {
@@ -185,6 +185,12 @@ export function UploadPanel({ onImport, onClose, ensureVisit, busy }: Props) {
       {stage.kind === 'failed' ? (
         <Note tone="danger" word="failed">
           {stage.text}
+          {stage.text.includes('delete one first') ? (
+            <>
+              {' '}
+              <a href="/privacy#statements">Your statements →</a>
+            </>
+          ) : null}
           {stage.upload && needsCurrency(stage.text) ? (
             <span class="btn-row">
               <label class="small" for="failed-currency">

@@ -6,6 +6,7 @@ import { ApiError, api } from '../api/client';
 import { Mark } from '../components/mark';
 import { Page } from '../components/page';
 import { Section } from '../components/paper';
+import { Statements } from '../components/statements';
 import { useSession } from '../session';
 import { AccountSecurity } from './password';
 
@@ -85,6 +86,7 @@ export function Privacy() {
           can read it; the rows it adds become part of your ledger. Deleting everything below removes both.
         </p>
       </Section>
+      <Statements visiting={Boolean(visitor)} />
       <AccountSecurity />
       <Section title="How long it lasts" note="An anonymous visit not used for 24 hours is deleted by the nightly sweep, with everything of it. A signed-up account stays until you delete it.">
         <DeleteEverything
