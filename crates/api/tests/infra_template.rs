@@ -151,6 +151,16 @@ fn chat_and_confirm_stream_and_the_other_routes_are_buffered() {
         !streamed.contains("/api/runs") && !streamed.contains("/api/admin/{proxy+}"),
         "{streamed:?}"
     );
+    // The register's routes reach the chat function.
+    for path in [
+        "/api/transactions",
+        "/api/transactions/{proxy+}",
+        "/api/imports/{proxy+}",
+        "/api/edits",
+        "/api/edits/{proxy+}",
+    ] {
+        assert!(streamed.contains(path), "{path} is a route of the chat function: {streamed:?}");
+    }
 
     // The guard works: CloudFormation's spelling, `STREAM`, in a SAM event is silently buffered.
     let wrong = std::env::temp_dir().join(format!("kakeibo-template-{}.yaml", std::process::id()));

@@ -21,7 +21,7 @@ use sqlx::{
 use uuid::Uuid;
 
 /// Every table that holds an owner's data, with the column naming the owner.
-const OWNER_SCOPED: [(&str, &str); 16] = [
+const OWNER_SCOPED: [(&str, &str); 17] = [
     ("users", "id"),
     ("accounts", "owner_id"),
     ("import_batches", "owner_id"),
@@ -38,6 +38,7 @@ const OWNER_SCOPED: [(&str, &str); 16] = [
     ("uploads", "owner_id"),
     ("import_mappings", "owner_id"),
     ("import_plan_rows", "owner_id"),
+    ("ledger_edits", "owner_id"),
 ];
 
 async fn chart(pool: &PgPool, owner: OwnerId) -> Vec<Account> {

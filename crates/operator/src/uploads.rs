@@ -29,7 +29,7 @@ pub struct Upload {
     /// The shipped sample statement: kept like any upload, counted against no limit.
     pub sample: bool,
     /// When its statement was last imported into the ledger (a committed import of the same
-    /// bytes), and how many rows that import added; `None` when it never was.
+    /// bytes, not undone), and how many rows that import added; `None` when it never was.
     pub imported_at: Option<DateTime<Utc>>,
     pub imported_rows: Option<i32>,
 }
@@ -49,6 +49,7 @@ const COLUMNS: &str = "u.id, u.filename, u.content_type, u.size_bytes, u.sha256,
 const LAST_IMPORT: &str = "LEFT JOIN LATERAL (
         SELECT b.imported_at, b.row_count FROM import_batches b
         WHERE b.owner_id = u.owner_id AND b.source_sha256 = u.sha256 AND b.status = 'committed'
+          AND b.undone_at IS NULL
         ORDER BY b.imported_at DESC NULLS LAST LIMIT 1
     ) i ON true";
 

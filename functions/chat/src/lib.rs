@@ -11,6 +11,7 @@
 //! | `POST /api/session/sign-out` | the cookie cleared |
 //! | `POST /api/session/password`, `…/password-reset`, `…/password-reset/confirm`, `…/verify-email`, `…/verify-email/resend` | see [`account`] |
 //! | `POST /api/session/home-currency`, `POST /api/uploads/plans/{plan}/answers` | see [`books`] |
+//! | `/api/transactions…`, `POST /api/imports/{id}/undo`, `/api/edits…` | the register and a person's own edits: see [`register`] |
 //! | `DELETE /api/account` | the visitor and everything of theirs deleted |
 //! | `POST /api/uploads?filename=NAME` (the raw file) | the stored statement (`201`), or the one already holding the same bytes (`200`, `reused`), for the import tool |
 //! | `POST /api/uploads/sample` | the shipped sample statement kept as an upload that counts against no limit (`201`, then `200`) |
@@ -60,6 +61,7 @@ use uuid::Uuid;
 
 mod account;
 mod books;
+mod register;
 
 /// The longest message accepted, in characters.
 pub const MAX_MESSAGE_CHARS: usize = 4000;
@@ -92,6 +94,15 @@ pub fn routes(state: Arc<State>) -> Router {
         .route("/api/uploads/{id}", delete(delete_upload))
         .route("/api/uploads/{id}/preview", post(preview_upload))
         .route("/api/uploads/plans/{plan}/answers", post(books::answer_plan))
+        .route("/api/transactions", get(register::list))
+        .route(
+            "/api/transactions/{id}",
+            axum::routing::patch(register::change).delete(register::delete),
+        )
+        .route("/api/transactions/{id}/split", post(register::split))
+        .route("/api/imports/{id}/undo", post(register::undo_import))
+        .route("/api/edits", get(register::list_edits))
+        .route("/api/edits/{id}/revert", post(register::revert))
         .with_state(state)
 }
 

@@ -39,7 +39,7 @@ pub use self::{
     plan::{
         BalanceCheck, CommitReport, DuplicateRow, Elsewhere, Opening, Plan, PlannedAccount, PlannedRow,
         PlannedTransfer, RowSummary, Target, account_for, answer, commit, commit_with, neutralise_formula,
-        plan, plan_into,
+        plan, plan_into, transit_account,
     },
     preview::{END_ROWS, balance_check, layout_in_words, preview},
     reconcile::{BalanceKind, BalancePosition, Closing, Reconciliation, TimeOrder},

@@ -1165,7 +1165,7 @@ pub(crate) async fn equity_account(
 }
 
 /// The clearing account of transfers in `currency` (created when missing).
-async fn transit_account(
+pub async fn transit_account(
     owner: OwnerId,
     conn: &mut PgConnection,
     currency: Currency,

@@ -1,0 +1,460 @@
+//! The register through its routes on a visitor's real ledger: search, a person's own edits
+//! (category, description, split, delete) recorded and reverted, an import undone — its rows
+//! and nothing else, its transfers back in transit — and every route isolated between visitors.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use axum::http::{Method, StatusCode};
+use serde_json::{Value, json};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use support::{Answer, Isolation, TestApp, state};
+
+async fn page(app: &TestApp, cookie: &str, query: &str) -> Value {
+    let answer = app.get(&format!("/api/transactions?{query}"), Some(cookie)).await;
+    assert_eq!(answer.status, StatusCode::OK, "{query}: {}", answer.body);
+    answer.json()
+}
+
+async fn patch(app: &TestApp, cookie: &str, id: &str, body: Value) -> Answer {
+    app.request(
+        Method::PATCH,
+        &format!("/api/transactions/{id}"),
+        Some(body),
+        Some(cookie),
+    )
+    .await
+}
+
+/// Uploads, previews and imports `bytes` through the agent; the import's id.
+async fn import(app: &TestApp, cookie: &str, file: &str, bytes: &[u8], preview: Value) -> String {
+    let upload = app.upload(cookie, file, bytes).await;
+    assert!(upload.status.is_success(), "{}", upload.body);
+    let id = upload.json()["id"].as_str().unwrap().to_owned();
+    let planned = app
+        .post(&format!("/api/uploads/{id}/preview"), preview, Some(cookie))
+        .await;
+    assert_eq!(planned.status, StatusCode::OK, "{}", planned.body);
+    let plan = planned.json()["plan_id"].as_str().unwrap().to_owned();
+    let asked = app
+        .chat(Some(cookie), &format!("Import {file} (plan {plan})."))
+        .await;
+    let request = &asked.named("confirm_request")[0];
+    let done = app
+        .confirm(
+            Some(cookie),
+            &request["suspended_turn_id"],
+            &[(request["id"].clone(), true)],
+        )
+        .await;
+    assert_eq!(done.status, StatusCode::OK, "{}", done.body);
+    plan
+}
+
+fn ids(page: &Value) -> Vec<String> {
+    page["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn the_register_searches_and_a_persons_edits_are_recorded_and_reverted(
+    _: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let state = state(&connect, Isolation::Rls, &[]).await;
+    let app = TestApp::new(&state);
+    let (cookie, _) = app.visitor("hello").await;
+
+    // The whole demo ledger, newest first, fifty to a page.
+    let first = page(&app, &cookie, "").await;
+    assert_eq!(first["total"], 352, "{first}");
+    assert_eq!(first["rows"].as_array().unwrap().len(), 50);
+    let dates: Vec<&str> = first["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["date"].as_str().unwrap())
+        .collect();
+    assert!(dates.windows(2).all(|w| w[0] >= w[1]), "{dates:?}");
+    let last = page(&app, &cookie, "page=8").await;
+    assert_eq!(last["rows"].as_array().unwrap().len(), 2, "352 = 7 × 50 + 2");
+    let past = page(&app, &cookie, "page=9").await;
+    assert_eq!(
+        (past["rows"].clone(), past["total"].clone()),
+        (json!([]), json!(352))
+    );
+
+    // Filters narrow, and every row says why it matched.
+    let groceries = page(&app, &cookie, "category=Groceries&per_page=200").await;
+    let rows = groceries["rows"].as_array().unwrap();
+    assert!(!rows.is_empty());
+    assert!(
+        rows.iter()
+            .all(|r| r["category"] == "Groceries" && r["kind"] == "spending"),
+        "{groceries}"
+    );
+    let march = page(&app, &cookie, "from=2025-03-01&to=2025-03-31&per_page=200").await;
+    assert!(
+        march["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["date"].as_str().unwrap().starts_with("2025-03"))
+    );
+    let big = page(&app, &cookie, "min_minor=1000000&sort=amount").await;
+    let sizes: Vec<i64> = big["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["amount_minor"].as_i64().unwrap().abs())
+        .collect();
+    assert!(
+        sizes.iter().all(|s| *s >= 1_000_000) && sizes.windows(2).all(|w| w[0] >= w[1]),
+        "{sizes:?}"
+    );
+    let row = &first["rows"][0];
+    let word = row["description"]
+        .as_str()
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_lowercase();
+    let found = page(&app, &cookie, &format!("q={word}&per_page=200")).await;
+    assert!(
+        ids(&found).contains(&row["id"].as_str().unwrap().to_owned()),
+        "{found}"
+    );
+    assert!(found["rows"].as_array().unwrap().iter().all(|r| {
+        r["description"].as_str().unwrap().to_lowercase().contains(&word)
+            || r["raw_description"]
+                .as_str()
+                .unwrap()
+                .to_lowercase()
+                .contains(&word)
+    }));
+    let refused = app
+        .get("/api/transactions?from=2025-03-02&to=2025-03-01", Some(&cookie))
+        .await;
+    assert_eq!(
+        refused.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        refused.body
+    );
+    let unknown = app.get("/api/transactions?colour=red", Some(&cookie)).await;
+    assert_eq!(unknown.status, StatusCode::BAD_REQUEST, "{}", unknown.body);
+
+    // A new category: one edit, recorded; reverted, the row is as it was.
+    let spent = &groceries["rows"][0];
+    let id = spent["id"].as_str().unwrap().to_owned();
+    let changed = patch(&app, &cookie, &id, json!({"category": "dining"})).await;
+    assert_eq!(changed.status, StatusCode::OK, "{}", changed.body);
+    let edit = changed.json()["edits"][0].clone();
+    assert_eq!(edit["kind"], "recategorize");
+    assert!(
+        edit["summary"].as_str().unwrap().ends_with("Groceries → Dining"),
+        "{edit}"
+    );
+    let now = page(
+        &app,
+        &cookie,
+        &format!("q={}", urlencode(spent["description"].as_str().unwrap())),
+    )
+    .await;
+    let same = now["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == id.as_str())
+        .unwrap();
+    assert_eq!(same["category"], "Dining");
+    assert_eq!(same["amount_minor"], spent["amount_minor"], "money never moves");
+    let reverted = app
+        .post_empty(
+            &format!("/api/edits/{}/revert", edit["id"].as_str().unwrap()),
+            Some(&cookie),
+        )
+        .await;
+    assert_eq!(reverted.status, StatusCode::OK, "{}", reverted.body);
+    assert_eq!(reverted.json()["kind"], "revert");
+    let again = app
+        .post_empty(
+            &format!("/api/edits/{}/revert", edit["id"].as_str().unwrap()),
+            Some(&cookie),
+        )
+        .await;
+    assert_eq!(again.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", again.body);
+    let back = page(&app, &cookie, "category=Groceries&per_page=200").await;
+    assert_eq!(
+        back["rows"], groceries["rows"],
+        "reverted: the register reads as before"
+    );
+    let no_such = patch(&app, &cookie, &id, json!({"category": "Yachts"})).await;
+    assert_eq!(
+        no_such.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        no_such.body
+    );
+
+    // A description, then a split whose shares must add up.
+    let renamed = patch(&app, &cookie, &id, json!({"description": "Weekly shop"})).await;
+    assert_eq!(renamed.status, StatusCode::OK, "{}", renamed.body);
+    let size = spent["amount_minor"].as_i64().unwrap().abs();
+    let wrong = app
+        .post(
+            &format!("/api/transactions/{id}/split"),
+            json!({"shares": [{"category": "Groceries", "amount_minor": 1}]}),
+            Some(&cookie),
+        )
+        .await;
+    assert_eq!(wrong.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", wrong.body);
+    assert!(
+        wrong.json()["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("the shares add up to ₹0.01"),
+        "{}",
+        wrong.body
+    );
+    let split = app
+        .post(
+            &format!("/api/transactions/{id}/split"),
+            json!({"shares": [{"category": "Groceries", "amount_minor": size - 100}, {"category": "Shopping", "amount_minor": 100}]}),
+            Some(&cookie),
+        )
+        .await;
+    assert_eq!(split.status, StatusCode::OK, "{}", split.body);
+    let now = page(&app, &cookie, "q=weekly%20shop").await;
+    let row = &now["rows"][0];
+    assert_eq!(
+        (row["category"].as_str(), row["amount_minor"].as_i64()),
+        (Some("Split"), spent["amount_minor"].as_i64())
+    );
+    assert_eq!(
+        row["parts"],
+        json!([{"category": "Groceries", "amount_minor": size - 100}, {"category": "Shopping", "amount_minor": 100}])
+    );
+    let split_rows = page(&app, &cookie, "category=Shopping&q=weekly").await;
+    assert_eq!(
+        split_rows["total"], 1,
+        "a split row is found under each of its categories"
+    );
+
+    // A deletion, put back by its revert.
+    let deleted = app
+        .delete(&format!("/api/transactions/{id}"), Some(&cookie))
+        .await;
+    assert_eq!(deleted.status, StatusCode::OK, "{}", deleted.body);
+    assert_eq!(page(&app, &cookie, "").await["total"], 351);
+    let edits = app.get("/api/edits", Some(&cookie)).await.json();
+    let kinds: Vec<&str> = edits["edits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["delete", "split", "describe", "revert", "recategorize"]);
+    let restored = app
+        .post_empty(
+            &format!("/api/edits/{}/revert", edits["edits"][0]["id"].as_str().unwrap()),
+            Some(&cookie),
+        )
+        .await;
+    assert_eq!(restored.status, StatusCode::OK, "{}", restored.body);
+    assert_eq!(
+        page(&app, &cookie, "q=weekly%20shop").await["rows"][0]["parts"],
+        row["parts"]
+    );
+    assert_eq!(page(&app, &cookie, "").await["total"], 352);
+    // An edit whose rows changed since cannot be reverted over them.
+    let describe = &edits["edits"][2];
+    let stale = app
+        .post_empty(
+            &format!("/api/edits/{}/revert", describe["id"].as_str().unwrap()),
+            Some(&cookie),
+        )
+        .await;
+    assert_eq!(stale.status, StatusCode::CONFLICT, "{}", stale.body);
+
+    // Another visitor: their own ledger, and none of these rows or edits.
+    let (stranger, _) = app.visitor("hello").await;
+    assert_eq!(page(&app, &stranger, "q=weekly%20shop").await["total"], 0);
+    assert_eq!(
+        patch(&app, &stranger, &id, json!({"category": "Dining"}))
+            .await
+            .status,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        app.delete(&format!("/api/transactions/{id}"), Some(&stranger))
+            .await
+            .status,
+        StatusCode::NOT_FOUND
+    );
+    let split_theirs = app
+        .post(
+            &format!("/api/transactions/{id}/split"),
+            json!({"shares": [{"category": "Dining", "amount_minor": size}]}),
+            Some(&stranger),
+        )
+        .await;
+    assert_eq!(split_theirs.status, StatusCode::NOT_FOUND);
+    let edit_id = edits["edits"][1]["id"].as_str().unwrap();
+    assert_eq!(
+        app.post_empty(&format!("/api/edits/{edit_id}/revert"), Some(&stranger))
+            .await
+            .status,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        app.get("/api/edits", Some(&stranger)).await.json()["edits"],
+        json!([])
+    );
+    // No session: nothing.
+    assert_eq!(
+        app.get("/api/transactions", None).await.status,
+        StatusCode::UNAUTHORIZED
+    );
+}
+
+fn urlencode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn undoing_an_import_removes_its_rows_and_nothing_else(_: PgPoolOptions, connect: PgConnectOptions) {
+    let state = state(&connect, Isolation::Rls, &[]).await;
+    let app = TestApp::new(&state);
+    let (cookie, _) = app.visitor("hello").await;
+    let root = kakeibo_testkit::workspace_root().join("fixtures/household");
+    let usd = |account: &str, kind: &str| json!({"account": account, "kind": kind, "currency": "USD"});
+    let checking = import(
+        &app,
+        &cookie,
+        "checking.csv",
+        &std::fs::read(root.join("checking.csv")).unwrap(),
+        usd("US Checking", "checking"),
+    )
+    .await;
+    let before_card = page(&app, &cookie, "per_page=200&account=US%20Checking").await;
+    let in_transit = |page: &Value| {
+        page["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["kind"] == "transit")
+            .count()
+    };
+    // Checking's transfers to savings wait for a savings statement that never comes here.
+    let waiting_before = in_transit(&before_card);
+    let card = import(
+        &app,
+        &cookie,
+        "card.csv",
+        &std::fs::read(root.join("card.csv")).unwrap(),
+        usd("US Card", "card"),
+    )
+    .await;
+    let with_card = page(&app, &cookie, &format!("per_page=200&import={card}")).await;
+    let transfers = with_card["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kind"] == "transfer")
+        .count();
+    assert!(
+        transfers >= 1,
+        "the card's payments pair with checking's: {with_card}"
+    );
+    let total_with_card = page(&app, &cookie, "").await["total"].as_i64().unwrap();
+
+    // Undoing the card's import: its rows go, the checking side of each payment waits in transit.
+    let undone = app
+        .post_empty(&format!("/api/imports/{card}/undo"), Some(&cookie))
+        .await;
+    assert_eq!(undone.status, StatusCode::OK, "{}", undone.body);
+    let summary = undone.json()["summary"].as_str().unwrap().to_owned();
+    assert!(summary.starts_with("Undid the import of card.csv: "), "{summary}");
+    assert!(summary.contains("back in transit"), "{summary}");
+    assert_eq!(page(&app, &cookie, &format!("import={card}")).await["total"], 0);
+    let after = page(&app, &cookie, "per_page=200&account=US%20Checking").await;
+    assert_eq!(
+        ids(&after),
+        ids(&before_card),
+        "checking's rows are all still there"
+    );
+    assert_eq!(
+        after["rows"], before_card["rows"],
+        "checking reads exactly as before the card: each payment waits in transit again"
+    );
+    assert!(in_transit(&after) >= waiting_before.max(transfers));
+    let total = page(&app, &cookie, "").await["total"].as_i64().unwrap();
+    let card_only = with_card["total"].as_i64().unwrap() - i64::try_from(transfers).unwrap();
+    assert_eq!(
+        total,
+        total_with_card - card_only,
+        "exactly the card's own rows went"
+    );
+    let twice = app
+        .post_empty(&format!("/api/imports/{card}/undo"), Some(&cookie))
+        .await;
+    assert_eq!(twice.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", twice.body);
+    let uploads = app.get("/api/uploads", Some(&cookie)).await.json();
+    let card_upload = uploads["uploads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["filename"] == "card.csv")
+        .unwrap();
+    assert_eq!(
+        card_upload["imported_at"],
+        Value::Null,
+        "an undone import is no longer imported: {uploads}"
+    );
+
+    // Reverting the undo brings the card's rows and its transfers back exactly.
+    let edit = undone.json()["id"].as_str().unwrap().to_owned();
+    let redone = app
+        .post_empty(&format!("/api/edits/{edit}/revert"), Some(&cookie))
+        .await;
+    assert_eq!(redone.status, StatusCode::OK, "{}", redone.body);
+    assert_eq!(
+        page(&app, &cookie, &format!("per_page=200&import={card}")).await["rows"],
+        with_card["rows"]
+    );
+
+    // Undoing the first import keeps the later statement's side of each transfer, waiting.
+    let undone = app
+        .post_empty(&format!("/api/imports/{checking}/undo"), Some(&cookie))
+        .await;
+    assert_eq!(undone.status, StatusCode::OK, "{}", undone.body);
+    assert_eq!(page(&app, &cookie, "account=US%20Checking").await["total"], 0);
+    let card_now = page(&app, &cookie, &format!("per_page=200&import={card}")).await;
+    assert_eq!(
+        card_now["total"], with_card["total"],
+        "every card row is still there"
+    );
+    assert_eq!(in_transit(&card_now), transfers, "{card_now}");
+
+    // Another visitor cannot undo it, nor see it.
+    let (stranger, _) = app.visitor("hello").await;
+    assert_eq!(
+        app.post_empty(&format!("/api/imports/{card}/undo"), Some(&stranger))
+            .await
+            .status,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(page(&app, &stranger, &format!("import={card}")).await["total"], 0);
+}
