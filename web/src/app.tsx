@@ -9,6 +9,7 @@ import { NotFound } from './pages/not-found';
 const Landing = lazy(() => import('./pages/landing').then((m) => m.Landing));
 const Chat = lazy(() => import('./pages/chat').then((m) => m.Chat));
 const DashboardPage = lazy(() => import('./pages/dashboard').then((m) => m.DashboardPage));
+const Transactions = lazy(() => import('./pages/transactions').then((m) => m.Transactions));
 const Evals = lazy(() => import('./pages/evals').then((m) => m.Evals));
 const Runs = lazy(() => import('./pages/runs').then((m) => m.Runs));
 const RunPage = lazy(() => import('./pages/run').then((m) => m.RunPage));
@@ -30,6 +31,7 @@ export function App() {
             <Route path="/chat" component={Chat} />
             <Route path="/chat/:id" component={Chat} />
             <Route path="/dashboard" component={DashboardPage} />
+            <Route path="/transactions" component={Transactions} />
             <Route path="/evals" component={Evals} />
             <Route path="/runs" component={Runs} />
             <Route path="/runs/:id" component={RunPage} />

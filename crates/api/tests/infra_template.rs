@@ -159,7 +159,10 @@ fn chat_and_confirm_stream_and_the_other_routes_are_buffered() {
         "/api/edits",
         "/api/edits/{proxy+}",
     ] {
-        assert!(streamed.contains(path), "{path} is a route of the chat function: {streamed:?}");
+        assert!(
+            streamed.contains(path),
+            "{path} is a route of the chat function: {streamed:?}"
+        );
     }
 
     // The guard works: CloudFormation's spelling, `STREAM`, in a SAM event is silently buffered.

@@ -74,6 +74,17 @@ async fn the_register_searches_and_a_persons_edits_are_recorded_and_reverted(
     let first = page(&app, &cookie, "").await;
     assert_eq!(first["total"], 352, "{first}");
     assert_eq!(first["rows"].as_array().unwrap().len(), 50);
+    let names = |key: &str| -> Vec<String> {
+        first[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert!(names("accounts").contains(&"Checking".to_owned()), "{first}");
+    assert!(names("categories").contains(&"Groceries".to_owned()), "{first}");
+    assert!(!names("categories").contains(&"Checking".to_owned()), "{first}");
     let dates: Vec<&str> = first["rows"]
         .as_array()
         .unwrap()

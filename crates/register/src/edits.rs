@@ -5,7 +5,7 @@
 //! commits. Nothing here asks for a confirmation: a person's edit on their own books is their
 //! decision. What the agent writes still goes through the confirmation card.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -219,18 +219,17 @@ pub async fn split(
         .first()
         .map(|p| p.currency)
         .ok_or(RegisterError::NotFound)?;
-    let mut merged: BTreeMap<Uuid, (String, i64)> = BTreeMap::new();
+    // The shares in the order the person gave them; two of one category are one share.
+    let mut merged: Vec<(Uuid, String, i64)> = Vec::new();
     for share in shares {
         let account = category(&accounts, &share.category)?;
-        let entry = merged
-            .entry(account.id)
-            .or_insert_with(|| (account.name.clone(), 0));
-        entry.1 = entry
-            .1
-            .checked_add(share.amount_minor)
-            .ok_or_else(|| RegisterError::Invalid("the shares are too large".into()))?;
+        let too_large = || RegisterError::Invalid("the shares are too large".into());
+        match merged.iter_mut().find(|(id, _, _)| *id == account.id) {
+            Some(entry) => entry.2 = entry.2.checked_add(share.amount_minor).ok_or_else(too_large)?,
+            None => merged.push((account.id, account.name.clone(), share.amount_minor)),
+        }
     }
-    let sum: i64 = merged.values().map(|(_, a)| *a).fold(0i64, i64::saturating_add);
+    let sum: i64 = merged.iter().map(|(_, _, a)| *a).fold(0i64, i64::saturating_add);
     if sum != total.saturating_abs() {
         return Err(RegisterError::Invalid(format!(
             "the shares add up to {}, and the row is {}",
@@ -243,15 +242,15 @@ pub async fn split(
     after.postings = legs.money.iter().map(|p| (*p).clone()).collect();
     after
         .postings
-        .extend(merged.iter().map(|(account_id, (_, amount))| Posting {
+        .extend(merged.iter().map(|(account_id, _, amount)| Posting {
             account_id: *account_id,
             amount_minor: sign * amount,
             currency,
         }));
     sort(&mut after);
     let shares_text = merged
-        .values()
-        .map(|(name, amount)| format!("{name} {}", Money::new(*amount, currency).format()))
+        .iter()
+        .map(|(_, name, amount)| format!("{name} {}", Money::new(*amount, currency).format()))
         .collect::<Vec<_>>()
         .join(", ");
     let summary = format!("{} split: {shares_text}", named(&before));

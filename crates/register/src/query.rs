@@ -102,16 +102,29 @@ pub struct Page {
     pub total: i64,
     pub page: u32,
     pub per_page: u32,
+    /// The owner's accounts that hold money and their categories, by name: what a search and an
+    /// edit may name.
+    pub accounts: Vec<String>,
+    pub categories: Vec<String>,
 }
 
-/// Each transaction's figures from its postings, then the filters, the count and one page;
-/// `{order}` is the sort.
-const REGISTER: &str = "WITH shaped AS (
+/// The transactions the search's own columns select (`matching`), those whose figures are worked
+/// out (`{pick}`: one page of them, when no filter or sort needs the figures; else all), each
+/// one's figures from its postings, then the filters on figures, the count (`{total}`) and the
+/// page (`{page}`); `{order}` is the sort.
+const REGISTER: &str = "WITH matching AS (
+            SELECT t.* FROM transactions t
+            WHERE t.owner_id = $1
+              AND ($2::date IS NULL OR t.date >= $2) AND ($3::date IS NULL OR t.date <= $3)
+              AND ($4::text IS NULL OR t.description ILIKE $4 OR t.raw_description ILIKE $4)
+              AND ($5::uuid IS NULL OR t.import_batch_id = $5 OR t.paired_batch_id = $5)
+        ), picked AS ({pick}),
+        shaped AS (
             SELECT t.id, t.date, t.description, t.raw_description, t.created_at, t.import_batch_id,
                    b.filename AS import_file,
                    coalesce(m.accounts, '') AS account, m.money, m.moved, m.legs, m.transit, m.currency,
                    coalesce(c.parts, '[]'::jsonb) AS parts, c.categories
-            FROM transactions t
+            FROM picked t
             LEFT JOIN import_batches b ON b.owner_id = t.owner_id AND b.id = t.import_batch_id
             CROSS JOIN LATERAL (
                 SELECT string_agg(a.name, ' → ' ORDER BY p.amount_minor, a.name)
@@ -131,10 +144,6 @@ const REGISTER: &str = "WITH shaped AS (
                 FROM postings p JOIN accounts a ON a.owner_id = p.owner_id AND a.id = p.account_id
                 WHERE p.owner_id = t.owner_id AND p.transaction_id = t.id AND a.type IN ('expense', 'income')
             ) c
-            WHERE t.owner_id = $1
-              AND ($2::date IS NULL OR t.date >= $2) AND ($3::date IS NULL OR t.date <= $3)
-              AND ($4::text IS NULL OR t.description ILIKE $4 OR t.raw_description ILIKE $4)
-              AND ($5::uuid IS NULL OR t.import_batch_id = $5 OR t.paired_batch_id = $5)
         ), rows AS (
             SELECT *,
                    CASE WHEN legs >= 2 THEN moved ELSE money END AS amount_minor,
@@ -160,8 +169,8 @@ const REGISTER: &str = "WITH shaped AS (
                                                       ELSE -(e->>'amount_minor')::int8 END)), '[]')
                 FROM jsonb_array_elements(h.parts) e) AS parts,
                amount_minor, coalesce(currency, '') AS currency, kind, import_batch_id, import_file,
-               count(*) OVER () AS total
-        FROM hits h ORDER BY {order} LIMIT $10 OFFSET $11";
+               {total} AS total
+        FROM hits h ORDER BY {order} {page}";
 
 /// One page of `owner`'s register.
 pub async fn search(owner: OwnerId, conn: &mut PgConnection, search: &Search) -> Result<Page, RegisterError> {
@@ -201,7 +210,28 @@ pub async fn search(owner: OwnerId, conn: &mut PgConnection, search: &Search) ->
         (SortBy::Description, false) => "lower(description) DESC, date DESC, id",
         (SortBy::Description, true) => "lower(description), date DESC, id",
     };
-    let sql = REGISTER.replace("{order}", order);
+    // Without a filter or a sort on figures, the page is chosen first and only its rows are
+    // worked out (a ledger of 10,000 rows reads its first page as fast as one of 100).
+    let on_figures = search.account.is_some()
+        || search.category.is_some()
+        || search.min_minor.is_some()
+        || search.max_minor.is_some()
+        || search.sort == SortBy::Amount;
+    let sql = if on_figures {
+        REGISTER
+            .replace("{pick}", "SELECT * FROM matching")
+            .replace("{total}", "count(*) OVER ()")
+            .replace("{page}", "LIMIT $10 OFFSET $11")
+    } else {
+        REGISTER
+            .replace(
+                "{pick}",
+                "SELECT * FROM matching ORDER BY {order} LIMIT $10 OFFSET $11",
+            )
+            .replace("{total}", "(SELECT count(*) FROM matching)")
+            .replace("{page}", "")
+    }
+    .replace("{order}", order);
     let rows: Vec<(Row, i64)> = sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(owner.as_uuid())
         .bind(search.from)
@@ -232,11 +262,23 @@ pub async fn search(owner: OwnerId, conn: &mut PgConnection, search: &Search) ->
         None if page > 1 => count(owner, conn, search).await?,
         None => 0,
     };
+    let names: Vec<(String, bool)> = sqlx::query_as(
+        "SELECT name, type IN ('expense', 'income') FROM accounts
+         WHERE owner_id = $1 AND type IN ('asset', 'liability', 'expense', 'income')
+           AND kind IS DISTINCT FROM 'transit'
+         ORDER BY name",
+    )
+    .bind(owner.as_uuid())
+    .fetch_all(&mut *conn)
+    .await?;
+    let (categories, accounts): (Vec<_>, Vec<_>) = names.into_iter().partition(|(_, category)| *category);
     Ok(Page {
         rows: rows.into_iter().map(|(row, _)| row).collect(),
         total,
         page,
         per_page,
+        accounts: accounts.into_iter().map(|(name, _)| name).collect(),
+        categories: categories.into_iter().map(|(name, _)| name).collect(),
     })
 }
 

@@ -16,6 +16,8 @@ import type {
   Session,
   ToolInfo,
   Upload,
+  LedgerEdit,
+  RegisterPage,
 } from './types';
 import type { Decision } from '../lib/confirm';
 
@@ -160,6 +162,16 @@ export const api = {
 
   runs: () => orSignedOut(json<{ runs: RunSummary[] }>('/api/runs?limit=100')),
   run: (id: string) => orNull(orSignedOut(json<RunDetail>(`/api/runs/${encodeURIComponent(id)}`))),
+  /** One page of the register; `query` is the search as URL parameters. */
+  transactions: (query: string) => orSignedOut(json<RegisterPage>(`/api/transactions${query ? `?${query}` : ''}`)),
+  changeTransaction: (id: string, change: { category?: string; description?: string }) =>
+    json<{ edits: LedgerEdit[] }>(`/api/transactions/${encodeURIComponent(id)}`, post(change, 'PATCH')),
+  splitTransaction: (id: string, shares: { category: string; amount_minor: number }[]) =>
+    json<LedgerEdit>(`/api/transactions/${encodeURIComponent(id)}/split`, post({ shares })),
+  deleteTransaction: (id: string) => json<LedgerEdit>(`/api/transactions/${encodeURIComponent(id)}`, { method: 'DELETE' }),
+  undoImport: (id: string) => json<LedgerEdit>(`/api/imports/${encodeURIComponent(id)}/undo`, { method: 'POST' }),
+  edits: () => orSignedOut(json<{ edits: LedgerEdit[] }>('/api/edits')),
+  revertEdit: (id: string) => json<LedgerEdit>(`/api/edits/${encodeURIComponent(id)}/revert`, { method: 'POST' }),
   dashboard: (month: string | null) =>
     orSignedOut(json<Dashboard>(month ? `/api/dashboard?month=${encodeURIComponent(month)}` : '/api/dashboard')),
   conversations: () => orSignedOut(json<{ conversations: ConversationSummary[] }>('/api/conversations')),

@@ -540,3 +540,47 @@ export interface AdminOverview {
 }
 
 // endregion
+
+// region: the register (GET /api/transactions, the edits)
+
+export type RegisterKind = 'spending' | 'income' | 'transfer' | 'transit' | 'other';
+
+export interface RegisterRow {
+  id: string;
+  date: string;
+  description: string;
+  raw_description: string;
+  /** The person's accounts the money moved in ("Checking", or "Checking → Savings"). */
+  account: string;
+  /** The category, "Split" for several, null for a transfer. */
+  category: string | null;
+  /** Each category's share, positive. */
+  parts: { category: string; amount_minor: number }[];
+  /** Signed: what the row did to the person's money; a transfer: the amount moved. */
+  amount_minor: number;
+  currency: string;
+  kind: RegisterKind;
+  import_batch_id: string | null;
+  import_file: string | null;
+}
+
+export interface RegisterPage {
+  rows: RegisterRow[];
+  total: number;
+  page: number;
+  per_page: number;
+  accounts: string[];
+  categories: string[];
+}
+
+export interface LedgerEdit {
+  id: string;
+  made_at: string;
+  made_by: string;
+  kind: 'recategorize' | 'describe' | 'split' | 'delete' | 'undo_import' | 'revert';
+  summary: string;
+  import_batch_id: string | null;
+  transactions: number;
+  reverted_at: string | null;
+  reverted_by: string | null;
+}

@@ -1,3 +1,4 @@
+import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { useSession } from '../session';
 import { Logo } from './mark';
@@ -5,6 +6,7 @@ import { Logo } from './mark';
 const LINKS = [
   { href: '/chat', label: 'chat' },
   { href: '/dashboard', label: 'dashboard' },
+  { href: '/transactions', label: 'register' },
   { href: '/runs', label: 'traces' },
   { href: '/evals', label: 'evals' },
 ];
@@ -18,8 +20,11 @@ export function Nav() {
   if (visitor?.operator) links.push({ href: '/admin', label: 'operator' });
   const signedIn = visitor && !visitor.anonymous;
   links.push(signedIn ? { href: '/privacy', label: 'account' } : { href: '/sign-in', label: 'sign in' });
+  // On a phone the links fold behind a Menu button; a new page folds them again.
+  const [open, setOpen] = useState(false);
+  useEffect(() => setOpen(false), [path]);
   return (
-    <header class="nav">
+    <header class="nav" data-open={open ? 'true' : undefined}>
       <div class="nav-inner">
         <a href="/" class="wordmark">
           <Logo />
@@ -29,7 +34,10 @@ export function Nav() {
             家計簿
           </span>
         </a>
-        <nav aria-label="Main" class="nav-links">
+        <button type="button" class="nav-menu" aria-expanded={open} aria-controls="nav-links" onClick={() => setOpen((o) => !o)}>
+          {open ? 'Close' : 'Menu'}
+        </button>
+        <nav aria-label="Main" class="nav-links" id="nav-links">
           {links.map((link) => {
             const current = path === link.href || path.startsWith(`${link.href}/`);
             return (

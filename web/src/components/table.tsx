@@ -7,8 +7,9 @@ import { count, dateTime, percentOf, seconds, timeOfDay } from '../lib/format';
 import { isScripted } from '../session';
 import { Badge, StatusBadge } from './terminal';
 
-/** A column: its label, and whether it holds figures (right-aligned). */
-export type Column = string | { label: string; numeric?: boolean; name?: string };
+/** A column: its label, whether it holds figures (right-aligned), and whether a phone leaves it
+ * out (its content then shows under the row's description). */
+export type Column = string | { label: string; numeric?: boolean; name?: string; wide?: boolean };
 
 export function THead({ columns }: { columns: Column[] }) {
   return (
@@ -17,7 +18,12 @@ export function THead({ columns }: { columns: Column[] }) {
         {columns.map((c) => {
           const col = typeof c === 'string' ? { label: c } : c;
           return (
-            <th key={col.label || col.name} scope="col" class={col.numeric ? 'n' : undefined} aria-label={col.name}>
+            <th
+              key={col.label || col.name}
+              scope="col"
+              class={[col.numeric ? 'n' : '', col.wide ? 'wide-only' : ''].filter(Boolean).join(' ') || undefined}
+              aria-label={col.name}
+            >
               {col.label}
             </th>
           );
@@ -103,7 +109,14 @@ export interface Omitted {
 export function EntriesTable({ rows, caption, visibleCaption, omitted }: { rows: EntryRow[]; caption: string; visibleCaption?: boolean; omitted?: Omitted }) {
   const lines = rows.some((r) => r.line !== undefined);
   const directions = rows.some((r) => r.direction !== undefined);
-  const columns: Column[] = [...(lines ? ['line'] : []), 'date', 'description', ...(directions ? ['in/out'] : []), 'category', n('amount')];
+  const columns: Column[] = [
+    ...(lines ? [{ label: 'line', wide: true }] : []),
+    'date',
+    'description',
+    ...(directions ? ['in/out'] : []),
+    { label: 'category', wide: true },
+    n('amount'),
+  ];
   return (
     <div class="table-scroll" tabIndex={0} role="region" aria-label={caption}>
       <table class="ledger-table">
@@ -113,11 +126,17 @@ export function EntriesTable({ rows, caption, visibleCaption, omitted }: { rows:
           {rows.flatMap((r, i) => {
             const row = (
               <tr key={r.key}>
-                {lines ? <td class="num">{r.line}</td> : null}
+                {lines ? <td class="num wide-only">{r.line}</td> : null}
                 <td class="num">{r.date}</td>
-                <td>{r.description}</td>
+                <td>
+                  {r.description}
+                  <span class="tiny faint narrow-only">
+                    {lines ? `line ${r.line} · ` : ''}
+                    {r.category}
+                  </span>
+                </td>
                 {directions ? <td class="muted">{r.direction}</td> : null}
-                <td class="muted">{r.category}</td>
+                <td class="muted wide-only">{r.category}</td>
                 <td class="num n">{formatAmount(r.amount)}</td>
               </tr>
             );
