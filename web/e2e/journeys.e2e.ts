@@ -595,6 +595,22 @@ describe('on a phone (390×844)', () => {
   });
 });
 
+describe('pages for people', () => {
+  it('the landing says it is a demo, leads with what a visitor can do, and shows no developer commands', async () => {
+    const { context, page } = await visitor(browser);
+    await page.goto('/');
+    await expect.poll(() => page.locator('.demo-mark').textContent()).toBe('Demo · synthetic data · scripted answers');
+    const doing = await page.locator('.can-do').innerText();
+    for (const what of ['Ask the ledger', 'Bring a statement', 'Keep the register', 'See where it went']) expect(doing).toContain(what);
+    await page.waitForLoadState('networkidle');
+    const text = await page.locator('main').innerText();
+    expect(text).not.toMatch(/cargo |xtask|no run recorded|GET \/api/);
+    await page.getByRole('link', { name: 'Keep the register' }).click();
+    await page.waitForURL('**/transactions');
+    await context.close();
+  });
+});
+
 describe('an account', () => {
   it('proves its address, forgets its password and sets a new one by mail', async () => {
     const { context, page } = await visitor(browser);

@@ -31,6 +31,9 @@ pub struct RunSummary {
     /// A list-price estimate, in USD.
     pub cost_usd_est: f64,
     pub latency_ms: i32,
+    /// The person's message that began the run (its first 500 characters); none for runs from
+    /// before runs kept it.
+    pub question: Option<String>,
 }
 
 /// One trace event of a run, in `seq` order.
@@ -74,7 +77,7 @@ const RUN_COLUMNS: &str =
         ELSE 'running'
     END AS status,
     iterations, input_tokens, output_tokens, cached_tokens,
-    cost_usd_est::float8 AS cost_usd_est, latency_ms";
+    cost_usd_est::float8 AS cost_usd_est, latency_ms, question";
 
 /// The owner's latest runs, newest first (at most `limit`, which is clamped to 1..=500).
 pub async fn list_runs(owner: OwnerId, pool: &PgPool, limit: i64) -> Result<Vec<RunSummary>, AgentError> {

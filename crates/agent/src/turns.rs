@@ -310,7 +310,8 @@ impl TurnStore {
     }
 
     /// The start of a new turn, in one transaction: the conversation's history as the model sees
-    /// it (or, for a [`Thread::New`] one, the conversation itself), the run's row, and the
+    /// it (or, for a [`Thread::New`] one, the conversation itself), the run's row (with `text`,
+    /// the question it answers), and the
     /// memories `text` recalls. Returns the history and the person's message carrying those
     /// memories.
     pub(crate) async fn open_turn(
@@ -326,7 +327,7 @@ impl TurnStore {
         // commit carries it to disk, a crash can lose only the run row (and a new conversation)
         // of a turn that died with it.
         let (history, memories): (Vec<Value>, Vec<String>) = sqlx::query_as(
-            "SELECT history, memories FROM app_open_turn($1, $2, $3, $4, $5, $6::channel, $7, $8, $9, $10)",
+            "SELECT history, memories FROM app_open_turn($1, $2, $3, $4, $5, $6::channel, $7, $8, $9, $10, $11)",
         )
         .bind(owner.as_uuid())
         .bind(conversation.as_uuid())
@@ -341,6 +342,7 @@ impl TurnStore {
             Thread::New { title } => title,
             Thread::Existing => None,
         })
+        .bind(text)
         .fetch_one(&self.pool)
         .await?;
         let history = history::parse(history)?;

@@ -1041,6 +1041,9 @@ async fn a_waiting_write_survives_a_reload_and_its_run_says_what_it_waits_on(
             .unwrap()
     };
     assert_eq!(status_of(app.runs(Some(&cookie)).await.json(), &run), "waiting");
+    // Each trace keeps the question it answers.
+    let detail = app.get(&format!("/api/runs/{run}"), Some(&cookie)).await.json();
+    assert_eq!(detail["question"], question, "{detail}");
 
     // Another visitor reads neither the conversation nor its waiting write.
     let (stranger, _) = app.visitor("how much did I spend").await;

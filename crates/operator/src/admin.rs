@@ -183,7 +183,7 @@ pub async fn overview(
         "SELECT json_build_object('id', r.id, 'owner_id', r.owner_id, 'email', u.email, 'anonymous', u.is_anonymous,
                  'started_at', r.started_at, 'channel', r.channel, 'model', r.model, 'status', r.status,
                  'input_tokens', r.input_tokens, 'cached_tokens', r.cached_tokens, 'output_tokens', r.output_tokens,
-                 'cost_usd_est', r.cost_usd_est::float8, 'latency_ms', r.latency_ms)
+                 'cost_usd_est', r.cost_usd_est::float8, 'latency_ms', r.latency_ms, 'question', r.question)
          FROM trace_runs r JOIN users u ON u.id = r.owner_id
          ORDER BY r.started_at DESC, r.id LIMIT 100",
     )

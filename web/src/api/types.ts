@@ -289,6 +289,8 @@ export interface RunSummary {
   cached_tokens: number;
   cost_usd_est: number;
   latency_ms: number;
+  /** The person's message that began the run; null for runs from before runs kept it. */
+  question?: string | null;
 }
 
 export interface RunEvent {

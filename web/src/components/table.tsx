@@ -47,13 +47,36 @@ export interface RunRow {
   latency_ms: number;
   email?: string | null;
   anonymous?: boolean;
+  /** The person's message that began the run. */
+  question?: string | null;
+}
+
+/** A question cut to one table cell. */
+export function shortQuestion(q: string | null | undefined): string {
+  if (!q) return '—';
+  const line = q.split('\n')[0] ?? '';
+  return line.length > 60 ? `${line.slice(0, 59)}…` : line;
 }
 
 const n = (label: string): Column => ({ label, numeric: true });
 
 /** One row per turn; with `owners`, who ran it (the operator's view of every visitor). */
 export function RunsTable({ runs, caption, owners }: { runs: RunRow[]; caption: string; owners?: boolean }) {
-  const columns: Column[] = ['time', ...(owners ? ['owner'] : []), 'channel', 'model', n('in'), n('cached'), n('out'), n('cost'), n('latency'), 'status'];
+  // On a phone the time, question, cost and status stay; the rest steps aside.
+  const wide = (label: string, numeric = false): Column => ({ label, numeric, wide: true });
+  const columns: Column[] = [
+    'time',
+    'question',
+    ...(owners ? [wide('owner')] : []),
+    wide('channel'),
+    wide('model'),
+    wide('in', true),
+    wide('cached', true),
+    wide('out', true),
+    n('cost'),
+    wide('latency', true),
+    'status',
+  ];
   return (
     <div class="t-scroll" tabIndex={0} role="region" aria-label={caption}>
       <table class="t-table">
@@ -65,18 +88,21 @@ export function RunsTable({ runs, caption, owners }: { runs: RunRow[]; caption: 
               <td>
                 <a href={`/runs/${r.id}`}>{owners ? dateTime(r.started_at) : timeOfDay(r.started_at)}</a>
               </td>
+              <td class="t-question" title={r.question ?? undefined}>
+                {shortQuestion(r.question)}
+              </td>
               {owners ? (
-                <td>
+                <td class="wide-only">
                   {r.email ?? '(anonymous)'} {r.anonymous ? <Badge>anon</Badge> : null}
                 </td>
               ) : null}
-              <td class="t-muted">{r.channel}</td>
-              <td class="t-muted">{isScripted(r.provider, r.model) ? `${r.model} (scripted)` : r.model}</td>
-              <td class="num n">{count(r.input_tokens)}</td>
-              <td class={`num n ${r.cached_tokens > 0 ? 't-accent' : 't-zero'}`}>{percentOf(r.cached_tokens, r.input_tokens)}</td>
-              <td class="num n">{count(r.output_tokens)}</td>
+              <td class="t-muted wide-only">{r.channel}</td>
+              <td class="t-muted wide-only">{isScripted(r.provider, r.model) ? `${r.model} (scripted)` : r.model}</td>
+              <td class="num n wide-only">{count(r.input_tokens)}</td>
+              <td class={`num n wide-only ${r.cached_tokens > 0 ? 't-accent' : 't-zero'}`}>{percentOf(r.cached_tokens, r.input_tokens)}</td>
+              <td class="num n wide-only">{count(r.output_tokens)}</td>
               <td class="num n">{formatUsd(r.cost_usd_est)}</td>
-              <td class="num n">{seconds(r.latency_ms)}</td>
+              <td class="num n wide-only">{seconds(r.latency_ms)}</td>
               <td>
                 <StatusBadge status={r.status} />
               </td>

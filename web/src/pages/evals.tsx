@@ -32,11 +32,13 @@ export function Evals() {
           <h1 class="headline">Evals</h1>
           <div style={{ marginTop: '32px' }}>
             <Empty
-              title="No evaluation report exists yet."
+              title="No evaluation has run on this site yet."
               hint={
                 <>
-                  <span class="mono">cargo xtask eval</span> runs the suite locally; the operator can start a run from
-                  /admin, and the eval function runs nightly.
+                  An evaluation puts the agent through a fixed set of household-finance questions whose answers are known
+                  — spending, subscriptions, anomalies, budgets, and statements that try to trick it into writing — and
+                  grades every answer, its cost and its speed. This page shows the latest one once it has run: nightly, or
+                  when the site's operator starts one.
                 </>
               }
             />

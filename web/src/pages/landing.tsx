@@ -1,6 +1,7 @@
-// /: a statement of account of the system itself. Every figure is read at load time from the
-// latest evaluation report (GET /api/evals/latest) and the tool registry (GET /api/tools); none is
-// typed into the page. Without a report the page says so and names the command that makes one.
+// /: what a visitor can do here first, marked as the demo it is, then a statement of account of
+// the system itself. Every figure is read at load time from the latest evaluation report (GET
+// /api/evals/latest) and the tool registry (GET /api/tools); none is typed into the page. Without a
+// report the page says so in a line; the commands that make one belong in the README.
 
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api/client';
@@ -39,46 +40,60 @@ export function Landing() {
   const messages = session?.messages;
   const writes = tools?.filter((t) => t.tier === 'write').length;
   const scripted = report ? reportIsScripted(report) : false;
+  // Every visit starts on synthetic data; the site's model may be the scripted demo.
+  const liveModel = session?.model && !isScripted(session.model.provider, session.model.model);
+  const demoMark = liveModel ? 'Demo · synthetic data' : 'Demo · synthetic data · scripted answers';
   return (
     <Page genre="paper" title={null}>
       <div class="spread landing-head">
         <div>
+          <p class="demo-mark">
+            <Mark tone="warn">{demoMark}</Mark>
+          </p>
           <h1 class="display">A finance agent that shows its working.</h1>
           <p class="lead">
-            {tools ? `${tools.length} tools` : 'Its tools'} over a double-entry ledger, a hand-written loop, and a gate
-            that stops the turn before anything is written. The margin prints every tool it called and the fraction of a
-            cent each answer cost.
+            Ask what you spent, what you subscribe to, what looks wrong and what to budget — of a ready-made household's
+            ledger, or of your own bank statements. Nothing is written until you say yes, and every answer shows the tools
+            and figures behind it.
           </p>
           <div class="btn-row" style={{ marginTop: '28px' }}>
             <a class="btn btn-primary" href="/chat">
               Ask it something
             </a>
-            <a class="btn btn-secondary" href="/runs">
-              Read a trace
-            </a>
             <span class="small faint">No account needed.</span>
           </div>
         </div>
-        <aside class="rail" aria-labelledby="provenance">
-          <h2 class="rail-head" id="provenance">
-            Provenance
+        <aside class="rail" aria-labelledby="can-do">
+          <h2 class="rail-head" id="can-do">
+            What you can do here
           </h2>
-          <dl>
-            <MetaLine label="figures from">{report ? longDate(report.finishedAt) : report === null ? 'no run recorded' : '…'}</MetaLine>
-            <MetaLine label="agent">{report ? (scripted ? `scripted: ${report.model}` : report.model || 'not recorded') : '…'}</MetaLine>
-            <MetaLine label="judge">{report ? report.judgeModel || 'not recorded' : '…'}</MetaLine>
-          </dl>
-          <p class="tiny faint" style={{ marginTop: '10px' }}>
-            Every number on this page is read from the latest evaluation report (<span class="mono">GET /api/evals/latest</span>)
-            or the tool registry (<span class="mono">GET /api/tools</span>). <span class="mono">cargo xtask eval</span>{' '}
-            reproduces them.
-          </p>
+          <ul class="can-do">
+            <li>
+              <a href="/chat">Ask the ledger</a> <span class="small muted">a question in your own words</span>
+            </li>
+            <li>
+              <a href="/chat?new">Bring a statement</a> <span class="small muted">a bank's CSV, previewed before anything is added</span>
+            </li>
+            <li>
+              <a href="/transactions">Keep the register</a> <span class="small muted">search, recategorise, split, undo</span>
+            </li>
+            <li>
+              <a href="/dashboard">See where it went</a> <span class="small muted">by category and month, against budgets</span>
+            </li>
+          </ul>
         </aside>
       </div>
 
       {failed ? <Failure message={failed} /> : null}
 
-      <Section title="What it is made of" note="One line per claim, and no line for anything the repository cannot reproduce.">
+      <Section
+        title="What it is made of"
+        note={
+          report
+            ? `Read from the evaluation of ${longDate(report.finishedAt)} (agent: ${scripted ? `scripted, ${report.model}` : report.model || 'not recorded'}; judge: ${report.judgeModel || 'not recorded'}) and the tool registry: no figure here is typed in.`
+            : 'Read from the tool registry: no figure here is typed in.'
+        }
+      >
         {tools === undefined || report === undefined ? <Loading what="the figures" /> : null}
         <ol class="items">
           {tools ? (
@@ -122,12 +137,10 @@ export function Landing() {
           ) : null}
         </ol>
         {report === null ? (
-          <div class="empty">
-            <p class="empty-title">No evaluation has run yet, so there are no figures to show.</p>
-            <p class="empty-hint">
-              <span class="mono">cargo xtask eval</span> runs one locally; the operator can start one from /admin.
-            </p>
-          </div>
+          <p class="small muted">
+            No evaluation has run on this site yet: once one has, its pass rate, cost and speed are listed here.{' '}
+            <a href="/evals">What an evaluation is →</a>
+          </p>
         ) : null}
         {report ? (
           <div class="closing-total">

@@ -47,6 +47,9 @@ function Timeline({ run }: { run: RunDetail }) {
   return (
     <>
       <h1 class="visually-hidden">Trace of the run started {dateTime(run.started_at)}</h1>
+      <Card title="question">
+        <p class="run-question">{run.question ?? 'Not recorded: this run is from before traces kept their question.'}</p>
+      </Card>
       <Card>
         <div class="stats six">
           <Stat label="channel" value={run.channel} />
