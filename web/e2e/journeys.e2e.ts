@@ -836,6 +836,47 @@ describe('the chat journey by keyboard alone', () => {
     expect(await budget(owner!, 'Groceries')).toEqual([{ amount_minor: '2000000' }]);
     await context.close();
   });
+
+  it('brings the sample statement, previews and imports it without a mouse, each step in view', async () => {
+    const { context, page } = await visitor(browser, MOBILE);
+    await page.goto('/chat');
+    const tabTo = async (text: string, most = 60) => {
+      for (let i = 0; i < most; i++) {
+        if (await page.evaluate((t) => document.activeElement?.textContent?.trim() === t, text)) return true;
+        await page.keyboard.press('Tab');
+      }
+      return false;
+    };
+    const focusedInView = () =>
+      page.evaluate(() => {
+        const r = (document.activeElement as HTMLElement).getBoundingClientRect();
+        return r.top >= 56 && r.bottom <= window.innerHeight ? true : `${r.top}..${r.bottom} of ${window.innerHeight}, ${window.scrollY}`;
+      });
+    expect(await tabTo('Statement'), 'Tab reaches Statement').toBe(true);
+    await page.keyboard.press('Enter');
+    // The panel opens with the focus on its heading, in view.
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('upload-title');
+    expect(await tabTo('Use the sample statement')).toBe(true);
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.closest('.preview') !== null && document.activeElement?.tagName === 'H3'), { timeout: 20_000 }).toBe(true);
+    await expect.poll(focusedInView).toBe(true);
+    expect(await tabTo('Import 12 rows', 120), 'Tab reaches Import').toBe(true);
+    await page.keyboard.press('Enter');
+    await waitSettled(page);
+    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe('This will change your ledger');
+    await expect.poll(focusedInView).toBe(true);
+    expect(await tabTo('Allow', 6)).toBe(true);
+    await page.keyboard.press('Enter');
+    await waitSettled(page);
+    await expect.poll(() => page.locator('.slip-verdict').innerText()).toBe('Allowed. Done.');
+    // The answer after the decision ends above the composer.
+    const answerBottom = await page.locator('.exchange .answer').last().evaluate((el) => el.getBoundingClientRect().bottom);
+    const composerTop = await page.locator('.composer').evaluate((el) => el.getBoundingClientRect().top);
+    expect(answerBottom).toBeLessThanOrEqual(composerTop + 1);
+    const owner = await visitorId(page);
+    expect(await sql("SELECT 1 FROM transactions WHERE owner_id = $1 AND date >= '2025-07-01'", [owner])).toHaveLength(12);
+    await context.close();
+  });
 });
 
 // Every route in both grounds, at desktop and phone sizes: a screenshot to look at, an axe-core

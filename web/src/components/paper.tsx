@@ -57,7 +57,7 @@ export function Empty({ title, hint }: { title: string; hint?: ComponentChildren
 /** A note between hairlines: the site speaking, never the agent. */
 export function Note({ tone, word, children }: { tone: Tone; word: string; children: ComponentChildren }) {
   return (
-    <div class="note" role={tone === 'danger' ? 'alert' : 'status'}>
+    <div class="note" role={tone === 'danger' ? 'alert' : 'status'} tabIndex={-1}>
       <Mark tone={tone}>{word}</Mark>
       <span>{children}</span>
     </div>

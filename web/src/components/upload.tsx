@@ -2,7 +2,7 @@
 // to add, duplicates skipped, rows it could not read with their line numbers — before anything is
 // written. Importing is a write like any other: it goes through the agent and its confirmation.
 
-import { useRef, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api, type PreviewOptions } from '../api/client';
 import type { AccountKind, ImportPreview, LineCount, PlannedTransfer, Upload } from '../api/types';
 import { CURRENCIES, formatAmount } from '../lib/money';
@@ -58,6 +58,26 @@ export function UploadPanel({ onImport, onClose, ensureVisit, busy }: Props) {
   const [stage, setStage] = useState<Stage>({ kind: 'idle' });
   const [dragging, setDragging] = useState(false);
   const input = useRef<HTMLInputElement>(null);
+  const panel = useRef<HTMLElement>(null);
+
+  // What the panel says next is brought into view with the focus on it: the panel's heading when
+  // it opens, the preview's heading, or the refusal — never left below the composer.
+  useEffect(() => {
+    const root = panel.current;
+    if (!root) return;
+    const target =
+      stage.kind === 'previewed'
+        ? root.querySelector<HTMLElement>('.preview .subhead')
+        : stage.kind === 'failed'
+          ? root.querySelector<HTMLElement>('.note')
+          : stage.kind === 'idle'
+            ? root.querySelector<HTMLElement>('#upload-title')
+            : null;
+    if (!target) return;
+    const reduce = window.matchMedia('(prefers-reduced-motion: reduce)').matches;
+    target.scrollIntoView({ block: 'start', behavior: reduce ? 'auto' : 'smooth' });
+    target.focus({ preventScroll: true });
+  }, [stage.kind]);
 
   async function take(file: File) {
     if (file.size === 0) {
@@ -128,9 +148,9 @@ export function UploadPanel({ onImport, onClose, ensureVisit, busy }: Props) {
   }
 
   return (
-    <section class="upload" aria-labelledby="upload-title">
+    <section class="upload" aria-labelledby="upload-title" ref={panel}>
       <div class="section-head">
-        <h2 class="section-title" id="upload-title">
+        <h2 class="section-title" id="upload-title" tabIndex={-1}>
           Bring a statement
         </h2>
         <button type="button" class="link-button small" onClick={onClose}>
@@ -418,7 +438,7 @@ function PreviewView({
   const choices = CURRENCIES.includes(shown) ? CURRENCIES : [shown, ...CURRENCIES];
   return (
     <div class="preview" aria-label={`Preview of ${p.filename}`}>
-      <h3 class="subhead">
+      <h3 class="subhead" tabIndex={-1}>
         {nothingNew ? 'Nothing new' : `${p.rows_to_add} row${p.rows_to_add === 1 ? '' : 's'} to add`} from{' '}
         <span class="mono small">{p.filename}</span>
       </h3>

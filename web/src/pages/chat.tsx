@@ -170,6 +170,12 @@ export function Chat() {
     el.scrollIntoView({ block: 'end', behavior: smooth && !reduce ? 'smooth' : 'auto' });
   }, []);
 
+  // A refusal is read where it is: in view, above the composer.
+  const bannerRef = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (banner) bannerRef.current?.scrollIntoView({ block: 'nearest' });
+  }, [banner]);
+
   const update = useCallback((key: string, change: (x: Exchange) => Exchange) => {
     setExchanges((xs) => xs.map((x) => (x.key === key ? change(x) : x)));
   }, []);
@@ -270,6 +276,8 @@ export function Chat() {
         const back = settled.slips.find((s) => s.key === slip.key)?.status === 'pending';
         return back ? { ...settled, status: 'waiting' } : settled;
       });
+      // The answer after a decision ends above the composer, not under it.
+      requestAnimationFrame(() => end.current?.scrollIntoView({ block: 'end' }));
     } catch (e) {
       if (e instanceof DOMException && e.name === 'AbortError') {
         update(key, (x) => ({ ...updateSlip(x, slip.key, refused), status: 'waiting' }));
@@ -377,7 +385,7 @@ export function Chat() {
         />
       ))}
       {banner ? (
-        <div class="banner" role="alert">
+        <div class="banner" role="alert" ref={bannerRef}>
           <Mark tone={banner.word === 'failed' ? 'danger' : 'warn'}>{banner.word}</Mark>
           <span>{banner.text}</span>
         </div>
