@@ -342,6 +342,7 @@ async fn fill_every_table(pool: &PgPool, owner: OwnerId) {
         "INSERT INTO import_mappings (owner_id, account, mapping, source) VALUES ($1, 'Checking', '{}', 'a.csv')",
         "INSERT INTO import_plan_rows (owner_id, batch_id, chunk, rows)
          SELECT $1, id, 0, '[]' FROM import_batches WHERE owner_id = $1",
+        "INSERT INTO ledger_edits (owner_id, kind, summary, before, after) VALUES ($1, 'delete', 'Deleted a row', '[]', '[]')",
     ];
     for statement in statements {
         sqlx::query(statement).bind(o).execute(pool).await.unwrap();
