@@ -469,3 +469,39 @@ async fn undoing_an_import_removes_its_rows_and_nothing_else(_: PgPoolOptions, c
     );
     assert_eq!(page(&app, &stranger, &format!("import={card}")).await["total"], 0);
 }
+
+/// A deleted row whose statement line was imported again since cannot be put back over it: the
+/// revert is refused (`409`) and nothing is booked twice.
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_deleted_row_imported_again_is_not_put_back_twice(_: PgPoolOptions, connect: PgConnectOptions) {
+    let state = state(&connect, Isolation::Rls, &[]).await;
+    let app = TestApp::new(&state);
+    let (cookie, _) = app.visitor("hello").await;
+    let statement =
+        b"Date,Description,Amount\n2025-07-01,TWICE CAFE,-250.00\n2025-07-02,TWICE BOOKS,-1200.50\n";
+    import(&app, &cookie, "twice.csv", statement, json!({})).await;
+    let cafe = page(&app, &cookie, "q=twice%20cafe").await;
+    let id = cafe["rows"][0]["id"].as_str().unwrap().to_owned();
+    let deleted = app
+        .delete(&format!("/api/transactions/{id}"), Some(&cookie))
+        .await;
+    assert_eq!(deleted.status, StatusCode::OK, "{}", deleted.body);
+
+    // The same statement again adds back exactly the deleted line.
+    let again =
+        b"Date,Description,Amount\n2025-07-01,TWICE CAFE,-250.00\n2025-07-02,TWICE BOOKS,-1200.50\n\n";
+    import(&app, &cookie, "twice-again.csv", again, json!({})).await;
+    assert_eq!(page(&app, &cookie, "q=twice").await["total"], 2);
+    let revert = app
+        .post_empty(
+            &format!("/api/edits/{}/revert", deleted.json()["id"].as_str().unwrap()),
+            Some(&cookie),
+        )
+        .await;
+    assert_eq!(revert.status, StatusCode::CONFLICT, "{}", revert.body);
+    assert_eq!(
+        page(&app, &cookie, "q=twice").await["total"],
+        2,
+        "nothing booked twice"
+    );
+}

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-use kakeibo_ledger::{Currency, NewPosting, NewTransaction, OwnerId, insert_transactions};
+use kakeibo_ledger::{Currency, InsertOutcome, NewPosting, NewTransaction, OwnerId, insert_transactions};
 
 use crate::RegisterError;
 
@@ -122,7 +122,12 @@ pub async fn replace(
                 .collect(),
         })
         .collect();
-    insert_transactions(owner, &mut *conn, &news).await?;
+    // A statement line that came back meanwhile (re-imported since a row was deleted) holds the
+    // row's identity now: putting the row back would book it twice, so nothing is.
+    let outcomes = insert_transactions(owner, &mut *conn, &news).await?;
+    if outcomes.iter().any(|o| matches!(o, InsertOutcome::Duplicate)) {
+        return Err(RegisterError::Changed);
+    }
     for s in after {
         sqlx::query(
             "UPDATE transactions SET created_at = $3, paired_source_hash = $4, paired_description = $5,
