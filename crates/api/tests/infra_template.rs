@@ -151,13 +151,19 @@ fn chat_and_confirm_stream_and_the_other_routes_are_buffered() {
         !streamed.contains("/api/runs") && !streamed.contains("/api/admin/{proxy+}"),
         "{streamed:?}"
     );
-    // The register's routes reach the chat function.
+    // The register's and the categories, rules and budgets screens' routes reach the chat function.
     for path in [
         "/api/transactions",
         "/api/transactions/{proxy+}",
         "/api/imports/{proxy+}",
         "/api/edits",
         "/api/edits/{proxy+}",
+        "/api/categories",
+        "/api/categories/{proxy+}",
+        "/api/rules",
+        "/api/rules/{proxy+}",
+        "/api/budgets",
+        "/api/budgets/{proxy+}",
     ] {
         assert!(
             streamed.contains(path),

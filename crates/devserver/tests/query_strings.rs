@@ -1,5 +1,6 @@
 //! Arbitrary query strings into every route that reads one — `GET /api/runs?limit=`,
-//! `GET /api/dashboard?month=`, `POST /api/uploads?filename=` and
+//! `GET /api/dashboard?month=`, `GET /api/budgets?month=`, the register's `GET /api/transactions?…`,
+//! `POST /api/uploads?filename=` and
 //! `GET /api/session/google/callback?code=&state=&error=` — and into a few that read none. Each
 //! query is a list of pairs: the route's own parameters (and others), repeated or not, with values
 //! of every kind (numbers at and past the integer limits, months at and past the calendar's, text
@@ -53,6 +54,31 @@ const ROUTES: &[Route] = &[
     },
     Route {
         method: Method::GET,
+        path: "/api/budgets",
+        params: &["month"],
+        body: b"",
+    },
+    Route {
+        method: Method::GET,
+        path: "/api/transactions",
+        params: &[
+            "q",
+            "from",
+            "to",
+            "account",
+            "category",
+            "min_minor",
+            "max_minor",
+            "import",
+            "sort",
+            "ascending",
+            "page",
+            "per_page",
+        ],
+        body: b"",
+    },
+    Route {
+        method: Method::GET,
         path: "/api/session/google/callback",
         params: &["code", "state", "error"],
         body: b"",
@@ -74,7 +100,25 @@ const ROUTES: &[Route] = &[
 
 /// Every parameter any route reads, and keys none does.
 const KEYS: &[&str] = &[
-    "limit", "month", "filename", "code", "state", "error", "cursor", "kind", "x", "", "month[]",
+    "limit",
+    "month",
+    "filename",
+    "code",
+    "state",
+    "error",
+    "cursor",
+    "kind",
+    "x",
+    "",
+    "month[]",
+    "q",
+    "from",
+    "to",
+    "min_minor",
+    "page",
+    "per_page",
+    "sort",
+    "ascending",
 ];
 
 /// Values at the edges of what each parameter reads.

@@ -505,3 +505,657 @@ async fn a_deleted_row_imported_again_is_not_put_back_twice(_: PgPoolOptions, co
         "nothing booked twice"
     );
 }
+
+/// The answer's JSON, after checking its status.
+fn expect(answer: &Answer, status: StatusCode) -> Value {
+    assert_eq!(answer.status, status, "{}", answer.body);
+    answer.json()
+}
+
+fn category_named<'a>(list: &'a Value, name: &str) -> Option<&'a Value> {
+    list["categories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+}
+
+/// The month's line of `category` on the budgets screen.
+async fn budget_line(app: &TestApp, cookie: &str, month: &str, category: &str) -> Value {
+    let view = expect(
+        &app.get(&format!("/api/budgets?month={month}"), Some(cookie))
+            .await,
+        StatusCode::OK,
+    );
+    view["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["category"] == category)
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_category_merged_away_takes_its_rows_rules_and_budgets_and_comes_back_on_revert(
+    _: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let state = state(&connect, Isolation::Rls, &[]).await;
+    let app = TestApp::new(&state);
+    let (cookie, _) = app.visitor("hello").await;
+
+    let chart = expect(&app.get("/api/categories", Some(&cookie)).await, StatusCode::OK);
+    let groceries = category_named(&chart, "Groceries").unwrap().clone();
+    assert_eq!(
+        (groceries["side"].clone(), groceries["standard"].clone()),
+        (json!("expense"), json!(true))
+    );
+    assert!(groceries["transactions"].as_i64().unwrap() > 0, "{groceries}");
+    let dining = category_named(&chart, "Dining").unwrap().clone();
+    assert!(
+        category_named(&chart, "Checking").is_none(),
+        "an account that holds money is no category"
+    );
+
+    // A category of one's own: added, its name checked, renamed; a starting one keeps its name.
+    let added = expect(
+        &app.post(
+            "/api/categories",
+            json!({"name": "Coffee", "side": "expense"}),
+            Some(&cookie),
+        )
+        .await,
+        StatusCode::CREATED,
+    );
+    assert_eq!(
+        (added["standard"].clone(), added["transactions"].clone()),
+        (json!(false), json!(0))
+    );
+    let cafes_id = added["id"].as_str().unwrap().to_owned();
+    for name in ["groceries", "", "Food: out", &"x".repeat(41)] {
+        let refused = app
+            .post(
+                "/api/categories",
+                json!({"name": name, "side": "expense"}),
+                Some(&cookie),
+            )
+            .await;
+        assert_eq!(
+            refused.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{name}: {}",
+            refused.body
+        );
+    }
+    let renamed = expect(
+        &app.request(
+            Method::PATCH,
+            &format!("/api/categories/{cafes_id}"),
+            Some(json!({"name": "Cafés"})),
+            Some(&cookie),
+        )
+        .await,
+        StatusCode::OK,
+    );
+    assert_eq!(renamed["name"], "Cafés");
+    let kept = app
+        .request(
+            Method::PATCH,
+            &format!("/api/categories/{}", groceries["id"].as_str().unwrap()),
+            Some(json!({"name": "Food"})),
+            Some(&cookie),
+        )
+        .await;
+    assert_eq!(kept.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", kept.body);
+
+    // Something on it: two Dining rows, a rule, a budget in a month Dining has one too and one
+    // in a month it has none.
+    let dining_rows = page(&app, &cookie, "category=Dining&from=2025-03-01&to=2025-03-31").await;
+    let moved: Vec<String> = ids(&dining_rows).into_iter().take(2).collect();
+    assert_eq!(moved.len(), 2, "{dining_rows}");
+    for id in &moved {
+        expect(
+            &patch(&app, &cookie, id, json!({"category": "Cafés"})).await,
+            StatusCode::OK,
+        );
+    }
+    let rule = expect(
+        &app.post(
+            "/api/rules",
+            json!({"pattern": "espresso bar", "category": "Cafés"}),
+            Some(&cookie),
+        )
+        .await,
+        StatusCode::CREATED,
+    );
+    assert_eq!(
+        (rule["category"].clone(), rule["priority"].clone()),
+        (json!("Cafés"), json!(100))
+    );
+    let put = |category: &str, month: &str, amount: i64| {
+        app.request(
+            Method::PUT,
+            "/api/budgets",
+            Some(json!({"category_id": category, "month": month, "amount_minor": amount})),
+            Some(&cookie),
+        )
+    };
+    let dining_id = dining["id"].as_str().unwrap();
+    expect(&put(dining_id, "2025-03", 1_000_000).await, StatusCode::OK);
+    expect(&put(&cafes_id, "2025-03", 250_000).await, StatusCode::OK);
+    expect(&put(&cafes_id, "2025-04", 300_000).await, StatusCode::OK);
+    let march_cafes = budget_line(&app, &cookie, "2025-03", "Cafés").await;
+    assert_eq!(march_cafes["transactions"], 2, "{march_cafes}");
+    let march_dining_before = budget_line(&app, &cookie, "2025-03", "Dining").await;
+
+    // Merging a starting category away, into itself, or across sides is refused.
+    for (from, into) in [
+        (groceries["id"].as_str().unwrap(), dining_id),
+        (cafes_id.as_str(), cafes_id.as_str()),
+        (
+            cafes_id.as_str(),
+            category_named(&chart, "Salary").unwrap()["id"].as_str().unwrap(),
+        ),
+    ] {
+        let refused = app
+            .post(
+                &format!("/api/categories/{from}/merge"),
+                json!({"into": into}),
+                Some(&cookie),
+            )
+            .await;
+        assert_eq!(
+            refused.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{}",
+            refused.body
+        );
+    }
+
+    // The merge: one recorded edit; the rows, the rule and the budgets are Dining's now.
+    let merged = expect(
+        &app.post(
+            &format!("/api/categories/{cafes_id}/merge"),
+            json!({"into": dining_id}),
+            Some(&cookie),
+        )
+        .await,
+        StatusCode::OK,
+    );
+    assert_eq!(merged["kind"], "merge");
+    assert!(
+        merged["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("Merged Cafés into Dining: 2 rows, 1 rule, 2 budgets"),
+        "{merged}"
+    );
+    let after = expect(&app.get("/api/categories", Some(&cookie)).await, StatusCode::OK);
+    assert!(category_named(&after, "Cafés").is_none());
+    let now = page(&app, &cookie, "category=Dining&from=2025-03-01&to=2025-03-31").await;
+    assert_eq!(now["total"], dining_rows["total"], "{now}");
+    let rules = expect(&app.get("/api/rules", Some(&cookie)).await, StatusCode::OK);
+    assert_eq!(rules["rules"][0]["category"], "Dining", "{rules}");
+    let march_dining = budget_line(&app, &cookie, "2025-03", "Dining").await;
+    assert_eq!(
+        march_dining["budget"]["amount_minor"], 1_250_000,
+        "two budgets of a month add up"
+    );
+    let spent = |line: &Value| line["spent"][0]["amount_minor"].as_i64().unwrap();
+    assert_eq!(
+        spent(&march_dining),
+        spent(&march_dining_before) + spent(&march_cafes),
+        "the merge moves no money"
+    );
+    assert_eq!(
+        budget_line(&app, &cookie, "2025-04", "Dining").await["budget"]["amount_minor"],
+        300_000
+    );
+
+    // Reverted: everything as it was before the merge, the category under its own id.
+    let reverted = expect(
+        &app.post_empty(
+            &format!("/api/edits/{}/revert", merged["id"].as_str().unwrap()),
+            Some(&cookie),
+        )
+        .await,
+        StatusCode::OK,
+    );
+    assert_eq!(reverted["kind"], "revert");
+    let back = expect(&app.get("/api/categories", Some(&cookie)).await, StatusCode::OK);
+    let cafes = category_named(&back, "Cafés").expect("the category is back");
+    assert_eq!(cafes["id"], cafes_id.as_str());
+    assert_eq!(
+        (
+            cafes["transactions"].clone(),
+            cafes["rules"].clone(),
+            cafes["budgets"].clone()
+        ),
+        (json!(2), json!(1), json!(2))
+    );
+    let dining_again = page(&app, &cookie, "category=Dining&from=2025-03-01&to=2025-03-31").await;
+    assert_eq!(
+        dining_again["total"].as_i64().unwrap(),
+        dining_rows["total"].as_i64().unwrap() - 2
+    );
+    assert_eq!(
+        expect(&app.get("/api/rules", Some(&cookie)).await, StatusCode::OK)["rules"][0]["category"],
+        "Cafés"
+    );
+    assert_eq!(
+        budget_line(&app, &cookie, "2025-03", "Dining").await["budget"]["amount_minor"],
+        1_000_000
+    );
+    assert_eq!(
+        budget_line(&app, &cookie, "2025-03", "Cafés").await["budget"]["amount_minor"],
+        250_000
+    );
+    // A revert of the revert is refused: merge again instead.
+    let twice = app
+        .post_empty(
+            &format!("/api/edits/{}/revert", reverted["id"].as_str().unwrap()),
+            Some(&cookie),
+        )
+        .await;
+    assert!(twice.status.is_client_error(), "{}", twice.body);
+
+    // Another visitor reaches none of it.
+    let (stranger, _) = app.visitor("hello").await;
+    assert!(
+        category_named(
+            &expect(&app.get("/api/categories", Some(&stranger)).await, StatusCode::OK),
+            "Cafés"
+        )
+        .is_none()
+    );
+    let theirs = app
+        .request(
+            Method::PATCH,
+            &format!("/api/categories/{cafes_id}"),
+            Some(json!({"name": "Mine"})),
+            Some(&stranger),
+        )
+        .await;
+    assert_eq!(theirs.status, StatusCode::NOT_FOUND, "{}", theirs.body);
+    let stranger_dining = category_named(
+        &expect(&app.get("/api/categories", Some(&stranger)).await, StatusCode::OK),
+        "Dining",
+    )
+    .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    for (from, into) in [
+        (cafes_id.as_str(), stranger_dining.as_str()),
+        (stranger_dining.as_str(), dining_id),
+    ] {
+        let refused = app
+            .post(
+                &format!("/api/categories/{from}/merge"),
+                json!({"into": into}),
+                Some(&stranger),
+            )
+            .await;
+        assert!(
+            matches!(
+                refused.status,
+                StatusCode::NOT_FOUND | StatusCode::UNPROCESSABLE_ENTITY
+            ),
+            "{}",
+            refused.body
+        );
+    }
+    let rule_id = rule["id"].as_str().unwrap();
+    assert_eq!(
+        app.delete(&format!("/api/rules/{rule_id}"), Some(&stranger))
+            .await
+            .status,
+        StatusCode::NOT_FOUND
+    );
+    let put_theirs = app
+        .request(
+            Method::PUT,
+            "/api/budgets",
+            Some(json!({"category_id": cafes_id, "month": "2025-05", "amount_minor": 1})),
+            Some(&stranger),
+        )
+        .await;
+    assert_eq!(put_theirs.status, StatusCode::NOT_FOUND, "{}", put_theirs.body);
+    let budget_id = budget_line(&app, &cookie, "2025-03", "Cafés").await["budget"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        app.delete(&format!("/api/budgets/{budget_id}"), Some(&stranger))
+            .await
+            .status,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        budget_line(&app, &cookie, "2025-03", "Cafés").await["budget"]["amount_minor"],
+        250_000
+    );
+    expect(
+        &app.delete(&format!("/api/budgets/{budget_id}"), Some(&cookie))
+            .await,
+        StatusCode::OK,
+    );
+    assert_eq!(
+        budget_line(&app, &cookie, "2025-03", "Cafés").await["budget"],
+        Value::Null
+    );
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_rule_is_previewed_on_past_rows_then_applied_as_one_edit_and_reverted(
+    _: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let state = state(&connect, Isolation::Rls, &[]).await;
+    let app = TestApp::new(&state);
+    let (cookie, _) = app.visitor("hello").await;
+    expect(
+        &app.post(
+            "/api/categories",
+            json!({"name": "Market", "side": "expense"}),
+            Some(&cookie),
+        )
+        .await,
+        StatusCode::CREATED,
+    );
+
+    // A word of a grocery row: every row holding it is counted once, in one of three piles.
+    let groceries = page(&app, &cookie, "category=Groceries").await;
+    let word = groceries["rows"][0]["description"]
+        .as_str()
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_lowercase();
+    let holding = page(&app, &cookie, &format!("q={}&per_page=200", urlencode(&word))).await;
+    let like = expect(
+        &app.post(
+            "/api/rules/preview",
+            json!({"pattern": word, "category": "market"}),
+            Some(&cookie),
+        )
+        .await,
+        StatusCode::OK,
+    );
+    assert_eq!(like["category"], "Market");
+    let (to_file, already, left_alone) = (
+        like["to_file"].as_i64().unwrap(),
+        like["already"].as_i64().unwrap(),
+        like["left_alone"].as_i64().unwrap(),
+    );
+    assert!(to_file > 0, "{like}");
+    assert_eq!(
+        to_file + already + left_alone,
+        holding["total"].as_i64().unwrap(),
+        "{like}"
+    );
+    assert_eq!(
+        i64::try_from(like["rows"].as_array().unwrap().len()).unwrap(),
+        to_file.min(100)
+    );
+    assert!(
+        like["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["category"] != "Market")
+    );
+    // A preview changes nothing.
+    assert_eq!(page(&app, &cookie, "category=Market").await["total"], 0);
+
+    // Bad input is refused in words.
+    for (pattern, category) in [
+        ("", "Market"),
+        ("x", "Market"),
+        (word.as_str(), "Nowhere"),
+        (word.as_str(), "Checking"),
+    ] {
+        let refused = app
+            .post(
+                "/api/rules/preview",
+                json!({"pattern": pattern, "category": category}),
+                Some(&cookie),
+            )
+            .await;
+        assert_eq!(
+            refused.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{pattern}/{category}: {}",
+            refused.body
+        );
+    }
+
+    // Applied: one edit; the rows are Market's; nothing else moved.
+    let applied = expect(
+        &app.post(
+            "/api/rules/apply",
+            json!({"pattern": word, "category": "Market"}),
+            Some(&cookie),
+        )
+        .await,
+        StatusCode::OK,
+    );
+    assert_eq!(applied["kind"], "apply_rule");
+    assert_eq!(
+        page(&app, &cookie, "category=Market").await["total"]
+            .as_i64()
+            .unwrap(),
+        to_file
+    );
+    let again = expect(
+        &app.post(
+            "/api/rules/preview",
+            json!({"pattern": word, "category": "Market"}),
+            Some(&cookie),
+        )
+        .await,
+        StatusCode::OK,
+    );
+    assert_eq!(
+        (
+            again["to_file"].as_i64().unwrap(),
+            again["already"].as_i64().unwrap()
+        ),
+        (0, already + to_file)
+    );
+    let nothing = app
+        .post(
+            "/api/rules/apply",
+            json!({"pattern": word, "category": "Market"}),
+            Some(&cookie),
+        )
+        .await;
+    assert_eq!(
+        nothing.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        nothing.body
+    );
+
+    // The rule itself: saved, listed with its rows, changed, deleted.
+    let rule = expect(
+        &app.post(
+            "/api/rules",
+            json!({"pattern": word, "category": "Market", "priority": 5}),
+            Some(&cookie),
+        )
+        .await,
+        StatusCode::CREATED,
+    );
+    assert_eq!(
+        rule["matches"].as_i64().unwrap(),
+        holding["total"].as_i64().unwrap()
+    );
+    let twin = app
+        .post(
+            "/api/rules",
+            json!({"pattern": word.to_uppercase(), "category": "Market"}),
+            Some(&cookie),
+        )
+        .await;
+    assert_eq!(twin.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", twin.body);
+    let rule_id = rule["id"].as_str().unwrap();
+    let changed = expect(
+        &app.request(
+            Method::PATCH,
+            &format!("/api/rules/{rule_id}"),
+            Some(json!({"pattern": word, "category": "Groceries", "priority": 7})),
+            Some(&cookie),
+        )
+        .await,
+        StatusCode::OK,
+    );
+    assert_eq!(
+        (changed["category"].clone(), changed["priority"].clone()),
+        (json!("Groceries"), json!(7))
+    );
+    expect(
+        &app.delete(&format!("/api/rules/{rule_id}"), Some(&cookie)).await,
+        StatusCode::OK,
+    );
+    assert_eq!(
+        app.delete(&format!("/api/rules/{rule_id}"), Some(&cookie))
+            .await
+            .status,
+        StatusCode::NOT_FOUND
+    );
+
+    // Reverted: the rows are back in their categories.
+    expect(
+        &app.post_empty(
+            &format!("/api/edits/{}/revert", applied["id"].as_str().unwrap()),
+            Some(&cookie),
+        )
+        .await,
+        StatusCode::OK,
+    );
+    assert_eq!(page(&app, &cookie, "category=Market").await["total"], 0);
+    let restored = expect(
+        &app.post(
+            "/api/rules/preview",
+            json!({"pattern": word, "category": "Market"}),
+            Some(&cookie),
+        )
+        .await,
+        StatusCode::OK,
+    );
+    assert_eq!(restored["to_file"].as_i64().unwrap(), to_file);
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_months_budgets_show_what_was_spent_traced_to_its_rows(
+    _: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let state = state(&connect, Isolation::Rls, &[]).await;
+    let app = TestApp::new(&state);
+    let (cookie, _) = app.visitor("hello").await;
+
+    let view = expect(
+        &app.get("/api/budgets?month=2025-03", Some(&cookie)).await,
+        StatusCode::OK,
+    );
+    assert_eq!(
+        (view["from"].clone(), view["to"].clone()),
+        (json!("2025-03-01"), json!("2025-03-31"))
+    );
+    let lines = view["lines"].as_array().unwrap();
+    assert!(
+        lines.iter().all(|l| l["category"] != "Salary"),
+        "income takes no budget: {view}"
+    );
+    // Every spent figure is the sum of the register's rows behind it.
+    let mut checked = 0;
+    for line in lines.iter().filter(|l| l["transactions"].as_i64().unwrap() > 0) {
+        let rows = page(
+            &app,
+            &cookie,
+            &format!(
+                "category={}&from=2025-03-01&to=2025-03-31&per_page=200",
+                urlencode(line["category"].as_str().unwrap())
+            ),
+        )
+        .await;
+        assert_eq!(rows["total"], line["transactions"], "{line}");
+        let spent: i64 = rows["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| -r["amount_minor"].as_i64().unwrap())
+            .sum();
+        assert_eq!(
+            line["spent"][0]["amount_minor"].as_i64().unwrap(),
+            spent,
+            "{line}"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 3, "{view}");
+
+    // Set, changed, refused for income and nonsense.
+    let groceries = lines.iter().find(|l| l["category"] == "Groceries").unwrap()["category_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let set = |body: Value| app.request(Method::PUT, "/api/budgets", Some(body), Some(&cookie));
+    let first = expect(
+        &set(json!({"category_id": groceries, "month": "2025-03", "amount_minor": 900_000})).await,
+        StatusCode::OK,
+    );
+    assert_eq!(first["currency"], view["currency"]);
+    let second = expect(
+        &set(
+            json!({"category_id": groceries, "month": "2025-03", "amount_minor": 800_000, "currency": "eur"}),
+        )
+        .await,
+        StatusCode::OK,
+    );
+    assert_eq!(
+        (second["id"].clone(), second["currency"].clone()),
+        (first["id"].clone(), json!("EUR"))
+    );
+    let line = budget_line(&app, &cookie, "2025-03", "Groceries").await;
+    assert_eq!(line["budget"]["amount_minor"], 800_000);
+    assert_eq!(
+        expect(
+            &app.get("/api/budgets?month=2025-03", Some(&cookie)).await,
+            StatusCode::OK
+        )["lines"][0]["category"],
+        "Groceries",
+        "a budgeted category comes first"
+    );
+    let chart = expect(&app.get("/api/categories", Some(&cookie)).await, StatusCode::OK);
+    let salary = category_named(&chart, "Salary").unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    for body in [
+        json!({"category_id": salary, "month": "2025-03", "amount_minor": 1}),
+        json!({"category_id": groceries, "month": "2025-13", "amount_minor": 1}),
+        json!({"category_id": groceries, "month": "2025-03", "amount_minor": -1}),
+        json!({"category_id": groceries, "month": "2025-03", "amount_minor": 1, "currency": "EURO"}),
+    ] {
+        let refused = set(body.clone()).await;
+        assert_eq!(
+            refused.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{body}: {}",
+            refused.body
+        );
+    }
+    assert_eq!(
+        app.get("/api/budgets?month=March", Some(&cookie)).await.status,
+        StatusCode::BAD_REQUEST
+    );
+    assert_eq!(
+        app.get("/api/budgets", None).await.status,
+        StatusCode::UNAUTHORIZED
+    );
+}

@@ -36,6 +36,15 @@ const KEYS: &[&str] = &[
     "owner",
     "ownerId",
     "paused",
+    "name",
+    "side",
+    "pattern",
+    "category",
+    "priority",
+    "into",
+    "month",
+    "amount_minor",
+    "category_id",
     "x",
 ];
 
@@ -222,7 +231,7 @@ async fn no_query_string_or_path_makes_a_route_fail(_: PgPoolOptions, connect: P
     let csv = b"Date,Description,Amount\n2025-06-02,Tea,-40\n";
     for _ in 0..cases() {
         let s = strategy.new_tree(&mut runner).expect("a segment").current();
-        let requests: [(Method, &str, String, &[u8], &str); 12] = [
+        let requests: [(Method, &str, String, &[u8], &str); 16] = [
             (
                 Method::GET,
                 "runs?limit=",
@@ -283,6 +292,34 @@ async fn no_query_string_or_path_makes_a_route_fail(_: PgPoolOptions, connect: P
             (Method::GET, "tools?x=", format!("/api/tools?x={s}"), b"", &cookie),
             (
                 Method::GET,
+                "budgets?month=",
+                format!("/api/budgets?month={s}"),
+                b"",
+                &cookie,
+            ),
+            (
+                Method::DELETE,
+                "budgets/{id}",
+                format!("/api/budgets/{s}"),
+                b"",
+                &cookie,
+            ),
+            (
+                Method::DELETE,
+                "rules/{id}",
+                format!("/api/rules/{s}"),
+                b"",
+                &cookie,
+            ),
+            (
+                Method::POST,
+                "categories/{id}/merge",
+                format!("/api/categories/{s}/merge"),
+                b"{\"into\": \"00000000-0000-0000-0000-000000000000\"}",
+                &cookie,
+            ),
+            (
+                Method::GET,
                 "evals/latest?{s}",
                 format!("/api/evals/latest?{s}"),
                 b"",
@@ -325,6 +362,10 @@ async fn no_body_makes_a_route_fail(_: PgPoolOptions, connect: PgConnectOptions)
         "/api/session/sign-in".to_owned(),
         "/api/admin/action".to_owned(),
         format!("/api/uploads/{upload_id}/preview"),
+        "/api/categories".to_owned(),
+        "/api/rules".to_owned(),
+        "/api/rules/preview".to_owned(),
+        "/api/rules/apply".to_owned(),
     ];
     let bodies = bodies(cases());
     let mut statuses = std::collections::BTreeMap::<(String, u16), usize>::new();

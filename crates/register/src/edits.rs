@@ -61,15 +61,15 @@ pub async fn list(owner: OwnerId, conn: &mut PgConnection, limit: i64) -> Result
 }
 
 /// The postings of a transaction, sorted by what they are to the person.
-struct Legs<'a> {
+pub(crate) struct Legs<'a> {
     /// On the person's own accounts (not the transit account).
-    money: Vec<&'a Posting>,
-    transit: usize,
+    pub(crate) money: Vec<&'a Posting>,
+    pub(crate) transit: usize,
     /// On expense and income accounts.
-    categories: Vec<&'a Posting>,
+    pub(crate) categories: Vec<&'a Posting>,
 }
 
-fn legs<'a>(s: &'a Snapshot, accounts: &HashMap<Uuid, &Account>) -> Legs<'a> {
+pub(crate) fn legs<'a>(s: &'a Snapshot, accounts: &HashMap<Uuid, &Account>) -> Legs<'a> {
     let mut out = Legs {
         money: Vec::new(),
         transit: 0,
@@ -98,7 +98,7 @@ async fn one(owner: OwnerId, conn: &mut PgConnection, id: Uuid) -> Result<Snapsh
 }
 
 /// A category of the owner by name (any case).
-fn category<'a>(accounts: &'a [Account], name: &str) -> Result<&'a Account, RegisterError> {
+pub(crate) fn category<'a>(accounts: &'a [Account], name: &str) -> Result<&'a Account, RegisterError> {
     let name = name.trim();
     accounts
         .iter()
@@ -107,7 +107,7 @@ fn category<'a>(accounts: &'a [Account], name: &str) -> Result<&'a Account, Regi
         .ok_or_else(|| RegisterError::Invalid(format!("there is no category named “{name}”")))
 }
 
-fn by_id(accounts: &[Account]) -> HashMap<Uuid, &Account> {
+pub(crate) fn by_id(accounts: &[Account]) -> HashMap<Uuid, &Account> {
     accounts.iter().map(|a| (a.id, a)).collect()
 }
 
@@ -117,7 +117,10 @@ fn named(s: &Snapshot) -> String {
 }
 
 /// The money-side legs of a row that may take a category: never a transfer, in transit or not.
-fn categorised<'a>(s: &'a Snapshot, accounts: &HashMap<Uuid, &Account>) -> Result<Legs<'a>, RegisterError> {
+pub(crate) fn categorised<'a>(
+    s: &'a Snapshot,
+    accounts: &HashMap<Uuid, &Account>,
+) -> Result<Legs<'a>, RegisterError> {
     let legs = legs(s, accounts);
     if legs.money.len() >= 2 || legs.transit > 0 {
         return Err(RegisterError::Refused(
@@ -297,6 +300,8 @@ struct Batch {
 /// A recorded edit as a revert reads it.
 #[derive(sqlx::FromRow)]
 struct Recorded {
+    kind: String,
+    detail: Option<sqlx::types::Json<serde_json::Value>>,
     summary: String,
     before: sqlx::types::Json<Vec<Snapshot>>,
     after: sqlx::types::Json<Vec<Snapshot>>,
@@ -420,7 +425,7 @@ pub async fn undo_import(
 /// its own (which may be reverted in turn).
 pub async fn revert(owner: OwnerId, conn: &mut PgConnection, id: Uuid) -> Result<Edit, RegisterError> {
     let found: Option<Recorded> = sqlx::query_as(
-        "SELECT summary, before, after, import_batch_id, reverted_at FROM ledger_edits
+        "SELECT kind, detail, summary, before, after, import_batch_id, reverted_at FROM ledger_edits
              WHERE owner_id = $1 AND id = $2 FOR UPDATE",
     )
     .bind(owner.as_uuid())
@@ -428,6 +433,8 @@ pub async fn revert(owner: OwnerId, conn: &mut PgConnection, id: Uuid) -> Result
     .fetch_optional(&mut *conn)
     .await?;
     let Some(Recorded {
+        kind,
+        detail,
         summary,
         before,
         after,
@@ -440,8 +447,31 @@ pub async fn revert(owner: OwnerId, conn: &mut PgConnection, id: Uuid) -> Result
     if reverted.is_some() {
         return Err(RegisterError::Invalid("that edit is reverted already".into()));
     }
+    let detail = detail.map(|d| d.0);
+    let undoes_merge = kind == "merge";
+    if kind == "revert" && detail.as_ref().is_some_and(|d| d["undoes"] == "merge") {
+        return Err(RegisterError::Invalid(
+            "that put a merged category back: merge the two again instead".into(),
+        ));
+    }
+    if undoes_merge {
+        // The category comes back first, so the rows can be put back on it.
+        crate::categories::unmerge_account(owner, &mut *conn, detail.as_ref()).await?;
+    }
     let text: String = format!("Reverted: {summary}").chars().take(500).collect();
-    let edit = record(owner, &mut *conn, "revert", &text, &after.0, &before.0, batch).await?;
+    let edit = record_with(
+        owner,
+        &mut *conn,
+        "revert",
+        &text,
+        (&after.0, &before.0),
+        batch,
+        undoes_merge.then(|| serde_json::json!({"undoes": "merge"})),
+    )
+    .await?;
+    if undoes_merge {
+        crate::categories::unmerge_uses(owner, &mut *conn, detail.as_ref()).await?;
+    }
     sqlx::query(
         "UPDATE ledger_edits SET reverted_at = now(), reverted_by = $3 WHERE owner_id = $1 AND id = $2",
     )
@@ -472,12 +502,12 @@ async fn mark_undone(owner: OwnerId, conn: &mut PgConnection, batch: Uuid) -> Re
     Ok(())
 }
 
-fn sort(s: &mut Snapshot) {
+pub(crate) fn sort(s: &mut Snapshot) {
     s.postings.sort_by_key(|p| (p.account_id, p.amount_minor));
 }
 
 /// Applies an edit (`before` must be what stands) and records it.
-async fn record(
+pub(crate) async fn record(
     owner: OwnerId,
     conn: &mut PgConnection,
     kind: &str,
@@ -486,11 +516,24 @@ async fn record(
     after: &[Snapshot],
     batch: Option<Uuid>,
 ) -> Result<Edit, RegisterError> {
+    record_with(owner, conn, kind, summary, (before, after), batch, None).await
+}
+
+/// Like [`record`], keeping `detail`: what else the edit changed, for its revert.
+pub(crate) async fn record_with(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    kind: &str,
+    summary: &str,
+    (before, after): (&[Snapshot], &[Snapshot]),
+    batch: Option<Uuid>,
+    detail: Option<serde_json::Value>,
+) -> Result<Edit, RegisterError> {
     snapshot::replace(owner, &mut *conn, before, after).await?;
     let summary: String = summary.chars().take(500).collect();
     Ok(sqlx::query_as::<_, Edit>(sqlx::AssertSqlSafe(format!(
-        "INSERT INTO ledger_edits (owner_id, kind, summary, before, after, import_batch_id)
-         VALUES ($1, $2, $3, $4, $5, $6) RETURNING {EDIT_COLUMNS}"
+        "INSERT INTO ledger_edits (owner_id, kind, summary, before, after, import_batch_id, detail)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING {EDIT_COLUMNS}"
     )))
     .bind(owner.as_uuid())
     .bind(kind)
@@ -498,6 +541,7 @@ async fn record(
     .bind(sqlx::types::Json(before))
     .bind(sqlx::types::Json(after))
     .bind(batch)
+    .bind(detail)
     .fetch_one(&mut *conn)
     .await?)
 }

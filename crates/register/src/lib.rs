@@ -6,14 +6,22 @@
 //! - [`edits`]: a category changed, a description rewritten, a split, a deletion, an import
 //!   undone — no confirmation card (the person's own decision), each recorded in `ledger_edits`
 //!   with the transactions before and after, and reversible while nothing changed them since.
+//! - [`categories`]: the categories of a person's chart with what uses them; one added, one of
+//!   their own renamed or merged into another (rows, rules and budgets moved in one recorded edit).
+//! - [`rules`]: categorisation rules listed, added, changed, deleted; a rule's category given to
+//!   the past rows like it, previewed first, then as one recorded edit.
+//! - [`budgets`]: a month of spending categories with budget, spent and the rows behind it.
 //! - [`snapshot`]: a transaction read whole and put back whole through the ledger's one insert
 //!   path, which is how every edit and every revert is applied.
 //!
 //! Every function takes the [`OwnerId`](kakeibo_ledger::OwnerId) first and a connection already
 //! scoped to that owner.
 
+pub mod budgets;
+pub mod categories;
 pub mod edits;
 pub mod query;
+pub mod rules;
 pub mod snapshot;
 
 pub use edits::{Edit, Share};

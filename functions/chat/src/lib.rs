@@ -12,6 +12,7 @@
 //! | `POST /api/session/password`, `…/password-reset`, `…/password-reset/confirm`, `…/verify-email`, `…/verify-email/resend` | see [`account`] |
 //! | `POST /api/session/home-currency`, `POST /api/uploads/plans/{plan}/answers` | see [`books`] |
 //! | `/api/transactions…`, `POST /api/imports/{id}/undo`, `/api/edits…` | the register and a person's own edits: see [`register`] |
+//! | `/api/categories…`, `/api/rules…`, `/api/budgets…` | the categories, rules and budgets screens: see [`categories`] |
 //! | `DELETE /api/account` | the visitor and everything of theirs deleted |
 //! | `POST /api/uploads?filename=NAME` (the raw file) | the stored statement (`201`), or the one already holding the same bytes (`200`, `reused`), for the import tool |
 //! | `POST /api/uploads/sample` | the shipped sample statement kept as an upload that counts against no limit (`201`, then `200`) |
@@ -61,6 +62,7 @@ use uuid::Uuid;
 
 mod account;
 mod books;
+mod categories;
 mod register;
 
 /// The longest message accepted, in characters.
@@ -103,6 +105,21 @@ pub fn routes(state: Arc<State>) -> Router {
         .route("/api/imports/{id}/undo", post(register::undo_import))
         .route("/api/edits", get(register::list_edits))
         .route("/api/edits/{id}/revert", post(register::revert))
+        .route("/api/categories", get(categories::list).post(categories::add))
+        .route("/api/categories/{id}", axum::routing::patch(categories::rename))
+        .route("/api/categories/{id}/merge", post(categories::merge))
+        .route(
+            "/api/rules",
+            get(categories::list_rules).post(categories::add_rule),
+        )
+        .route(
+            "/api/rules/{id}",
+            axum::routing::patch(categories::change_rule).delete(categories::delete_rule),
+        )
+        .route("/api/rules/preview", post(categories::preview_rule))
+        .route("/api/rules/apply", post(categories::apply_rule))
+        .route("/api/budgets", get(categories::month).put(categories::set_budget))
+        .route("/api/budgets/{id}", delete(categories::delete_budget))
         .with_state(state)
 }
 

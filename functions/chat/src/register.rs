@@ -28,7 +28,7 @@ use serde::Deserialize;
 use serde_json::json;
 use uuid::Uuid;
 
-fn api_error(e: RegisterError) -> ApiError {
+pub(crate) fn api_error(e: RegisterError) -> ApiError {
     match e {
         RegisterError::NotFound => ApiError::NotFound,
         RegisterError::Invalid(text) | RegisterError::Refused(text) => ApiError::Unprocessable(text),
@@ -37,13 +37,17 @@ fn api_error(e: RegisterError) -> ApiError {
     }
 }
 
-fn id(text: &str) -> Result<Uuid, ApiError> {
+pub(crate) fn id(text: &str) -> Result<Uuid, ApiError> {
     Uuid::parse_str(text).map_err(|_| ApiError::NotFound)
 }
 
 /// Runs `work` for the visitor in one owner-scoped transaction (the demo ledger made first, as
 /// the chat would), answering its value as JSON.
-async fn run<T, F>(state: &Arc<State>, headers: &axum::http::HeaderMap, work: F) -> Result<Response, ApiError>
+pub(crate) async fn run<T, F>(
+    state: &Arc<State>,
+    headers: &axum::http::HeaderMap,
+    work: F,
+) -> Result<Response, ApiError>
 where
     T: serde::Serialize,
     F: for<'c> FnOnce(

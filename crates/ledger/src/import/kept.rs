@@ -69,3 +69,14 @@ pub async fn keep_plan(
     .await?;
     Ok(dropped.rows_affected())
 }
+
+/// Stops `owner`'s kept plans from being found again by a later preview: what a plan read (the
+/// categories, the rules) changed in a way their times do not show (a rename, a merge, a rule
+/// edited or deleted). They can still be committed by the card that shows them.
+pub async fn forget_kept_plans(owner: OwnerId, conn: &mut PgConnection) -> Result<(), LedgerError> {
+    sqlx::query("UPDATE import_batches SET options_key = NULL WHERE owner_id = $1 AND status = 'planned'")
+        .bind(owner.as_uuid())
+        .execute(conn)
+        .await?;
+    Ok(())
+}

@@ -33,7 +33,7 @@ pub use self::{
     card::plan_in_words,
     date::{DateOrder, decide_order, parse_date},
     decode::{Decoded, MAX_BYTES, decode},
-    kept::{MAX_KEPT_PLANS, keep_plan, reusable_plan},
+    kept::{MAX_KEPT_PLANS, forget_kept_plans, keep_plan, reusable_plan},
     layout::{Columns, Layout, Mapping, Record, Role, detect, spanned_records},
     mapping::{MappingFile, read_mapping},
     plan::{

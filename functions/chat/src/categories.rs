@@ -1,0 +1,274 @@
+//! The categories, rules and budgets screens: a visitor's own filing of their books — no model, no
+//! confirmation card; a merge and a rule given to past rows are recorded edits, reverted through
+//! `POST /api/edits/{id}/revert` like the register's (`kakeibo-register`).
+//!
+//! | route | answer |
+//! |---|---|
+//! | `GET /api/categories` | `{categories}`: each with its side, whether it is a starting one, and what uses it |
+//! | `POST /api/categories` `{name, side}` | the new category (`201`) |
+//! | `PATCH /api/categories/{id}` `{name}` | the renamed category; `422` for a starting one |
+//! | `POST /api/categories/{id}/merge` `{into}` | the recorded edit |
+//! | `GET /api/rules` | `{rules}` in the order they are tried, each with the rows like it |
+//! | `POST /api/rules` `{pattern, category, priority?}` | the new rule (`201`) |
+//! | `PATCH /api/rules/{id}` `{pattern, category, priority?}` | the changed rule |
+//! | `DELETE /api/rules/{id}` | `{deleted}` |
+//! | `POST /api/rules/preview` `{pattern, category}` | what filing the past rows like it would do |
+//! | `POST /api/rules/apply` `{pattern, category}` | the recorded edit |
+//! | `GET /api/budgets?month=YYYY-MM` | the month's spending categories, budget and spent (this month without `month`) |
+//! | `PUT /api/budgets` `{category_id, month, amount_minor, currency?}` | the budget set |
+//! | `DELETE /api/budgets/{id}` | `{deleted}` |
+//!
+//! An id of another visitor's category, rule or budget is `404`, exactly like one that never existed.
+
+use std::sync::Arc;
+
+use axum::{
+    extract::{Path, Request, State as Shared},
+    http::StatusCode,
+    response::Response,
+};
+use kakeibo_api::{ApiError, State, request::QueryOf, request::json_body};
+use kakeibo_register::{
+    budgets::{self, Month},
+    categories::{self, Side},
+    rules::{self, RuleInput},
+};
+use serde::Deserialize;
+use serde_json::json;
+use uuid::Uuid;
+
+use crate::register::{id, run};
+
+/// Answers `201 Created` in place of a `200`.
+fn created(response: Result<Response, ApiError>) -> Result<Response, ApiError> {
+    response.map(|mut r| {
+        if r.status() == StatusCode::OK {
+            *r.status_mut() = StatusCode::CREATED;
+        }
+        r
+    })
+}
+
+/// `GET /api/categories`.
+pub(crate) async fn list(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Response, ApiError> {
+    run(&state, request.headers(), move |owner, conn| {
+        Box::pin(async move { Ok(json!({"categories": categories::list(owner, conn).await?})) })
+    })
+    .await
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewCategory {
+    name: String,
+    side: Side,
+}
+
+/// `POST /api/categories`.
+pub(crate) async fn add(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Response, ApiError> {
+    let (parts, body) = request.into_parts();
+    let input: NewCategory = json_body(body).await?;
+    created(
+        run(&state, &parts.headers, move |owner, conn| {
+            Box::pin(async move { categories::add(owner, conn, &input.name, input.side).await })
+        })
+        .await,
+    )
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Rename {
+    name: String,
+}
+
+/// `PATCH /api/categories/{id}`.
+pub(crate) async fn rename(
+    Shared(state): Shared<Arc<State>>,
+    Path(category): Path<String>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let (parts, body) = request.into_parts();
+    let category = id(&category)?;
+    let input: Rename = json_body(body).await?;
+    run(&state, &parts.headers, move |owner, conn| {
+        Box::pin(async move { categories::rename(owner, conn, category, &input.name).await })
+    })
+    .await
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MergeInto {
+    into: Uuid,
+}
+
+/// `POST /api/categories/{id}/merge`.
+pub(crate) async fn merge(
+    Shared(state): Shared<Arc<State>>,
+    Path(category): Path<String>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let (parts, body) = request.into_parts();
+    let category = id(&category)?;
+    let input: MergeInto = json_body(body).await?;
+    run(&state, &parts.headers, move |owner, conn| {
+        Box::pin(async move { categories::merge(owner, conn, category, input.into).await })
+    })
+    .await
+}
+
+/// `GET /api/rules`.
+pub(crate) async fn list_rules(
+    Shared(state): Shared<Arc<State>>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    run(&state, request.headers(), move |owner, conn| {
+        Box::pin(async move { Ok(json!({"rules": rules::list(owner, conn).await?})) })
+    })
+    .await
+}
+
+/// `POST /api/rules`.
+pub(crate) async fn add_rule(
+    Shared(state): Shared<Arc<State>>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let (parts, body) = request.into_parts();
+    let input: RuleInput = json_body(body).await?;
+    created(
+        run(&state, &parts.headers, move |owner, conn| {
+            Box::pin(async move { rules::save(owner, conn, None, &input).await })
+        })
+        .await,
+    )
+}
+
+/// `PATCH /api/rules/{id}`.
+pub(crate) async fn change_rule(
+    Shared(state): Shared<Arc<State>>,
+    Path(rule): Path<String>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let (parts, body) = request.into_parts();
+    let rule = id(&rule)?;
+    let input: RuleInput = json_body(body).await?;
+    run(&state, &parts.headers, move |owner, conn| {
+        Box::pin(async move { rules::save(owner, conn, Some(rule), &input).await })
+    })
+    .await
+}
+
+/// `DELETE /api/rules/{id}`.
+pub(crate) async fn delete_rule(
+    Shared(state): Shared<Arc<State>>,
+    Path(rule): Path<String>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let rule = id(&rule)?;
+    run(&state, request.headers(), move |owner, conn| {
+        Box::pin(async move { Ok(json!({"deleted": rules::delete(owner, conn, rule).await?})) })
+    })
+    .await
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LikeInput {
+    pattern: String,
+    category: String,
+}
+
+/// `POST /api/rules/preview`: nothing changes.
+pub(crate) async fn preview_rule(
+    Shared(state): Shared<Arc<State>>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let (parts, body) = request.into_parts();
+    let input: LikeInput = json_body(body).await?;
+    run(&state, &parts.headers, move |owner, conn| {
+        Box::pin(async move { rules::preview(owner, conn, &input.pattern, &input.category).await })
+    })
+    .await
+}
+
+/// `POST /api/rules/apply`.
+pub(crate) async fn apply_rule(
+    Shared(state): Shared<Arc<State>>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let (parts, body) = request.into_parts();
+    let input: LikeInput = json_body(body).await?;
+    run(&state, &parts.headers, move |owner, conn| {
+        Box::pin(async move { rules::apply(owner, conn, &input.pattern, &input.category).await })
+    })
+    .await
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct MonthQuery {
+    month: Option<String>,
+}
+
+/// `GET /api/budgets?month=YYYY-MM`.
+pub(crate) async fn month(
+    Shared(state): Shared<Arc<State>>,
+    QueryOf(query): QueryOf<MonthQuery>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let month = match query.month.as_deref() {
+        Some(text) => Month::parse(text).map_err(|e| ApiError::BadRequest(e.to_string()))?,
+        None => Month::of(chrono::Utc::now().date_naive()),
+    };
+    run(&state, request.headers(), move |owner, conn| {
+        Box::pin(async move { budgets::month(owner, conn, month).await })
+    })
+    .await
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SetBudget {
+    category_id: Uuid,
+    month: String,
+    amount_minor: i64,
+    currency: Option<String>,
+}
+
+/// `PUT /api/budgets`.
+pub(crate) async fn set_budget(
+    Shared(state): Shared<Arc<State>>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let (parts, body) = request.into_parts();
+    let input: SetBudget = json_body(body).await?;
+    let month = Month::parse(&input.month).map_err(|e| ApiError::Unprocessable(e.to_string()))?;
+    run(&state, &parts.headers, move |owner, conn| {
+        Box::pin(async move {
+            budgets::set(
+                owner,
+                conn,
+                input.category_id,
+                month,
+                input.amount_minor,
+                input.currency.as_deref(),
+            )
+            .await
+        })
+    })
+    .await
+}
+
+/// `DELETE /api/budgets/{id}`.
+pub(crate) async fn delete_budget(
+    Shared(state): Shared<Arc<State>>,
+    Path(budget): Path<String>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let budget = id(&budget)?;
+    run(&state, request.headers(), move |owner, conn| {
+        Box::pin(async move { Ok(json!({"deleted": budgets::delete(owner, conn, budget).await?})) })
+    })
+    .await
+}
