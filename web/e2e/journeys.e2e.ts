@@ -542,6 +542,118 @@ describe('the register', () => {
   });
 });
 
+describe('categories, rules and budgets', () => {
+  const inCategory = async (owner: string | null, category: string, pattern: string) =>
+    Number(
+      (
+        await sql<{ n: string }>(
+          `SELECT count(DISTINCT t.id)::text AS n FROM transactions t
+             JOIN postings p ON p.transaction_id = t.id AND p.owner_id = t.owner_id
+             JOIN accounts a ON a.id = p.account_id AND a.owner_id = p.owner_id
+           WHERE t.owner_id = $1 AND a.name = $2 AND strpos(lower(t.description), lower($3)) > 0`,
+          [owner, category, pattern],
+        )
+      )[0]?.n ?? '0',
+    );
+
+  it('drafts a rule from a register row, files the past rows like it, merges a category and puts both back', async () => {
+    const { context, page } = await visitor(browser);
+    await page.goto('/chat');
+    await ask(page, 'How much did I spend?');
+    const owner = await visitorId(page);
+    await page.goto('/transactions?category=Dining');
+    await expect.poll(() => page.locator('#rows-title').innerText(), { timeout: 15_000 }).toMatch(/^Rows 1–/);
+    await page.locator('#rows tbody tr').first().getByRole('button', { name: /^Change / }).click();
+    await page.locator('.row-editor').getByRole('link', { name: 'All like this…' }).click();
+    await page.waitForURL(/\/categories\?pattern=.*category=Dining/);
+
+    // Drafted and previewed at once: its rows are Dining's already, and nothing changed.
+    const form = page.locator('#rule-form');
+    const pattern = await form.getByLabel('When the description holds').inputValue();
+    expect(pattern.length).toBeGreaterThan(1);
+    const like = form.locator('.like-preview');
+    await expect.poll(() => like.innerText(), { timeout: 15_000 }).toMatch(/already in Dining/);
+    const dining = await inCategory(owner, 'Dining', pattern);
+    expect(dining).toBeGreaterThan(0);
+
+    // A category of one's own, then the past rows like the rule filed into it: previewed, then done.
+    await page.getByLabel('New category').fill('Takeaway');
+    await page.getByRole('button', { name: 'Add the category' }).click();
+    const status = page.locator('.register-status').first();
+    await expect.poll(() => status.innerText()).toMatch(/Added the category Takeaway/);
+    await form.getByLabel('File it under').selectOption('Takeaway');
+    await form.getByRole('button', { name: 'The past rows like it…' }).click();
+    await expect.poll(() => like.innerText()).toMatch(new RegExp(`^${dining} past rows? holding`));
+    await expect.poll(() => page.evaluate(() => document.activeElement?.closest('#rule-form') !== null)).toBe(true);
+    await axe(page).then((v) => expect(v.map((x) => x.id)).toEqual([]));
+    await screenshot(page, 'rule-preview');
+    await like.getByRole('button', { name: `File ${dining} ${dining === 1 ? 'row' : 'rows'} under Takeaway` }).click();
+    await expect.poll(() => status.innerText()).toMatch(/^done Filed/i);
+    await expect.poll(() => page.evaluate(() => document.activeElement?.classList.contains('register-status'))).toBe(true);
+    expect(await inCategory(owner, 'Takeaway', pattern)).toBe(dining);
+    expect(await inCategory(owner, 'Dining', pattern)).toBe(0);
+
+    // The rule kept for rows imported from now on.
+    await form.getByLabel('When the description holds').fill(pattern);
+    await form.getByLabel('File it under').selectOption('Takeaway');
+    await form.getByRole('button', { name: 'Save the rule' }).click();
+    await expect.poll(() => status.innerText()).toMatch(/Saved the rule/);
+    await expect.poll(() => page.locator('#rules tbody').innerText()).toContain(pattern);
+
+    // Takeaway merged into Dining: its rows and its rule go along, in one edit put back at once.
+    const takeaway = page.locator('#categories tbody tr').filter({ hasText: 'Takeaway' });
+    await takeaway.getByRole('button', { name: 'Change the category Takeaway' }).click();
+    const editor = page.locator('#categories .row-editor');
+    await editor.getByLabel('Merge into').selectOption({ label: 'Dining' });
+    await editor.getByRole('button', { name: 'Merge…' }).click();
+    await editor.getByRole('button', { name: 'Merge into Dining' }).click();
+    await expect.poll(() => status.innerText()).toMatch(new RegExp(`Merged Takeaway into Dining: ${dining} rows?, 1 rule`));
+    expect(await sql("SELECT 1 FROM accounts WHERE owner_id = $1 AND name = 'Takeaway'", [owner])).toHaveLength(0);
+    expect(await inCategory(owner, 'Dining', pattern)).toBe(dining);
+    await status.getByRole('button', { name: 'Put it back' }).click();
+    await expect.poll(() => status.innerText()).toMatch(/^done Put back: Merged/i);
+    expect(await inCategory(owner, 'Takeaway', pattern)).toBe(dining);
+    const rule = await sql<{ name: string }>('SELECT a.name FROM rules r JOIN accounts a ON a.id = r.account_id WHERE r.owner_id = $1', [owner]);
+    expect(rule.map((r) => r.name)).toEqual(['Takeaway']);
+    const recorded = await sql<{ kind: string }>('SELECT kind FROM ledger_edits WHERE owner_id = $1 ORDER BY made_at', [owner]);
+    expect(recorded.map((r) => r.kind)).toEqual(['apply_rule', 'merge', 'revert']);
+    expect(await overflow(page)).toBeFalsy();
+    await context.close();
+  });
+
+  it('sets a budget, says when it is over, and leads from spent to its rows; on a phone too', async () => {
+    for (const viewport of [DESKTOP, MOBILE]) {
+      const { context, page } = await visitor(browser, viewport);
+      await page.goto('/chat');
+      await ask(page, 'How much did I spend?');
+      const owner = await visitorId(page);
+      await page.goto('/budgets');
+      await expect.poll(() => page.locator('h1').innerText(), { timeout: 15_000 }).toBe('Budgets · June 2025');
+      const groceries = page.locator('#budgets tbody tr').filter({ hasText: /^Groceries/ }).first();
+      await groceries.getByRole('button', { name: 'Set a budget for Groceries' }).click();
+      await expect.poll(() => page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.id ?? '')).toMatch(/-amount$/);
+      await page.keyboard.type('100');
+      await page.keyboard.press('Enter');
+      const status = page.locator('.register-status');
+      await expect.poll(() => status.innerText()).toMatch(/Groceries: ₹100\.00 for June 2025/);
+      const line = page.locator('#budgets tbody tr').filter({ hasText: /^Groceries/ }).first();
+      await expect.poll(() => line.innerText()).toMatch(/over by ₹/);
+      const set = await sql<{ amount_minor: string; month: string }>('SELECT amount_minor::text, month FROM budgets WHERE owner_id = $1', [owner]);
+      expect(set).toEqual([{ amount_minor: '10000', month: '2025-06' }]);
+      expect(await overflow(page)).toBeFalsy();
+      await axe(page).then((v) => expect(v.map((x) => x.id)).toEqual([]));
+      if (viewport === MOBILE) await screenshot(page, 'phone-budgets');
+
+      // Spent is the register's rows of the category in the month.
+      const rows = Number((await line.locator('td').first().innerText()).match(/(\d+) rows?/)?.[1]);
+      await line.getByRole('link', { name: /^Groceries: the rows of/ }).click();
+      await page.waitForURL(/\/transactions\?category=Groceries&from=2025-06-01&to=2025-06-30/);
+      await expect.poll(() => page.locator('#rows-title').innerText(), { timeout: 15_000 }).toMatch(new RegExp(`of ${rows}$|^Rows 1–${rows}$`));
+      await context.close();
+    }
+  });
+});
+
 describe('on a phone (390×844)', () => {
   it('asks, decides, uploads, imports, keeps the register and reads the dashboard, through the menu', async () => {
     const { context, page } = await visitor(browser, MOBILE);
@@ -918,6 +1030,23 @@ describe('every route', () => {
         prepare: async () => {
           await page.locator('#rows tbody tr').first().getByRole('button', { name: /^Change / }).click();
           await page.locator('.row-editor').getByRole('button', { name: 'Split across categories…' }).click();
+        },
+      },
+      {
+        name: 'categories',
+        path: '/categories?pattern=TOIT%20BREWPUB&category=Dining',
+        prepare: async () => {
+          await page.locator('.like-preview').waitFor();
+          await page.locator('#rule-form').getByLabel('File it under').selectOption('Entertainment');
+          await page.locator('#rule-form').getByRole('button', { name: 'The past rows like it…' }).click();
+          await page.locator('.like-preview button').waitFor();
+        },
+      },
+      {
+        name: 'budgets',
+        path: '/budgets?month=2025-06',
+        prepare: async () => {
+          await page.getByRole('button', { name: 'Set a budget for Dining' }).click();
         },
       },
       { name: 'evals', path: '/evals' },

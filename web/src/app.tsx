@@ -10,6 +10,8 @@ const Landing = lazy(() => import('./pages/landing').then((m) => m.Landing));
 const Chat = lazy(() => import('./pages/chat').then((m) => m.Chat));
 const DashboardPage = lazy(() => import('./pages/dashboard').then((m) => m.DashboardPage));
 const Transactions = lazy(() => import('./pages/transactions').then((m) => m.Transactions));
+const Categories = lazy(() => import('./pages/categories').then((m) => m.Categories));
+const Budgets = lazy(() => import('./pages/budgets').then((m) => m.Budgets));
 const Evals = lazy(() => import('./pages/evals').then((m) => m.Evals));
 const Runs = lazy(() => import('./pages/runs').then((m) => m.Runs));
 const RunPage = lazy(() => import('./pages/run').then((m) => m.RunPage));
@@ -32,6 +34,8 @@ export function App() {
             <Route path="/chat/:id" component={Chat} />
             <Route path="/dashboard" component={DashboardPage} />
             <Route path="/transactions" component={Transactions} />
+            <Route path="/categories" component={Categories} />
+            <Route path="/budgets" component={Budgets} />
             <Route path="/evals" component={Evals} />
             <Route path="/runs" component={Runs} />
             <Route path="/runs/:id" component={RunPage} />

@@ -1150,6 +1150,12 @@ async fn a_months_budgets_show_what_was_spent_traced_to_its_rows(
             refused.body
         );
     }
+    // Without a month: the month of the newest transaction.
+    let newest = page(&app, &cookie, "").await["rows"][0]["date"].as_str().unwrap()[..7].to_owned();
+    assert_eq!(
+        expect(&app.get("/api/budgets", Some(&cookie)).await, StatusCode::OK)["month"],
+        newest.as_str()
+    );
     assert_eq!(
         app.get("/api/budgets?month=March", Some(&cookie)).await.status,
         StatusCode::BAD_REQUEST

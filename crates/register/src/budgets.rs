@@ -191,6 +191,21 @@ pub async fn month(
     })
 }
 
+/// The month of the owner's newest transaction (this month for an empty ledger): the month the
+/// screen opens on.
+pub async fn latest(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    today: NaiveDate,
+) -> Result<Month, RegisterError> {
+    let newest: Option<NaiveDate> =
+        sqlx::query_scalar("SELECT max(date) FROM transactions WHERE owner_id = $1")
+            .bind(owner.as_uuid())
+            .fetch_one(&mut *conn)
+            .await?;
+    Ok(Month::of(newest.unwrap_or(today)))
+}
+
 /// The largest budget the screen takes, in minor units: far above any household's month.
 pub const MAX_BUDGET_MINOR: i64 = 1_000_000_000_000;
 

@@ -14,7 +14,7 @@
 //! | `DELETE /api/rules/{id}` | `{deleted}` |
 //! | `POST /api/rules/preview` `{pattern, category}` | what filing the past rows like it would do |
 //! | `POST /api/rules/apply` `{pattern, category}` | the recorded edit |
-//! | `GET /api/budgets?month=YYYY-MM` | the month's spending categories, budget and spent (this month without `month`) |
+//! | `GET /api/budgets?month=YYYY-MM` | the month's spending categories, budget and spent (without `month`, the month of the newest transaction) |
 //! | `PUT /api/budgets` `{category_id, month, amount_minor, currency?}` | the budget set |
 //! | `DELETE /api/budgets/{id}` | `{deleted}` |
 //!
@@ -217,12 +217,20 @@ pub(crate) async fn month(
     QueryOf(query): QueryOf<MonthQuery>,
     request: Request,
 ) -> Result<Response, ApiError> {
-    let month = match query.month.as_deref() {
-        Some(text) => Month::parse(text).map_err(|e| ApiError::BadRequest(e.to_string()))?,
-        None => Month::of(chrono::Utc::now().date_naive()),
-    };
+    let month = query
+        .month
+        .as_deref()
+        .map(Month::parse)
+        .transpose()
+        .map_err(|e| ApiError::BadRequest(e.to_string()))?;
     run(&state, request.headers(), move |owner, conn| {
-        Box::pin(async move { budgets::month(owner, conn, month).await })
+        Box::pin(async move {
+            let month = match month {
+                Some(month) => month,
+                None => budgets::latest(owner, &mut *conn, chrono::Utc::now().date_naive()).await?,
+            };
+            budgets::month(owner, conn, month).await
+        })
     })
     .await
 }

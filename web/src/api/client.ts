@@ -18,6 +18,12 @@ import type {
   Upload,
   LedgerEdit,
   RegisterPage,
+  BudgetAmount,
+  BudgetMonth,
+  CategoryItem,
+  RuleInput,
+  RuleItem,
+  RuleLike,
 } from './types';
 import type { Decision } from '../lib/confirm';
 
@@ -172,6 +178,27 @@ export const api = {
   undoImport: (id: string) => json<LedgerEdit>(`/api/imports/${encodeURIComponent(id)}/undo`, { method: 'POST' }),
   edits: () => orSignedOut(json<{ edits: LedgerEdit[] }>('/api/edits')),
   revertEdit: (id: string) => json<LedgerEdit>(`/api/edits/${encodeURIComponent(id)}/revert`, { method: 'POST' }),
+  categories: () => orSignedOut(json<{ categories: CategoryItem[] }>('/api/categories')),
+  addCategory: (name: string, side: CategoryItem['side']) => json<CategoryItem>('/api/categories', post({ name, side })),
+  renameCategory: (id: string, name: string) => json<CategoryItem>(`/api/categories/${encodeURIComponent(id)}`, post({ name }, 'PATCH')),
+  /** `id`'s rows, rules and budgets moved to `into`, `id` gone: one recorded edit. */
+  mergeCategory: (id: string, into: string) => json<LedgerEdit>(`/api/categories/${encodeURIComponent(id)}/merge`, post({ into })),
+  rules: () => orSignedOut(json<{ rules: RuleItem[] }>('/api/rules')),
+  /** A new rule (`id` null) or rule `id` changed. */
+  saveRule: (id: string | null, rule: RuleInput) =>
+    id ? json<RuleItem>(`/api/rules/${encodeURIComponent(id)}`, post(rule, 'PATCH')) : json<RuleItem>('/api/rules', post(rule)),
+  deleteRule: (id: string) => json<{ deleted: string }>(`/api/rules/${encodeURIComponent(id)}`, { method: 'DELETE' }),
+  /** What filing the past rows holding `pattern` under `category` would do; nothing changes. */
+  previewRule: (pattern: string, category: string) => json<RuleLike>('/api/rules/preview', post({ pattern, category })),
+  applyRule: (pattern: string, category: string) => json<LedgerEdit>('/api/rules/apply', post({ pattern, category })),
+  budgets: (month: string | null) =>
+    orSignedOut(json<BudgetMonth>(month ? `/api/budgets?month=${encodeURIComponent(month)}` : '/api/budgets')),
+  setBudget: (categoryId: string, month: string, amountMinor: number, currency?: string) =>
+    json<BudgetAmount>(
+      '/api/budgets',
+      post({ category_id: categoryId, month, amount_minor: amountMinor, ...(currency ? { currency } : {}) }, 'PUT'),
+    ),
+  deleteBudget: (id: string) => json<{ deleted: string }>(`/api/budgets/${encodeURIComponent(id)}`, { method: 'DELETE' }),
   dashboard: (month: string | null) =>
     orSignedOut(json<Dashboard>(month ? `/api/dashboard?month=${encodeURIComponent(month)}` : '/api/dashboard')),
   conversations: () => orSignedOut(json<{ conversations: ConversationSummary[] }>('/api/conversations')),

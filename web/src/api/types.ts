@@ -579,10 +579,76 @@ export interface LedgerEdit {
   id: string;
   made_at: string;
   made_by: string;
-  kind: 'recategorize' | 'describe' | 'split' | 'delete' | 'undo_import' | 'revert';
+  kind: 'recategorize' | 'describe' | 'split' | 'delete' | 'undo_import' | 'revert' | 'merge' | 'apply_rule';
   summary: string;
   import_batch_id: string | null;
   transactions: number;
   reverted_at: string | null;
   reverted_by: string | null;
+}
+
+/** A category of the person's chart (`GET /api/categories`). */
+export interface CategoryItem {
+  id: string;
+  name: string;
+  side: 'expense' | 'income';
+  /** One of the starting chart's: it keeps its name and cannot be merged away. */
+  standard: boolean;
+  transactions: number;
+  rules: number;
+  budgets: number;
+}
+
+/** A categorisation rule (`GET /api/rules`), in the order rules are tried. */
+export interface RuleItem {
+  id: string;
+  pattern: string;
+  category: string;
+  priority: number;
+  created_at: string;
+  /** Rows of the ledger whose description holds the pattern. */
+  matches: number;
+}
+
+export interface RuleInput {
+  pattern: string;
+  category: string;
+  priority?: number;
+}
+
+/** What giving a rule's category to the past rows like it would do (`POST /api/rules/preview`). */
+export interface RuleLike {
+  pattern: string;
+  category: string;
+  to_file: number;
+  /** The first hundred of them. */
+  rows: { id: string; date: string; description: string; amount_minor: number; currency: string; category: string }[];
+  already: number;
+  /** Transfers between own accounts, splits, opening balances: left as they are. */
+  left_alone: number;
+}
+
+export interface BudgetAmount {
+  id: string;
+  amount_minor: number;
+  currency: string;
+}
+
+/** One spending category in a month (`GET /api/budgets`). */
+export interface BudgetLine {
+  category_id: string;
+  category: string;
+  budget: BudgetAmount | null;
+  /** Spending net of refunds, per currency, largest first. */
+  spent: { currency: string; amount_minor: number }[];
+  transactions: number;
+}
+
+export interface BudgetMonth {
+  month: string;
+  from: string;
+  to: string;
+  /** The currency a new budget takes. */
+  currency: string;
+  lines: BudgetLine[];
 }

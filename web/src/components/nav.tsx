@@ -7,6 +7,8 @@ const LINKS = [
   { href: '/chat', label: 'chat' },
   { href: '/dashboard', label: 'dashboard' },
   { href: '/transactions', label: 'register' },
+  { href: '/categories', label: 'categories' },
+  { href: '/budgets', label: 'budgets' },
   { href: '/runs', label: 'traces' },
   { href: '/evals', label: 'evals' },
 ];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NO_FILTERS, addressOf, apiQuery, filtersFrom, leftToPlace, parseMajor, rowsText } from './register';
+import { NO_FILTERS, addressOf, apiQuery, filtersFrom, leftToPlace, parseMajor, ruleAddress, rowsText } from './register';
 
 describe('amounts a person types', () => {
   it('read in the currency’s own decimals, with grouping and decimal commas', () => {
@@ -45,5 +45,27 @@ describe('a split', () => {
     expect(leftToPlace(50_000, ['300', ''], 'INR')).toBe(20_000);
     expect(leftToPlace(50_000, ['300', '200'], 'INR')).toBe(0);
     expect(leftToPlace(50_000, ['3x'], 'INR')).toBeNull();
+  });
+});
+
+describe('a rule drafted from a row', () => {
+  const params = (address: string) => new URL(address, 'https://x.example').searchParams;
+  it('takes the merchant, not the order number', () => {
+    const address = ruleAddress('SWIGGY ORDER 4471829', 'Dining');
+    expect(address.startsWith('/categories?')).toBe(true);
+    expect(address.endsWith('#rule-form')).toBe(true);
+    expect(params(address).get('pattern')).toBe('SWIGGY ORDER');
+    expect(params(address).get('category')).toBe('Dining');
+  });
+  it('skips numbers and marks, keeps letters of any script', () => {
+    expect(params(ruleAddress('12/03 * Café Müller 99', null)).get('pattern')).toBe('Café Müller');
+    expect(params(ruleAddress('スターバックス 渋谷', 'Dining')).get('pattern')).toBe('スターバックス 渋谷');
+  });
+  it('a split or no category leaves the category to choose', () => {
+    expect(params(ruleAddress('Costco', 'Split')).get('category')).toBeNull();
+    expect(params(ruleAddress('Costco', null)).get('category')).toBeNull();
+  });
+  it('a description of numbers alone is kept as it is', () => {
+    expect(params(ruleAddress('  4471829  ', null)).get('pattern')).toBe('4471829');
   });
 });

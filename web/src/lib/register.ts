@@ -137,3 +137,18 @@ export function leftToPlace(size: number, shares: string[], currency: string): n
   }
   return size - placed;
 }
+
+/**
+ * The rules page with a rule drafted from a row: the first two words of its description (a
+ * merchant's name, mostly, without the order number after it) and the category it is in.
+ */
+export function ruleAddress(description: string, category: string | null): string {
+  const words = description
+    .split(/\s+/)
+    .filter((w) => /[\p{L}\p{N}]/u.test(w) && !/^[\d#*/-]+$/.test(w))
+    .slice(0, 2)
+    .join(' ');
+  const params = new URLSearchParams({ pattern: words || description.trim().slice(0, 40) });
+  if (category && category !== 'Split') params.set('category', category);
+  return `/categories?${params.toString()}#rule-form`;
+}

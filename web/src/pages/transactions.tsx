@@ -5,22 +5,20 @@
 
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { ApiError, api } from '../api/client';
+import { api } from '../api/client';
 import type { LedgerEdit, RegisterPage, RegisterRow } from '../api/types';
 import { Mark } from '../components/mark';
 import { Page } from '../components/page';
 import { Empty, Failure, Loading, Section } from '../components/paper';
+import { Settled, problemOf as problemIn, useSettled } from '../components/settled';
 import { dateTime } from '../lib/format';
 import { formatMinor } from '../lib/money';
-import { addressOf, apiQuery, filtersFrom, leftToPlace, parseMajor, rowsText, type Filters } from '../lib/register';
+import { addressOf, apiQuery, filtersFrom, leftToPlace, parseMajor, ruleAddress, rowsText, type Filters } from '../lib/register';
 import { refusalSentence } from '../lib/refusals';
 
-/** A refusal in the register's own words: the route's sentence for what the person can fix. */
+/** A refusal in the register's own words. */
 function problemOf(e: unknown): string {
-  if (e instanceof ApiError && [400, 404, 409, 422].includes(e.status)) {
-    return e.status === 404 ? 'That row is gone: it was deleted or undone since. The list is read again.' : e.message;
-  }
-  return refusalSentence(e).text;
+  return problemIn(e, 'That row is gone: it was deleted or undone since. The list is read again.');
 }
 
 /** A row's category as the register shows it. */
@@ -45,10 +43,13 @@ export function Transactions() {
   const [failed, setFailed] = useState<string | null>(null);
   const [edits, setEdits] = useState<LedgerEdit[]>([]);
   const [open, setOpen] = useState<string | null>(null);
-  const [done, setDone] = useState<{ text: string; edit: LedgerEdit | null; tone: 'ok' | 'danger' } | null>(null);
   const [version, setVersion] = useState(0);
   const [currency, setCurrency] = useState('INR');
-  const status = useRef<HTMLDivElement>(null);
+  // After an edit or a revert: the sentence, in view and focused; the list read again.
+  const status = useSettled(() => {
+    setOpen(null);
+    setVersion((v) => v + 1);
+  });
 
   useEffect(() => setDraft(filters), [address]);
 
@@ -87,26 +88,6 @@ export function Transactions() {
     route(`/transactions${addressOf(next) ? `?${addressOf(next)}` : ''}`);
   }
 
-  /** After an edit or a revert: the sentence, in view and focused; the list read again. */
-  function settled(text: string, edit: LedgerEdit | null, tone: 'ok' | 'danger' = 'ok') {
-    setDone({ text, edit, tone });
-    setOpen(null);
-    setVersion((v) => v + 1);
-    requestAnimationFrame(() => {
-      status.current?.scrollIntoView({ block: 'nearest' });
-      status.current?.focus();
-    });
-  }
-
-  async function revert(edit: LedgerEdit) {
-    try {
-      const made = await api.revertEdit(edit.id);
-      settled(`Put back: ${edit.summary}`, made);
-    } catch (e) {
-      settled(problemOf(e), null, 'danger');
-    }
-  }
-
   const visiting = data !== null || failed !== null;
   return (
     <Page genre="paper" title="Register" mainClass="register-main">
@@ -126,18 +107,7 @@ export function Transactions() {
         onSearch={() => search({ ...draft, page: 1 })}
         onClear={() => search({ ...filtersFrom({}) })}
       />
-      <div ref={status} tabIndex={-1} class="register-status" role="status" aria-live="polite">
-        {done ? (
-          <p class="small">
-            <Mark tone={done.tone === 'ok' ? 'ok' : 'danger'}>{done.tone === 'ok' ? 'done' : 'failed'}</Mark> {done.text}{' '}
-            {done.edit && done.edit.kind !== 'revert' ? (
-              <button type="button" class="link-button small" onClick={() => done.edit && void revert(done.edit)}>
-                Put it back
-              </button>
-            ) : null}
-          </p>
-        ) : null}
-      </div>
+      <Settled state={status} />
       {data === undefined && !failed ? <Loading what="your register" /> : null}
       {failed ? <Failure message={failed} /> : null}
       {data === null && !failed ? (
@@ -149,12 +119,12 @@ export function Transactions() {
           filters={filters}
           open={open}
           onOpen={(id) => setOpen((o) => (o === id ? null : id))}
-          onSettled={settled}
+          onSettled={status.settle}
           onPage={(page) => search({ ...filters, page })}
           onImport={(id) => search({ ...filtersFrom({}), import: id })}
         />
       ) : null}
-      {visiting ? <EditsList edits={edits} onRevert={(e) => void revert(e)} /> : null}
+      {visiting ? <EditsList edits={edits} onRevert={(e) => void status.revert(e)} /> : null}
     </Page>
   );
 }
@@ -496,6 +466,11 @@ function RowEditor({
             <button type="button" class="btn btn-secondary compact" onClick={() => setSplitting(true)} disabled={busy}>
               Split across categories…
             </button>
+          ) : null}
+          {categorised ? (
+            <a class="btn btn-secondary compact" href={ruleAddress(row.description, category || row.category)}>
+              All like this…
+            </a>
           ) : null}
         </div>
       ) : (
