@@ -341,6 +341,75 @@ describe('a visitor on /chat', () => {
     await context.close();
   });
 
+  it('takes in a row the balance column refuses, at the figure the person chooses; on a phone too', async () => {
+    // Line 4 states −21.00 where the balance fell by 12.00; the rest agree.
+    const statement = Buffer.from(
+      'Date,Description,Amount,Balance\n' +
+        '2025-08-01,FIGURE SALARY,100.00,1100.00\n' +
+        '2025-08-02,FIGURE CAFE,-5.00,1095.00\n' +
+        '2025-08-03,FIGURE GROCER,-21.00,1083.00\n' +
+        '2025-08-04,FIGURE RENT,-50.00,1033.00\n',
+    );
+    for (const viewport of [DESKTOP, MOBILE]) {
+      const { context, page } = await visitor(browser, viewport);
+      await page.goto('/chat');
+      await page.getByRole('button', { name: 'Statement' }).click();
+      await page.locator('.upload input[type=file]').setInputFiles({ name: 'august.csv', mimeType: 'text/csv', buffer: statement });
+      const preview = page.locator('.preview');
+      await expect.poll(() => preview.locator('h3.subhead').innerText(), { timeout: 20_000 }).toMatch(/^3 rows to add from/);
+      // Both figures, and a choice between them; nothing is taken until the person picks.
+      const refused = preview.locator('.preview-errors li').filter({ hasText: /line 4/i });
+      expect(await refused.innerText()).toMatch(/the balance moved by −12\.00 but the amount is −21\.00/);
+      const choice = refused.getByRole('group', { name: /Line 4 reads fine; only the bank's balance disagrees/ });
+      await expect.poll(() => choice.getByRole('button').allInnerTexts()).toEqual(["Take -₹21.00, the amount it states", "Take -₹12.00, the balance's change"]);
+      if (viewport === MOBILE) {
+        const height = await choice.getByRole('button').first().evaluate((b) => b.getBoundingClientRect().height);
+        expect(height, 'a target a thumb can hit').toBeGreaterThanOrEqual(44);
+      }
+      await choice.evaluate((el) => el.scrollIntoView({ block: 'center' }));
+      await screenshot(page, viewport === MOBILE ? 'phone-figure-choice' : 'figure-choice');
+      await choice.getByRole('button', { name: /balance's change/ }).click();
+      await expect.poll(() => preview.locator('h3.subhead').innerText(), { timeout: 20_000 }).toMatch(/^4 rows to add from/);
+      // The preview comes back in view, its heading focused, saying what was taken and how.
+      await expect.poll(() => page.evaluate(() => document.activeElement?.classList.contains('subhead') ?? false)).toBe(true);
+      const taken = preview.locator('.preview-taken');
+      expect(await taken.innerText()).toMatch(/line 4\s+at -₹12\.00, the balance's change \(the row states -₹21\.00\)/i);
+      expect(await preview.locator('.preview-figures').innerText()).toMatch(/one that does not is taken in at the figure you chose/);
+      expect(await preview.locator('.preview-errors').count()).toBe(0);
+      expect(await overflow(page)).toBeFalsy();
+      await axe(page).then((v) => expect(v.map((x) => x.id)).toEqual([]));
+      await taken.evaluate((el) => el.scrollIntoView({ block: 'center' }));
+      await screenshot(page, viewport === MOBILE ? 'phone-figure-taken' : 'figure-taken');
+      if (viewport === MOBILE) {
+        // Left out again, the row is refused again with its choice.
+        await taken.getByRole('button', { name: 'Leave line 4 out' }).click();
+        await expect.poll(() => preview.locator('h3.subhead').innerText(), { timeout: 20_000 }).toMatch(/^3 rows to add from/);
+        expect(await preview.locator('.figure-choice').count()).toBe(1);
+        await context.close();
+        continue;
+      }
+      // The card names the row and its figure; the commit books exactly that figure.
+      await preview.getByRole('button', { name: 'Import 4 rows' }).click();
+      await waitSettled(page);
+      const slip = page.locator('.slip');
+      await expect.poll(() => slip.locator('.slip-summary').innerText()).toMatch(
+        /taken in on your word though the balance column disagrees: line 4 at the balance's change -₹12\.00$/,
+      );
+      await slip.getByRole('button', { name: 'Allow', exact: true }).click();
+      await waitSettled(page);
+      await expect.poll(() => slip.locator('.slip-verdict').innerText()).toBe('Allowed. Done.');
+      const owner = await visitorId(page);
+      const booked = await sql<{ amount_minor: string }>(
+        `SELECT p.amount_minor::text FROM transactions t JOIN postings p ON p.transaction_id = t.id AND p.owner_id = t.owner_id
+         JOIN accounts a ON a.id = p.account_id AND a.owner_id = p.owner_id
+         WHERE t.owner_id = $1 AND t.description = 'FIGURE GROCER' AND a.type = 'asset'`,
+        [owner],
+      );
+      expect(booked).toEqual([{ amount_minor: '-1200' }]);
+      await context.close();
+    }
+  });
+
   it('finds a waiting write again after a reload and on /chat, and its trace says it waits', async () => {
     const { context, page } = await visitor(browser);
     await page.goto('/chat');

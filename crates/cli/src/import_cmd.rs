@@ -80,11 +80,67 @@ pub struct ImportArgs {
     /// two-digit years: 6 April 2004). Also spelled day-first, month-first, year-first.
     #[arg(long, value_enum, value_name = "ORDER")]
     date_order: Option<DateOrderArg>,
+    /// A row the balance column refuses, taken in anyway: LINE=amount books it at the amount it
+    /// states, LINE=balance at the change of the balance across it. The preview lists both
+    /// figures of each such row. Repeat for several rows.
+    #[arg(long, value_name = "LINE=FIGURE", value_parser = parse_take)]
+    take: Vec<(usize, import::Figure)>,
     /// Whose ledger (default: the development owner).
     #[arg(long, value_name = "UUID", default_value_t = kakeibo_ledger::DEV_OWNER.as_uuid())]
     owner: uuid::Uuid,
     #[command(flatten)]
     database: DbArgs,
+}
+
+/// The rows taken in at a figure their person chose, and how to take in each row the balance
+/// column refused.
+fn print_figures(p: &Value) {
+    let money = |figures: &Value, key: &str| {
+        let currency = figures["currency"].as_str().and_then(|c| Currency::parse(c).ok());
+        match (figures[key].as_i64(), currency) {
+            (Some(minor), Some(currency)) => kakeibo_ledger::Money::new(minor, currency).format(),
+            _ => "?".to_owned(),
+        }
+    };
+    let taken = p["format"]["taken"].as_array().map_or(&[][..], Vec::as_slice);
+    for t in taken {
+        let at = if t["take"] == "balance" {
+            format!("the balance's change, {}", money(t, "balance_minor"))
+        } else {
+            format!("its amount, {}", money(t, "amount_minor"))
+        };
+        let line = text(&t["line"]);
+        crate::outln!("line {} taken at {at}, as asked", visible(&line));
+    }
+    let refused = p["errors"].as_array().map_or(&[][..], Vec::as_slice);
+    for e in refused.iter().filter(|e| e["figures"].is_object()) {
+        let line = text(&e["line"]);
+        let line = visible(&line);
+        let figures = &e["figures"];
+        crate::outln!(
+            "line {line} can be taken in at its amount ({}) with --take {line}=amount, or at the balance's \
+             change ({}) with --take {line}=balance",
+            money(figures, "amount_minor"),
+            money(figures, "balance_minor"),
+        );
+    }
+}
+
+/// `--take LINE=amount|balance`.
+fn parse_take(text: &str) -> Result<(usize, import::Figure), String> {
+    let (line, figure) = text
+        .split_once('=')
+        .ok_or_else(|| format!("{text:?}: write LINE=amount or LINE=balance, e.g. 7=balance"))?;
+    let line: usize = line
+        .trim()
+        .parse()
+        .map_err(|_| format!("{line:?} is not a line number"))?;
+    let figure = match figure.trim().to_ascii_lowercase().as_str() {
+        "amount" => import::Figure::Amount,
+        "balance" => import::Figure::Balance,
+        other => return Err(format!("{other:?}: take a row at its amount or at its balance")),
+    };
+    Ok((line, figure))
 }
 
 /// `--date-order`.
@@ -118,6 +174,7 @@ pub async fn run(args: ImportArgs) -> Result<()> {
         mapping: mapping(&args)?,
         currency: args.currency.as_deref().map(Currency::parse).transpose()?,
         date_hint: None,
+        figures: args.take.iter().copied().collect(),
     };
     let sha256 = import::file_sha256(&bytes);
     let pool = pool(&args.database)?;
@@ -138,6 +195,20 @@ pub async fn run(args: ImportArgs) -> Result<()> {
         ),
         Err(err) => return Err(anyhow::Error::new(err).context(filename.clone())),
     };
+    // A --take for a line the balance column does not refuse takes nothing: said, not ignored.
+    let unused: Vec<String> = args
+        .take
+        .iter()
+        .filter(|(line, _)| !parsed.format.taken.iter().any(|t| t.line == *line))
+        .map(|(line, _)| line.to_string())
+        .collect();
+    if !unused.is_empty() {
+        bail!(
+            "{filename}: --take names line {}, which the balance column does not refuse with a figure to \
+             take; run with --dry-run to see the rows it refuses",
+            unused.join(", ")
+        );
+    }
     let target = import::Target {
         account: args.account.clone(),
         kind: args.kind,
@@ -641,6 +712,7 @@ fn print_preview(p: &Value) {
         &|e| vec![text(&e["line"]), text(&e["column"]), text(&e["message"])],
         &[">line", "column", "problem"],
     );
+    print_figures(p);
     if let Some(line) = lines_line(&p["lines"]) {
         crate::outln!();
         crate::outln!("{}", visible(&line));

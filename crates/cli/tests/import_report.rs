@@ -328,3 +328,76 @@ async fn import_preview_shows_controls_in_descriptions_as_escapes(pool: PgPool) 
         assert!(kept.contains(&description), "{description:?} in {kept:?}");
     }
 }
+
+/// A row the balance column refuses: the preview names both figures and the flag that takes each;
+/// `--take` books the row at the figure chosen, and says so.
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_refused_row_is_taken_in_with_take(pool: PgPool) {
+    let url = pool.connect_options().to_url_lossy().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("aug.csv");
+    std::fs::write(
+        &file,
+        "Date,Description,Amount,Balance\n2025-08-01,SALARY,100.00,1100.00\n2025-08-02,CAFE,-5.00,1095.00\n\
+         2025-08-03,GROCER,-21.00,1083.00\n2025-08-04,RENT,-50.00,1033.00\n",
+    )
+    .unwrap();
+    let file = file.to_str().unwrap();
+    let refused = kakeibo(&["import", file, "--dry-run", "--currency", "EUR"], &url, "");
+    assert!(refused.status.success(), "{}", text(&refused));
+    assert!(
+        text(&refused).contains(
+            "line 4 can be taken in at its amount (-€21.00) with --take 4=amount, or at the balance's change \
+             (-€12.00) with --take 4=balance"
+        ),
+        "{}",
+        text(&refused)
+    );
+    let bad = kakeibo(&["import", file, "--take", "4=guess"], &url, "");
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+    assert!(
+        text(&bad).contains("take a row at its amount or at its balance"),
+        "{}",
+        text(&bad)
+    );
+    // A line the balance column does not refuse: said, and nothing imported.
+    let agreeing = kakeibo(
+        &["import", file, "--yes", "--currency", "EUR", "--take", "3=amount"],
+        &url,
+        "",
+    );
+    assert_eq!(agreeing.status.code(), Some(1), "{}", text(&agreeing));
+    assert!(
+        text(&agreeing).contains("--take names line 3, which the balance column does not refuse"),
+        "{}",
+        text(&agreeing)
+    );
+
+    let taken = kakeibo(
+        &[
+            "import",
+            file,
+            "--yes",
+            "--currency",
+            "EUR",
+            "--take",
+            "4=balance",
+        ],
+        &url,
+        "",
+    );
+    assert!(taken.status.success(), "{}", text(&taken));
+    assert!(
+        text(&taken).contains("line 4 taken at the balance's change, -€12.00, as asked"),
+        "{}",
+        text(&taken)
+    );
+    let booked: i64 = sqlx::query_scalar(
+        "SELECT p.amount_minor FROM transactions t JOIN postings p ON p.transaction_id = t.id
+         JOIN accounts a ON a.id = p.account_id WHERE t.description = 'GROCER' AND a.type = 'asset'",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(booked, -1_200);
+}

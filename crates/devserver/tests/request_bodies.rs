@@ -107,6 +107,20 @@ fn shaped() -> impl Strategy<Value = Value> {
         }),
         (text(), text()).prop_map(|(e, p)| serde_json::json!({"email": e, "password": p})),
         (json(), json()).prop_map(|(a, c)| serde_json::json!({"account": a, "currency": c})),
+        vec(
+            (
+                json(),
+                prop_oneof![Just(Value::from("amount")), Just(Value::from("balance")), json()]
+            ),
+            0..4
+        )
+        .prop_map(|f| {
+            let figures: Vec<Value> = f
+                .into_iter()
+                .map(|(line, take)| serde_json::json!({"line": line, "take": take}))
+                .collect();
+            serde_json::json!({"figures": figures})
+        }),
         flag().prop_map(|flag| serde_json::json!({"action": "pause_live_chat", "paused": flag})),
         (prop_oneof![text().prop_map(Value::String), json()], flag()).prop_map(|(owner, flag)| {
             serde_json::json!({"action": "block_owner", "ownerId": owner, "blocked": flag})
@@ -142,6 +156,7 @@ fn bodies(cases: usize) -> Vec<Vec<u8>> {
         serde_json::json!({"email": "seed@example.com", "password": "a long enough password"}),
         serde_json::json!({"suspendedTurnId": "00000000-0000-0000-0000-000000000000", "decisions": []}),
         serde_json::json!({"account": "Checking", "currency": "INR"}),
+        serde_json::json!({"figures": [{"line": 2, "take": "balance"}]}),
         serde_json::json!({"action": "pause_live_chat", "paused": false}),
     ];
     let mut runner = TestRunner::deterministic();

@@ -1180,3 +1180,122 @@ async fn uploads_are_listed_kept_once_and_the_sample_is_free(_: PgPoolOptions, c
         json!([])
     );
 }
+
+/// A row whose amount the statement's balance column contradicts is listed with both figures; the
+/// visitor takes it in at the one they say is right, the preview and the confirm card say so, the
+/// commit books exactly that figure and the import keeps the choice.
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_refused_row_is_taken_in_at_the_figure_chosen(_: PgPoolOptions, connect: PgConnectOptions) {
+    let state = state(&connect, Isolation::Rls, &[]).await;
+    let app = TestApp::new(&state);
+    let (cookie, _) = app.visitor("hello").await;
+    let owner = owner_of(&state, &cookie);
+    // Line 4 states −21.00; the balance fell by 12.00 across it.
+    let statement = b"Date,Description,Amount,Balance\n\
+        2025-07-01,FIGURE SALARY,100.00,1100.00\n\
+        2025-07-02,FIGURE CAFE,-5.00,1095.00\n\
+        2025-07-03,FIGURE GROCER,-21.00,1083.00\n\
+        2025-07-04,FIGURE RENT,-50.00,1033.00\n";
+    let id = app.upload(&cookie, "july.csv", statement).await.json()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let path = format!("/api/uploads/{id}/preview");
+    let refused = app
+        .post(&path, json!({"currency": "USD"}), Some(&cookie))
+        .await
+        .json();
+    assert_eq!(refused["rows_to_add"], 3);
+    assert_eq!(refused["errors"][0]["line"], 4);
+    assert_eq!(
+        refused["errors"][0]["figures"],
+        json!({"amount_minor": -2100, "balance_minor": -1200, "currency": "USD"})
+    );
+
+    let take = |figure: &str| json!({"currency": "USD", "figures": [{"line": 4, "take": figure}]});
+    let taken = app.post(&path, take("balance"), Some(&cookie)).await;
+    assert_eq!(taken.status, StatusCode::OK, "{}", taken.body);
+    let taken = taken.json();
+    assert_eq!(taken["rows_to_add"], 4);
+    assert_eq!(taken["errors"], json!([]));
+    assert_ne!(
+        taken["plan_id"], refused["plan_id"],
+        "another choice, another plan"
+    );
+    assert_eq!(
+        taken["format"]["taken"],
+        json!([{"line": 4, "take": "balance", "amount_minor": -2100, "balance_minor": -1200, "currency": "USD"}])
+    );
+    assert!(
+        taken["balance_check"]
+            .as_str()
+            .unwrap()
+            .contains("one that does not is taken in at the figure you chose"),
+        "{}",
+        taken["balance_check"]
+    );
+    // The same choice again is the same plan; the other figure is another.
+    let again = app.post(&path, take("balance"), Some(&cookie)).await.json();
+    assert_eq!(
+        (again["plan_id"].clone(), again["reused"].clone()),
+        (taken["plan_id"].clone(), json!(true))
+    );
+    let at_amount = app.post(&path, take("amount"), Some(&cookie)).await.json();
+    assert_ne!(at_amount["plan_id"], taken["plan_id"]);
+
+    // Bad choices are refused before anything is read.
+    let unknown = app
+        .post(
+            &path,
+            json!({"figures": [{"line": 4, "take": "guess"}]}),
+            Some(&cookie),
+        )
+        .await;
+    assert_eq!(unknown.status, StatusCode::BAD_REQUEST, "{}", unknown.body);
+    let many: Vec<Value> = (1..=501)
+        .map(|line| json!({"line": line, "take": "amount"}))
+        .collect();
+    let too_many = app.post(&path, json!({"figures": many}), Some(&cookie)).await;
+    assert_eq!(
+        too_many.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        too_many.body
+    );
+
+    // The commit goes through the card, which names the row taken and its figure.
+    let plan_id = taken["plan_id"].as_str().unwrap().to_owned();
+    let asked = chat(
+        &app,
+        &format!("import the previewed statement, plan {plan_id}"),
+        &cookie,
+    )
+    .await;
+    let request = &asked.named("confirm_request")[0];
+    let summary = request["summary"].as_str().unwrap();
+    assert!(
+        summary.contains("taken in on your word though the balance column disagrees: line 4 at the balance's change -$12.00"),
+        "{summary}"
+    );
+    let committed = confirm(&app, &asked, &[true], &cookie).await;
+    assert_eq!(committed.events()[0].1["decision"], "allowed");
+    let booked: i64 = sqlx::query_scalar(
+        "SELECT p.amount_minor FROM transactions t JOIN postings p ON p.transaction_id = t.id
+         JOIN accounts a ON a.id = p.account_id
+         WHERE t.owner_id = $1 AND t.description = 'FIGURE GROCER' AND a.type = 'asset'",
+    )
+    .bind(owner)
+    .fetch_one(state.owner_pool.get())
+    .await
+    .unwrap();
+    assert_eq!(booked, -1_200);
+    let recorded: Value = sqlx::query_scalar(
+        "SELECT plan -> 'format' -> 'taken' FROM import_batches WHERE owner_id = $1 AND id = $2 AND status = 'committed'",
+    )
+    .bind(owner)
+    .bind(Uuid::parse_str(&plan_id).unwrap())
+    .fetch_one(state.owner_pool.get())
+    .await
+    .unwrap();
+    assert_eq!(recorded, taken["format"]["taken"]);
+}

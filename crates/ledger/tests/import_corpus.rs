@@ -8,7 +8,7 @@ mod corpus;
 
 use std::path::{Path, PathBuf};
 
-use kakeibo_ledger::import::{BalancePosition, ImportError, ParseOptions, TimeOrder, parse};
+use kakeibo_ledger::import::{BalancePosition, Figure, ImportError, ParseOptions, TimeOrder, parse};
 
 fn corpus() -> Option<PathBuf> {
     corpus::bank_csv("", "importer corpus run")
@@ -350,7 +350,7 @@ fn the_headerless_asn_export_books_its_amounts_not_its_balances() {
 fn the_lloyds_sample_row_its_balance_contradicts_is_refused() {
     let Some(root) = corpus() else { return };
     let path = root.join("ofxstatement-plugins/lloyds-uk__sample-statement.csv");
-    let parsed = parse(&std::fs::read(path).unwrap(), &ParseOptions::default()).unwrap();
+    let parsed = parse(&std::fs::read(&path).unwrap(), &ParseOptions::default()).unwrap();
     assert_eq!(parsed.errors.len(), 1, "{:?}", parsed.errors);
     assert_eq!(parsed.errors[0].line, 6);
     assert!(
@@ -364,6 +364,30 @@ fn the_lloyds_sample_row_its_balance_contradicts_is_refused() {
     let reconciliation = parsed.format.reconciliation.unwrap();
     assert_eq!((reconciliation.checked, reconciliation.reconciled), (11, 10));
     assert_eq!(reconciliation.order, TimeOrder::NewestFirst);
+    // Both figures go with the refusal, and the person may take the row in at either.
+    let figures = parsed.errors[0].figures.expect("both figures");
+    // The file names no currency: the plan gives the figures the account's, as it does the rows.
+    assert_eq!(
+        (
+            figures.amount_minor,
+            figures.balance_minor,
+            figures.currency_unstated
+        ),
+        (-597, -1_009, true)
+    );
+    for (take, minor) in [(Figure::Amount, -597), (Figure::Balance, -1_009)] {
+        let options = ParseOptions {
+            figures: [(6, take)].into_iter().collect(),
+            ..ParseOptions::default()
+        };
+        let parsed = parse(&std::fs::read(&path).unwrap(), &options).unwrap();
+        assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
+        assert_eq!(parsed.rows.len(), 12);
+        let row = parsed.rows.iter().find(|r| r.line == 6).expect("line 6 taken in");
+        assert_eq!(row.amount_minor, minor);
+        assert_eq!(parsed.format.taken.len(), 1);
+        assert_eq!(parsed.format.taken[0].take, take);
+    }
 }
 
 /// (line, date, amount in minor units, currency) of each row read from a corpus statement.

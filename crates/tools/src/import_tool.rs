@@ -39,6 +39,11 @@ pub struct ImportInput {
     /// true (the default): preview and store a plan; false: commit the plan named by plan_id.
     #[serde(default = "preview_by_default")]
     pub dry_run: bool,
+    /// Rows the balance column refuses, taken in at the figure their person chose (the page's
+    /// preview). Never the model's to give: it is not in the tool's schema and never read from
+    /// its calls.
+    #[serde(skip)]
+    pub figures: std::collections::BTreeMap<usize, import::Figure>,
 }
 
 fn preview_by_default() -> bool {
@@ -149,13 +154,7 @@ pub async fn import_statement(
     let account = input.account.as_deref().unwrap_or(kakeibo_ledger::CHECKING);
     let saved = import::saved_mapping(owner, &mut *conn, account).await?;
     let source_sha256 = import::file_sha256(&bytes);
-    let options_key = options_key(
-        account,
-        input.kind,
-        input.currency,
-        input.mapping.as_ref(),
-        saved.as_ref(),
-    );
+    let options_key = options_key(account, &input, saved.as_ref());
     // The same statement with the same options, and nothing changed in the ledger since: the
     // plan already made is the answer.
     if let Some((plan_id, plan)) =
@@ -167,6 +166,7 @@ pub async fn import_statement(
         mapping: input.mapping.unwrap_or_default(),
         currency: input.currency.map(CurrencyCode::currency),
         date_hint: None,
+        figures: input.figures,
     };
     // The parse is the CPU-heavy part: off the async workers, so it never holds up other requests.
     let parsed =
@@ -199,22 +199,31 @@ fn dry_run_preview(plan_id: Uuid, plan: &import::Plan, reused: bool) -> Value {
 }
 
 /// A digest of everything besides the bytes that shapes a plan: the account (as the ledger
-/// matches it, case-insensitively), the currency, the mapping given and the account's saved one.
-fn options_key(
-    account: &str,
-    kind: Option<kakeibo_ledger::AccountKind>,
-    currency: Option<CurrencyCode>,
-    mapping: Option<&Mapping>,
-    saved: Option<&import::SavedMapping>,
-) -> String {
+/// matches it, case-insensitively), the currency, the mapping given and the account's saved one,
+/// and the figures chosen for refused rows.
+fn options_key(account: &str, input: &ImportInput, saved: Option<&import::SavedMapping>) -> String {
     let shape = json!({
         "account": account.trim().to_lowercase(),
-        "kind": kind,
-        "currency": currency.map(|c| format!("{c:?}")),
-        "mapping": mapping,
+        "kind": input.kind,
+        "currency": input.currency.map(|c| format!("{c:?}")),
+        "mapping": input.mapping,
         "saved": saved.map(|s| json!({"account": s.account, "mapping": s.mapping})),
+        "figures": input.figures,
     });
     import::file_sha256(shape.to_string().as_bytes())
+}
+
+/// What a person chose on the page's preview of an upload.
+#[derive(Debug, Clone, Default)]
+pub struct PreviewChoices {
+    /// The account to read it into.
+    pub account: Option<String>,
+    /// The kind of a new account.
+    pub kind: Option<kakeibo_ledger::AccountKind>,
+    /// The currency of amounts that name none.
+    pub currency: Option<CurrencyCode>,
+    /// Rows the balance column refuses, taken in at the figure chosen.
+    pub figures: std::collections::BTreeMap<usize, import::Figure>,
 }
 
 /// The dry run of [`import_statement`] on an upload of `scope`'s owner, without the model (the
@@ -224,9 +233,7 @@ fn options_key(
 pub async fn preview_upload(
     scope: &Scope,
     upload: Uuid,
-    account: Option<String>,
-    kind: Option<kakeibo_ledger::AccountKind>,
-    currency: Option<CurrencyCode>,
+    choices: PreviewChoices,
 ) -> Result<Option<Value>, ToolsError> {
     let owner = scope.owner;
     let scope_inner = scope.clone();
@@ -245,11 +252,12 @@ pub async fn preview_upload(
                 upload_id: Some(upload),
                 path: None,
                 plan_id: None,
-                account,
-                kind,
-                currency,
+                account: choices.account,
+                kind: choices.kind,
+                currency: choices.currency,
                 mapping: None,
                 dry_run: true,
+                figures: choices.figures,
             };
             import_statement(&scope_inner, conn, input).await.map(Some)
         })

@@ -41,7 +41,8 @@ pub use self::{
     currency::{ConvertCurrency, CurrencyCode},
     error::ToolsError,
     import_tool::{
-        ImportInput, ImportStatementCsv, answer_transfers, import_statement, preview_upload, read_confined,
+        ImportInput, ImportStatementCsv, PreviewChoices, answer_transfers, import_statement, preview_upload,
+        read_confined,
     },
     list_accounts::ListAccounts,
     recurring::DetectRecurring,

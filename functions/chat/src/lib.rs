@@ -18,7 +18,7 @@
 //! | `POST /api/uploads/sample` | the shipped sample statement kept as an upload that counts against no limit (`201`, then `200`) |
 //! | `GET /api/uploads` | the visitor's uploaded statements (at most 20, 50 MiB in all, the sample aside), each with its last import |
 //! | `DELETE /api/uploads/{id}` | one of them deleted |
-//! | `POST /api/uploads/{id}/preview` `{account?, kind?, currency?}` (or no body) | the importer's preview of it (the import tool's dry run, a stored plan, reused for the same statement and options); `404` not the visitor's, `409` another of the visitor's previews is running, `422` a file the importer cannot read, `429` the day's previews are used |
+//! | `POST /api/uploads/{id}/preview` `{account?, kind?, currency?, figures?: [{line, take: amount\|balance}]}` (or no body) | the importer's preview of it (the import tool's dry run, a stored plan, reused for the same statement and options; a row the balance column refuses taken in at the figure chosen); `404` not the visitor's, `409` another of the visitor's previews is running, `422` a file the importer cannot read, `429` the day's previews are used |
 
 // A request, a provider or a person can send anything: no indexing that can panic.
 #![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
@@ -55,7 +55,7 @@ use kakeibo_operator::{
     quota::{self, QuotaKind},
     uploads::{self, MAX_UPLOAD_BYTES, list_uploads as uploads_of, save_upload},
 };
-use kakeibo_tools::{CurrencyCode, Scope, ToolsError, preview_upload as import_preview};
+use kakeibo_tools::{CurrencyCode, PreviewChoices, Scope, ToolsError, preview_upload as import_preview};
 use serde::Deserialize;
 use serde_json::json;
 use uuid::Uuid;
@@ -679,7 +679,22 @@ struct PreviewBody {
     /// The currency of amounts that name none (default INR).
     #[serde(default)]
     currency: Option<CurrencyCode>,
+    /// Rows the balance column refuses, taken in at the figure the visitor chose.
+    #[serde(default)]
+    figures: Vec<TakenLine>,
 }
+
+/// One refused row of a preview, and the figure to take it in at.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TakenLine {
+    line: usize,
+    take: kakeibo_ledger::import::Figure,
+}
+
+/// The most refused rows one preview may take in on the visitor's word (a statement's refusals
+/// are listed fifty at a time).
+const MAX_TAKEN: usize = 500;
 
 /// The importer's preview of one of the visitor's uploads, without the model: the import tool's
 /// dry run (a plan stored for the later commit through the model and the confirm card). Nothing
@@ -717,9 +732,19 @@ async fn preview_upload(
         if !resolved.visitor.demo_cloned {
             ensure_demo_ledger(owner, &state.app).await?;
         }
-        let account = input.account.filter(|a| !a.trim().is_empty());
+        if input.figures.len() > MAX_TAKEN {
+            return Err(ApiError::Unprocessable(format!(
+                "at most {MAX_TAKEN} rows can be taken in at a chosen figure in one preview"
+            )));
+        }
+        let choices = PreviewChoices {
+            account: input.account.filter(|a| !a.trim().is_empty()),
+            kind: input.kind,
+            currency: input.currency,
+            figures: input.figures.iter().map(|t| (t.line, t.take)).collect(),
+        };
         let scope = Scope::new(owner, state.app.clone());
-        let preview = match import_preview(&scope, id, account, input.kind, input.currency).await {
+        let preview = match import_preview(&scope, id, choices).await {
             Ok(Some(preview)) => preview,
             Ok(None) => return Err(ApiError::NotFound),
             Err(busy @ ToolsError::PreviewBusy) => return Err(ApiError::Conflict(busy.to_string())),

@@ -24,6 +24,7 @@ import type {
   RuleInput,
   RuleItem,
   RuleLike,
+  TakenLine,
 } from './types';
 import type { Decision } from '../lib/confirm';
 
@@ -71,14 +72,17 @@ export interface PreviewOptions {
   currency?: string;
   account?: string;
   kind?: AccountKind;
+  /** Rows the balance column refuses, taken in at the figure the person chose. */
+  figures?: TakenLine[];
 }
 
 /** Only the options given: an empty body asks for the defaults. */
-export function previewBody(options: PreviewOptions): Record<string, string> {
-  const body: Record<string, string> = {};
+export function previewBody(options: PreviewOptions): Record<string, string | TakenLine[]> {
+  const body: Record<string, string | TakenLine[]> = {};
   if (options.currency) body.currency = options.currency;
   if (options.account?.trim()) body.account = options.account.trim();
   if (options.kind) body.kind = options.kind;
+  if (options.figures?.length) body.figures = options.figures;
   return body;
 }
 

@@ -138,6 +138,30 @@ export interface RowError {
   column: string | null;
   message: string;
   raw: string;
+  /** A row whose amount disagrees with the balance column: both figures, as they would be booked. */
+  figures?: Figures;
+}
+
+/** A row's amount and the change of the balance column across it, in minor units. */
+export interface Figures {
+  amount_minor: number;
+  balance_minor: number;
+  currency: string;
+}
+
+/** Which figure a refused row is taken in at. */
+export type Figure = 'amount' | 'balance';
+
+/** A refused row, and the figure to take it in at (what the preview is asked with). */
+export interface TakenLine {
+  line: number;
+  take: Figure;
+}
+
+/** A refused row taken in at the figure its person chose, as the plan records it. */
+export interface TakenFigure extends Figures {
+  line: number;
+  take: Figure;
 }
 
 export interface DuplicateRow {
@@ -229,6 +253,8 @@ export interface ImportPreview {
     currency_from?: string | null;
     /** The kind of account the statement says it is of, and why. */
     account_kind?: { kind: AccountKind; why: string } | null;
+    /** Rows the balance column refused that were taken in at the figure chosen. */
+    taken?: TakenFigure[];
   };
   /** The detected layout in words. */
   layout: string;

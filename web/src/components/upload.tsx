@@ -4,10 +4,10 @@
 
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api, type PreviewOptions } from '../api/client';
-import type { AccountKind, ImportPreview, LineCount, PlannedTransfer, Upload } from '../api/types';
-import { CURRENCIES, formatAmount } from '../lib/money';
+import type { AccountKind, Figure, ImportPreview, LineCount, PlannedTransfer, RowError, TakenFigure, Upload } from '../api/types';
+import { CURRENCIES, formatAmount, formatMinor } from '../lib/money';
 import { answersWith } from '../lib/transfers';
-import { importMessage } from '../lib/plan';
+import { figureLabel, figuresWith, importMessage } from '../lib/plan';
 import { refusalSentence } from '../lib/refusals';
 import { Mark } from './mark';
 import { Note } from './paper';
@@ -242,6 +242,9 @@ export function UploadPanel({ onImport, onClose, ensureVisit, busy }: Props) {
           onCurrency={(currency) => void reread(stage.upload, { ...stage.options, currency })}
           onAccount={(account, kind) => void reread(stage.upload, { ...stage.options, account, kind })}
           onAnswer={(answers) => void answer(stage.upload, stage.preview, stage.options, answers)}
+          onFigure={(line, take) =>
+            void reread(stage.upload, { ...stage.options, figures: figuresWith(stage.options.figures ?? [], line, take) })
+          }
           onImport={() => {
             onImport(importMessage(stage.preview));
             setStage({ kind: 'idle' });
@@ -363,6 +366,54 @@ function Question({ transfer: t, onAnswer }: { transfer: PlannedTransfer; onAnsw
   );
 }
 
+/** A row the balance column refuses, though it reads: its two figures, and a choice of which is
+ * right. Nothing is taken in until the person picks one; the preview is then read again. */
+function FigureChoice({ error: e, onFigure }: { error: RowError; onFigure: (line: number, take: Figure | null) => void }) {
+  const figures = e.figures;
+  if (!figures) return null;
+  const heading = `figures-${e.line}`;
+  return (
+    <div class="figure-choice" role="group" aria-labelledby={heading}>
+      <p class="small" id={heading}>
+        Line {e.line} reads fine; only the bank's balance disagrees. Which figure is right?
+      </p>
+      <span class="btn-row">
+        {(['amount', 'balance'] as const).map((take) => (
+          <button key={take} type="button" class="btn btn-secondary compact" onClick={() => onFigure(e.line, take)}>
+            Take {figureLabel(figures, take)}
+          </button>
+        ))}
+      </span>
+    </div>
+  );
+}
+
+/** The refused rows taken in at the figure the person chose: recorded with the plan, and each can
+ * be left out again. */
+function TakenRows({ taken, onFigure }: { taken: TakenFigure[]; onFigure: (line: number, take: Figure | null) => void }) {
+  if (taken.length === 0) return null;
+  return (
+    <div class="preview-taken">
+      <h4 class="label">Taken in on your word</h4>
+      <p class="tiny faint">The balance column disagrees with these rows; each goes in at the figure you chose, and the import records it.</p>
+      <ul>
+        {taken.map((t) => (
+          <li key={t.line} class="small">
+            <Mark tone="warn">line {t.line}</Mark> at {figureLabel(t, t.take)} (
+            {t.take === 'amount' ? 'the balance moved ' : 'the row states '}
+            <span class="num">{formatMinor(t.take === 'amount' ? t.balance_minor : t.amount_minor, t.currency)}</span>)
+            <span class="btn-row">
+              <button type="button" class="btn btn-secondary compact" onClick={() => onFigure(t.line, null)}>
+                Leave line {t.line} out
+              </button>
+            </span>
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
 /** The rows that look like money moved between the person's own accounts: never spending. */
 function Transfers({
   transfers,
@@ -423,6 +474,7 @@ function PreviewView({
   onCurrency,
   onAccount,
   onAnswer,
+  onFigure,
 }: {
   preview: ImportPreview;
   busy: boolean;
@@ -431,6 +483,8 @@ function PreviewView({
   onCurrency: (currency: string) => void;
   onAccount: (account: string, kind?: AccountKind) => void;
   onAnswer: (answers: { line: number; candidate: number }[]) => void;
+  /** Takes a refused row in at a figure (or leaves it out again, `null`): the preview is read again. */
+  onFigure: (line: number, take: Figure | null) => void;
 }) {
   const nothingNew = p.rows_to_add === 0;
   const unnamed = currencyIsChosen(p.format?.currency_from);
@@ -557,11 +611,13 @@ function PreviewView({
               <li key={`${e.line}-${e.column ?? ''}`} class="small">
                 <Mark tone="danger">line {e.line}</Mark> {e.column ? `${e.column}: ` : ''}
                 {e.message}
+                {e.figures ? <FigureChoice error={e} onFigure={onFigure} /> : null}
               </li>
             ))}
           </ul>
         </div>
       ) : null}
+      <TakenRows taken={p.format?.taken ?? []} onFigure={onFigure} />
       {p.skipped.length > 0 ? (
         <details class="preview-skipped">
           <summary class="small">Skipped: not transactions ({p.lines.skipped})</summary>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { importMessage } from './plan';
+import { figureLabel, figuresWith, importMessage } from './plan';
 
 const account = (name: string) => ({ name, currency: 'INR', exists: true, kind: 'checking' as const, kind_from: '' });
 
@@ -14,5 +14,26 @@ describe('the message that commits a previewed plan', () => {
     expect(importMessage({ filename: 'a.csv', rows_to_add: 1, accounts: [account('Checking'), account('Checking (USD)')], plan_id: 'p' })).toBe(
       'Import a.csv: 1 row into Checking and Checking (USD) (plan p).',
     );
+  });
+});
+
+describe('the figures chosen for rows the balance column refuses', () => {
+  it('sets, replaces and takes away one row, keeping the others in line order', () => {
+    const chosen = figuresWith([{ line: 9, take: 'amount' }], 6, 'balance');
+    expect(chosen).toEqual([
+      { line: 6, take: 'balance' },
+      { line: 9, take: 'amount' },
+    ]);
+    expect(figuresWith(chosen, 6, 'amount')).toEqual([
+      { line: 6, take: 'amount' },
+      { line: 9, take: 'amount' },
+    ]);
+    expect(figuresWith(chosen, 6, null)).toEqual([{ line: 9, take: 'amount' }]);
+  });
+
+  it('names each figure with its money', () => {
+    const figures = { amount_minor: -597, balance_minor: -1009, currency: 'GBP' };
+    expect(figureLabel(figures, 'amount')).toBe('-£5.97, the amount it states');
+    expect(figureLabel(figures, 'balance')).toBe("-£10.09, the balance's change");
   });
 });

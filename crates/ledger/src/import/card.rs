@@ -5,7 +5,10 @@ use chrono::{Datelike, NaiveDate};
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-use super::plan::{Plan, load_plan};
+use super::{
+    Figure,
+    plan::{Plan, load_plan},
+};
 use crate::{error::LedgerError, money::Money, owner::OwnerId};
 
 impl Plan {
@@ -73,7 +76,27 @@ impl Plan {
                 if n == 1 { "is" } else { "are" }
             ),
         };
-        format!("Add {rows} {}{facts}{into}{skipped}", rows_word(rows))
+        let taken = self
+            .format
+            .taken
+            .iter()
+            .map(|t| {
+                let figure = Money::new(t.figures.of(t.take), t.figures.currency).format();
+                match t.take {
+                    Figure::Amount => format!("line {} at its amount {figure}", t.line),
+                    Figure::Balance => format!("line {} at the balance's change {figure}", t.line),
+                }
+            })
+            .collect::<Vec<_>>();
+        let taken = if taken.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; taken in on your word though the balance column disagrees: {}",
+                taken.join(", ")
+            )
+        };
+        format!("Add {rows} {}{facts}{into}{skipped}{taken}", rows_word(rows))
     }
 }
 

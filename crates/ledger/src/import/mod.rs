@@ -78,6 +78,62 @@ pub struct RowError {
     pub column: Option<String>,
     pub message: String,
     pub raw: String,
+    /// The two figures of a row whose amount disagrees with the statement's balance column: the
+    /// person may take it in at either ([`ParseOptions::figures`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub figures: Option<Figures>,
+}
+
+/// A row's amount as read and the change of the balance column across it, as they would be
+/// booked (money in positive, after any flip of the statement's signs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Figures {
+    pub amount_minor: i64,
+    pub balance_minor: i64,
+    pub currency: Currency,
+    /// Nothing named the row's currency: the plan gives the figures its rows' (as
+    /// [`ParsedRow::currency_unstated`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub currency_unstated: bool,
+}
+
+impl Figures {
+    fn flipped(self) -> Self {
+        Self {
+            amount_minor: flipped(self.amount_minor),
+            balance_minor: flipped(self.balance_minor),
+            ..self
+        }
+    }
+
+    /// The figure `take` names.
+    #[must_use]
+    pub fn of(&self, take: Figure) -> i64 {
+        match take {
+            Figure::Amount => self.amount_minor,
+            Figure::Balance => self.balance_minor,
+        }
+    }
+}
+
+/// Which figure a row refused by the balance column is taken in at, as its person said.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Figure {
+    /// The amount the row states.
+    Amount,
+    /// The change of the balance column across the row.
+    Balance,
+}
+
+/// A row the balance column refused, taken in at the figure its person chose: recorded with the
+/// plan, so the import says which rows were booked on a person's word and at what.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TakenFigure {
+    pub line: usize,
+    pub take: Figure,
+    #[serde(flatten)]
+    pub figures: Figures,
 }
 
 /// One row read from a statement.
@@ -139,6 +195,9 @@ pub struct Format {
     /// Return rows; a banner naming a credit card), and why.
     #[serde(default)]
     pub account_kind: Option<KindHint>,
+    /// Rows the balance column refused that were taken in at the figure their person chose.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub taken: Vec<TakenFigure>,
 }
 
 /// The kind of account a statement says it is of, and the words that say so.
@@ -246,6 +305,10 @@ pub struct ParseOptions {
     /// The order of day and month to take when every date reads either way, and why (a previous
     /// import into the same account); the file's own dates and the mapping's order come first.
     pub date_hint: Option<(DateOrder, String)>,
+    /// Rows the balance column refuses, taken in anyway at the figure their person chose (by
+    /// line). A line the balance column does not refuse, or refuses with no change to take, is
+    /// left as it would be without.
+    pub figures: std::collections::BTreeMap<usize, Figure>,
 }
 
 const RAW_CLIP: usize = 200;
@@ -307,6 +370,7 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
         accounts: Vec::new(),
         fees: None,
         account_kind: kind_of_statement(&layout, &raw_lines, &data),
+        taken: Vec::new(),
     });
     parsed.lines = line_count;
     parsed.errors = swallowed;
@@ -328,14 +392,7 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
     // The cells are read: what a large statement holds beyond its rows goes before the amounts are
     // settled.
     drop(data);
-    settle_amounts(
-        &mut parsed,
-        &layout,
-        &chain,
-        options.mapping.invert,
-        &raw_lines,
-        marked,
-    );
+    settle_amounts(&mut parsed, &layout, &chain, options, &raw_lines, marked);
     Ok(finished(parsed, &options.mapping))
 }
 
@@ -370,6 +427,7 @@ fn read_rows(
             column: column.and_then(|i| layout.headers.get(i).cloned()),
             message,
             raw: raw_line(raw_lines, *line),
+            figures: None,
         };
         match passed_over(cells, layout, context.order) {
             Some(PassedOver::Note) => {
@@ -517,6 +575,7 @@ fn split_lines(
                     }
                 ),
                 raw: raw(record.line),
+                figures: None,
             });
             for line in next..=last {
                 swallowed.push(RowError {
@@ -524,6 +583,7 @@ fn split_lines(
                     column: None,
                     message: format!("inside the quote left open on line {}", record.line),
                     raw: raw(line),
+                    figures: None,
                 });
             }
         } else if extra == 0
@@ -542,6 +602,7 @@ fn split_lines(
                           close the quote and import again"
                         .to_owned(),
                 raw: raw(record.line),
+                figures: None,
             });
         } else {
             lines.continued = lines.continued.saturating_add(extra);
@@ -562,6 +623,7 @@ fn split_lines(
                 column: None,
                 message: "this line could not be split into cells".to_owned(),
                 raw: raw(line),
+                figures: None,
             });
         }
     }
@@ -609,17 +671,18 @@ fn settle_amounts(
     parsed: &mut Parsed,
     layout: &Layout,
     chain: &Chain,
-    invert: bool,
+    options: &ParseOptions,
     raw_lines: &[&str],
     marked: bool,
 ) {
+    let invert = options.mapping.invert;
     if let Some(balance_column) = layout.columns.balance {
         let header = layout
             .headers
             .get(balance_column)
             .cloned()
             .unwrap_or_else(|| format!("column {}", balance_column.saturating_add(1)));
-        apply_reconciliation(parsed, chain, &header, raw_lines);
+        apply_reconciliation(parsed, chain, &header, raw_lines, &options.figures);
     }
     // The card rule only where nothing else says which way money went: no balance, and no amount
     // written with its own direction (CR/DR, a plus sign, parentheses).
@@ -628,9 +691,7 @@ fn settle_amounts(
         .flatten();
     let spending = spending_positive(layout).or(card);
     if let Some(why) = &spending {
-        for row in &mut parsed.rows {
-            row.amount_minor = flipped(row.amount_minor);
-        }
+        flip_signs(parsed);
         parsed.format.spending_positive = Some(if invert {
             // --invert says the same as the file's words: the signs are flipped once, not twice.
             format!("{why}; --invert asks the same, so the signs are flipped once")
@@ -639,11 +700,30 @@ fn settle_amounts(
         });
     }
     if invert && spending.is_none() {
-        for row in &mut parsed.rows {
-            row.amount_minor = flipped(row.amount_minor);
-        }
+        flip_signs(parsed);
     } else if invert {
         parsed.format.inverted = false;
+    }
+}
+
+impl Parsed {
+    /// The figures of rows the balance column refused and of rows taken in anyway.
+    pub(crate) fn figures_mut(&mut self) -> impl Iterator<Item = &mut Figures> {
+        self.errors
+            .iter_mut()
+            .filter_map(|e| e.figures.as_mut())
+            .chain(self.format.taken.iter_mut().map(|t| &mut t.figures))
+    }
+}
+
+/// Every sign turned over: the rows', and the figures of rows refused or taken by the balance
+/// column, so those read as the rows are booked.
+fn flip_signs(parsed: &mut Parsed) {
+    for row in &mut parsed.rows {
+        row.amount_minor = flipped(row.amount_minor);
+    }
+    for figures in parsed.figures_mut() {
+        *figures = figures.flipped();
     }
 }
 
@@ -677,7 +757,13 @@ fn direction_marked(cell: &str) -> bool {
 ///
 /// A fee column is read both ways — the fee already in the amount, and the fee on top of it — and
 /// the way under which fewer rows fail to reconcile is taken.
-fn apply_reconciliation(parsed: &mut Parsed, chain: &Chain, header: &str, raw_lines: &[&str]) {
+fn apply_reconciliation(
+    parsed: &mut Parsed,
+    chain: &Chain,
+    header: &str,
+    raw_lines: &[&str],
+    choices: &std::collections::BTreeMap<usize, Figure>,
+) {
     let links = chain.links.as_slice();
     let mut verdict = reconcile::reconcile(header, links);
     if chain.fees.iter().any(|f| *f != 0) {
@@ -711,39 +797,76 @@ fn apply_reconciliation(parsed: &mut Parsed, chain: &Chain, header: &str, raw_li
     for (row, (_, amount)) in parsed.rows.iter_mut().zip(moving) {
         row.amount_minor = *amount;
     }
-    let refused: std::collections::BTreeMap<usize, &str> = verdict
+    let refused: std::collections::BTreeMap<usize, &reconcile::Refused> = verdict
         .refused
         .iter()
-        .filter_map(|r| Some((links.get(r.index)?.line, r.message.as_str())))
+        .filter_map(|r| Some((links.get(r.index)?.line, r)))
         .collect();
     // In place: a copy of every row would double a large statement's memory.
     let errors = &mut parsed.errors;
-    parsed.rows.retain(|row| {
-        let Some(message) = refused.get(&row.line) else {
+    let skipped = &mut parsed.skipped;
+    let taken = &mut parsed.format.taken;
+    parsed.rows.retain_mut(|row| {
+        let Some(refusal) = refused.get(&row.line) else {
             return true;
         };
+        let figures = refusal.balance_change.map(|balance_minor| Figures {
+            amount_minor: row.amount_minor,
+            balance_minor,
+            currency: row.currency,
+            currency_unstated: row.currency_unstated,
+        });
+        let raw = raw_line(raw_lines, row.line);
+        // The person said which figure is right: the row is booked at it, and the plan says so.
+        if let (Some(figures), Some(&take)) = (figures, choices.get(&row.line)) {
+            taken.push(TakenFigure {
+                line: row.line,
+                take,
+                figures,
+            });
+            row.amount_minor = figures.of(take);
+            if row.amount_minor != 0 {
+                return true;
+            }
+            skipped.push(RowError {
+                line: row.line,
+                column: Some(header.to_owned()),
+                message: "moves no money, as its balance says (taken at the balance's figure)".to_owned(),
+                raw,
+                figures: None,
+            });
+            return false;
+        }
         errors.push(RowError {
             line: row.line,
             column: Some(header.to_owned()),
-            message: (*message).to_owned(),
-            raw: raw_line(raw_lines, row.line),
+            message: refusal.message.clone(),
+            raw,
+            figures,
         });
         false
     });
-    // A row of nothing whose balance moved is not nothing: unreadable, with the figures.
+    // A row of nothing whose balance moved is not nothing: unreadable, with the figures. (A row
+    // taken at a balance that did not move is nothing, on its person's word.)
+    let taken = &parsed.format.taken;
     parsed.skipped.retain(|skipped| {
-        let Some(message) = refused.get(&skipped.line) else {
+        let Some(refusal) = refused.get(&skipped.line) else {
             return true;
         };
+        if taken.iter().any(|t| t.line == skipped.line) {
+            return true;
+        }
         errors.push(RowError {
             line: skipped.line,
             column: Some(header.to_owned()),
-            message: format!("{message}, though the row moves no money"),
+            message: format!("{}, though the row moves no money", refusal.message),
             raw: skipped.raw.clone(),
+            figures: None,
         });
         false
     });
     parsed.errors.sort_by_key(|e| e.line);
+    parsed.skipped.sort_by_key(|e| e.line);
     let mut reconciliation = verdict.reconciliation;
     // The closing balance only when every row reconciled: an opening balance is booked from it.
     if reconciliation.reconciled == reconciliation.checked && verdict.refused.is_empty() {
@@ -1365,6 +1488,91 @@ mod tests {
         assert_eq!(parsed.rows[0].amount_minor, -2_000);
         assert_eq!(parsed.format.fees, Some(Fees::Unchecked));
         assert!(preview::layout_in_words(&parsed.format).contains("the fees in “Fee” are not taken off"));
+    }
+
+    /// A statement whose line 4 states −21.00 where its balance fell by 12.00, and whose line 6
+    /// states −7.00 where its balance did not move.
+    const DISAGREEING: &str = "Date,Description,Amount,Balance\n\
+        2025-07-01,Salary,100.00,1100.00\n\
+        2025-07-02,Coffee,-5.00,1095.00\n\
+        2025-07-03,Groceries,-21.00,1083.00\n\
+        2025-07-04,Rent,-50.00,1033.00\n\
+        2025-07-05,Ghost,-7.00,1033.00\n\
+        2025-07-06,Book,-10.00,1023.00\n";
+
+    fn with_figures(invert: bool, figures: &[(usize, Figure)]) -> Parsed {
+        let options = ParseOptions {
+            currency: Some(Currency::EUR),
+            mapping: Mapping {
+                invert,
+                ..Mapping::default()
+            },
+            figures: figures.iter().copied().collect(),
+            ..ParseOptions::default()
+        };
+        parse(DISAGREEING.as_bytes(), &options).unwrap()
+    }
+
+    fn amount_of(parsed: &Parsed, line: usize) -> Option<i64> {
+        parsed
+            .rows
+            .iter()
+            .find(|r| r.line == line)
+            .map(|r| r.amount_minor)
+    }
+
+    #[test]
+    fn a_row_the_balance_refuses_carries_both_figures() {
+        let parsed = with_figures(false, &[]);
+        let refused: Vec<(usize, Option<Figures>)> =
+            parsed.errors.iter().map(|e| (e.line, e.figures)).collect();
+        let figures = |amount_minor, balance_minor| {
+            Some(Figures {
+                amount_minor,
+                balance_minor,
+                currency: Currency::EUR,
+                currency_unstated: false,
+            })
+        };
+        assert_eq!(refused, [(4, figures(-2_100, -1_200)), (6, figures(-700, 0))]);
+        assert_eq!(parsed.rows.len(), 4);
+        assert!(parsed.format.taken.is_empty());
+    }
+
+    #[test]
+    fn a_refused_row_is_taken_in_at_the_figure_chosen_and_recorded() {
+        // Line 3 reconciles: a figure named for it changes nothing.
+        let parsed = with_figures(false, &[(4, Figure::Balance), (3, Figure::Amount)]);
+        assert_eq!(amount_of(&parsed, 4), Some(-1_200));
+        assert_eq!(amount_of(&parsed, 3), Some(-500));
+        assert_eq!(parsed.errors.iter().map(|e| e.line).collect::<Vec<_>>(), [6]);
+        assert_eq!(parsed.format.taken.len(), 1);
+        let taken = parsed.format.taken[0];
+        assert_eq!(
+            (taken.line, taken.take, taken.figures.amount_minor),
+            (4, Figure::Balance, -2_100)
+        );
+        let parsed = with_figures(false, &[(4, Figure::Amount)]);
+        assert_eq!(amount_of(&parsed, 4), Some(-2_100));
+        // Taken at a balance that did not move, the row moves no money: skipped, not booked.
+        let parsed = with_figures(false, &[(6, Figure::Balance)]);
+        assert_eq!(amount_of(&parsed, 6), None);
+        assert!(parsed.skipped.iter().any(|s| s.line == 6), "{:?}", parsed.skipped);
+        assert_eq!(parsed.errors.iter().map(|e| e.line).collect::<Vec<_>>(), [4]);
+        assert_eq!(parsed.format.taken[0].line, 6);
+        // Not every row agreed: no closing balance is read from the column.
+        assert!(parsed.format.reconciliation.unwrap().closing.is_none());
+    }
+
+    #[test]
+    fn figures_read_as_booked_when_the_signs_are_flipped() {
+        let parsed = with_figures(true, &[(4, Figure::Balance)]);
+        assert_eq!(amount_of(&parsed, 4), Some(1_200));
+        assert_eq!(amount_of(&parsed, 3), Some(500));
+        let taken = parsed.format.taken[0].figures;
+        assert_eq!((taken.amount_minor, taken.balance_minor), (2_100, 1_200));
+        let refused = parsed.errors[0].figures.unwrap();
+        assert_eq!((refused.amount_minor, refused.balance_minor), (700, 0));
     }
 
     #[test]

@@ -365,7 +365,8 @@ fn settle_unstated_currency(
     home: Option<Currency>,
     parsed: &mut Parsed,
 ) -> Result<(), LedgerError> {
-    if !parsed.rows.iter().any(|r| r.currency_unstated) {
+    let rows_unstated = parsed.rows.iter().any(|r| r.currency_unstated);
+    if !rows_unstated && !parsed.figures_mut().any(|f| f.currency_unstated) {
         return Ok(());
     }
     let target = existing.iter().find(|a| a.name.eq_ignore_ascii_case(base));
@@ -378,6 +379,10 @@ fn settle_unstated_currency(
     let from = in_use.or_else(|| home.map(|c| (c, format!("your home currency, {c}"))));
     // The amounts were read with two decimals; a currency with others cannot take them as they are.
     let Some((currency, why)) = from.filter(|(c, _)| c.decimals() == Currency::INR.decimals()) else {
+        // Only refused rows name no currency: they stay unbooked, their figures as read.
+        if !rows_unstated {
+            return Ok(());
+        }
         return Err(LedgerError::NoCurrencyToGoBy {
             account: base.to_owned(),
         });
@@ -385,6 +390,10 @@ fn settle_unstated_currency(
     for row in parsed.rows.iter_mut().filter(|r| r.currency_unstated) {
         row.currency = currency;
         row.currency_unstated = false;
+    }
+    for figures in parsed.figures_mut().filter(|f| f.currency_unstated) {
+        figures.currency = currency;
+        figures.currency_unstated = false;
     }
     parsed.format.currency_from = Some(format!("{why} (the statement names none)"));
     Ok(())

@@ -274,9 +274,26 @@ pub fn balance_check(format: &Format) -> Option<String> {
     if r.signs_from_balance {
         line.push_str("; the amounts have no sign, so each takes its balance change's");
     }
-    match r.checked.saturating_sub(r.reconciled) {
+    let disagree = r.checked.saturating_sub(r.reconciled);
+    let taken = format.taken.len().min(disagree);
+    match taken {
         0 => {}
+        1 => line.push_str("; one that does not is taken in at the figure you chose"),
+        n => {
+            line.push_str("; ");
+            line.push_str(&n.to_string());
+            line.push_str(" that do not are taken in at the figures you chose");
+        }
+    }
+    match disagree.saturating_sub(taken) {
+        0 => {}
+        1 if taken > 0 => line.push_str("; the other is listed as unreadable and not imported"),
         1 => line.push_str("; the row that does not is listed as unreadable and not imported"),
+        n if taken > 0 => {
+            line.push_str("; the other ");
+            line.push_str(&n.to_string());
+            line.push_str(" are listed as unreadable and not imported");
+        }
         n => {
             line.push_str("; the ");
             line.push_str(&n.to_string());
@@ -318,6 +335,7 @@ mod tests {
             accounts: Vec::new(),
             fees: None,
             account_kind: None,
+            taken: Vec::new(),
         }
     }
 

@@ -143,6 +143,9 @@ pub struct Refused {
     /// The index into the links.
     pub index: usize,
     pub message: String,
+    /// The balance change the row's amount disagrees with (money in positive, as the amounts
+    /// are read): the other figure a person may take the row at. None when no change can be seen.
+    pub balance_change: Option<i64>,
 }
 
 /// The chain's verdict: the outcome, the rows refused, and the amounts to book (money in
@@ -488,6 +491,7 @@ fn read(column: &str, links: &[Link], accounts: Accounts) -> Option<Verdict> {
         } else if amount != wanted {
             refused.push(Refused {
                 index: step.row,
+                balance_change: Some(wanted),
                 message: format!(
                     "does not reconcile with the balance column ({column}): the balance moved by {} \
                      but the amount is {}",
@@ -503,6 +507,7 @@ fn read(column: &str, links: &[Link], accounts: Accounts) -> Option<Verdict> {
             if !checked {
                 refused.push(Refused {
                     index,
+                    balance_change: None,
                     message: format!(
                         "the amounts have no sign, and this row's balance change cannot be seen \
                          (it opens the balance in {column}): say which way its money went"
@@ -612,6 +617,7 @@ mod tests {
         );
         assert_eq!(verdict.refused.len(), 1);
         assert_eq!(verdict.refused[0].index, 1);
+        assert_eq!(verdict.refused[0].balance_change, Some(10_000));
         assert!(
             verdict.refused[0]
                 .message
