@@ -4,6 +4,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+// Its own process: the subscriber it sets must be the only one that sees the turn's callsites.
+#[path = "it/support/mod.rs"]
 mod support;
 
 use std::{

@@ -1,0 +1,168 @@
+//! `kakeibo --acp` driven by the official ACP client SDK (`@agentclientprotocol/sdk`, in
+//! `crates/acp/tests/client/`) over real stdio, with the scripted demo model on the demo ledger in a real
+//! PostgreSQL: a session opens, a prompt streams chunks and tool-call updates, a write's
+//! permission request allowed writes one row, rejected writes none, allowed always lets the
+//! tool's next write run unasked, and a cancelled turn ends `cancelled` with nothing written and
+//! its run stored aborted.
+
+use std::process::Command;
+
+use kakeibo_ledger::DEV_OWNER;
+use serde_json::Value;
+use sqlx::{PgPool, postgres::PgConnectOptions};
+
+/// The `app_user` URL of the test database.
+fn app_url(connect: &PgConnectOptions) -> String {
+    let url = std::env::var("APP_DATABASE_URL").unwrap();
+    let (base, _) = url.split_once('?').unwrap_or((&url, ""));
+    let (server, _) = base.rsplit_once('/').unwrap();
+    format!("{server}/{}", connect.get_database().unwrap())
+}
+
+async fn budgets(pool: &PgPool, category: &str) -> Vec<i64> {
+    sqlx::query_scalar(
+        "SELECT b.amount_minor FROM budgets b JOIN accounts a ON a.id = b.account_id
+         WHERE b.owner_id = $1 AND a.name = $2 AND b.month = '2025-06'",
+    )
+    .bind(DEV_OWNER.as_uuid())
+    .bind(category)
+    .fetch_all(pool)
+    .await
+    .unwrap()
+}
+
+fn kinds(session: &Value) -> Vec<String> {
+    session["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["sessionUpdate"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// The updates of one kind.
+fn updates<'a>(session: &'a Value, kind: &str) -> Vec<&'a Value> {
+    session["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|u| u["sessionUpdate"] == kind)
+        .collect()
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn the_official_client_prompts_streams_asks_and_cancels(pool: PgPool) {
+    let Some(client) = kakeibo_testkit::acp_client() else {
+        return;
+    };
+    kakeibo_ledger::seed::ensure_demo_ledger(DEV_OWNER, &pool)
+        .await
+        .unwrap();
+    let root = kakeibo_testkit::workspace_root();
+    let output = Command::new("node")
+        .arg(client.join("acp_client.mjs"))
+        .current_dir(&root)
+        .env("KAKEIBO_BIN", env!("CARGO_BIN_EXE_kakeibo"))
+        .env("APP_DATABASE_URL", app_url(&pool.connect_options()))
+        .env(
+            "KAKEIBO_PROVIDER",
+            format!("script:{}", root.join("fixtures/scripts/demo.yaml").display()),
+        )
+        .env_remove("DATABASE_URL")
+        .output()
+        .expect("node runs");
+    assert!(
+        output.status.success(),
+        "the client failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let out: Value = serde_json::from_slice(&output.stdout).expect("the client prints JSON");
+    assert_eq!(out["initialize"]["protocolVersion"], 1);
+    assert_eq!(out["initialize"]["agentInfo"]["name"], "kakeibo");
+    assert_eq!(out["exitCode"], 0, "the server ends when the editor closes stdin");
+    let session = |name: &str| &out["seen"][out["sessions"][name].as_str().unwrap()];
+
+    // A read streams a tool call, its completion and the answer's text; then a write, allowed.
+    let allowed = session("allowed");
+    assert_eq!(allowed["stops"], serde_json::json!(["end_turn", "end_turn"]));
+    let calls = updates(allowed, "tool_call");
+    assert_eq!(calls[0]["title"], "get_spend_report");
+    assert_eq!(calls[0]["kind"], "read");
+    assert_eq!(calls[1]["title"], "set_budget");
+    assert_eq!(calls[1]["kind"], "edit");
+    let ends = updates(allowed, "tool_call_update");
+    assert_eq!(ends.len(), 2);
+    assert!(ends.iter().all(|u| u["status"] == "completed"), "{ends:?}");
+    let text: String = updates(allowed, "agent_message_chunk")
+        .iter()
+        .map(|u| u["content"]["text"].as_str().unwrap())
+        .collect();
+    assert!(text.contains("₹23,350.00"), "the ledger's own figure: {text}");
+    assert!(text.contains("Groceries is budgeted at"), "{text}");
+    let asked = allowed["permissions"].as_array().unwrap();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0]["toolCall"]["toolCallId"], calls[1]["toolCallId"]);
+    let options: Vec<&str> = asked[0]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(options, ["allow_once", "allow_always", "reject_once"]);
+    assert_eq!(budgets(&pool, "Groceries").await, [2_000_000], "allowed: one row");
+    // Both prompts went to one conversation.
+    let conversation = out["sessions"]["allowed"].as_str().unwrap();
+    let runs: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM trace_runs WHERE conversation_id = $1::uuid AND channel = 'acp'",
+    )
+    .bind(conversation)
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(runs, 2);
+
+    // Rejected: both writes fail, none is written.
+    let rejected = session("rejected");
+    assert_eq!(rejected["permissions"].as_array().unwrap().len(), 2);
+    let ends = updates(rejected, "tool_call_update");
+    assert!(ends.iter().all(|u| u["status"] == "failed"), "{ends:?}");
+    assert_eq!(rejected["stops"], serde_json::json!(["end_turn"]));
+    assert!(budgets(&pool, "Dining").await.is_empty());
+    assert!(budgets(&pool, "Transport").await.is_empty());
+
+    // Cancelled while asked: the turn ends `cancelled`, nothing written, the run stored aborted.
+    let cancelled = session("cancelled");
+    assert_eq!(cancelled["stops"], serde_json::json!(["cancelled"]));
+    assert!(!kinds(cancelled).is_empty());
+    assert!(budgets(&pool, "Dining").await.is_empty());
+    let status: String =
+        sqlx::query_scalar("SELECT status::text FROM trace_runs WHERE conversation_id = $1::uuid")
+            .bind(out["sessions"]["cancelled"].as_str().unwrap())
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(status, "aborted");
+
+    // Allowed always: the second rule is made without asking.
+    let always = session("always");
+    assert_eq!(always["permissions"].as_array().unwrap().len(), 1, "{always}");
+    assert_eq!(always["stops"], serde_json::json!(["end_turn", "end_turn"]));
+    let rules: Vec<String> =
+        sqlx::query_scalar("SELECT pattern FROM rules WHERE owner_id = $1 ORDER BY pattern")
+            .bind(DEV_OWNER.as_uuid())
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    assert!(
+        rules.iter().any(|r| r.eq_ignore_ascii_case("swiggy")),
+        "{rules:?}"
+    );
+    assert!(
+        rules.iter().any(|r| r.eq_ignore_ascii_case("zomato")),
+        "{rules:?}"
+    );
+
+    // Refusals in the protocol's own words.
+    assert_eq!(out["relativeCwd"]["code"], -32602, "{}", out["relativeCwd"]);
+    assert_eq!(out["unknownSession"]["code"], -32602, "{}", out["unknownSession"]);
+}

@@ -1,0 +1,9 @@
+//! The integration tests of this crate, one binary: each module was a test file of its own.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Tests may panic on what they did not expect.
+
+#[path = "../../../ledger/tests/common/mod.rs"]
+mod common;
+
+mod budget_db;
+mod quota_db;

@@ -1,0 +1,12 @@
+//! The integration tests of this crate, one binary: each module was a test file of its own.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Tests may panic on what they did not expect.
+
+#[path = "../../../ledger/tests/common/mod.rs"]
+mod common;
+#[path = "../../../ledger/tests/corpus/mod.rs"]
+mod corpus;
+
+mod import_db;
+mod import_folder;
+mod tools_on_seed;
