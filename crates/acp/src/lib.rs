@@ -14,6 +14,9 @@
 //! Built on the library ([`kakeibo::Agent`]) over the same ledger, model settings and hooks as
 //! the CLI; runs are recorded under the `acp` channel. stdout carries only the protocol.
 
+// An editor can send anything: no indexing that can panic.
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
+
 mod updates;
 
 use std::{

@@ -20,6 +20,9 @@
 //! is logged and counts as no answer — so a broken hook can make a decision stricter only by
 //! what it said before breaking, never looser.
 
+// A hook's output can say anything: no indexing that can panic.
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
+
 mod run;
 pub mod settings;
 

@@ -36,6 +36,8 @@
 //!
 //! Runnable examples are in `crates/kakeibo/examples/` (`cargo run -p kakeibo --example ask`).
 
+// A provider, a hook or a caller can send anything: no indexing that can panic.
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
 #![warn(missing_docs)]
 
 mod agent;

@@ -70,6 +70,25 @@ impl Currency {
     }
 }
 
+/// A currency column read straight into a [`Currency`] (`char(3)` or text): a stored code that
+/// is no currency is a decoding error, never a default.
+impl sqlx::Type<sqlx::Postgres> for Currency {
+    fn type_info() -> sqlx::postgres::PgTypeInfo {
+        <&str as sqlx::Type<sqlx::Postgres>>::type_info()
+    }
+
+    fn compatible(ty: &sqlx::postgres::PgTypeInfo) -> bool {
+        <&str as sqlx::Type<sqlx::Postgres>>::compatible(ty)
+    }
+}
+
+impl<'r> sqlx::Decode<'r, sqlx::Postgres> for Currency {
+    fn decode(value: sqlx::postgres::PgValueRef<'r>) -> Result<Self, sqlx::error::BoxDynError> {
+        let code = <&str as sqlx::Decode<sqlx::Postgres>>::decode(value)?;
+        Ok(Self::parse(code)?)
+    }
+}
+
 impl fmt::Display for Currency {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

@@ -6,6 +6,9 @@
 //! `DATABASE_URL` is unset, so `kakeibo report spend` works in a second terminal with nothing
 //! exported. The standard library only: `xtask` depends on this crate too, and must build fast.
 
+// A checkout's files and a server's answers can hold anything: no indexing that can panic.
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
+
 use std::{
     fmt, fs,
     path::{Path, PathBuf},

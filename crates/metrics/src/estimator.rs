@@ -300,7 +300,14 @@ pub fn fit(exchanges: &[&Exchange]) -> Option<Divisors> {
 }
 
 /// Gauss–Jordan elimination with partial pivoting on an augmented `N × (N + 1)` system.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "rows and columns run below N, and the system is N × (N + 1): every index is in the arrays' own sizes, never a figure read from outside"
+)]
 fn solve<const N: usize, const M: usize>(mut a: [[f64; M]; N]) -> Option<[f64; N]> {
+    if M != N + 1 {
+        return None;
+    }
     for column in 0..N {
         let pivot = (column..N).max_by(|&i, &j| a[i][column].abs().total_cmp(&a[j][column].abs()))?;
         if a[pivot][column].abs() < 1e-300 {

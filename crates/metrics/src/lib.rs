@@ -10,6 +10,9 @@
 //! those runs leave in this checkout when there are any, and otherwise stay as the README has
 //! them, each saying which run made it.
 
+// Reports and the corpus can hold anything: no indexing that can panic.
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
+
 pub mod code;
 pub mod estimator;
 pub mod reports;

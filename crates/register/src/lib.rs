@@ -17,6 +17,9 @@
 //! Every function takes the [`OwnerId`](kakeibo_ledger::OwnerId) first and a connection already
 //! scoped to that owner.
 
+// A person's request can hold anything: no indexing that can panic.
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
+
 pub mod budgets;
 pub mod categories;
 pub mod edits;

@@ -171,6 +171,25 @@ fn the_operators_side_knows_nothing_of_http_providers_or_aws() {
 }
 
 #[test]
+fn the_evaluations_run_the_agent_and_know_nothing_of_the_functions_servers_or_aws() {
+    let never: Vec<&str> = [
+        "kakeibo-api",
+        "kakeibo-devserver",
+        "kakeibo-operator",
+        "axum",
+        "lambda_http",
+    ]
+    .into_iter()
+    .chain(AWS.iter().copied())
+    .collect();
+    assert_never(
+        "kakeibo-evals",
+        &never,
+        "runs its tasks through the agent over a provider and the ledger, wherever it is launched from",
+    );
+}
+
+#[test]
 fn the_mcp_server_depends_on_no_http_client_or_provider() {
     let (crates, tree) = dependencies("kakeibo-mcp");
     assert!(

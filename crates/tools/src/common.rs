@@ -139,6 +139,7 @@ pub fn tool_error(error: ToolsError) -> ToolError {
         ToolsError::Ledger(LedgerError::Database(_) | LedgerError::Migrate(_)) => {
             ToolError::Failed("the ledger database refused the request".into())
         }
+        fault @ ToolsError::Overflow(_) => ToolError::Failed(fault.to_string()),
         other => ToolError::Refused(other.to_string()),
     }
 }
@@ -166,13 +167,19 @@ pub struct TransactionView {
     pub category: String,
     pub category_type: Option<String>,
     pub amount_minor: i64,
-    pub currency: String,
+    /// Read as a [`Currency`]: a stored code that is none fails the query, never becomes INR.
+    pub currency: Currency,
 }
 
 impl TransactionView {
     pub fn currency(&self) -> Currency {
-        Currency::parse(&self.currency).unwrap_or(Currency::INR)
+        self.currency
     }
+}
+
+/// `a + b` in minor units, refused past what an amount holds (`what` says whose sum it is).
+pub fn add_minor(a: i64, b: i64, what: &'static str) -> Result<i64, ToolsError> {
+    a.checked_add(b).ok_or(ToolsError::Overflow(what))
 }
 
 /// Filters for [`transactions`]; `None` means no filter.
@@ -368,6 +375,16 @@ pub fn parse_date(text: &str) -> Option<NaiveDate> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn money_past_an_amount_is_a_failure_never_a_wrap() {
+        assert_eq!(add_minor(2, 3, "a sum").unwrap(), 5);
+        let past = add_minor(i64::MAX, 1, "the period's spending").unwrap_err();
+        assert!(matches!(past, ToolsError::Overflow("the period's spending")));
+        assert!(
+            matches!(tool_error(past), ToolError::Failed(ref m) if m.contains("more money than an amount can hold")),
+        );
+    }
 
     #[test]
     fn merchant_keys() {

@@ -49,6 +49,9 @@ pub enum ToolsError {
     /// Month arithmetic out of the calendar's range: a fault of ours.
     #[error("no month {0}")]
     Calendar(String),
+    /// Money added up past what an amount can hold.
+    #[error("{0} comes to more money than an amount can hold")]
+    Overflow(&'static str),
     #[error(transparent)]
     Ledger(#[from] LedgerError),
 }
@@ -67,7 +70,11 @@ impl ToolsError {
             | Self::IncomeBudget { .. }
             | Self::SettleHow(_)
             | Self::PreviewBusy => true,
-            Self::Serialise(_) | Self::Dashboard { .. } | Self::Calendar(_) | Self::Parser(_) => false,
+            Self::Serialise(_)
+            | Self::Dashboard { .. }
+            | Self::Calendar(_)
+            | Self::Parser(_)
+            | Self::Overflow(_) => false,
             Self::Ledger(e) => e.is_refusal(),
         }
     }

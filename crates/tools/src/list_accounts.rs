@@ -44,7 +44,7 @@ impl TypedTool for ListAccounts {
     fn run(&self, _input: NoInput) -> BoxFuture<'_, Result<AccountsOutput, ToolError>> {
         Box::pin(async move {
             let owner = self.0.owner;
-            let rows: Vec<(String, String, i64, i64, Option<String>)> = self
+            let rows: Vec<(String, String, i64, i64, Option<Currency>)> = self
                 .0
                 .read(|conn| {
                     Box::pin(async move {
@@ -71,10 +71,7 @@ impl TypedTool for ListAccounts {
                             name,
                             account_type,
                             postings,
-                            balance: currency
-                                .as_deref()
-                                .and_then(|c| Currency::parse(c).ok())
-                                .map(|c| Amount::new(balance, c)),
+                            balance: currency.map(|c| Amount::new(balance, c)),
                         },
                     )
                     .collect(),

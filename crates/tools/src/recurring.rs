@@ -96,11 +96,11 @@ const CADENCES: [(&str, f64, f64, i64, i64); 5] = [
 
 /// The detection over transactions in date order.
 pub(crate) fn detect(views: &[TransactionView], min_occurrences: usize) -> RecurringOutput {
-    let mut groups: BTreeMap<(String, String), Vec<&TransactionView>> = BTreeMap::new();
+    let mut groups: BTreeMap<(String, Currency), Vec<&TransactionView>> = BTreeMap::new();
     for view in views {
         let key = merchant_key(&view.description);
         if !key.is_empty() {
-            groups.entry((key, view.currency.clone())).or_default().push(view);
+            groups.entry((key, view.currency)).or_default().push(view);
         }
     }
     let mut merchants = Vec::new();
@@ -132,11 +132,14 @@ pub(crate) fn detect(views: &[TransactionView], min_occurrences: usize) -> Recur
         let average = rounded_div(total, i128::try_from(members.len()).unwrap_or(1));
         let category = most_common_category(&members);
         if average < 0 && !is_income(&members) {
-            *commitment.entry(currency).or_default() += i64::try_from(rounded_div(
+            // An estimate per month: past what an amount holds it stays at the most, never wraps.
+            let monthly = i64::try_from(rounded_div(
                 -average * i128::from(per_month_num),
                 i128::from(per_month_den),
             ))
             .unwrap_or(i64::MAX);
+            let entry = commitment.entry(currency).or_default();
+            *entry = entry.saturating_add(monthly);
         }
         merchants.push(Merchant {
             merchant: key,

@@ -11,9 +11,11 @@ use serde::{Deserialize, Serialize};
 use super::{
     Scope,
     common::{
-        Amount, ISO_DATE_PATTERN, MONTH_PATTERN, Month, check_month, check_range, month_arg, parse_date,
+        Amount, ISO_DATE_PATTERN, MONTH_PATTERN, Month, add_minor, check_month, check_range, month_arg,
+        parse_date, tool_error,
     },
 };
+use crate::ToolsError;
 use kakeibo_ledger::Currency;
 
 /// A month, or an inclusive range of days.
@@ -130,7 +132,7 @@ impl TypedTool for GetSpendReport {
                 .ok_or_else(|| ToolError::InvalidInput(vec!["period: not a month or a date range".into()]))?;
             let owner = self.0.owner;
             let (group_by, include_income) = (input.group_by, input.include_income);
-            let rows: Vec<(String, String, String, i64, i64)> = self
+            let rows: Vec<(String, String, Currency, i64, i64)> = self
                 .0
                 .read(|conn| {
                     Box::pin(async move {
@@ -164,13 +166,15 @@ impl TypedTool for GetSpendReport {
                         GroupKind::Spending
                     },
                     transactions,
-                    amount: Amount::new(amount, Currency::parse(&currency).unwrap_or(Currency::INR)),
+                    amount: Amount::new(amount, currency),
                 })
                 .collect();
             sort_groups(&mut groups, group_by);
             let mut totals: BTreeMap<Currency, i64> = BTreeMap::new();
             for group in groups.iter().filter(|g| g.kind == GroupKind::Spending) {
-                *totals.entry(group.amount.currency).or_default() += group.amount.amount_minor;
+                let total = totals.entry(group.amount.currency).or_default();
+                *total = add_minor(*total, group.amount.amount_minor, "the period's spending")
+                    .map_err(tool_error)?;
             }
             let totals_by_currency: Vec<Amount> =
                 totals.into_iter().map(|(c, a)| Amount::new(a, c)).collect();
@@ -295,7 +299,7 @@ impl TypedTool for GetBudgetStatus {
             let label = month.label();
             let month_key = label.clone();
             // (category, currency, budget, actual)
-            let rows: Vec<(String, String, Option<i64>, i64)> = self
+            let rows: Vec<(String, Currency, Option<i64>, i64)> = self
                 .0
                 .read(|conn| {
                     Box::pin(async move {
@@ -330,17 +334,24 @@ impl TypedTool for GetBudgetStatus {
             let mut categories: Vec<CategoryStatus> = rows
                 .into_iter()
                 .map(|(category, currency, budget, actual)| {
-                    let currency = Currency::parse(&currency).unwrap_or(Currency::INR);
-                    CategoryStatus {
+                    let remaining = budget
+                        .map(|b| {
+                            b.checked_sub(actual)
+                                .map(|left| Amount::new(left, currency))
+                                .ok_or(ToolsError::Overflow("a budget's remainder"))
+                        })
+                        .transpose()?;
+                    Ok(CategoryStatus {
                         category,
                         budget: budget.map(|b| Amount::new(b, currency)),
                         actual: Amount::new(actual, currency),
-                        remaining: budget.map(|b| Amount::new(b - actual, currency)),
+                        remaining,
                         percent_used: budget.filter(|b| *b > 0).map(|b| percent(actual, b)),
                         over_budget: budget.is_some_and(|b| actual > b),
-                    }
+                    })
                 })
-                .collect();
+                .collect::<Result<_, ToolsError>>()
+                .map_err(tool_error)?;
             categories.sort_by(|a, b| {
                 b.budget
                     .is_some()

@@ -579,3 +579,23 @@ async fn deleting_a_user_removes_all_of_their_data_and_nothing_else(pool: PgPool
         );
     }
 }
+
+/// A currency column reads straight into a `Currency`, char(3) or text; what is no currency code
+/// fails the query instead of becoming a default.
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_currency_column_reads_as_a_currency_or_fails(pool: PgPool) {
+    let usd: kakeibo_ledger::Currency = sqlx::query_scalar("SELECT 'USD'::char(3)")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(usd, kakeibo_ledger::Currency::USD);
+    let eur: kakeibo_ledger::Currency = sqlx::query_scalar("SELECT ' eur'::text")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(eur, kakeibo_ledger::Currency::EUR);
+    let bad = sqlx::query_scalar::<_, kakeibo_ledger::Currency>("SELECT 'U$'::text")
+        .fetch_one(&pool)
+        .await;
+    assert!(matches!(bad, Err(sqlx::Error::ColumnDecode { .. })), "{bad:?}");
+}
