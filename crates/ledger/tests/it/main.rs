@@ -16,4 +16,5 @@ mod import_expectations;
 mod import_firefly;
 mod ledger_db;
 mod properties;
+mod schema;
 mod seed_parity;
