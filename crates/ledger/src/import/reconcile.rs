@@ -146,6 +146,9 @@ pub struct Refused {
     /// The balance change the row's amount disagrees with (money in positive, as the amounts
     /// are read): the other figure a person may take the row at. None when no change can be seen.
     pub balance_change: Option<i64>,
+    /// The row's amount as it would be booked (money in positive): as read, or — where the
+    /// amounts carry no sign — with the sign of its balance change, never as money in by default.
+    pub amount: i64,
 }
 
 /// The chain's verdict: the outcome, the rows refused, and the amounts to book (money in
@@ -489,9 +492,16 @@ fn read(column: &str, links: &[Link], accounts: Accounts) -> Option<Verdict> {
         if unsigned && amount.checked_abs() == wanted.checked_abs() {
             amounts[step.row] = wanted;
         } else if amount != wanted {
+            // An unsigned amount goes the way its balance moved, whichever figure is taken.
+            let booked = if unsigned && wanted < 0 {
+                amount.saturating_neg()
+            } else {
+                amount
+            };
             refused.push(Refused {
                 index: step.row,
                 balance_change: Some(wanted),
+                amount: booked,
                 message: format!(
                     "does not reconcile with the balance column ({column}): the balance moved by {} \
                      but the amount is {}",
@@ -508,6 +518,7 @@ fn read(column: &str, links: &[Link], accounts: Accounts) -> Option<Verdict> {
                 refused.push(Refused {
                     index,
                     balance_change: None,
+                    amount: links[index].amount_minor,
                     message: format!(
                         "the amounts have no sign, and this row's balance change cannot be seen \
                          (it opens the balance in {column}): say which way its money went"
@@ -656,6 +667,25 @@ mod tests {
         assert_eq!(verdict.refused[0].index, 0);
         assert!(verdict.refused[0].message.contains("say which way"));
         assert_eq!(verdict.reconciliation.reconciled, 2);
+    }
+
+    #[test]
+    fn an_unsigned_amount_refused_keeps_the_direction_its_balance_moved() {
+        // The third row states 30.00 (no sign); the balance fell by 25.00 across it.
+        let rows = links(&[
+            (500, 9_500),
+            (100_000, 109_500),
+            (3_000, 107_000),
+            (1_000, 106_000),
+        ]);
+        let verdict = reconcile("Balance", &rows).unwrap();
+        assert!(verdict.reconciliation.signs_from_balance);
+        let refused = verdict
+            .refused
+            .iter()
+            .find(|r| r.index == 2)
+            .expect("the third row refused");
+        assert_eq!((refused.amount, refused.balance_change), (-3_000, Some(-2_500)));
     }
 
     fn dated(rows: &[(i64, i64, u32)]) -> Vec<Link> {

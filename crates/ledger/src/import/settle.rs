@@ -129,7 +129,7 @@ pub(super) fn apply_reconciliation(
             return true;
         };
         let figures = refusal.balance_change.map(|balance_minor| Figures {
-            amount_minor: row.amount_minor,
+            amount_minor: refusal.amount,
             balance_minor,
             currency: row.currency,
             currency_unstated: row.currency_unstated,
