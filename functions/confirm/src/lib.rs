@@ -88,8 +88,13 @@ async fn confirm(Shared(state): Shared<Arc<State>>, request: Request) -> Result<
         .map_err(ApiError::Refused)?;
         let claim = state.store.claim(owner, input.suspended_turn_id).await?;
         let decisions: Vec<(String, bool)> = input.decisions.into_iter().map(|d| (d.id, d.allowed)).collect();
-        // Refused before the stream starts; dropping the claim releases the turn untouched.
-        claim.check_decisions(&decisions)?;
+        // Refused before the stream starts, the turn untouched and unlocked at once: a claim
+        // merely dropped unlocks its row only when its connection is next used, so a corrected
+        // confirm sent straight after would find it still "in progress".
+        if let Err(refused) = claim.check_decisions(&decisions) {
+            claim.release().await;
+            return Err(refused.into());
+        }
         let (events, response) = sse::stream();
         let state = Arc::clone(&state);
         let stream = events.clone();
