@@ -94,34 +94,21 @@ pub struct ImportArgs {
 
 /// The rows taken in at a figure their person chose, and how to take in each row the balance
 /// column refused.
-fn print_figures(p: &Value) {
-    let money = |figures: &Value, key: &str| {
-        let currency = figures["currency"].as_str().and_then(|c| Currency::parse(c).ok());
-        match (figures[key].as_i64(), currency) {
-            (Some(minor), Some(currency)) => kakeibo_ledger::Money::new(minor, currency).format(),
-            _ => "?".to_owned(),
-        }
-    };
-    let taken = p["format"]["taken"].as_array().map_or(&[][..], Vec::as_slice);
-    for t in taken {
-        let at = if t["take"] == "balance" {
-            format!("the balance's change, {}", money(t, "balance_minor"))
-        } else {
-            format!("its amount, {}", money(t, "amount_minor"))
-        };
-        let line = text(&t["line"]);
-        crate::outln!("line {} taken at {at}, as asked", visible(&line));
+fn print_figures(plan: &import::Plan) {
+    for taken in &plan.format.taken {
+        crate::outln!("taken in on your word: {}", visible(&taken.in_words()));
     }
-    let refused = p["errors"].as_array().map_or(&[][..], Vec::as_slice);
-    for e in refused.iter().filter(|e| e["figures"].is_object()) {
-        let line = text(&e["line"]);
-        let line = visible(&line);
-        let figures = &e["figures"];
+    for error in &plan.errors {
+        let Some(figures) = error.figures else {
+            continue;
+        };
+        let money = |minor| kakeibo_ledger::Money::new(minor, figures.currency).format();
+        let line = error.line;
         crate::outln!(
             "line {line} can be taken in at its amount ({}) with --take {line}=amount, or at the balance's \
              change ({}) with --take {line}=balance",
-            money(figures, "amount_minor"),
-            money(figures, "balance_minor"),
+            money(figures.amount_minor),
+            money(figures.balance_minor),
         );
     }
 }
@@ -221,6 +208,7 @@ pub async fn run(args: ImportArgs) -> Result<()> {
         crate::outln!("{}", json(&serde_json::to_string_pretty(&preview)?));
     } else {
         print_preview(&preview);
+        print_figures(&plan);
     }
     if args.dry_run || (plan.rows_to_add() == 0) {
         if !args.json && (plan.rows_to_add() == 0) {
@@ -712,7 +700,6 @@ fn print_preview(p: &Value) {
         &|e| vec![text(&e["line"]), text(&e["column"]), text(&e["message"])],
         &[">line", "column", "problem"],
     );
-    print_figures(p);
     if let Some(line) = lines_line(&p["lines"]) {
         crate::outln!();
         crate::outln!("{}", visible(&line));

@@ -142,7 +142,7 @@ pub(crate) fn flag(month: Month, rows: &[Scored]) -> AnomaliesOutput {
         category: v.category.clone(),
         kind,
         detail,
-        amount: Amount::new(v.amount_minor, v.currency()),
+        amount: Amount::new(v.amount_minor, v.currency),
     };
     for Scored { view: v, mean, sd } in rows {
         let (Some(mean), Some(sd)) = (*mean, *sd) else {
@@ -157,7 +157,7 @@ pub(crate) fn flag(month: Month, rows: &[Scored]) -> AnomaliesOutput {
             continue;
         }
         #[allow(clippy::cast_possible_truncation)]
-        let usual = Money::new(mean.round() as i64, v.currency()).format();
+        let usual = Money::new(mean.round() as i64, v.currency).format();
         if z > 0.0 {
             anomalies.push(entry(
                 v,

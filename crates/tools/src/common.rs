@@ -171,12 +171,6 @@ pub struct TransactionView {
     pub currency: Currency,
 }
 
-impl TransactionView {
-    pub fn currency(&self) -> Currency {
-        self.currency
-    }
-}
-
 /// `a + b` in minor units, refused past what an amount holds (`what` says whose sum it is).
 pub fn add_minor(a: i64, b: i64, what: &'static str) -> Result<i64, ToolsError> {
     a.checked_add(b).ok_or(ToolsError::Overflow(what))

@@ -125,7 +125,7 @@ pub(crate) fn detect(views: &[TransactionView], min_occurrences: usize) -> Recur
         else {
             continue;
         };
-        let Some(currency) = members.first().map(|m| m.currency()) else {
+        let Some(currency) = members.first().map(|m| m.currency) else {
             continue;
         };
         let total: i128 = members.iter().map(|m| i128::from(m.amount_minor)).sum();

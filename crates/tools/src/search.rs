@@ -103,7 +103,7 @@ impl TypedTool for SearchTransactions {
             let transactions: Vec<Found> = views
                 .into_iter()
                 .map(|v| Found {
-                    amount: Amount::new(v.amount_minor, v.currency()),
+                    amount: Amount::new(v.amount_minor, v.currency),
                     id: v.id,
                     date: v.date.to_string(),
                     description: v.description,

@@ -399,12 +399,13 @@ function TakenRows({ taken, onFigure }: { taken: TakenFigure[]; onFigure: (line:
       <ul>
         {taken.map((t) => (
           <li key={t.line} class="small">
-            <Mark tone="warn">line {t.line}</Mark> at {figureLabel(t, t.take)} (
+            <Mark tone="warn">line {t.line}</Mark>{' '}
+            {t.take === 'balance' && t.balance_minor === 0 ? 'left out: its balance did not move' : `at ${figureLabel(t, t.take)}`} (
             {t.take === 'amount' ? 'the balance moved ' : 'the row states '}
             <span class="num">{formatMinor(t.take === 'amount' ? t.balance_minor : t.amount_minor, t.currency)}</span>)
             <span class="btn-row">
               <button type="button" class="btn btn-secondary compact" onClick={() => onFigure(t.line, null)}>
-                Leave line {t.line} out
+                {t.take === 'balance' && t.balance_minor === 0 ? `Ask about line ${t.line} again` : `Leave line ${t.line} out`}
               </button>
             </span>
           </li>

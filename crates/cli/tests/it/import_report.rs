@@ -386,7 +386,7 @@ async fn a_refused_row_is_taken_in_with_take(pool: PgPool) {
     );
     assert!(taken.status.success(), "{}", text(&taken));
     assert!(
-        text(&taken).contains("line 4 taken at the balance's change, -€12.00, as asked"),
+        text(&taken).contains("taken in on your word: line 4 at the balance's change -€12.00"),
         "{}",
         text(&taken)
     );

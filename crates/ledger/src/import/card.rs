@@ -5,10 +5,7 @@ use chrono::{Datelike, NaiveDate};
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-use super::{
-    Figure,
-    plan::{Plan, load_plan},
-};
+use super::plan::{Plan, load_plan};
 use crate::{error::LedgerError, money::Money, owner::OwnerId};
 
 impl Plan {
@@ -80,13 +77,7 @@ impl Plan {
             .format
             .taken
             .iter()
-            .map(|t| {
-                let figure = Money::new(t.figures.of(t.take), t.figures.currency).format();
-                match t.take {
-                    Figure::Amount => format!("line {} at its amount {figure}", t.line),
-                    Figure::Balance => format!("line {} at the balance's change {figure}", t.line),
-                }
-            })
+            .map(super::TakenFigure::in_words)
             .collect::<Vec<_>>();
         let taken = if taken.is_empty() {
             String::new()

@@ -149,6 +149,21 @@ pub struct TakenFigure {
     pub figures: Figures,
 }
 
+impl TakenFigure {
+    /// "line 4 at the balance's change -$12.00", or "line 6 left out: its balance did not move"
+    /// for a row taken at a balance change of nothing (it moves no money, and is not booked).
+    #[must_use]
+    pub fn in_words(&self) -> String {
+        let minor = self.figures.of(self.take);
+        let money = crate::money::Money::new(minor, self.figures.currency).format();
+        match self.take {
+            Figure::Balance if minor == 0 => format!("line {} left out: its balance did not move", self.line),
+            Figure::Balance => format!("line {} at the balance's change {money}", self.line),
+            Figure::Amount => format!("line {} at its amount {money}", self.line),
+        }
+    }
+}
+
 /// One row read from a statement.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ParsedRow {

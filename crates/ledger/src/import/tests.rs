@@ -123,6 +123,7 @@ fn a_refused_row_is_taken_in_at_the_figure_chosen_and_recorded() {
         (taken.line, taken.take, taken.figures.amount_minor),
         (4, Figure::Balance, -2_100)
     );
+    assert_eq!(taken.in_words(), "line 4 at the balance's change -€12.00");
     let parsed = with_figures(false, &[(4, Figure::Amount)]);
     assert_eq!(amount_of(&parsed, 4), Some(-2_100));
     // Taken at a balance that did not move, the row moves no money: skipped, not booked.
@@ -131,6 +132,10 @@ fn a_refused_row_is_taken_in_at_the_figure_chosen_and_recorded() {
     assert!(parsed.skipped.iter().any(|s| s.line == 6), "{:?}", parsed.skipped);
     assert_eq!(parsed.errors.iter().map(|e| e.line).collect::<Vec<_>>(), [4]);
     assert_eq!(parsed.format.taken[0].line, 6);
+    assert_eq!(
+        parsed.format.taken[0].in_words(),
+        "line 6 left out: its balance did not move"
+    );
     // Not every row agreed: no closing balance is read from the column.
     assert!(parsed.format.reconciliation.unwrap().closing.is_none());
 }
