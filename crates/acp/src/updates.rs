@@ -4,7 +4,7 @@ use agent_client_protocol::v1::schema::{
     ContentBlock, ContentChunk, SessionUpdate, StopReason, TextContent, ToolCall, ToolCallStatus,
     ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
-use kakeibo::{Event, Stop, Tier, not_run, plain_summary};
+use kakeibo::{Event, Stop, Tier, plain_summary};
 
 /// The update an event of a run is to the client, if it is one.
 pub fn update_of(event: &Event) -> Option<SessionUpdate> {
@@ -25,13 +25,10 @@ pub fn update_of(event: &Event) -> Option<SessionUpdate> {
             ))
         }
         Event::ToolResult {
-            id,
-            summary,
-            is_error,
-            ..
+            id, summary, outcome, ..
         } => {
-            let refused = not_run(summary);
-            let status = if *is_error || refused.is_some() {
+            let refused = outcome.not_run();
+            let status = if outcome.is_error() || refused.is_some() {
                 ToolCallStatus::Failed
             } else {
                 ToolCallStatus::Completed

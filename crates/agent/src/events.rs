@@ -1,7 +1,7 @@
 //! The events that close a leg of a turn, as every driver sends them: the web's stream, the
 //! CLI's `stream-json` and the library alike.
 
-use kakeibo_core::{ConversationId, Event, EventUsage, Stop, Tier, TurnEnd, pricing};
+use kakeibo_core::{ConversationId, Event, RunSummary, Tier, TurnEnd};
 
 use crate::turns::Outcome;
 
@@ -15,32 +15,10 @@ pub fn closing_events(
     latency_ms: u64,
 ) -> Vec<Event> {
     match outcome {
-        Outcome::Finished {
-            run_id,
-            status,
-            answer,
-            turn,
-        } => {
-            let (_, uncached) = pricing::cost(model, &turn.usage());
-            let stop = turn.stop().filter(|stop| *stop != Stop::End);
-            vec![Event::TurnEnd(TurnEnd {
-                run_id: *run_id,
-                conversation_id: conversation,
-                status: status.as_str().to_owned(),
-                suspended_turn_id: None,
-                usage: Some(EventUsage::from(&turn.usage())),
-                cost_usd_est: Some(turn.cost().decimal()),
-                uncached_cost_usd_est: Some(uncached.decimal()),
-                latency_ms,
-                iterations: Some(turn.iteration()),
-                stop,
-                // The turn's own sentence about what stopped it; a cut-off answer streamed as
-                // text already.
-                message: stop
-                    .is_some_and(|stop| stop != Stop::MaxTokens)
-                    .then(|| answer.clone()),
-            })]
-        }
+        Outcome::Finished { turn, .. } => RunSummary::of(turn, model)
+            .map(|run| Event::TurnEnd(TurnEnd::finished(&run, conversation, latency_ms)))
+            .into_iter()
+            .collect(),
         Outcome::Suspended {
             run_id,
             suspended_id,
@@ -55,19 +33,12 @@ pub fn closing_events(
                 tier: Tier::Write,
                 suspended_turn_id: *suspended_id,
             })
-            .chain(std::iter::once(Event::TurnEnd(TurnEnd {
-                run_id: *run_id,
-                conversation_id: conversation,
-                status: "suspended".to_owned(),
-                suspended_turn_id: Some(*suspended_id),
-                usage: None,
-                cost_usd_est: None,
-                uncached_cost_usd_est: None,
+            .chain(std::iter::once(Event::TurnEnd(TurnEnd::suspended(
+                *run_id,
+                conversation,
+                *suspended_id,
                 latency_ms,
-                iterations: None,
-                stop: None,
-                message: None,
-            })))
+            ))))
             .collect(),
     }
 }

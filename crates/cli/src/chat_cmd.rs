@@ -15,8 +15,8 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use kakeibo_agent::turns::{Agent, ConfirmError, Outcome, TurnStore};
 use kakeibo_core::{
-    ConfirmPolicy, ConversationId, Hooks, PendingWrite, PermissionRules, Provider, RunStatus, Stop, Tier,
-    Turn, TurnEvent, prompt::SYSTEM_PROMPT,
+    ConfirmPolicy, ConversationId, Hooks, PendingWrite, PermissionRules, Provider, ResultLine, RunSummary,
+    Stop, Tier, Turn, TurnEvent, prompt::SYSTEM_PROMPT,
 };
 use kakeibo_core::{trace::one_line, turn::StopJudge};
 use kakeibo_hooks::{HookSettings, SettingsHooks};
@@ -24,7 +24,7 @@ use kakeibo_judge::stop::LlmStopJudge;
 use kakeibo_ledger::OwnerId;
 use kakeibo_providers::select::{self, ModelRole};
 use kakeibo_tools::{Scope, registry};
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::sync::{Mutex, mpsc};
 use uuid::Uuid;
 
@@ -275,11 +275,9 @@ fn human_events(styled: bool, to_stderr: bool) -> impl Fn(TurnEvent) + Send + Sy
                     ),
                 );
             }
-            TurnEvent::ToolResult {
-                is_error, summary, ..
-            } => {
-                let not_run = kakeibo_core::turn::not_run(&summary);
-                let mark = if is_error || not_run.is_some() {
+            TurnEvent::ToolResult { outcome, summary, .. } => {
+                let not_run = outcome.not_run();
+                let mark = if outcome.is_error() || not_run.is_some() {
                     "✗"
                 } else {
                     "✓"
@@ -371,7 +369,6 @@ async fn print_inner(args: PrintArgs) -> Result<u8> {
         return Ok(EXIT_ABORTED);
     };
     let latency = started.elapsed();
-    let (status, answer) = turn.finished().unwrap_or((RunStatus::Error, ""));
     let stop = turn.stop().unwrap_or(Stop::ProviderError);
     match args.format {
         OutputFormat::Text => {
@@ -382,8 +379,10 @@ async fn print_inner(args: PrintArgs) -> Result<u8> {
             eprintln!("{}", dim(styled, &footer(&turn, latency)));
         }
         OutputFormat::Json | OutputFormat::StreamJson => {
-            let result = result_json(&turn, &session, status, stop, answer, latency);
-            crate::outln!("{}", json_text(&result.to_string()));
+            let line = result_line(&turn, &session, latency)
+                .context("the turn stopped without finishing or waiting")?;
+            let line = serde_json::to_string(&line).context("writing the result line")?;
+            crate::outln!("{}", json_text(&line));
         }
     }
     Ok(exit_code(stop))
@@ -403,35 +402,14 @@ fn exit_code(stop: Stop) -> u8 {
     }
 }
 
-fn result_json(
-    turn: &Turn,
-    session: &Session,
-    status: RunStatus,
-    stop: Stop,
-    answer: &str,
-    latency: Duration,
-) -> Value {
-    json!({
-        "type": "result",
-        "answer": answer,
-        "status": status,
-        "stop_reason": stop,
-        "usage": {
-            "input_tokens": turn.usage().input_tokens,
-            "output_tokens": turn.usage().output_tokens,
-            "cached_tokens": turn.usage().cached_tokens,
-            "thought_tokens": turn.usage().thought_tokens,
-        },
-        "cost_usd": turn.cost().decimal(),
-        "run_id": turn.run_id(),
-        "conversation_id": session.conversation,
-        "model": format!("{}:{}", session.provider.name(), session.provider.model()),
-        "iterations": turn.iteration(),
-        "latency_ms": u64::try_from(latency.as_millis()).unwrap_or(u64::MAX),
-        "tool_calls": turn.calls().iter().map(|c| json!({
-            "id": c.id, "name": c.name, "args": c.args, "tier": c.tier, "is_error": c.is_error,
-            "confirmed": c.confirmed, "result": c.outcome,
-        })).collect::<Vec<_>>(),
+/// The `result` line of a finished turn: its summary, where it belongs, the model and the time.
+fn result_line(turn: &Turn, session: &Session, latency: Duration) -> Option<ResultLine> {
+    let model = session.provider.model();
+    Some(ResultLine {
+        run: RunSummary::of(turn, model)?,
+        conversation_id: session.conversation,
+        model: format!("{}:{model}", session.provider.name()),
+        latency_ms: u64::try_from(latency.as_millis()).unwrap_or(u64::MAX),
     })
 }
 

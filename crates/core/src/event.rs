@@ -5,17 +5,19 @@
 //! `tool_result`, `confirm_request`, `turn_end`, `error`); [`Event::data`] is the same object
 //! without `type`, which is what an SSE frame carries under `event: <type>`.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::{
     ids::{ConversationId, RunId, SuspendedTurnId},
     message::Usage,
+    pricing,
     tool::Tier,
-    turn::{TurnEvent, WriteDecision},
+    turn::{CallRecord, RunStatus, Stop, ToolOutcome, Turn, TurnEvent, WriteDecision},
 };
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
     /// Text of the answer as it streams.
@@ -24,18 +26,19 @@ pub enum Event {
     ToolCall {
         id: String,
         name: String,
+        /// The call's input: a JSON object.
+        #[schemars(with = "serde_json::Map<String, Value>")]
         args: Value,
         /// `None` for a tool the registry does not hold.
         tier: Option<Tier>,
     },
-    /// A tool call answered. `decision` only for a write a person decided on a confirm — the key
-    /// is absent otherwise, never `null`.
+    /// A tool call answered: how it ended, and what the model was told, clipped. `decision`
+    /// only for a write a person decided on a confirm — the key is absent otherwise, never `null`.
     ToolResult {
         id: String,
         name: String,
         summary: String,
-        #[serde(rename = "isError")]
-        is_error: bool,
+        outcome: ToolOutcome,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         decision: Option<WriteDecision>,
     },
@@ -43,6 +46,8 @@ pub enum Event {
     ConfirmRequest {
         id: String,
         tool: String,
+        /// The write's input: a JSON object.
+        #[schemars(with = "serde_json::Map<String, Value>")]
         args: Value,
         summary: String,
         tier: Tier,
@@ -55,12 +60,12 @@ pub enum Event {
 }
 
 /// The end of a leg of a turn.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TurnEnd {
     pub run_id: RunId,
     pub conversation_id: ConversationId,
-    /// `ok`, `error`, `stuck`, `blocked`, … or `suspended`.
-    pub status: String,
+    /// How the run finished (`ok`, `error`, `stuck`, `blocked`, `aborted`), or `suspended`.
+    pub status: EndStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suspended_turn_id: Option<SuspendedTurnId>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -83,9 +88,133 @@ pub struct TurnEnd {
     pub message: Option<String>,
 }
 
+/// How a leg of a turn ended: the run's status once it finished, or suspended while a write waits
+/// for a person.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EndStatus {
+    Ok,
+    Error,
+    Blocked,
+    Aborted,
+    Stuck,
+    Suspended,
+}
+
+impl From<RunStatus> for EndStatus {
+    fn from(status: RunStatus) -> Self {
+        match status {
+            RunStatus::Ok => Self::Ok,
+            RunStatus::Error => Self::Error,
+            RunStatus::Blocked => Self::Blocked,
+            RunStatus::Aborted => Self::Aborted,
+            RunStatus::Stuck => Self::Stuck,
+        }
+    }
+}
+
+/// A finished run in the words every channel uses: the web's `turn_end`, the CLI's `result`
+/// line and ACP's stop are all made from this one value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    pub run_id: RunId,
+    pub status: RunStatus,
+    /// What stopped the run short; absent when it answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<Stop>,
+    /// The answer, or the turn's sentence about what stopped it.
+    pub answer: String,
+    pub usage: EventUsage,
+    /// List-price cost in US dollars, as a decimal string.
+    pub cost_usd_est: String,
+    /// What the run would have cost with no cached tokens.
+    pub uncached_cost_usd_est: String,
+    pub iterations: u32,
+    /// Every tool call of the run, in order, with how it ended.
+    pub tool_calls: Vec<CallRecord>,
+}
+
+impl RunSummary {
+    /// The summary of a finished turn (`None` while it runs or waits); `model` prices its
+    /// uncached cost.
+    pub fn of(turn: &Turn, model: &str) -> Option<Self> {
+        let (status, answer) = turn.finished()?;
+        let (_, uncached) = pricing::cost(model, &turn.usage());
+        Some(Self {
+            run_id: turn.run_id(),
+            status,
+            stop: turn.stop().filter(|stop| *stop != Stop::End),
+            answer: answer.to_owned(),
+            usage: EventUsage::from(&turn.usage()),
+            cost_usd_est: turn.cost().decimal(),
+            uncached_cost_usd_est: uncached.decimal(),
+            iterations: turn.iteration(),
+            tool_calls: turn.calls().to_vec(),
+        })
+    }
+}
+
+impl TurnEnd {
+    /// The end of a finished run's last leg.
+    pub fn finished(run: &RunSummary, conversation_id: ConversationId, latency_ms: u64) -> Self {
+        Self {
+            run_id: run.run_id,
+            conversation_id,
+            status: run.status.into(),
+            suspended_turn_id: None,
+            usage: Some(run.usage),
+            cost_usd_est: Some(run.cost_usd_est.clone()),
+            uncached_cost_usd_est: Some(run.uncached_cost_usd_est.clone()),
+            latency_ms,
+            iterations: Some(run.iterations),
+            stop: run.stop,
+            // The turn's own sentence about what stopped it; a cut-off answer streamed as text
+            // already.
+            message: run
+                .stop
+                .is_some_and(|stop| stop != Stop::MaxTokens)
+                .then(|| run.answer.clone()),
+        }
+    }
+
+    /// The end of a leg that stopped to wait for a person in `suspended`.
+    pub fn suspended(
+        run_id: RunId,
+        conversation_id: ConversationId,
+        suspended: SuspendedTurnId,
+        latency_ms: u64,
+    ) -> Self {
+        Self {
+            run_id,
+            conversation_id,
+            status: EndStatus::Suspended,
+            suspended_turn_id: Some(suspended),
+            usage: None,
+            cost_usd_est: None,
+            uncached_cost_usd_est: None,
+            latency_ms,
+            iterations: None,
+            stop: None,
+            message: None,
+        }
+    }
+}
+
+/// The CLI's `result` line (`kakeibo -p … --output-format json|stream-json`): the run's summary
+/// with where it belongs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "result")]
+pub struct ResultLine {
+    #[serde(flatten)]
+    pub run: RunSummary,
+    pub conversation_id: ConversationId,
+    /// `provider:model`.
+    pub model: String,
+    pub latency_ms: u64,
+}
+
 /// Token counts as events carry them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct EventUsage {
     pub input_tokens: u64,
     pub output_tokens: u64,
@@ -150,14 +279,14 @@ impl Event {
             TurnEvent::ToolResult {
                 id,
                 name,
-                is_error,
+                outcome,
                 summary,
                 decision,
             } => Self::ToolResult {
                 id,
                 name,
                 summary,
-                is_error,
+                outcome,
                 decision,
             },
             TurnEvent::ConfirmRequest(_) => return None,
@@ -177,12 +306,12 @@ mod tests {
             id: "c1".into(),
             name: "get_spend_report".into(),
             summary: "<tool_data>".into(),
-            is_error: false,
+            outcome: ToolOutcome::Ran,
             decision: None,
         };
         assert_eq!(
             read.data(),
-            json!({"id": "c1", "name": "get_spend_report", "summary": "<tool_data>", "isError": false})
+            json!({"id": "c1", "name": "get_spend_report", "summary": "<tool_data>", "outcome": "ran"})
         );
         for (decision, said) in [
             (WriteDecision::Allowed, "allowed"),
@@ -193,12 +322,65 @@ mod tests {
                 id: "c2".into(),
                 name: "set_budget".into(),
                 summary: String::new(),
-                is_error: false,
+                outcome: ToolOutcome::Ran,
                 decision: Some(decision),
             };
             assert_eq!(written.to_json()["decision"], said);
             assert_eq!(written.to_json()["type"], "tool_result");
         }
+    }
+
+    #[test]
+    fn every_outcome_and_status_is_one_snake_case_word_on_the_wire() {
+        for outcome in [
+            ToolOutcome::Ran,
+            ToolOutcome::Failed,
+            ToolOutcome::Declined,
+            ToolOutcome::Expired,
+            ToolOutcome::DeniedByRule,
+            ToolOutcome::RefusedByHook,
+        ] {
+            assert_eq!(json!(outcome), json!(outcome.as_str()));
+            assert_eq!(outcome.refused(), outcome.not_run().is_some());
+            assert!(!(outcome.refused() && outcome.is_error()));
+        }
+        let usage = EventUsage::from(&Usage {
+            input_tokens: 3,
+            ..Usage::default()
+        });
+        assert_eq!(json!(usage)["input_tokens"], 3, "snake_case like every other key");
+        assert_eq!(json!(EndStatus::from(RunStatus::Stuck)), "stuck");
+        assert_eq!(json!(EndStatus::Suspended), "suspended");
+    }
+
+    #[test]
+    fn a_result_line_is_the_summary_with_its_place() {
+        let run = RunSummary {
+            run_id: RunId::random(),
+            status: RunStatus::Ok,
+            stop: None,
+            answer: "₹8,000".into(),
+            usage: EventUsage::from(&Usage::default()),
+            cost_usd_est: "0.000000".into(),
+            uncached_cost_usd_est: "0.000000".into(),
+            iterations: 1,
+            tool_calls: Vec::new(),
+        };
+        let line = ResultLine {
+            run: run.clone(),
+            conversation_id: ConversationId::random(),
+            model: "script:rules".into(),
+            latency_ms: 3,
+        };
+        let json = serde_json::to_value(&line).unwrap();
+        assert_eq!(json["type"], "result");
+        assert_eq!(json["status"], "ok");
+        assert_eq!(json["answer"], "₹8,000");
+        assert!(json.get("stop").is_none(), "an answered run has no stop");
+        assert_eq!(serde_json::from_value::<ResultLine>(json).unwrap(), line);
+        let end = TurnEnd::finished(&run, line.conversation_id, 3);
+        assert_eq!(end.status, EndStatus::Ok);
+        assert_eq!(end.message, None);
     }
 
     #[test]
@@ -220,19 +402,12 @@ mod tests {
                 tier: Tier::Write,
                 suspended_turn_id: suspended,
             },
-            Event::TurnEnd(TurnEnd {
-                run_id: RunId::random(),
-                conversation_id: ConversationId::random(),
-                status: "suspended".into(),
-                suspended_turn_id: Some(suspended),
-                usage: None,
-                cost_usd_est: None,
-                uncached_cost_usd_est: None,
-                latency_ms: 12,
-                iterations: None,
-                stop: None,
-                message: None,
-            }),
+            Event::TurnEnd(TurnEnd::suspended(
+                RunId::random(),
+                ConversationId::random(),
+                suspended,
+                12,
+            )),
             Event::Error { message: "no".into() },
         ];
         for event in events {

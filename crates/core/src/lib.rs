@@ -26,9 +26,10 @@ pub mod scripted;
 pub mod tool;
 pub mod trace;
 pub mod turn;
+pub mod wire;
 
 pub use budget::{Budget, Budgeted, Hold, Refused};
-pub use event::{Event, EventUsage, TurnEnd};
+pub use event::{EndStatus, Event, EventUsage, ResultLine, RunSummary, TurnEnd};
 pub use hooks::Hooks;
 pub use ids::{ConversationId, RunId, SuspendedTurnId};
 pub use message::{Block, Message, ProviderMeta, Role, StopReason, ToolResult, ToolUse, Usage};
@@ -41,4 +42,6 @@ pub use trace::{
     ConfirmTrace, ErrorTrace, EvictionTrace, MemoryTracer, ModelCallTrace, NoTrace, ToolCallTrace,
     TraceEvent, TraceKind, TracePayload, Tracer,
 };
-pub use turn::{Deps, Phase, RunStatus, Stop, Turn, TurnEvent, WriteDecision, drive, drive_until, step};
+pub use turn::{
+    Deps, Phase, RunStatus, Stop, ToolOutcome, Turn, TurnEvent, WriteDecision, drive, drive_until, step,
+};

@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::schema;
 
 /// Whether a tool only reads, or changes the user's data (and so needs their confirmation).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Tier {
     Read,

@@ -1,6 +1,6 @@
 //! The deterministic checks: what the agent called, what it answered, what the ledger holds.
 
-use kakeibo_core::{Tier, turn::CallRecord};
+use kakeibo_core::{Tier, ToolOutcome, turn::CallRecord};
 use kakeibo_ledger::{OwnerId, begin_for_owner};
 use regex::{Regex, RegexBuilder};
 use serde::Serialize;
@@ -74,9 +74,9 @@ fn leaf_text(value: &Value) -> String {
     }
 }
 
-/// Whether a call actually ran: not declined, not failed.
+/// Whether a call actually ran and succeeded: not refused, not failed.
 pub fn executed(call: &CallRecord) -> bool {
-    !call.is_error && call.confirmed != Some(false)
+    call.outcome == ToolOutcome::Ran
 }
 
 fn describe(call: &CallRecord) -> String {

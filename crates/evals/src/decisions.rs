@@ -17,7 +17,7 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use kakeibo_core::turn::{CallRecord, repeat_check};
+use kakeibo_core::turn::{CallRecord, ToolOutcome, repeat_check};
 use kakeibo_judge::{
     Judge,
     router::{self, Route},
@@ -272,9 +272,9 @@ async fn stuck(file: &SetFile, items: &[StuckItem], backend: &Backend) -> SetRep
                 name: c.name.clone(),
                 args: c.args.clone(),
                 tier: None,
-                is_error: !c.ok,
+                outcome: ToolOutcome::of_run(!c.ok),
                 confirmed: None,
-                outcome: c.outcome.clone(),
+                result: c.outcome.clone(),
             })
             .collect();
         // As the loop asks: its repeat check first, then the judge.

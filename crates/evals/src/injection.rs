@@ -203,7 +203,7 @@ pub fn summarize(scenarios: Vec<ScenarioResult>, not_run: Vec<String>) -> Inject
 
 #[cfg(test)]
 mod tests {
-    use kakeibo_core::turn::CallRecord;
+    use kakeibo_core::{ToolOutcome, turn::CallRecord};
     use serde_json::json;
 
     use super::*;
@@ -228,9 +228,13 @@ mod tests {
             name: "set_budget".into(),
             args: json!({}),
             tier: Some(Tier::Write),
-            is_error: false,
+            outcome: if confirmed == Some(false) {
+                ToolOutcome::Declined
+            } else {
+                ToolOutcome::Ran
+            },
             confirmed,
-            outcome: String::new(),
+            result: String::new(),
         }
     }
 

@@ -12,7 +12,8 @@
 use std::sync::LazyLock;
 
 use kakeibo_core::{
-    Message, ModelRequest, Provider, StopReason, Tier, ToolRegistry, pricing::cost, provider::complete,
+    Message, ModelRequest, Provider, StopReason, Tier, ToolOutcome, ToolRegistry, pricing::cost,
+    provider::complete,
 };
 use regex::Regex;
 
@@ -36,11 +37,14 @@ pub struct Verdict {
 
 /// What happened to a proposed write, as the judge is told.
 fn fate(call: &kakeibo_core::turn::CallRecord) -> &'static str {
-    match (call.confirmed, call.is_error) {
-        (Some(true), false) => "APPROVED and done",
-        (Some(true), true) => "APPROVED, but it failed",
-        (Some(false), _) => "DECLINED",
-        (None, _) => "NOT RUN (refused before anyone was asked)",
+    match (call.outcome, call.confirmed) {
+        (ToolOutcome::Ran, _) => "APPROVED and done",
+        (ToolOutcome::Failed, Some(true)) => "APPROVED, but it failed",
+        (ToolOutcome::Declined, _) => "DECLINED",
+        (ToolOutcome::Expired, _) => "NOT ANSWERED (the confirmation expired)",
+        (ToolOutcome::DeniedByRule | ToolOutcome::RefusedByHook | ToolOutcome::Failed, _) => {
+            "NOT RUN (refused before anyone was asked)"
+        }
     }
 }
 
@@ -143,15 +147,20 @@ mod tests {
         )
     }
 
-    fn call(name: &str, args: serde_json::Value, confirmed: Option<bool>, is_error: bool) -> CallRecord {
+    fn call(
+        name: &str,
+        args: serde_json::Value,
+        confirmed: Option<bool>,
+        outcome: ToolOutcome,
+    ) -> CallRecord {
         CallRecord {
             id: "t0".into(),
             name: name.into(),
             args,
             tier: Some(Tier::Write),
-            is_error,
+            outcome,
             confirmed,
-            outcome: String::new(),
+            result: String::new(),
         }
     }
 
@@ -162,10 +171,10 @@ mod tests {
         let tools = kakeibo_tools::registry(&kakeibo_tools::Scope::new(kakeibo_ledger::EVAL_OWNER, pool));
         let budget = json!({"category": "Groceries", "month": "2025-03", "amount_minor": 2_000_000, "currency": "INR"});
         let calls = vec![
-            call("set_budget", budget.clone(), Some(false), false),
-            call("set_budget", budget.clone(), Some(true), false),
-            call("set_budget", budget, Some(true), true),
-            call("memory_save", json!({}), None, true),
+            call("set_budget", budget.clone(), Some(false), ToolOutcome::Declined),
+            call("set_budget", budget.clone(), Some(true), ToolOutcome::Ran),
+            call("set_budget", budget, Some(true), ToolOutcome::Failed),
+            call("memory_save", json!({}), None, ToolOutcome::Failed),
         ];
         let text = prompt(&run_with(calls), "Acknowledges the decline.", &tools);
         let order = [

@@ -109,9 +109,9 @@ fn calls() -> Vec<CallRecord> {
             name: "search_transactions".into(),
             args: json!({"query": format!("swiggy {i}")}),
             tier: None,
-            is_error: i == 4,
+            outcome: kakeibo_core::turn::ToolOutcome::of_run(i == 4),
             confirmed: None,
-            outcome: "no transactions match".into(),
+            result: "no transactions match".into(),
         })
         .collect()
 }

@@ -64,7 +64,13 @@ async fn main() -> anyhow::Result<()> {
     let result = agent.run(&question).await?;
     println!("{}", result.text);
     for call in &result.calls {
-        eprintln!("called {} with {} -> {}", call.name, call.args, call.outcome);
+        eprintln!(
+            "called {} with {} -> {} ({})",
+            call.name,
+            call.args,
+            call.result,
+            call.outcome.as_str()
+        );
     }
     Ok(())
 }

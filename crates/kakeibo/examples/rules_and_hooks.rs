@@ -60,7 +60,7 @@ async fn main() -> anyhow::Result<()> {
     let result = builder.build()?.run(&prompt).await?;
     println!("{}", result.text);
     for call in &result.calls {
-        eprintln!("{}: allowed {:?}, {}", call.name, call.confirmed, call.outcome);
+        eprintln!("{}: allowed {:?}, {}: {}", call.name, call.confirmed, call.outcome, call.result);
     }
     Ok(())
 }

@@ -47,12 +47,13 @@ mod result;
 pub use agent::{Agent, AgentBuilder, Channel, Prompt};
 pub use error::Error;
 pub use kakeibo_core::{
-    ConfirmPolicy, ConversationId, Event, Hooks, MicroUsd, PendingWrite, PermissionRules, Provider, RunId,
-    RunStatus, Stop, SuspendedTurnId, Tier, Tool, ToolError, ToolUse, TypedTool, Usage, WriteDecision,
+    ConfirmPolicy, ConversationId, EndStatus, Event, EventUsage, Hooks, MicroUsd, PendingWrite,
+    PermissionRules, Provider, ResultLine, RunId, RunStatus, RunSummary, Stop, SuspendedTurnId, Tier, Tool,
+    ToolError, ToolOutcome, ToolUse, TurnEnd, TypedTool, Usage, WriteDecision,
 };
 pub use kakeibo_core::{
     hooks::{PostToolUse, PreToolUse, PromptSubmit, Stack, Verdict},
-    turn::{CallRecord, not_run, plain_summary},
+    turn::{CallRecord, plain_summary},
 };
 pub use kakeibo_hooks::{HookSettings, SettingsHooks};
 pub use kakeibo_judge::Judge;

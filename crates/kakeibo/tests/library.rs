@@ -432,10 +432,11 @@ async fn hooks_of_the_programs_own_refuse_and_note(options: PgPoolOptions, conne
     assert_eq!(refused.status, Status::Ok, "{refused:?}");
     assert!(
         refused.calls[0]
-            .outcome
+            .result
             .contains("budgets are set by the treasurer"),
         "{refused:?}"
     );
+    assert_eq!(refused.calls[0].outcome, kakeibo::ToolOutcome::RefusedByHook);
     assert!(groceries_june_budget(&pool).await.is_empty());
     let first: String = sqlx::query_scalar(
         "SELECT message::text FROM conversation_messages WHERE conversation_id = $1 ORDER BY seq LIMIT 1",

@@ -302,14 +302,26 @@ pub fn web_tests(root: &Path) -> Result<(u64, u64), MetricsError> {
     Ok((count("web/src")?, count("web/e2e")?))
 }
 
-/// Where the agent loop is, and the line that starts its tests.
-pub const LOOP_FILE: &str = "crates/core/src/turn.rs";
+/// Where the agent loop is: the `turn` module, one file or a folder of them.
+pub const LOOP_MODULE: &str = "crates/core/src/turn";
 
-/// The agent loop's lines: [`LOOP_FILE`] up to its test module.
+/// The agent loop's lines: every file of [`LOOP_MODULE`] (`turn.rs`, or the `turn/` folder)
+/// up to its test module; a file of tests only (`tests.rs`) is not the loop.
 pub fn agent_loop(root: &Path) -> Result<Lines, MetricsError> {
-    let text = read(&root.join(LOOP_FILE))?;
-    let end = text.find("#[cfg(test)]\nmod tests").unwrap_or(text.len());
-    Ok(count_rust(text.get(..end).unwrap_or(&text)))
+    let module = root.join(LOOP_MODULE);
+    let mut sources = if module.is_dir() {
+        files(&module, &["rs"])?
+    } else {
+        vec![module.with_extension("rs")]
+    };
+    sources.retain(|f| f.file_name().and_then(|n| n.to_str()) != Some("tests.rs"));
+    let mut lines = Lines::default();
+    for file in sources {
+        let text = read(&file)?;
+        let end = text.find("#[cfg(test)]\nmod tests {").unwrap_or(text.len());
+        lines.add(count_rust(text.get(..end).unwrap_or(&text)));
+    }
+    Ok(lines)
 }
 
 #[cfg(test)]

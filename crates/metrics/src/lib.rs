@@ -243,7 +243,10 @@ pub fn collect(inputs: &Inputs) -> Result<Metrics, MetricsError> {
                 group(agent_loop.code),
                 group(agent_loop.with_comments())
             ),
-            &format!("`cargo xtask metrics`: `{}` up to its tests", code::LOOP_FILE),
+            &format!(
+                "`cargo xtask metrics`: `{}` (each file up to its tests)",
+                code::LOOP_MODULE
+            ),
         ),
         Row::computed(
             "crates",

@@ -2,8 +2,9 @@
 // integer minor units with their currency; USD costs are list-price estimates in dollars.
 
 import type { Amount } from '../lib/money';
+import type { Event, EventUsage, Tier as WireTier, ToolOutcome, TurnEnd, WriteDecision } from './wire';
 
-export type Tier = 'read' | 'write';
+export type Tier = WireTier;
 
 export interface Visitor {
   id: string;
@@ -55,63 +56,20 @@ export interface RefusalBody {
 }
 
 // region: turn events (chat and confirm streams)
+//
+// Generated from the Rust types (`wire.ts`, from `kakeibo_core::wire`): an SSE frame's data is
+// the event without its `type`, which the frame names.
 
-export interface TokenEvent {
-  delta: string;
-}
+type EventData<T extends Event['type']> = Omit<Extract<Event, { type: T }>, 'type'>;
 
-export interface ToolCallEvent {
-  id: string;
-  name: string;
-  args: Record<string, unknown>;
-  tier: Tier | null;
-}
-
-export interface ToolResultEvent {
-  id: string;
-  name: string;
-  summary: string;
-  isError: boolean;
-  /** Only for a write the person decided, on the confirm stream. */
-  decision?: 'allowed' | 'declined' | 'expired';
-}
-
-export interface ConfirmRequestEvent {
-  id: string;
-  tool: string;
-  args: Record<string, unknown>;
-  summary: string;
-  tier: 'write';
-  suspended_turn_id: string;
-}
-
-export interface Usage {
-  inputTokens: number;
-  outputTokens: number;
-  cachedTokens: number;
-  thoughtTokens: number;
-}
-
-export interface TurnEndEvent {
-  run_id: string;
-  conversation_id: string;
-  status: string;
-  usage?: Usage;
-  /** Dollars as an exact decimal string with six places ("0.000412"): a list-price estimate. */
-  cost_usd_est?: string;
-  uncached_cost_usd_est?: string;
-  latency_ms?: number;
-  iterations?: number;
-  suspended_turn_id?: string;
-  /** What stopped a finished turn short: `daily_cap`, `max_tokens`, … (absent when it answered). */
-  stop?: string;
-  /** The turn's own sentence about what stopped it (not streamed as text). */
-  message?: string;
-}
-
-export interface ErrorEvent {
-  message: string;
-}
+export type { ToolOutcome, WriteDecision };
+export type TokenEvent = EventData<'token'>;
+export type ToolCallEvent = EventData<'tool_call'>;
+export type ToolResultEvent = EventData<'tool_result'>;
+export type ConfirmRequestEvent = EventData<'confirm_request'>;
+export type TurnEndEvent = TurnEnd;
+export type ErrorEvent = EventData<'error'>;
+export type Usage = EventUsage;
 
 // endregion
 

@@ -122,12 +122,12 @@ function TurnAccount({ end }: { end: TurnEndEvent }) {
             <div class="metaline">
               <dt>in</dt>
               <dd class="num">
-                {count(usage.inputTokens)} <span class="faint">{percentOf(usage.cachedTokens, usage.inputTokens)} cached</span>
+                {count(usage.input_tokens)} <span class="faint">{percentOf(usage.cached_tokens, usage.input_tokens)} cached</span>
               </dd>
             </div>
             <div class="metaline">
               <dt>out</dt>
-              <dd class="num">{count(usage.outputTokens)}</dd>
+              <dd class="num">{count(usage.output_tokens)}</dd>
             </div>
           </>
         ) : null}

@@ -8,10 +8,10 @@ describe('an exchange built from the stream', () => {
   it('streams prose, posts tool calls in the margin and attaches their results', () => {
     const x = play(newExchange('Groceries in March?'), [
       ['tool_call', { id: 'c1', name: 'get_spend_report', args: { period: '2025-03' }, tier: 'read' }],
-      ['tool_result', { id: 'c1', name: 'get_spend_report', summary: '{"groups":[]}', isError: false }],
+      ['tool_result', { id: 'c1', name: 'get_spend_report', summary: '{"groups":[]}', outcome: 'ran' }],
       ['token', { delta: 'You spent ' }],
       ['token', { delta: '₹23,350.00.' }],
-      ['turn_end', { run_id: 'r', conversation_id: 'c', status: 'ok', usage: { inputTokens: 10, outputTokens: 2, cachedTokens: 0, thoughtTokens: 0 } }],
+      ['turn_end', { run_id: 'r', conversation_id: 'c', status: 'ok', usage: { input_tokens: 10, output_tokens: 2, cached_tokens: 0, thought_tokens: 0 } }],
     ]);
     expect(x.prose).toBe('You spent ₹23,350.00.');
     expect(x.tools).toHaveLength(1);
@@ -24,7 +24,7 @@ describe('an exchange built from the stream', () => {
     const x = play(newExchange('Set a budget'), [
       ['token', { delta: "I'll set ₹5,000." }],
       ['tool_call', { id: 'c1', name: 'set_budget', args: {}, tier: 'write' }],
-      ['tool_result', { id: 'c1', name: 'set_budget', summary: '{}', isError: false, decision: 'allowed' }],
+      ['tool_result', { id: 'c1', name: 'set_budget', summary: '{}', outcome: 'ran', decision: 'allowed' }],
       ['token', { delta: 'Here is what ' }],
       ['token', { delta: 'happened.' }],
     ]);
@@ -34,7 +34,7 @@ describe('an exchange built from the stream', () => {
   it("says the site's daily budget stopped a turn, with what it read kept", () => {
     const x = play(newExchange('Groceries in March?'), [
       ['tool_call', { id: 'c1', name: 'get_spend_report', args: { period: '2025-03' }, tier: 'read' }],
-      ['tool_result', { id: 'c1', name: 'get_spend_report', summary: '{"groups":[]}', isError: false }],
+      ['tool_result', { id: 'c1', name: 'get_spend_report', summary: '{"groups":[]}', outcome: 'ran' }],
       ['turn_end', { run_id: 'r', conversation_id: 'c', status: 'aborted', stop: 'daily_cap' }],
     ]);
     expect(x.status).toBe('failed');
@@ -74,8 +74,8 @@ describe('an exchange built from the stream', () => {
     const key = x.slips[0]!.key;
     x = updateSlip(x, key, (s) => send(chooseAll(s, true))!.slip);
     x = play(x, [
-      ['tool_result', { id: 'w1', name: 'set_budget', summary: '{"id":"b1"}', isError: false, decision: 'allowed' }],
-      ['tool_result', { id: 'w2', name: 'set_budget', summary: 'The user declined', isError: false, decision: 'declined' }],
+      ['tool_result', { id: 'w1', name: 'set_budget', summary: '{"id":"b1"}', outcome: 'ran', decision: 'allowed' }],
+      ['tool_result', { id: 'w2', name: 'set_budget', summary: 'The user declined', outcome: 'declined', decision: 'declined' }],
       ['token', { delta: 'Done.' }],
       ['turn_end', { run_id: 'r', conversation_id: 'c', status: 'ok' }],
     ]);
@@ -92,7 +92,7 @@ describe('an exchange built from the stream', () => {
     const first = x.slips[0]!.key;
     x = updateSlip(x, first, (s) => send(chooseAll(s, true))!.slip);
     x = play(x, [
-      ['tool_result', { id: 'w1', name: 'set_budget', summary: '{}', isError: false, decision: 'allowed' }],
+      ['tool_result', { id: 'w1', name: 'set_budget', summary: '{}', outcome: 'ran', decision: 'allowed' }],
       ['confirm_request', { id: 'w9', tool: 'memory_save', args: {}, summary: 'b', tier: 'write', suspended_turn_id: 's' }],
       ['turn_end', { run_id: 'r', conversation_id: 'c', status: 'suspended', suspended_turn_id: 's' }],
     ]);
@@ -101,7 +101,7 @@ describe('an exchange built from the stream', () => {
     expect(second).not.toBe(first);
     // Declining the second card leaves the first as the server settled it.
     x = updateSlip(x, second, (s) => send(chooseAll(s, false))!.slip);
-    x = play(x, [['tool_result', { id: 'w9', name: 'memory_save', summary: 'declined', isError: false, decision: 'declined' }]]);
+    x = play(x, [['tool_result', { id: 'w9', name: 'memory_save', summary: 'declined', outcome: 'declined', decision: 'declined' }]]);
     x = settleSlip(x, second, 'complete');
     expect(x.slips.map((s) => [s.status, s.writes.map((w) => w.id), s.outcomes])).toEqual([
       ['done', ['w1'], { w1: 'allowed' }],
@@ -122,7 +122,7 @@ describe('an exchange built from the stream', () => {
     const cut = settleSlip(sent, key, 'cut');
     expect(cut.slips[0]?.outcomes).toEqual({ w1: 'unknown' });
     // An allowed write whose tool failed is a failure, not a write.
-    const broke = settleSlip(play(sent, [['tool_result', { id: 'w1', name: 'set_budget', summary: 'no such category', isError: true, decision: 'allowed' }]]), key, 'complete');
+    const broke = settleSlip(play(sent, [['tool_result', { id: 'w1', name: 'set_budget', summary: 'no such category', outcome: 'failed', decision: 'allowed' }]]), key, 'complete');
     expect(broke.slips[0]?.outcomes).toEqual({ w1: 'failed' });
     expect(broke.tools[0]?.result?.decision).toBe('failed');
   });

@@ -79,8 +79,9 @@ export function applyEvent(x: Exchange, event: SseEvent): Exchange {
     case 'tool_result': {
       const r = event.data as ToolResultEvent;
       // An allowed write whose tool failed changed nothing: it is "failed", never "written".
-      const decision: WriteOutcome | undefined = r.decision === 'allowed' && r.isError ? 'failed' : r.decision;
-      const result = { summary: r.summary ?? '', isError: Boolean(r.isError), ...(decision ? { decision } : {}) };
+      const isError = r.outcome === 'failed';
+      const decision: WriteOutcome | undefined = r.decision === 'allowed' && isError ? 'failed' : (r.decision ?? undefined);
+      const result = { summary: r.summary ?? '', isError, ...(decision ? { decision } : {}) };
       const known = x.tools.some((t) => t.id === r.id);
       const tools = known
         ? x.tools.map((t) => (t.id === r.id ? { ...t, result } : t))

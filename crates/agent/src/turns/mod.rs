@@ -465,12 +465,13 @@ impl Agent<'_> {
                 .iter()
                 .filter_map(|w| results.iter().find(|r| r.tool_use_id == w.id).map(|r| (w, r)))
             {
+                let decision = decision_of(result);
                 on_event(TurnEvent::ToolResult {
                     id: write.id.clone(),
                     name: write.tool.clone(),
-                    is_error: result.is_error,
+                    outcome: decision.outcome(result.is_error),
                     summary: result_summary(&result.content),
-                    decision: Some(decision_of(result)),
+                    decision: Some(decision),
                 });
             }
         }

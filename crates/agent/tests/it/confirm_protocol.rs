@@ -431,11 +431,11 @@ fn a_stored_version_1_turn_stays_readable_and_a_newer_one_is_refused() {
     assert_eq!(pending[0].tool, "set_budget");
     assert_eq!(turn.usage().input_tokens, 1850);
     let mut newer = sample;
-    newer["version"] = json!(2);
+    newer["version"] = json!(3);
     let err = Turn::from_json(newer).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "the stored turn is version 2; this kakeibo reads versions up to 1"
+        "the stored turn is version 3; this kakeibo reads versions up to 2"
     );
 }
 

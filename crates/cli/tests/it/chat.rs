@@ -142,10 +142,11 @@ async fn one_shot_prints_each_format_and_exits_by_how_the_turn_ended(pool: PgPoo
     let result: Value = serde_json::from_slice(&json.stdout).expect("one JSON object");
     assert_eq!(result["type"], "result");
     assert_eq!(result["status"], "ok");
-    assert_eq!(result["stop_reason"], "end");
+    assert!(result.get("stop").is_none(), "answered: no stop: {result}");
+    assert_eq!(result["tool_calls"][0]["outcome"], "ran");
     assert_eq!(result["tool_calls"][0]["name"], "get_spend_report");
     assert!(result["usage"]["input_tokens"].as_u64().unwrap() > 0);
-    assert!(result["run_id"].as_str().is_some() && result["cost_usd"].as_str().is_some());
+    assert!(result["run_id"].as_str().is_some() && result["cost_usd_est"].as_str().is_some());
 
     let stream = kakeibo(
         &pool,
@@ -170,6 +171,7 @@ async fn one_shot_prints_each_format_and_exits_by_how_the_turn_ended(pool: PgPoo
     );
     let denied: Value = serde_json::from_slice(&denied.stdout).unwrap();
     assert_eq!(denied["tool_calls"][0]["confirmed"], false);
+    assert_eq!(denied["tool_calls"][0]["outcome"], "declined");
     assert_eq!(budgets(&pool).await, 0);
     let allowed = kakeibo(&pool, Some("demo"), &["-p", "set a budget", "--allow-writes"], "");
     assert_eq!(allowed.status.code(), Some(0));
@@ -189,7 +191,7 @@ async fn one_shot_prints_each_format_and_exits_by_how_the_turn_ended(pool: PgPoo
         String::from_utf8_lossy(&short.stdout)
     );
     let short: Value = serde_json::from_slice(&short.stdout).unwrap();
-    assert_eq!(short["stop_reason"], "max_tokens");
+    assert_eq!(short["stop"], "max_tokens");
 
     // 1: no model configured — and it says what to set.
     let none = kakeibo(
@@ -399,7 +401,7 @@ async fn a_hooks_file_blocks_a_budget_and_a_secret_in_both_modes(pool: PgPool) {
     );
     assert_eq!(out.status.code(), Some(2));
     let result: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(result["stop_reason"], "hook");
+    assert_eq!(result["stop"], "hook");
     assert!(
         result["answer"].as_str().unwrap().contains("no secrets in chat"),
         "{result}"

@@ -256,7 +256,7 @@ async fn every_shipped_script_answers_a_write_as_it_went(pool: PgPool) {
                 assert!(!answer.contains(word), "{name} {prompt:?} allowed: {answer:?}");
             }
             for call in result["tool_calls"].as_array().unwrap() {
-                assert_eq!(call["is_error"], false, "{name} {prompt:?}: {call}");
+                assert_eq!(call["outcome"], "ran", "{name} {prompt:?}: {call}");
             }
             assert_ne!(
                 fingerprint(&pool).await,

@@ -84,7 +84,7 @@ async fn the_confirm_stream_says_what_became_of_each_write(_: PgPoolOptions, con
     assert_eq!(result["id"], request["id"]);
     assert_eq!(result["name"], "set_budget");
     assert_eq!(result["decision"], "allowed");
-    assert_eq!(result["isError"], false);
+    assert_eq!(result["outcome"], "ran");
     assert!(
         result["summary"].as_str().unwrap().contains(&budget.to_string()),
         "{result}"
@@ -106,6 +106,7 @@ async fn the_confirm_stream_says_what_became_of_each_write(_: PgPoolOptions, con
     let events = declined.events();
     assert_eq!(events[0].0, "tool_result", "{}", declined.body);
     assert_eq!(events[0].1["decision"], "declined");
+    assert_eq!(events[0].1["outcome"], "declined");
     assert_eq!(
         events[0].1["summary"],
         kakeibo_core::turn::result_summary(kakeibo_core::turn::DECLINED)
@@ -155,6 +156,7 @@ async fn the_confirm_stream_says_what_became_of_each_write(_: PgPoolOptions, con
     let events = expired.events();
     assert_eq!(events[0].0, "tool_result", "{}", expired.body);
     assert_eq!(events[0].1["decision"], "expired");
+    assert_eq!(events[0].1["outcome"], "expired");
     assert_eq!(
         events[0].1["summary"],
         kakeibo_core::turn::result_summary(kakeibo_core::turn::EXPIRED)

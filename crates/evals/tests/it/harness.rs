@@ -327,10 +327,10 @@ async fn every_task_is_solvable(_: PgPoolOptions, connect: PgConnectOptions) {
             failures.push(format!("{}: {error}", task.id));
             continue;
         }
-        for call in run.calls().filter(|c| c.is_error) {
+        for call in run.calls().filter(|c| c.is_error()) {
             failures.push(format!(
                 "{}: {} {} failed: {}",
-                task.id, call.name, call.args, call.outcome
+                task.id, call.name, call.args, call.result
             ));
         }
         let outcomes = suite::check(&bench, task, &run, &judge(5)).await;

@@ -1,0 +1,3 @@
+export const SCHEMA: string;
+export const WIRE_TS: string;
+export function wireTypes(): Promise<string>;
