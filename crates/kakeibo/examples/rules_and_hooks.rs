@@ -60,7 +60,10 @@ async fn main() -> anyhow::Result<()> {
     let result = builder.build()?.run(&prompt).await?;
     println!("{}", result.text);
     for call in &result.calls {
-        eprintln!("{}: allowed {:?}, {}: {}", call.name, call.confirmed, call.outcome, call.result);
+        eprintln!(
+            "{}: allowed {:?}, {}: {}",
+            call.name, call.confirmed, call.outcome, call.result
+        );
     }
     Ok(())
 }

@@ -3,13 +3,13 @@
 //! kind of account it is of.
 
 use super::{
-    Currency, DataRecord, DateOrder, ImportError, KindHint, Layout, ParseOptions, cell, decide_order, layout,
+    Currency, DataRecord, DateOrder, ImportError, KindHint, Layout, ParseOptions, cell, decide_order, vocabulary,
 };
 
 /// The order of day and month a known exporter's layout implies: Mint, a US service, writes month
 /// first (its header: Date, Description, Original Description, Amount, Transaction Type, …).
 pub(super) fn layout_hint(layout: &Layout) -> Option<(DateOrder, String)> {
-    let names: Vec<String> = layout.headers.iter().map(|h| layout::normalise(h)).collect();
+    let names: Vec<String> = layout.headers.iter().map(|h| vocabulary::normalise(h)).collect();
     let has = |name: &str| names.iter().any(|n| n == name);
     if has("original description") && has("transaction type") && has("account name") {
         return Some((
@@ -20,7 +20,7 @@ pub(super) fn layout_hint(layout: &Layout) -> Option<(DateOrder, String)> {
     }
     // Headers in a language whose countries write the day first.
     let header = layout.headers.iter().find(|h| {
-        let name = layout::normalise(h);
+        let name = vocabulary::normalise(h);
         DAY_FIRST_WORDS
             .iter()
             .any(|w| name.split(' ').any(|part| part == *w))
@@ -68,7 +68,7 @@ pub(super) fn kind_of_statement(
     if let Some(column) = layout
         .headers
         .iter()
-        .position(|h| matches!(layout::normalise(h).as_str(), "type" | "transaction type"))
+        .position(|h| matches!(vocabulary::normalise(h).as_str(), "type" | "transaction type"))
     {
         let mut seen = std::collections::BTreeSet::new();
         for (_, cells) in data {
@@ -113,7 +113,7 @@ pub(super) fn unbooked_state<'a>(layout: &Layout, cells: &'a [String]) -> Option
     let column = layout
         .headers
         .iter()
-        .position(|h| layout::normalise(h) == "state")?;
+        .position(|h| vocabulary::normalise(h) == "state")?;
     let state = cells.get(column)?.trim();
     matches!(
         state.to_lowercase().as_str(),
@@ -129,7 +129,7 @@ pub(super) fn blank_direction(layout: &Layout, found: Option<Blank>) -> Blank {
         .columns
         .direction
         .and_then(|i| layout.headers.get(i))
-        .is_some_and(|h| layout::normalise(h).contains("sign"));
+        .is_some_and(|h| vocabulary::normalise(h).contains("sign"));
     match found {
         Some(blank) => blank,
         None if named_sign_flag => Blank::Debit,
@@ -266,9 +266,9 @@ pub(super) fn header_currency(layout: &Layout) -> Option<Currency> {
         .flatten()
         .filter_map(|i| layout.headers.get(i))
         .find_map(|h| {
-            let name = layout::normalise(h);
+            let name = vocabulary::normalise(h);
             let last = name.rsplit_once(' ').map_or(name.as_str(), |(_, w)| w);
-            if layout::KNOWN_CODES.contains(&last) {
+            if vocabulary::KNOWN_CODES.contains(&last) {
                 return Currency::parse(last).ok();
             }
             if matches!(last, "rs" | "rupees" | "inr") {

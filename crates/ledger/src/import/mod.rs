@@ -27,6 +27,7 @@ mod reconcile;
 mod rows;
 mod saved;
 mod settle;
+mod vocabulary;
 #[cfg(test)]
 mod tests;
 
@@ -39,7 +40,7 @@ pub use self::{
     date::{DateOrder, decide_order, parse_date},
     decode::{Decoded, MAX_BYTES, decode},
     kept::{MAX_KEPT_PLANS, forget_kept_plans, keep_plan, reusable_plan},
-    layout::{Columns, Layout, Mapping, Record, Role, detect, spanned_records},
+    layout::{Columns, Layout, Mapping, Record, detect, spanned_records},
     mapping::{MappingFile, read_mapping},
     plan::{
         BalanceCheck, CommitReport, DuplicateRow, Elsewhere, Opening, Plan, PlannedAccount, PlannedRow,
@@ -49,6 +50,7 @@ pub use self::{
     preview::{END_ROWS, balance_check, layout_in_words, preview},
     reconcile::{BalanceKind, BalancePosition, Closing, Reconciliation, TimeOrder},
     saved::{SavedMapping, parse_with_saved, save_mapping, saved_mapping},
+    vocabulary::Role,
 };
 use self::{
     clues::{

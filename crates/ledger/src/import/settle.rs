@@ -4,7 +4,7 @@
 
 use super::{
     CARD_WORDS, Chain, Fees, Figure, Figures, Layout, ParseOptions, Parsed, ParsedRow, RowError, TakenFigure,
-    flipped, layout, raw_line, reconcile,
+    flipped, raw_line, reconcile, vocabulary,
 };
 
 /// The amounts as booked: checked against the balance column when there is one, turned to money
@@ -197,7 +197,7 @@ pub(super) fn apply_reconciliation(
 /// history's amount column is what was paid ("Item Total"), never money in.
 pub(super) fn spending_positive(layout: &Layout) -> Option<String> {
     let header = layout.columns.amount.and_then(|i| layout.headers.get(i))?;
-    matches!(layout::normalise(header).as_str(), "item total" | "order total")
+    matches!(vocabulary::normalise(header).as_str(), "item total" | "order total")
         .then(|| format!("“{header}” is what was paid for an order"))
 }
 

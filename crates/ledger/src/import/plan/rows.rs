@@ -1,0 +1,436 @@
+//! Each row of a plan: its category, whether it is a transfer and its other side, whether it
+//! is a duplicate; the opening balance and the balance check; the rows stored in chunks.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use chrono::NaiveDate;
+use sqlx::PgConnection;
+use uuid::Uuid;
+
+use super::{
+    BalanceCheck, DuplicateRow, Elsewhere, LISTED, Opening, PlannedAccount, PlannedRow, PlannedTransfer,
+    RowSummary,
+};
+use crate::{
+    accounts::{Account, AccountKind, UNCATEGORIZED},
+    error::LedgerError,
+    import::{Format, Parsed, bank_categories},
+    owner::OwnerId,
+    transactions::{NewPosting, NewTransaction},
+    transfers::{self, Side},
+};
+
+/// A digest of a row's identity within its file (account, date, amount, description).
+pub(super) fn row_key(account: &str, date: NaiveDate, amount_minor: i64, description_key: &str) -> u64 {
+    use std::hash::{Hash as _, Hasher as _};
+    let mut hasher = std::hash::DefaultHasher::new();
+    (account, date, amount_minor, description_key).hash(&mut hasher);
+    hasher.finish()
+}
+
+/// The owner's categories and the starting chart's (which the commit creates when missing), by
+/// lower-case name; and the owner's rules (pattern in lower case, category), in order.
+pub(super) async fn categories_and_rules(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    existing: &[Account],
+) -> Result<(HashMap<String, String>, Vec<(String, String)>), LedgerError> {
+    let categories: HashMap<String, String> = crate::accounts::DEFAULT_CHART
+        .iter()
+        .filter(|(_, t, _)| t.is_category())
+        .map(|(name, _, _)| (name.to_lowercase(), (*name).to_owned()))
+        .chain(
+            existing
+                .iter()
+                .filter(|a| a.account_type.is_category())
+                .map(|a| (a.name.to_lowercase(), a.name.clone())),
+        )
+        .collect();
+    let rules: Vec<(String, String)> = sqlx::query_as(
+        "SELECT lower(r.pattern), a.name FROM rules r JOIN accounts a ON a.id = r.account_id AND a.owner_id = r.owner_id
+         WHERE r.owner_id = $1 ORDER BY r.priority, r.created_at, r.id",
+    )
+    .bind(owner.as_uuid())
+    .fetch_all(conn)
+    .await?;
+    Ok((categories, rules))
+}
+
+/// Why `row`, going into `account`, looks like a transfer to another of the `holders`, if it does.
+pub(super) fn looks_like_transfer(
+    row: &crate::import::ParsedRow,
+    account: &str,
+    kind: AccountKind,
+    holders: &[&Account],
+) -> Option<String> {
+    let others: Vec<&Account> = holders
+        .iter()
+        .copied()
+        .filter(|a| !a.name.eq_ignore_ascii_case(account))
+        .collect();
+    transfers::looks_like_transfer(&row.description, kind, row.amount_minor, &others)
+}
+
+/// The category of a row that is no transfer: the statement's own category when it names one of
+/// the owner's, else the first rule whose pattern is in its text (or is the bank's word), else the
+/// bank's word through the table of common ones, else Uncategorized; and the bank's word, kept as
+/// a hint when it named none of the owner's categories.
+pub(super) fn category_of(
+    row: &crate::import::ParsedRow,
+    categories: &HashMap<String, String>,
+    rules: &[(String, String)],
+) -> (String, Option<String>) {
+    let lower = row.description.to_lowercase();
+    let bank_word = row.category.as_deref().map(str::trim).filter(|c| !c.is_empty());
+    let bank_lower = bank_word.map(str::to_lowercase);
+    let category = bank_lower
+        .as_deref()
+        .and_then(|c| categories.get(c).cloned())
+        .or_else(|| {
+            rules
+                .iter()
+                .find(|(pattern, _)| {
+                    lower.contains(pattern.as_str()) || bank_lower.as_deref() == Some(pattern)
+                })
+                .map(|(_, c)| c.clone())
+        })
+        .or_else(|| {
+            bank_word
+                .and_then(bank_categories::default_category)
+                .and_then(|c| categories.get(&c.to_lowercase()).cloned())
+        })
+        .unwrap_or_else(|| UNCATEGORIZED.to_owned());
+    let bank_category = bank_word
+        .filter(|w| !categories.contains_key(&w.to_lowercase()))
+        .map(str::to_owned);
+    (category, bank_category)
+}
+
+/// The rows that look like transfers (with why), paired with each other and with the legs
+/// waiting in transit.
+pub(super) async fn paired(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    sides: Vec<(String, Side)>,
+    window_days: u32,
+) -> Result<Vec<PlannedTransfer>, LedgerError> {
+    let legs = transfers::transit_legs(owner, conn).await?;
+    let (whys, sides): (Vec<String>, Vec<Side>) = sides.into_iter().unzip();
+    let decisions = transfers::pair(&sides, &legs, window_days);
+    Ok(sides
+        .into_iter()
+        .zip(whys)
+        .zip(decisions)
+        .map(|((row, why), decision)| PlannedTransfer { row, why, decision })
+        .collect())
+}
+
+/// The rows of a statement found in another of the owner's accounts.
+pub(super) struct Found {
+    pub(super) account: String,
+    pub(super) keys: BTreeSet<(NaiveDate, i64, String)>,
+}
+
+impl Found {
+    pub(super) fn summary(self) -> Elsewhere {
+        Elsewhere {
+            account: self.account,
+            rows: self.keys.len(),
+        }
+    }
+}
+
+/// Whether the statement was imported into another of the owner's accounts already: when at
+/// least half of its rows (by date, amount and text) are in one other account, those rows are
+/// taken as already there. Fewer are coincidences (a fee of the same bank on the same day) and
+/// are booked.
+pub(super) async fn elsewhere(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    accounts: &[PlannedAccount],
+    parsed: &Parsed,
+) -> Result<Option<Found>, LedgerError> {
+    if parsed.rows.is_empty() {
+        return Ok(None);
+    }
+    let dates: Vec<NaiveDate> = parsed.rows.iter().map(|r| r.date).collect();
+    let amounts: Vec<i64> = parsed.rows.iter().map(|r| r.amount_minor).collect();
+    let texts: Vec<String> = parsed.rows.iter().map(|r| r.description.to_uppercase()).collect();
+    let ours: Vec<&str> = accounts.iter().map(|a| a.name.as_str()).collect();
+    let found: Vec<(String, NaiveDate, i64, String)> = sqlx::query_as(
+        "SELECT DISTINCT a.name, r.date, r.amount, r.text
+         FROM UNNEST($2::date[], $3::bigint[], $4::text[]) AS r(date, amount, text)
+         JOIN transactions t ON t.owner_id = $1 AND t.date = r.date
+              AND (upper(t.raw_description) = r.text OR upper(t.paired_description) = r.text)
+         JOIN postings p ON p.owner_id = t.owner_id AND p.transaction_id = t.id AND p.amount_minor = r.amount
+         JOIN accounts a ON a.owner_id = p.owner_id AND a.id = p.account_id
+              AND a.type IN ('asset', 'liability') AND a.kind IS DISTINCT FROM 'transit'
+         WHERE NOT (a.name = ANY($5))",
+    )
+    .bind(owner.as_uuid())
+    .bind(&dates)
+    .bind(&amounts)
+    .bind(&texts)
+    .bind(&ours)
+    .fetch_all(conn)
+    .await?;
+    let mut by_account: BTreeMap<String, BTreeSet<(NaiveDate, i64, String)>> = BTreeMap::new();
+    for (account, date, amount, text) in found {
+        by_account
+            .entry(account)
+            .or_default()
+            .insert((date, amount, text));
+    }
+    Ok(by_account
+        .into_iter()
+        .max_by_key(|(_, keys)| keys.len())
+        .filter(|(_, keys)| keys.len().saturating_mul(2) >= parsed.rows.len())
+        .map(|(account, keys)| Found { account, keys }))
+}
+
+/// The opening balance to book (an account's first statement that states balances) and the
+/// check of the account's balance against the bank's closing balance after the commit.
+pub(super) async fn opening_and_balance(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    accounts: &[PlannedAccount],
+    format: &Format,
+    empty: &BTreeSet<Uuid>,
+    existing: &[Account],
+    (statement_sum, first_date, summary): (i128, Option<NaiveDate>, &RowSummary),
+) -> Result<(Option<Opening>, Option<BalanceCheck>), LedgerError> {
+    let (Some(closing), [account], Some(first)) = (
+        format.reconciliation.as_ref().and_then(|r| r.closing),
+        accounts,
+        first_date,
+    ) else {
+        return Ok((None, None));
+    };
+    let to_add: i64 = summary.flows.values().map(|(i, o)| i.saturating_add(*o)).sum();
+    let found = existing.iter().find(|a| a.name == account.name);
+    let is_empty = found.is_none_or(|a| empty.contains(&a.id));
+    if is_empty {
+        let Some(Ok(opening)) = i128::from(closing.held_minor)
+            .checked_sub(statement_sum)
+            .map(i64::try_from)
+        else {
+            return Ok((None, None));
+        };
+        let balance = BalanceCheck {
+            account: account.name.clone(),
+            date: closing.date,
+            currency: account.currency,
+            bank_minor: closing.held_minor,
+            ledger_minor: opening.saturating_add(to_add),
+            checked: true,
+        };
+        let opening = (opening != 0).then(|| Opening {
+            account: account.name.clone(),
+            date: first.pred_opt().unwrap_or(first),
+            amount_minor: opening,
+            currency: account.currency,
+        });
+        return Ok((opening, Some(balance)));
+    }
+    let Some(found) = found else {
+        return Ok((None, None));
+    };
+    let (held, last): (i64, Option<NaiveDate>) = sqlx::query_as(
+        "SELECT coalesce(sum(p.amount_minor), 0)::bigint, max(t.date)
+         FROM postings p JOIN transactions t ON t.owner_id = p.owner_id AND t.id = p.transaction_id
+         WHERE p.owner_id = $1 AND p.account_id = $2",
+    )
+    .bind(owner.as_uuid())
+    .bind(found.id)
+    .fetch_one(conn)
+    .await?;
+    Ok((
+        None,
+        Some(BalanceCheck {
+            account: account.name.clone(),
+            date: closing.date,
+            currency: account.currency,
+            bank_minor: closing.held_minor,
+            ledger_minor: held.saturating_add(to_add),
+            checked: last.is_none_or(|l| l <= closing.date),
+        }),
+    ))
+}
+
+/// The rows of a plan being made, stored a chunk at a time: duplicates split off, the rest
+/// summed up for the preview and written under the batch.
+pub(super) struct Chunks {
+    pub(super) owner: OwnerId,
+    pub(super) batch: Uuid,
+    pub(super) stored: usize,
+    pub(super) summary: RowSummary,
+    pub(super) duplicates: Vec<DuplicateRow>,
+    pub(super) duplicate_count: usize,
+    /// The rows to add that look like transfers, with why.
+    pub(super) sides: Vec<(String, Side)>,
+}
+
+impl Chunks {
+    /// Counts a row that is already in the ledger in another account.
+    pub(super) fn elsewhere(&mut self, row: &crate::import::ParsedRow, account: &str) {
+        self.duplicate_count = self.duplicate_count.saturating_add(1);
+        if self.duplicates.len() < LISTED {
+            self.duplicates.push(DuplicateRow {
+                line: row.line,
+                date: row.date,
+                description: row.description.clone(),
+                amount_minor: row.amount_minor,
+                reason: format!("already in the ledger in {account}"),
+            });
+        }
+    }
+
+    pub(super) async fn store(
+        &mut self,
+        conn: &mut PgConnection,
+        rows: Vec<PlannedRow>,
+    ) -> Result<(), LedgerError> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let (rows, duplicates, count) = split_duplicates(self.owner, conn, rows).await?;
+        self.duplicate_count = self.duplicate_count.saturating_add(count);
+        let room = LISTED.saturating_sub(self.duplicates.len());
+        self.duplicates.extend(duplicates.into_iter().take(room));
+        if rows.is_empty() {
+            return Ok(());
+        }
+        for row in &rows {
+            self.summary.add(row);
+            if let Some(why) = &row.transfer {
+                self.sides.push((
+                    why.clone(),
+                    Side {
+                        transaction: None,
+                        line: Some(row.line),
+                        account: row.account.clone(),
+                        date: row.date,
+                        amount_minor: row.amount_minor,
+                        currency: row.currency,
+                        description: row.description.clone(),
+                    },
+                ));
+            }
+        }
+        sqlx::query("INSERT INTO import_plan_rows (owner_id, batch_id, chunk, rows) VALUES ($1, $2, $3, $4)")
+            .bind(self.owner.as_uuid())
+            .bind(self.batch)
+            .bind(i32::try_from(self.stored).unwrap_or(i32::MAX))
+            .bind(sqlx::types::Json(&rows))
+            .execute(conn)
+            .await?;
+        self.stored = self.stored.saturating_add(1);
+        Ok(())
+    }
+}
+
+/// The stored rows of plan `plan_id`, chunk `chunk`; empty past the last one.
+pub(super) async fn plan_rows(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    plan_id: Uuid,
+    chunk: usize,
+) -> Result<Vec<PlannedRow>, LedgerError> {
+    let text: Option<String> = sqlx::query_scalar(
+        "SELECT rows::text FROM import_plan_rows WHERE owner_id = $1 AND batch_id = $2 AND chunk = $3",
+    )
+    .bind(owner.as_uuid())
+    .bind(plan_id)
+    .bind(i32::try_from(chunk).unwrap_or(i32::MAX))
+    .fetch_optional(conn)
+    .await?;
+    text.map_or_else(
+        || Ok(Vec::new()),
+        |text| {
+            serde_json::from_str(&text).map_err(|source| LedgerError::UnreadablePlan {
+                plan: plan_id,
+                source,
+            })
+        },
+    )
+}
+
+/// The rows already in the ledger (by their source hash), apart from the rows to add: the rows
+/// to add, the first duplicates, and how many duplicates there are.
+pub(super) async fn split_duplicates(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    mut rows: Vec<PlannedRow>,
+) -> Result<(Vec<PlannedRow>, Vec<DuplicateRow>, usize), LedgerError> {
+    let hashes: Vec<&str> = rows.iter().map(|r| r.source_hash.as_str()).collect();
+    // Each hash looked up in the unique index. As `source_hash = ANY($2)` the planner may instead
+    // read the owner's transactions and test each against the whole array: with fresh rows it
+    // has no statistics for yet, that took a re-import of 100,000 rows four minutes.
+    let known: Vec<(String, NaiveDate)> = sqlx::query_as(
+        "SELECT t.source_hash, t.created_at::date
+         FROM unnest($2::text[]) AS h(hash)
+         JOIN transactions t ON t.owner_id = $1 AND t.source_hash = h.hash
+         UNION ALL
+         SELECT t.paired_source_hash, t.created_at::date
+         FROM unnest($2::text[]) AS h(hash)
+         JOIN transactions t ON t.owner_id = $1 AND t.paired_source_hash = h.hash",
+    )
+    .bind(owner.as_uuid())
+    .bind(&hashes)
+    .fetch_all(&mut *conn)
+    .await?;
+    let known: HashMap<String, NaiveDate> = known.into_iter().collect();
+    // Split off in place; the first few are kept by name, all are counted.
+    let (mut listed, mut count) = (Vec::new(), 0usize);
+    for r in rows.extract_if(.., |r| known.contains_key(&r.source_hash)) {
+        count = count.saturating_add(1);
+        if listed.len() < LISTED {
+            listed.push(DuplicateRow {
+                reason: format!(
+                    "already in the ledger (imported {})",
+                    known
+                        .get(&r.source_hash)
+                        .map_or_else(String::new, ToString::to_string)
+                ),
+                line: r.line,
+                date: r.date,
+                description: r.description,
+                amount_minor: r.amount_minor,
+            });
+        }
+    }
+    Ok((rows, listed, count))
+}
+
+/// A planned row as the transaction it books: the statement's account and the category (or the
+/// transit account), each one posting, summing to zero.
+pub(super) fn transaction_of(
+    row: &PlannedRow,
+    asset: &Account,
+    category: &Account,
+    plan_id: Uuid,
+) -> NewTransaction {
+    NewTransaction {
+        id: None,
+        date: row.date,
+        description: row.description.clone(),
+        raw_description: row.description.clone(),
+        import_batch_id: Some(plan_id),
+        source_hash: Some(row.source_hash.clone()),
+        postings: vec![
+            NewPosting {
+                account_id: asset.id,
+                amount_minor: row.amount_minor,
+                currency: row.currency,
+            },
+            NewPosting {
+                account_id: category.id,
+                // A planned amount's magnitude is at most `i64::MAX` (it was parsed), so nothing
+                // saturates; were it ever to, the postings would not balance and the insert
+                // refuses the transaction.
+                amount_minor: row.amount_minor.saturating_neg(),
+                currency: row.currency,
+            },
+        ],
+    }
+}
