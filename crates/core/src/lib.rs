@@ -21,7 +21,6 @@ pub mod prompt;
 pub mod provider;
 pub mod registry;
 pub mod schema;
-pub mod script;
 pub mod scripted;
 pub mod tool;
 pub mod trace;

@@ -346,7 +346,7 @@ async fn decisions_must_name_each_waiting_write_once(options: PgPoolOptions, con
     let (pool, _url) = seeded(options, connect.clone()).await;
     let script = kakeibo_testkit::workspace_root().join("fixtures/scripts/demo.yaml");
     let agent = Agent::builder(app_pool(&connect).await, DEV_OWNER)
-        .provider(kakeibo_core::script::Script::from_file(&script).unwrap())
+        .provider(kakeibo_providers::script::Script::from_file(&script).unwrap())
         .confirm_policy(ConfirmPolicy::Suspend)
         .build()
         .unwrap();
@@ -421,7 +421,7 @@ async fn hooks_of_the_programs_own_refuse_and_note(options: PgPoolOptions, conne
     let (pool, _url) = seeded(options, connect.clone()).await;
     let script = kakeibo_testkit::workspace_root().join("fixtures/scripts/demo.yaml");
     let agent = Agent::builder(app_pool(&connect).await, DEV_OWNER)
-        .provider(kakeibo_core::script::Script::from_file(&script).unwrap())
+        .provider(kakeibo_providers::script::Script::from_file(&script).unwrap())
         .confirm_policy(ConfirmPolicy::Suspend)
         .hooks(HouseRules)
         .build()

@@ -13,6 +13,7 @@ pub mod gemini;
 pub mod http;
 pub mod openai;
 pub mod replay;
+pub mod script;
 pub mod select;
 
 pub use anthropic::{Anthropic, AnthropicConfig};

@@ -6,7 +6,9 @@
 
 use std::{fmt, path::PathBuf};
 
-use kakeibo_core::{Provider, ProviderError, script::Script, script::ScriptError};
+use kakeibo_core::{Provider, ProviderError};
+
+use crate::script::{Script, ScriptError};
 
 use crate::{
     Anthropic, AnthropicConfig, Gemini, GeminiConfig, OpenAi, OpenAiConfig,

@@ -30,7 +30,7 @@ use regex::Regex;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::{
+use kakeibo_core::{
     message::{Block, Message, Role, StopReason, Usage},
     provider::{ModelRequest, ModelResponse, Provider, ProviderError, StreamEvent},
     turn::{DECLINED, EXPIRED},
@@ -374,12 +374,12 @@ impl Provider for Script {
     }
 
     /// A script is no model, whatever its label: it costs nothing.
-    fn price(&self) -> Option<crate::pricing::Price> {
-        Some(crate::pricing::Price::FREE)
+    fn price(&self) -> Option<kakeibo_core::pricing::Price> {
+        Some(kakeibo_core::pricing::Price::FREE)
     }
 
     fn stream<'a>(&'a self, request: &'a ModelRequest) -> BoxStream<'a, Result<StreamEvent, ProviderError>> {
-        crate::provider::whole_reply(Ok(self.reply(request)))
+        kakeibo_core::provider::whole_reply(Ok(self.reply(request)))
     }
 }
 
@@ -388,7 +388,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::message::ToolResult;
+    use kakeibo_core::message::ToolResult;
 
     fn request(messages: Vec<Message>) -> ModelRequest {
         ModelRequest {
@@ -530,8 +530,8 @@ mod tests {
         .unwrap();
         let first = script.reply(&request(vec![Message::user("go")]));
         let results = results_message(&[
-            crate::turn::tool_data(&json!({"formatted": "₹8,000.00", "amount_minor": 800_000})),
-            crate::turn::tool_data(&json!({"amount_minor": 500_000, "groups": [{"group": "Dining"}]})),
+            kakeibo_core::turn::tool_data(&json!({"formatted": "₹8,000.00", "amount_minor": 800_000})),
+            kakeibo_core::turn::tool_data(&json!({"amount_minor": 500_000, "groups": [{"group": "Dining"}]})),
         ]);
         let second = script.reply(&request(vec![
             Message::user("go"),
@@ -595,7 +595,7 @@ mod tests {
         assert!(none_ran.message.tool_uses().is_empty());
         assert_eq!(none_ran.stop_reason, StopReason::End);
         let one_ran = ask(&[
-            crate::turn::tool_data(&json!({"formatted": "₹8,000.00"})),
+            kakeibo_core::turn::tool_data(&json!({"formatted": "₹8,000.00"})),
             DECLINED.to_owned(),
         ]);
         assert_eq!(one_ran.message.text(), "Set: ₹8,000.00.");
