@@ -18,6 +18,8 @@ pub enum ConfigError {
     Invalid { name: &'static str, why: String },
     #[error("reading the secret {arn}: {why}")]
     Secret { arn: String, why: String },
+    #[error(transparent)]
+    Identity(#[from] kakeibo_identity::InvalidSetting),
 }
 
 /// The public site: the only origin allowed to send cookie-authenticated writes.
@@ -83,9 +85,9 @@ pub struct Config {
     pub origin_verify: Option<String>,
     /// The bot check before a visitor's first message (`TURNSTILE_SECRET`, `TURNSTILE_SITE_KEY`,
     /// `TURNSTILE_VERIFY_URL`); `None`: off.
-    pub bot_check: Option<crate::bot_check::BotCheckSettings>,
+    pub bot_check: Option<kakeibo_identity::bot_check::BotCheckSettings>,
     /// Google sign-in (`GOOGLE_CLIENT_ID`, `GOOGLE_CLIENT_SECRET`, `GOOGLE_ISSUER`); `None`: off.
-    pub google: Option<crate::google::GoogleSettings>,
+    pub google: Option<kakeibo_identity::google::GoogleSettings>,
     /// Mail (`MAIL_OUTBOX` locally, `MAIL_FROM` through SES); `None`: off.
     pub mail: Option<crate::mail::MailSettings>,
     /// Every setting, for the provider selection (`KAKEIBO_PROVIDER`, keys, models).
@@ -175,22 +177,6 @@ pub async fn resolve_secrets(
     Ok(vars)
 }
 
-/// Refuses `value` for the setting `name` unless it is an http(s) URL.
-pub(crate) fn http_url(name: &'static str, value: &str) -> Result<(), ConfigError> {
-    let parsed = url::Url::parse(value).map_err(|e| ConfigError::Invalid {
-        name,
-        why: e.to_string(),
-    })?;
-    if matches!(parsed.scheme(), "http" | "https") {
-        Ok(())
-    } else {
-        Err(ConfigError::Invalid {
-            name,
-            why: "it must be an http(s) URL".into(),
-        })
-    }
-}
-
 /// The site used when `SITE_URL` is unset: the local stack.
 pub const LOCAL_SITE: &str = "http://127.0.0.1:3000";
 
@@ -252,8 +238,8 @@ impl Config {
             client_address_header: get("CLIENT_ADDRESS_HEADER").map(|h| h.to_ascii_lowercase()),
             pool_size: u32::try_from(count("DATABASE_POOL_SIZE", 4)?.max(1)).unwrap_or(4),
             origin_verify: get("ORIGIN_VERIFY"),
-            bot_check: crate::bot_check::BotCheckSettings::from_settings(get)?,
-            google: crate::google::GoogleSettings::from_settings(get)?,
+            bot_check: kakeibo_identity::bot_check::BotCheckSettings::from_settings(get)?,
+            google: kakeibo_identity::google::GoogleSettings::from_settings(get)?,
             mail: crate::mail::MailSettings::from_settings(get)?,
             vars,
         })

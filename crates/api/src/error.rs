@@ -10,8 +10,8 @@ use kakeibo_agent::{AgentError, Busy, ConfirmError};
 use kakeibo_ledger::LedgerError;
 use kakeibo_operator::{OperatorError, UploadError, quota::Refusal};
 
-use crate::bot_check::BotRefusal;
 use kakeibo_core::{CallError, ToolError};
+use kakeibo_identity::bot_check::BotRefusal;
 use kakeibo_tools::ToolsError;
 use serde_json::json;
 

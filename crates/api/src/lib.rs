@@ -14,10 +14,8 @@
 // A request, a provider or a person can send anything: no indexing that can panic.
 #![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
 
-pub mod bot_check;
 pub mod config;
 pub mod error;
-pub mod google;
 pub mod headers;
 pub mod lambda;
 pub mod mail;

@@ -15,11 +15,11 @@ use kakeibo_providers::select::{ModelRole, Settings};
 use kakeibo_tools::Scope;
 use sqlx::PgPool;
 
+use kakeibo_identity::{bot_check::BotCheck, google::Google};
+
 use crate::{
-    bot_check::BotCheck,
     config::{Config, ConfigError},
     error::ApiError,
-    google::Google,
     mail::{Mail, MailSettings, Mailer},
 };
 

@@ -12,11 +12,9 @@ use chrono::Utc;
 use kakeibo_auth::{Sessions, Visitor, visitors};
 use kakeibo_operator::quota::{self, Refusal};
 
-use crate::{
-    bot_check::{BotRefusal, Verdict},
-    error::ApiError,
-    state::State,
-};
+use kakeibo_identity::bot_check::{BotRefusal, Verdict};
+
+use crate::{error::ApiError, state::State};
 
 /// A visitor and, when the session was created or renewed, the cookie to send back.
 #[derive(Debug, Clone)]
@@ -171,7 +169,7 @@ pub async fn require_checked(
 }
 
 /// `token` verified by the bot check, failing closed.
-async fn pass(check: &crate::bot_check::BotCheck, token: Option<&str>) -> Result<(), ApiError> {
+async fn pass(check: &kakeibo_identity::bot_check::BotCheck, token: Option<&str>) -> Result<(), ApiError> {
     let token = token
         .filter(|t| !t.trim().is_empty())
         .ok_or(ApiError::BotCheck(BotRefusal::Required))?;

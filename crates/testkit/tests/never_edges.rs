@@ -125,12 +125,25 @@ fn the_judge_asks_its_endpoint_and_knows_nothing_of_the_ledger_or_the_agent() {
     );
 }
 
+#[test]
+fn the_identity_clients_know_nothing_of_the_ledger_sessions_or_the_agent() {
+    no_ledger_side(
+        "kakeibo-identity",
+        "asks Google and Turnstile for evidence about a visitor, and holds no session or ledger",
+    );
+    assert_never(
+        "kakeibo-identity",
+        &["kakeibo-auth", "kakeibo-core"],
+        "is evidence only: who the visitor is, `kakeibo-auth` decides",
+    );
+}
+
 /// What every crate that stands on PostgreSQL alone must never pull in.
 fn http_aws_and(more: &[&'static str]) -> Vec<&'static str> {
     HTTP.iter()
         .chain(AWS)
         .copied()
-        .chain(["kakeibo-providers", "kakeibo-api", "kakeibo-auth"])
+        .chain(["kakeibo-providers", "kakeibo-api", "kakeibo-auth", "kakeibo-identity"])
         .chain(more.iter().copied())
         .collect()
 }

@@ -37,7 +37,6 @@ use kakeibo_agent::{
     conversations::{Availability, availability, title_of},
     turns::ConfirmError,
 };
-use kakeibo_api::google::{self, FLOW_COOKIE as GOOGLE_FLOW_COOKIE, FLOW_TTL_SECS, GoogleError};
 use kakeibo_api::{
     ApiError, State,
     request::{ClientAddress, QueryOf, client_address, json_body, optional_json_body, read_body},
@@ -48,6 +47,7 @@ use kakeibo_api::{
 use kakeibo_auth::{AuthError, Visitor, visitors};
 use kakeibo_core::turn::StopJudge;
 use kakeibo_core::{ConfirmPolicy, ConversationId};
+use kakeibo_identity::google::{self, FLOW_COOKIE as GOOGLE_FLOW_COOKIE, FLOW_TTL_SECS, GoogleError};
 use kakeibo_judge::stop::LlmStopJudge;
 use kakeibo_ledger::seed::ensure_demo_ledger;
 use kakeibo_operator::{

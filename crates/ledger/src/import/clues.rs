@@ -3,7 +3,8 @@
 //! kind of account it is of.
 
 use super::{
-    Currency, DataRecord, DateOrder, ImportError, KindHint, Layout, ParseOptions, cell, decide_order, vocabulary,
+    Currency, DataRecord, DateOrder, ImportError, KindHint, Layout, ParseOptions, cell, decide_order,
+    vocabulary,
 };
 
 /// The order of day and month a known exporter's layout implies: Mint, a US service, writes month

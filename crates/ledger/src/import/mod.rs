@@ -27,9 +27,9 @@ mod reconcile;
 mod rows;
 mod saved;
 mod settle;
-mod vocabulary;
 #[cfg(test)]
 mod tests;
+mod vocabulary;
 
 use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};

@@ -197,8 +197,11 @@ pub(super) fn apply_reconciliation(
 /// history's amount column is what was paid ("Item Total"), never money in.
 pub(super) fn spending_positive(layout: &Layout) -> Option<String> {
     let header = layout.columns.amount.and_then(|i| layout.headers.get(i))?;
-    matches!(vocabulary::normalise(header).as_str(), "item total" | "order total")
-        .then(|| format!("“{header}” is what was paid for an order"))
+    matches!(
+        vocabulary::normalise(header).as_str(),
+        "item total" | "order total"
+    )
+    .then(|| format!("“{header}” is what was paid for an order"))
 }
 
 /// Why a statement is a card's that writes purchases as positive amounts: its banner or header

@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::config::ConfigError;
+use crate::InvalidSetting;
 
 /// Cloudflare's verification endpoint.
 pub const SITEVERIFY_URL: &str = "https://challenges.cloudflare.com/turnstile/v0/siteverify";
@@ -42,16 +42,16 @@ impl std::fmt::Debug for BotCheckSettings {
 impl BotCheckSettings {
     /// `None` when `TURNSTILE_SECRET` is unset (the check is off); an error when it is set without
     /// a site key, or the endpoint is not an http(s) URL.
-    pub fn from_settings(get: impl Fn(&str) -> Option<String>) -> Result<Option<Self>, ConfigError> {
+    pub fn from_settings(get: impl Fn(&str) -> Option<String>) -> Result<Option<Self>, InvalidSetting> {
         let Some(secret) = get("TURNSTILE_SECRET") else {
             return Ok(None);
         };
-        let site_key = get("TURNSTILE_SITE_KEY").ok_or(ConfigError::Invalid {
+        let site_key = get("TURNSTILE_SITE_KEY").ok_or(InvalidSetting {
             name: "TURNSTILE_SITE_KEY",
             why: "TURNSTILE_SECRET is set, so the page needs the site key that goes with it".into(),
         })?;
         let verify_url = get("TURNSTILE_VERIFY_URL").unwrap_or_else(|| SITEVERIFY_URL.to_owned());
-        crate::config::http_url("TURNSTILE_VERIFY_URL", &verify_url)?;
+        crate::http_url("TURNSTILE_VERIFY_URL", &verify_url)?;
         Ok(Some(Self {
             secret,
             site_key,
@@ -170,7 +170,7 @@ mod tests {
 
     use super::*;
 
-    fn settings(pairs: &[(&str, &str)]) -> Result<Option<BotCheckSettings>, ConfigError> {
+    fn settings(pairs: &[(&str, &str)]) -> Result<Option<BotCheckSettings>, InvalidSetting> {
         let map: BTreeMap<String, String> = pairs
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use tokio::sync::{OnceCell, RwLock};
 
-use crate::config::ConfigError;
+use crate::InvalidSetting;
 
 /// Google's issuer (its discovery document is under it).
 pub const GOOGLE_ISSUER: &str = "https://accounts.google.com";
@@ -50,16 +50,16 @@ impl std::fmt::Debug for GoogleSettings {
 impl GoogleSettings {
     /// `None` when `GOOGLE_CLIENT_ID` is unset (Google sign-in is off); an error when it is set
     /// without its secret, or the issuer is not an http(s) URL.
-    pub fn from_settings(get: impl Fn(&str) -> Option<String>) -> Result<Option<Self>, ConfigError> {
+    pub fn from_settings(get: impl Fn(&str) -> Option<String>) -> Result<Option<Self>, InvalidSetting> {
         let Some(client_id) = get("GOOGLE_CLIENT_ID") else {
             return Ok(None);
         };
-        let client_secret = get("GOOGLE_CLIENT_SECRET").ok_or(ConfigError::Invalid {
+        let client_secret = get("GOOGLE_CLIENT_SECRET").ok_or(InvalidSetting {
             name: "GOOGLE_CLIENT_SECRET",
             why: "GOOGLE_CLIENT_ID is set, so the code exchange needs the client's secret".into(),
         })?;
         let issuer = get("GOOGLE_ISSUER").unwrap_or_else(|| GOOGLE_ISSUER.to_owned());
-        crate::config::http_url("GOOGLE_ISSUER", &issuer)?;
+        crate::http_url("GOOGLE_ISSUER", &issuer)?;
         Ok(Some(Self {
             client_id,
             client_secret,

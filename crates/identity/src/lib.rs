@@ -1,0 +1,35 @@
+//! kakeibo-identity: the outside services that vouch for a visitor, each a small HTTP client of
+//! its own — [`google`], sign-in with Google (OpenID Connect: the authorisation code flow with
+//! PKCE, the ID token checked against Google's keys), and [`bot_check`], Cloudflare Turnstile's
+//! verdict on a browser. Neither knows sessions or the database: `kakeibo-auth` decides who a
+//! visitor is, the functions ask these for evidence.
+
+// A provider can send anything: no indexing that can panic.
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
+
+pub mod bot_check;
+pub mod google;
+
+/// A setting of one of these services that cannot be used as given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{name} is not valid: {why}")]
+pub struct InvalidSetting {
+    pub name: &'static str,
+    pub why: String,
+}
+
+/// Refuses `value` for the setting `name` unless it is an http(s) URL.
+pub(crate) fn http_url(name: &'static str, value: &str) -> Result<(), InvalidSetting> {
+    let parsed = url::Url::parse(value).map_err(|e| InvalidSetting {
+        name,
+        why: e.to_string(),
+    })?;
+    if matches!(parsed.scheme(), "http" | "https") {
+        Ok(())
+    } else {
+        Err(InvalidSetting {
+            name,
+            why: "it must be an http(s) URL".into(),
+        })
+    }
+}
