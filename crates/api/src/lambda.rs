@@ -1,13 +1,42 @@
 //! Running a function's router under the Lambda runtime: buffered (`runs`, `admin`) or streamed
 //! (`chat`, `confirm`). The router is the same one the local server mounts.
 
-use std::convert::Infallible;
+use std::{convert::Infallible, sync::Arc};
 
 use axum::{Router, body::Body, response::Response};
 use lambda_http::{RequestExt, request::RequestContext};
 use tower::ServiceExt;
 
-use crate::request::ClientAddress;
+use crate::{Config, State, request::ClientAddress};
+
+/// Which of the state's pools a function opens before its first request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Warm {
+    /// Both: the function's routes use the owner role's pool too.
+    BothPools,
+    /// Only `app_user`'s: the routes read as the visitor (`runs`).
+    AppPool,
+}
+
+/// A function's cold start, the same for all six: logging, `--help` (answered without reading a
+/// setting: `Ok(None)`, the binary exits 0), the settings (Secrets Manager included), the state,
+/// and the pools `warm` names opened side by side.
+pub async fn boot(
+    function: &str,
+    answers: &str,
+    warm: Warm,
+) -> Result<Option<Arc<State>>, lambda_http::Error> {
+    crate::telemetry::init("info");
+    if help_requested(function, answers) {
+        return Ok(None);
+    }
+    let state = State::new(Config::load().await?)?;
+    match warm {
+        Warm::BothPools => state.warm_pools().await,
+        Warm::AppPool => state.warm_app_pool().await,
+    }
+    Ok(Some(Arc::new(state)))
+}
 
 /// What `--help` prints for a function binary.
 pub fn help_text(function: &str, answers: &str) -> String {

@@ -143,7 +143,12 @@ fn http_aws_and(more: &[&'static str]) -> Vec<&'static str> {
     HTTP.iter()
         .chain(AWS)
         .copied()
-        .chain(["kakeibo-providers", "kakeibo-api", "kakeibo-auth", "kakeibo-identity"])
+        .chain([
+            "kakeibo-providers",
+            "kakeibo-api",
+            "kakeibo-auth",
+            "kakeibo-identity",
+        ])
         .chain(more.iter().copied())
         .collect()
 }

@@ -1,12 +1,12 @@
 //! The `chat` function under the Lambda runtime (response streaming).
 
+use kakeibo_api::lambda::{Warm, boot, run_streaming};
+
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    kakeibo_api::telemetry::init("info");
-    if kakeibo_api::lambda::help_requested("chat", "POST /api/chat, the session, the account and uploads") {
+    let answers = "POST /api/chat, the session, the account and uploads";
+    let Some(state) = boot("chat", answers, Warm::BothPools).await? else {
         return Ok(());
-    }
-    let state = kakeibo_api::State::new(kakeibo_api::Config::load().await?)?;
-    state.warm_pools().await;
-    kakeibo_api::lambda::run_streaming(kakeibo_chat::router(std::sync::Arc::new(state))).await
+    };
+    run_streaming(kakeibo_chat::router(state)).await
 }

@@ -1,12 +1,11 @@
 //! The `confirm` function under the Lambda runtime (response streaming).
 
+use kakeibo_api::lambda::{Warm, boot, run_streaming};
+
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    kakeibo_api::telemetry::init("info");
-    if kakeibo_api::lambda::help_requested("confirm", "POST /api/confirm") {
+    let Some(state) = boot("confirm", "POST /api/confirm", Warm::BothPools).await? else {
         return Ok(());
-    }
-    let state = kakeibo_api::State::new(kakeibo_api::Config::load().await?)?;
-    state.warm_pools().await;
-    kakeibo_api::lambda::run_streaming(kakeibo_confirm::router(std::sync::Arc::new(state))).await
+    };
+    run_streaming(kakeibo_confirm::router(state)).await
 }

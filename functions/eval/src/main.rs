@@ -3,20 +3,15 @@
 
 use std::{sync::Arc, time::SystemTime};
 
+use kakeibo_api::lambda::{Warm, boot};
 use lambda_runtime::{LambdaEvent, service_fn};
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
-    kakeibo_api::telemetry::init("info");
-    if kakeibo_api::lambda::help_requested(
-        "eval",
-        "the evaluation suite, on a schedule or when an operator starts it",
-    ) {
+    let answers = "the evaluation suite, on a schedule or when an operator starts it";
+    let Some(state) = boot("eval", answers, Warm::BothPools).await? else {
         return Ok(());
-    }
-    let state = kakeibo_api::State::new(kakeibo_api::Config::load().await?)?;
-    state.warm_pools().await;
-    let state = Arc::new(state);
+    };
     lambda_runtime::run(service_fn(move |event: LambdaEvent<serde_json::Value>| {
         let state = Arc::clone(&state);
         async move {
