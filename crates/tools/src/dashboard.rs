@@ -3,12 +3,22 @@
 //! agent never disagree.
 
 use chrono::{Datelike, NaiveDate};
-use serde_json::{Value, json};
-use sqlx::PgPool;
-
+use kakeibo_core::{ToolError, TypedTool};
 use kakeibo_ledger::OwnerId;
+use serde::Serialize;
+use sqlx::PgPool;
+use uuid::Uuid;
 
-use crate::{Month, Scope, ToolsError, in_snapshot, registry};
+use crate::{
+    Amount, DetectRecurring, FlagAnomalies, GetBalances, GetBudgetStatus, GetSpendReport, Month, Scope,
+    SearchTransactions, ToolsError,
+    anomalies::{AnomaliesInput, AnomaliesOutput},
+    balances::{BalancesInput, BalancesOutput},
+    in_snapshot,
+    recurring::{RecurringInput, RecurringOutput},
+    reports::{BudgetStatus, BudgetStatusInput, GroupBy, Period, SpendReport, SpendReportInput},
+    search::{Found, SearchInput},
+};
 
 /// How many months the by-month series covers, ending with the chosen month.
 pub const DASHBOARD_MONTHS: u32 = 6;
@@ -36,18 +46,84 @@ pub fn parse_month(text: &str) -> Result<Month, ToolsError> {
         .ok_or_else(|| ToolsError::BadMonth(text.to_owned()))
 }
 
-/// The dashboard of `month` (default: the latest month of the owner's ledger); `{"empty": true,
-/// "months": [], "transactions": []}` when the ledger has no transactions. A month without
-/// transactions has empty figures. A malformed `month` is [`ToolsError::BadMonth`].
+/// The dashboard of one owner for one month, as the page reads it (`GET /api/dashboard`). Each
+/// panel is the output of the read tool the agent would call for it.
+#[derive(Debug, Serialize)]
+pub struct Dashboard {
+    /// Whether the ledger has no transactions (then only `months` and `transactions`, both
+    /// empty, come with it).
+    pub empty: bool,
+    /// The month shown, `YYYY-MM`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub month: Option<String>,
+    /// Every month with a transaction, oldest first.
+    pub months: Vec<String>,
+    #[serde(flatten)]
+    pub panels: Option<Panels>,
+    /// The month's transactions, newest first, at most [`DASHBOARD_TRANSACTIONS`].
+    pub transactions: Vec<DashboardTransaction>,
+}
+
+/// The panels of a month: each one read tool's answer.
+#[derive(Debug, Serialize)]
+pub struct Panels {
+    pub spend_by_category: SpendReport,
+    /// The by-month series: [`DASHBOARD_MONTHS`] months ending with the one shown.
+    pub spend_by_month: SpendReport,
+    pub budgets: BudgetStatus,
+    pub recurring: RecurringOutput,
+    pub anomalies: AnomaliesOutput,
+    pub balances: BalancesOutput,
+}
+
+/// A transaction as the page lists it: the amount as one object.
+#[derive(Debug, Serialize)]
+pub struct DashboardTransaction {
+    pub id: Uuid,
+    pub date: String,
+    pub description: String,
+    pub category: String,
+    pub amount: Amount,
+}
+
+impl From<Found> for DashboardTransaction {
+    fn from(found: Found) -> Self {
+        Self {
+            id: found.id,
+            date: found.date,
+            description: found.description,
+            category: found.category,
+            amount: found.amount,
+        }
+    }
+}
+
+/// The dashboard of `month` (default: the latest month of the owner's ledger); empty when the
+/// ledger has no transactions. A month without transactions has empty figures. A malformed
+/// `month` is [`ToolsError::BadMonth`].
 ///
 /// Every figure comes from one snapshot of the ledger ([`in_snapshot`]): the panels agree with
 /// each other even while an import commits.
-pub async fn dashboard(owner: OwnerId, pool: &PgPool, month: Option<&str>) -> Result<Value, ToolsError> {
+pub async fn dashboard(owner: OwnerId, pool: &PgPool, month: Option<&str>) -> Result<Dashboard, ToolsError> {
     let asked = month.map(parse_month).transpose()?;
-    in_snapshot(owner, pool, figures(owner, pool, asked)).await
+    Box::pin(in_snapshot(owner, pool, figures(owner, pool, asked))).await
 }
 
-async fn figures(owner: OwnerId, pool: &PgPool, asked: Option<Month>) -> Result<Value, ToolsError> {
+/// Asks one read tool, as the model would (its own checks first), for the dashboard.
+async fn ask<T: TypedTool>(tool: T, input: T::Input) -> Result<T::Output, ToolsError> {
+    let problems = tool.check(&input);
+    let answer = if problems.is_empty() {
+        tool.run(input).await
+    } else {
+        Err(ToolError::InvalidInput(problems))
+    };
+    answer.map_err(|e| ToolsError::Dashboard {
+        tool: T::NAME,
+        source: e.into(),
+    })
+}
+
+async fn figures(owner: OwnerId, pool: &PgPool, asked: Option<Month>) -> Result<Dashboard, ToolsError> {
     let scope = Scope::new(owner, pool.clone());
     let (latest, months): (Option<NaiveDate>, Vec<String>) = scope
         .read(|conn| {
@@ -71,7 +147,13 @@ async fn figures(owner: OwnerId, pool: &PgPool, asked: Option<Month>) -> Result<
             source: e.into(),
         })?;
     let Some(latest) = latest else {
-        return Ok(json!({"empty": true, "months": [], "transactions": []}));
+        return Ok(Dashboard {
+            empty: true,
+            month: None,
+            months: Vec::new(),
+            panels: None,
+            transactions: Vec::new(),
+        });
     };
     let chosen = match asked {
         Some(month) => month,
@@ -88,66 +170,68 @@ async fn figures(owner: OwnerId, pool: &PgPool, asked: Option<Month>) -> Result<
         .filter(|day| day.year() >= 0)
         .or_else(|| NaiveDate::from_ymd_opt(0, 1, 1))
         .ok_or_else(|| ToolsError::Calendar(format!("before {month}")))?;
-    let tools = registry(&scope);
-    let call = |name: &'static str, input: Value| {
-        let tools = &tools;
-        async move {
-            tools
-                .call(name, input)
-                .await
-                .map_err(|source| ToolsError::Dashboard { tool: name, source })
-        }
+    let last = chosen.last_day();
+    let spend = |period, group_by| SpendReportInput {
+        period,
+        group_by,
+        include_income: false,
     };
-    let by_category = call(
-        "get_spend_report",
-        json!({"period": month, "group_by": "category"}),
-    )
-    .await?;
-    let by_month = call(
-        "get_spend_report",
-        json!({"period": {"from": first.to_string(), "to": chosen.last_day().to_string()}, "group_by": "month"}),
-    )
-    .await?;
-    let budgets = call("get_budget_status", json!({"month": month})).await?;
-    let recurring = call("detect_recurring", json!({})).await?;
-    let anomalies = call("flag_anomalies", json!({"month": month})).await?;
-    let balances = call("get_balances", json!({"months": DASHBOARD_MONTHS})).await?;
-    let found = call(
-        "search_transactions",
-        json!({"from": chosen.first_day.to_string(), "to": chosen.last_day().to_string(), "limit": DASHBOARD_TRANSACTIONS}),
-    )
-    .await?;
-    let transactions: Vec<Value> = found
-        .get("transactions")
-        .and_then(Value::as_array)
-        .map(|rows| rows.iter().map(transaction_row).collect())
-        .unwrap_or_default();
-    Ok(json!({
-        "empty": false,
-        "month": month,
-        "months": months,
-        "spend_by_category": by_category,
-        "spend_by_month": by_month,
-        "budgets": budgets,
-        "recurring": recurring,
-        "anomalies": anomalies,
-        "balances": balances,
-        "transactions": transactions,
-    }))
-}
-
-/// A row of `search_transactions` as the page lists it: the amount as one object.
-fn transaction_row(row: &Value) -> Value {
-    json!({
-        "id": row["id"],
-        "date": row["date"],
-        "description": row["description"],
-        "category": row["category"],
-        "amount": {
-            "amount_minor": row["amount_minor"],
-            "formatted": row["formatted"],
-            "currency": row["currency"],
+    let panels = Panels {
+        spend_by_category: ask(
+            GetSpendReport(scope.clone()),
+            spend(Period::Month(month.clone()), GroupBy::Category),
+        )
+        .await?,
+        spend_by_month: ask(
+            GetSpendReport(scope.clone()),
+            spend(
+                Period::Range {
+                    from: first.to_string(),
+                    to: last.to_string(),
+                },
+                GroupBy::Month,
+            ),
+        )
+        .await?,
+        budgets: ask(
+            GetBudgetStatus(scope.clone()),
+            BudgetStatusInput { month: month.clone() },
+        )
+        .await?,
+        recurring: ask(DetectRecurring(scope.clone()), RecurringInput::default()).await?,
+        anomalies: ask(
+            FlagAnomalies(scope.clone()),
+            AnomaliesInput { month: month.clone() },
+        )
+        .await?,
+        balances: ask(
+            GetBalances(scope.clone()),
+            BalancesInput {
+                months: Some(DASHBOARD_MONTHS),
+            },
+        )
+        .await?,
+    };
+    let found = ask(
+        SearchTransactions(scope.clone()),
+        SearchInput {
+            from: Some(chosen.first_day.to_string()),
+            to: Some(last.to_string()),
+            limit: DASHBOARD_TRANSACTIONS,
+            ..SearchInput::default()
         },
+    )
+    .await?;
+    Ok(Dashboard {
+        empty: false,
+        month: Some(month),
+        months,
+        panels: Some(panels),
+        transactions: found
+            .transactions
+            .into_iter()
+            .map(DashboardTransaction::from)
+            .collect(),
     })
 }
 

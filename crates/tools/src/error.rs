@@ -36,6 +36,12 @@ pub enum ToolsError {
     SettleHow(String),
     #[error("{category} is income; budgets are for spending categories")]
     IncomeBudget { category: String },
+    /// A budget without a currency, in a ledger with no home currency yet (nothing imported):
+    /// never a guessed one.
+    #[error(
+        "this ledger has no home currency yet (no statement is imported): say which currency the budget is in"
+    )]
+    NoHomeCurrency,
     /// A tool's answer that would not serialise: a fault of ours.
     #[error("serialising a tool's answer: {0}")]
     Serialise(#[source] serde_json::Error),
@@ -68,6 +74,7 @@ impl ToolsError {
             | Self::PathRefused(_)
             | Self::Unreadable { .. }
             | Self::IncomeBudget { .. }
+            | Self::NoHomeCurrency
             | Self::SettleHow(_)
             | Self::PreviewBusy => true,
             Self::Serialise(_)

@@ -11,7 +11,11 @@ use uuid::Uuid;
 
 use sqlx::PgConnection;
 
-use super::{Scope, currency::CurrencyCode};
+use super::{
+    Scope,
+    currency::CurrencyCode,
+    write_tool::{WriteTool, in_own_transaction},
+};
 use crate::ToolsError;
 use kakeibo_ledger::{
     OwnerId,
@@ -116,11 +120,25 @@ impl TypedTool for ImportStatementCsv {
     }
 
     fn run(&self, input: ImportInput) -> BoxFuture<'_, Result<Value, ToolError>> {
-        let scope = self.0.clone();
-        Box::pin(
-            self.0
-                .run(move |conn| Box::pin(async move { import_statement(&scope, conn, input).await })),
-        )
+        in_own_transaction(self, input)
+    }
+}
+
+impl WriteTool for ImportStatementCsv {
+    fn over(scope: Scope) -> Self {
+        Self(scope)
+    }
+
+    fn scope(&self) -> &Scope {
+        &self.0
+    }
+
+    fn apply<'c>(
+        scope: &'c Scope,
+        conn: &'c mut PgConnection,
+        input: ImportInput,
+    ) -> BoxFuture<'c, Result<Value, ToolsError>> {
+        Box::pin(import_statement(scope, conn, input))
     }
 }
 

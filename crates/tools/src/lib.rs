@@ -14,8 +14,8 @@
 // A statement, a provider or a person can send anything: no indexing that can panic.
 #![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
 
-mod anomalies;
-mod balances;
+pub mod anomalies;
+pub mod balances;
 mod common;
 mod currency;
 pub mod dashboard;
@@ -23,10 +23,11 @@ mod error;
 mod import_tool;
 mod list_accounts;
 pub mod memory;
-mod recurring;
-mod reports;
-mod search;
+pub mod recurring;
+pub mod reports;
+pub mod search;
 mod snapshot;
+mod write_tool;
 mod writes;
 
 use std::sync::Arc;
@@ -49,6 +50,7 @@ pub use self::{
     reports::{GetBudgetStatus, GetSpendReport},
     search::SearchTransactions,
     snapshot::in_snapshot,
+    write_tool::{WRITES, WriteEntry, WriteTool, run_write},
     writes::{
         CategorizeInput, CategorizeTransactions, MemoryInput, MemorySave, RuleInput, SetBudget,
         SetCategoryRule, SettleInput, SettleTransit, categorize, memory_save, set_budget, set_category_rule,
@@ -113,45 +115,6 @@ impl Scope {
     }
 }
 
-/// Runs the write tool `name` on `conn`, a transaction already scoped to the owner: what the
-/// confirm protocol uses to apply an approved write in the transaction that records it. The
-/// arguments are parsed again here; a read tool's name is refused.
-pub async fn run_write(
-    scope: &Scope,
-    conn: &mut sqlx::PgConnection,
-    name: &str,
-    args: serde_json::Value,
-) -> Result<serde_json::Value, kakeibo_core::ToolError> {
-    use kakeibo_core::ToolError;
-    fn parse<T: serde::de::DeserializeOwned>(args: serde_json::Value) -> Result<T, ToolError> {
-        serde_json::from_value(args).map_err(|e| ToolError::InvalidInput(vec![e.to_string()]))
-    }
-    fn value<T: serde::Serialize>(out: T) -> Result<serde_json::Value, crate::ToolsError> {
-        serde_json::to_value(out).map_err(crate::ToolsError::Serialise)
-    }
-    let owner = scope.owner;
-    let out = match name {
-        "categorize_transactions" => categorize(owner, conn, &parse::<CategorizeInput>(args)?)
-            .await
-            .and_then(value),
-        "settle_transit" => settle_transit(owner, conn, &parse::<SettleInput>(args)?)
-            .await
-            .and_then(value),
-        "set_category_rule" => set_category_rule(owner, conn, &parse::<RuleInput>(args)?)
-            .await
-            .and_then(value),
-        "set_budget" => set_budget(owner, conn, &parse::<writes::BudgetInput>(args)?)
-            .await
-            .and_then(value),
-        "memory_save" => memory_save(owner, conn, &parse::<MemoryInput>(args)?)
-            .await
-            .and_then(value),
-        "import_statement_csv" => import_statement(scope, conn, parse::<ImportInput>(args)?).await,
-        other => return Err(ToolError::Refused(format!("{other} is not a write tool"))),
-    };
-    out.map_err(common::tool_error)
-}
-
 /// Every tool, for `owner`.
 pub fn registry(scope: &Scope) -> ToolRegistry {
     let tools: Vec<Arc<dyn Tool>> = vec![
@@ -163,13 +126,10 @@ pub fn registry(scope: &Scope) -> ToolRegistry {
         typed(ConvertCurrency),
         typed(ListAccounts(scope.clone())),
         typed(GetBalances(scope.clone())),
-        typed(ImportStatementCsv(scope.clone())),
-        typed(CategorizeTransactions(scope.clone())),
-        typed(SettleTransit(scope.clone())),
-        typed(SetCategoryRule(scope.clone())),
-        typed(SetBudget(scope.clone())),
-        typed(MemorySave(scope.clone())),
-    ];
+    ]
+    .into_iter()
+    .chain(WRITES.iter().map(|write| write.tool(scope)))
+    .collect();
     // The names above are distinct; a duplicate would be a programming error caught by tests.
     ToolRegistry::new(tools).unwrap_or_else(|e| panic!("tool registry: {e}"))
 }

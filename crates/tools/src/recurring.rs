@@ -26,6 +26,14 @@ fn default_min() -> usize {
     3
 }
 
+impl Default for RecurringInput {
+    fn default() -> Self {
+        Self {
+            min_occurrences: default_min(),
+        }
+    }
+}
+
 #[derive(Debug, Serialize)]
 pub struct RecurringOutput {
     pub count: usize,

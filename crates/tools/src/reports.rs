@@ -132,7 +132,7 @@ impl TypedTool for GetSpendReport {
                 .ok_or_else(|| ToolError::InvalidInput(vec!["period: not a month or a date range".into()]))?;
             let owner = self.0.owner;
             let (group_by, include_income) = (input.group_by, input.include_income);
-            let rows: Vec<(String, String, Currency, i64, i64)> = self
+            let (rows, home): (Vec<GroupRow>, Option<Currency>) = self
                 .0
                 .read(|conn| {
                     Box::pin(async move {
@@ -144,14 +144,22 @@ impl TypedTool for GetSpendReport {
                         } else {
                             SPENDING_SQL
                         };
-                        Ok(sqlx::query_as(sql)
+                        let rows = sqlx::query_as(sql)
                             .bind(owner.as_uuid())
                             .bind(from)
                             .bind(to)
                             .bind(group_by == GroupBy::Month)
                             .bind(kakeibo_ledger::UNCATEGORIZED)
-                            .fetch_all(conn)
-                            .await?)
+                            .fetch_all(&mut *conn)
+                            .await?;
+                        let rows: Vec<GroupRow> = rows;
+                        // Asked only when nothing was spent: the zero total's currency.
+                        let home = if rows.iter().any(|r| r.1 == "spending") {
+                            None
+                        } else {
+                            kakeibo_ledger::home_currency(owner, conn).await?
+                        };
+                        Ok((rows, home))
                     })
                 })
                 .await?;
@@ -178,8 +186,10 @@ impl TypedTool for GetSpendReport {
             }
             let totals_by_currency: Vec<Amount> =
                 totals.into_iter().map(|(c, a)| Amount::new(a, c)).collect();
+            // Nothing spent is zero in the ledger's home currency; a ledger without one (nothing
+            // imported) has no total to state, rather than one in a guessed currency.
             let total = match totals_by_currency.as_slice() {
-                [] => Some(Amount::new(0, Currency::INR)),
+                [] => home.map(|currency| Amount::new(0, currency)),
                 [only] => Some(only.clone()),
                 _ => None,
             };
@@ -200,6 +210,9 @@ impl TypedTool for GetSpendReport {
         })
     }
 }
+
+/// A row of [`SPENDING_SQL`] or [`WITH_INCOME_SQL`]: group, kind, currency, transactions, amount.
+type GroupRow = (String, String, Currency, i64, i64);
 
 /// Spending per group (category or month) and currency: the expense accounts' postings, money
 /// in on Uncategorized (income booked as a negative expense) left out. $1 owner, $2–$3 the

@@ -40,6 +40,21 @@ fn default_limit() -> i64 {
     20
 }
 
+impl Default for SearchInput {
+    /// Every transaction, the default number of them.
+    fn default() -> Self {
+        Self {
+            query: None,
+            account: None,
+            from: None,
+            to: None,
+            min_minor: None,
+            max_minor: None,
+            limit: default_limit(),
+        }
+    }
+}
+
 #[derive(Debug, Serialize)]
 pub struct SearchOutput {
     pub count: usize,

@@ -2,8 +2,8 @@
 //! `memory_save`.
 //!
 //! Each is a function over a connection already scoped to its owner, so the confirm protocol can
-//! run an approved write on the very transaction that records it; the [`TypedTool`] wrappers run
-//! them in a transaction of their own.
+//! run an approved write on the very transaction that records it; each tool is a
+//! [`WriteTool`] whose [`TypedTool`] run is that function in a transaction of its own.
 
 use futures_util::future::BoxFuture;
 use kakeibo_core::{Tier, ToolError, TypedTool};
@@ -15,6 +15,7 @@ use uuid::Uuid;
 use super::{
     Scope,
     common::{Amount, Category, MONTH_PATTERN, check_month},
+    write_tool::{WriteTool, in_own_transaction},
 };
 use kakeibo_ledger::{
     AccountType, Currency, LedgerError, Money, OwnerId,
@@ -169,11 +170,25 @@ impl TypedTool for CategorizeTransactions {
     }
 
     fn run(&self, input: CategorizeInput) -> BoxFuture<'_, Result<CategorizeOutput, ToolError>> {
-        let owner = self.0.owner;
-        Box::pin(
-            self.0
-                .run(move |conn| Box::pin(async move { categorize(owner, conn, &input).await })),
-        )
+        in_own_transaction(self, input)
+    }
+}
+
+impl WriteTool for CategorizeTransactions {
+    fn over(scope: Scope) -> Self {
+        Self(scope)
+    }
+
+    fn scope(&self) -> &Scope {
+        &self.0
+    }
+
+    fn apply<'c>(
+        scope: &'c Scope,
+        conn: &'c mut PgConnection,
+        input: CategorizeInput,
+    ) -> BoxFuture<'c, Result<CategorizeOutput, ToolsError>> {
+        Box::pin(async move { categorize(scope.owner, conn, &input).await })
     }
 }
 
@@ -273,11 +288,25 @@ impl TypedTool for SettleTransit {
     }
 
     fn run(&self, input: SettleInput) -> BoxFuture<'_, Result<Settled, ToolError>> {
-        let owner = self.0.owner;
-        Box::pin(
-            self.0
-                .run(move |conn| Box::pin(async move { settle_transit(owner, conn, &input).await })),
-        )
+        in_own_transaction(self, input)
+    }
+}
+
+impl WriteTool for SettleTransit {
+    fn over(scope: Scope) -> Self {
+        Self(scope)
+    }
+
+    fn scope(&self) -> &Scope {
+        &self.0
+    }
+
+    fn apply<'c>(
+        scope: &'c Scope,
+        conn: &'c mut PgConnection,
+        input: SettleInput,
+    ) -> BoxFuture<'c, Result<Settled, ToolsError>> {
+        Box::pin(async move { settle_transit(scope.owner, conn, &input).await })
     }
 }
 
@@ -365,11 +394,25 @@ impl TypedTool for SetCategoryRule {
     }
 
     fn run(&self, input: RuleInput) -> BoxFuture<'_, Result<RuleOutput, ToolError>> {
-        let owner = self.0.owner;
-        Box::pin(
-            self.0
-                .run(move |conn| Box::pin(async move { set_category_rule(owner, conn, &input).await })),
-        )
+        in_own_transaction(self, input)
+    }
+}
+
+impl WriteTool for SetCategoryRule {
+    fn over(scope: Scope) -> Self {
+        Self(scope)
+    }
+
+    fn scope(&self) -> &Scope {
+        &self.0
+    }
+
+    fn apply<'c>(
+        scope: &'c Scope,
+        conn: &'c mut PgConnection,
+        input: RuleInput,
+    ) -> BoxFuture<'c, Result<RuleOutput, ToolsError>> {
+        Box::pin(async move { set_category_rule(scope.owner, conn, &input).await })
     }
 }
 
@@ -392,8 +435,8 @@ pub struct BudgetInput {
     pub currency: Option<crate::CurrencyCode>,
 }
 
-/// The currency a budget is set in: the one asked for, else the owner's home currency (INR for a
-/// ledger that has none yet, as the demo ledger's).
+/// The currency a budget is set in: the one asked for, else the owner's home currency; a ledger
+/// with neither is refused ([`ToolsError::NoHomeCurrency`]), never given a guessed one.
 async fn budget_currency(
     owner: OwnerId,
     conn: &mut PgConnection,
@@ -403,7 +446,7 @@ async fn budget_currency(
         Some(code) => code.currency(),
         None => kakeibo_ledger::home_currency(owner, conn)
             .await?
-            .unwrap_or(Currency::INR),
+            .ok_or(ToolsError::NoHomeCurrency)?,
     })
 }
 
@@ -518,11 +561,25 @@ impl TypedTool for SetBudget {
     }
 
     fn run(&self, input: BudgetInput) -> BoxFuture<'_, Result<BudgetOutput, ToolError>> {
-        let owner = self.0.owner;
-        Box::pin(
-            self.0
-                .run(move |conn| Box::pin(async move { set_budget(owner, conn, &input).await })),
-        )
+        in_own_transaction(self, input)
+    }
+}
+
+impl WriteTool for SetBudget {
+    fn over(scope: Scope) -> Self {
+        Self(scope)
+    }
+
+    fn scope(&self) -> &Scope {
+        &self.0
+    }
+
+    fn apply<'c>(
+        scope: &'c Scope,
+        conn: &'c mut PgConnection,
+        input: BudgetInput,
+    ) -> BoxFuture<'c, Result<BudgetOutput, ToolsError>> {
+        Box::pin(async move { set_budget(scope.owner, conn, &input).await })
     }
 }
 
@@ -609,11 +666,25 @@ impl TypedTool for MemorySave {
     }
 
     fn run(&self, input: MemoryInput) -> BoxFuture<'_, Result<MemoryOutput, ToolError>> {
-        let owner = self.0.owner;
-        Box::pin(
-            self.0
-                .run(move |conn| Box::pin(async move { memory_save(owner, conn, &input).await })),
-        )
+        in_own_transaction(self, input)
+    }
+}
+
+impl WriteTool for MemorySave {
+    fn over(scope: Scope) -> Self {
+        Self(scope)
+    }
+
+    fn scope(&self) -> &Scope {
+        &self.0
+    }
+
+    fn apply<'c>(
+        scope: &'c Scope,
+        conn: &'c mut PgConnection,
+        input: MemoryInput,
+    ) -> BoxFuture<'c, Result<MemoryOutput, ToolsError>> {
+        Box::pin(async move { memory_save(scope.owner, conn, &input).await })
     }
 }
 

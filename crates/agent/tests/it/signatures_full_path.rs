@@ -45,7 +45,7 @@ async fn handle(State(s): State<Standin>, uri: axum::http::Uri, body: String) ->
             json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "Checking the accounts first.", "thought": true, "thoughtSignature": THOUGHT_SIGNATURE}]}}]}),
             json!({"candidates": [{"content": {"role": "model", "parts": [
                 {"functionCall": {"name": "list_accounts", "args": {}}, "thoughtSignature": READ_SIGNATURE},
-                {"functionCall": {"name": "set_budget", "args": {"category": "Dining", "month": "2025-04", "amount_minor": 800_000}}, "thoughtSignature": WRITE_SIGNATURE}
+                {"functionCall": {"name": "set_budget", "args": {"category": "Dining", "month": "2025-04", "amount_minor": 800_000, "currency": "INR"}}, "thoughtSignature": WRITE_SIGNATURE}
             ]}, "finishReason": "STOP"}], "usageMetadata": {"promptTokenCount": 6000, "candidatesTokenCount": 30, "thoughtsTokenCount": 20}}),
         ]
     } else {

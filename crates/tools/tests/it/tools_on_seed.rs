@@ -316,11 +316,26 @@ async fn a_budget_is_set_on_a_ledger_without_its_chart_yet(
     let owner_pool = owner_pool(options, connect.clone()).await;
     let owner = common::new_user(&owner_pool).await;
     let tools = registry(&Scope::new(owner, app_pool(&connect).await));
-    // A new visitor's ledger: no accounts yet, so the write makes the chart first.
+    // Nothing spent in a ledger of no currency yet: no total, rather than zero in a guessed one.
+    let report = call(&tools, "get_spend_report", json!({"period": "2025-03"})).await;
+    assert_eq!(report["total"], Value::Null, "{report}");
+    // A new ledger has no home currency: a budget without one is refused, never given a guess.
+    let unsaid = tools
+        .call(
+            "set_budget",
+            json!({"category": "Groceries", "month": "2025-03", "amount_minor": 1_000_000}),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        unsaid.to_string().contains("say which currency the budget is in"),
+        "{unsaid}"
+    );
+    // Said, the write makes the chart first (no accounts yet).
     let set = call(
         &tools,
         "set_budget",
-        json!({"category": "Groceries", "month": "2025-03", "amount_minor": 1_000_000}),
+        json!({"category": "Groceries", "month": "2025-03", "amount_minor": 1_000_000, "currency": "INR"}),
     )
     .await;
     assert_eq!(set["formatted"], "₹10,000.00");
@@ -334,7 +349,7 @@ async fn a_budget_is_set_on_a_ledger_without_its_chart_yet(
     call(
         &tools,
         "set_budget",
-        json!({"category": "Groceries", "month": "2025-03", "amount_minor": 3_000_000}),
+        json!({"category": "Groceries", "month": "2025-03", "amount_minor": 3_000_000, "currency": "INR"}),
     )
     .await;
     let budgets: Vec<(String, i64)> = sqlx::query_as(
