@@ -26,7 +26,7 @@ use kakeibo_auth::{Visitor, proofs, visitors};
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::{address_key, signed_in};
+use crate::{chat::address_key, session::signed_in};
 
 /// Mails the link that proves a just-signed-up account's address, when the site sends mail. A
 /// mail that cannot go is logged and not a failure of the sign-up: the page offers to resend it.

@@ -1,0 +1,171 @@
+//! `POST /api/chat`: a message in, the turn out as server-sent events, the message charged
+//! to the visitor's quotas once ([`MessageCharge`]) and given back when its turn never starts.
+
+use std::{sync::Arc, time::Instant};
+
+use axum::{
+    extract::{Request, State as Shared},
+    response::Response,
+};
+use chrono::Utc;
+use kakeibo_agent::{
+    conversations::{Availability, availability, title_of},
+    turns::ConfirmError,
+};
+use kakeibo_api::{
+    ApiError, State,
+    request::{ClientAddress, client_address, json_body},
+    sse,
+    turn_stream::{forward, send_outcome, spawn_turn},
+    visitor,
+};
+use kakeibo_auth::Visitor;
+use kakeibo_core::turn::StopJudge;
+use kakeibo_core::{ConfirmPolicy, ConversationId};
+use kakeibo_judge::stop::LlmStopJudge;
+use kakeibo_ledger::OwnerId;
+use kakeibo_ledger::seed::ensure_demo_ledger;
+use kakeibo_operator::{
+    OperatorError,
+    quota::{self, QuotaKind},
+};
+use serde::Deserialize;
+
+use crate::MAX_MESSAGE_CHARS;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ChatBody {
+    message: String,
+    #[serde(default, rename = "conversationId", alias = "conversation_id")]
+    conversation_id: Option<kakeibo_core::ConversationId>,
+    /// The bot check's token (Turnstile), needed until the visitor has passed it once when
+    /// `TURNSTILE_SECRET` is set; ignored otherwise.
+    #[serde(default, rename = "turnstileToken")]
+    turnstile_token: Option<String>,
+}
+
+/// The per-address quota key of a request.
+pub(crate) fn address_key(state: &State, request: &axum::http::request::Parts) -> String {
+    let address = client_address(
+        request.extensions.get::<ClientAddress>(),
+        &request.headers,
+        state.config.client_address_header.as_deref(),
+    );
+    quota::address_key(&address, &state.config.rate_limit_salt, Utc::now().date_naive())
+}
+
+pub(crate) async fn chat(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Response, ApiError> {
+    let (parts, body) = request.into_parts();
+    let input: ChatBody = json_body(body).await?;
+    let message = input.message.trim().to_owned();
+    if message.is_empty() {
+        return Err(ApiError::BadRequest("message is required".into()));
+    }
+    if message.chars().count() > MAX_MESSAGE_CHARS {
+        return Err(ApiError::BadRequest(format!(
+            "the message is longer than {MAX_MESSAGE_CHARS} characters"
+        )));
+    }
+    let agent_model = state.agent_model()?;
+    let key = address_key(&state, &parts);
+    let resolved =
+        visitor::checked_or_new(&state, &parts.headers, &key, input.turnstile_token.as_deref()).await?;
+    let result = async {
+        let owner = resolved.visitor.owner();
+        // A conversation that is not the visitor's, or that has a turn in flight or a write
+        // waiting, is refused before anything is charged (the opening checks again under a lock);
+        // a new one is made by its first turn's opening, only once the quota admitted the message.
+        if let Some(conversation) = input.conversation_id {
+            match availability(owner, &state.app, conversation).await? {
+                Availability::Free => {}
+                Availability::Missing => return Err(ApiError::NotFound),
+                Availability::Busy(busy) => return Err(ApiError::Busy(busy)),
+            }
+        }
+        let charge = MessageCharge::take(&state, &resolved.visitor, &key).await?;
+        if !resolved.visitor.demo_cloned
+            && let Err(e) = ensure_demo_ledger(owner, &state.app).await
+        {
+            charge.give_back(&state).await?;
+            return Err(e.into());
+        }
+        let (conversation, new_title) = match input.conversation_id {
+            Some(conversation) => (conversation, None),
+            None => (ConversationId::random(), Some(title_of(&message))),
+        };
+        let (events, response) = sse::stream();
+        let state = Arc::clone(&state);
+        let stream = events.clone();
+        spawn_turn(&stream, async move {
+            let started = Instant::now();
+            // A new conversation is routed once, on its first message; one that exists keeps
+            // the model it was given.
+            let model = match &new_title {
+                Some(_) => state.model_for_new(&message, &agent_model).await,
+                None => state.model_of(owner, conversation, &agent_model).await,
+            };
+            let stop_judge = state.judge().await.cloned().map(LlmStopJudge);
+            let mut agent = state.web_agent(owner, model.as_ref());
+            agent.stop_judge = stop_judge.as_ref().map(|j| j as &dyn StopJudge);
+            let on_event = forward(&events);
+            let policy = ConfirmPolicy::Suspend;
+            let outcome = match &new_title {
+                Some(title) => {
+                    agent
+                        .start(conversation, Some(title), &message, &policy, &on_event)
+                        .await
+                }
+                None => agent.chat(conversation, &message, &policy, &on_event).await,
+            };
+            if matches!(outcome, Err(ConfirmError::NotStarted(_) | ConfirmError::Busy(_))) {
+                // Nothing of the turn was recorded and no model was called: the visitor can send
+                // the message again.
+                if let Err(e) = charge.give_back(&state).await {
+                    tracing::error!(error = %e, "the charge of a turn that never started could not be given back");
+                }
+            }
+            send_outcome(&events, conversation, model.model(), started, outcome);
+        });
+        Ok(response)
+    }
+    .await;
+    Ok(resolved.respond(result))
+}
+
+/// One message charged to the quotas — the visitor's own, and their address's while they are
+/// anonymous (a signed-in person is counted per account: many people share an address; the
+/// global daily budget caps the site) — and given back when its turn never starts. The one place
+/// the chat charges and refunds a message.
+#[derive(Debug, Clone)]
+struct MessageCharge {
+    owner: OwnerId,
+    /// The address's key, when the address was charged too.
+    address: Option<String>,
+}
+
+impl MessageCharge {
+    /// Charges the message, or refuses it with the limit that binds ([`ApiError::Refused`]).
+    async fn take(state: &State, visitor: &Visitor, address_key: &str) -> Result<Self, ApiError> {
+        let charge = Self {
+            owner: visitor.owner(),
+            address: quota::charged_address(visitor.is_anonymous, address_key).map(str::to_owned),
+        };
+        quota::consume(
+            charge.owner,
+            &state.owner_pool,
+            charge.address.as_deref(),
+            QuotaKind::Message,
+            &state.config.quotas,
+            Utc::now(),
+        )
+        .await?
+        .map_err(ApiError::Refused)?;
+        Ok(charge)
+    }
+
+    /// Gives the message back: its turn never started.
+    async fn give_back(&self, state: &State) -> Result<(), OperatorError> {
+        quota::refund(self.owner, &state.owner_pool, self.address.as_deref(), Utc::now()).await
+    }
+}
