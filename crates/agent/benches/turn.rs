@@ -32,6 +32,7 @@
     clippy::too_many_lines
 )] // A benchmark.
 
+use kakeibo_agent::Channel;
 use std::{
     io::{BufRead as _, BufReader, Write as _},
     process::{Child, ChildStdin, ChildStdout, Command, Stdio},
@@ -157,7 +158,7 @@ fn agent<'a>(store: &'a TurnStore, pool: &PgPool, provider: &'a dyn Provider) ->
         provider,
         system: "bench",
         rules: &RULES,
-        channel: "eval",
+        channel: Channel::Eval,
         summarizer: None,
         budget: None,
         hooks: None,

@@ -24,4 +24,5 @@ pub mod turns;
 
 pub use error::AgentError;
 pub use events::closing_events;
+pub use record::Channel;
 pub use turns::{Agent, Busy, ConfirmError, Leg, Outcome, TurnStore};

@@ -9,12 +9,44 @@ use sqlx::PgConnection;
 
 use crate::AgentError;
 
+/// Which way of driving kakeibo a run came through: the value of `trace_runs.channel` (the SQL
+/// enum `channel`), which the operator's pages group runs by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Channel {
+    /// The website's chat (the `chat` and `confirm` functions).
+    Web,
+    /// The command line (`kakeibo chat`, `kakeibo -p`).
+    Cli,
+    /// An evaluation run.
+    Eval,
+    /// A program of its own, through the library.
+    #[default]
+    Library,
+    /// An editor, through the ACP server (`kakeibo --acp`).
+    Acp,
+}
+
+impl Channel {
+    /// The stored name (the SQL enum's label).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Web => "web",
+            Self::Cli => "cli",
+            Self::Eval => "eval",
+            Self::Library => "library",
+            Self::Acp => "acp",
+        }
+    }
+}
+
 /// The run row of a new turn, open until its totals are written with a status.
 pub(crate) struct NewRun<'a> {
     pub run_id: RunId,
     pub provider: &'a str,
     pub model: &'a str,
-    pub channel: &'a str,
+    pub channel: Channel,
 }
 
 /// A run's totals so far, as the phase functions take them.

@@ -2,7 +2,10 @@
 
 use std::sync::Arc;
 
-use kakeibo_agent::turns::{Agent, TurnStore};
+use kakeibo_agent::{
+    Channel,
+    turns::{Agent, TurnStore},
+};
 use kakeibo_auth::Sessions;
 use kakeibo_core::prompt::SYSTEM_PROMPT;
 use kakeibo_core::{
@@ -351,7 +354,7 @@ impl State {
             model,
             SYSTEM_PROMPT,
             &self.rules,
-            "web",
+            Channel::Web,
         );
         agent.budget = Some(&self.budget);
         agent.hooks = self.hooks.as_ref().map(|h| h as &dyn kakeibo_core::Hooks);

@@ -13,7 +13,10 @@ use std::{
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use kakeibo_agent::turns::{Agent, ConfirmError, Outcome, TurnStore};
+use kakeibo_agent::{
+    Channel,
+    turns::{Agent, ConfirmError, Outcome, TurnStore},
+};
 use kakeibo_core::{
     ConfirmPolicy, ConversationId, Hooks, PendingWrite, PermissionRules, Provider, ResultLine, RunSummary,
     Stop, Tier, Turn, TurnEvent, prompt::SYSTEM_PROMPT,
@@ -170,7 +173,7 @@ impl Session {
             self.provider.as_ref(),
             SYSTEM_PROMPT,
             &self.rules,
-            "cli",
+            Channel::Cli,
         );
         agent.hooks = self.hooks.as_ref().map(|h| h as &dyn Hooks);
         agent.stop_judge = self.stop_judge.as_ref().map(|j| j as &dyn StopJudge);

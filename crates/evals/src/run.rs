@@ -3,7 +3,10 @@
 
 use std::time::{Duration, Instant};
 
-use kakeibo_agent::turns::{Agent, Outcome, TurnStore};
+use kakeibo_agent::{
+    Channel,
+    turns::{Agent, Outcome, TurnStore},
+};
 use kakeibo_core::{
     ConfirmPolicy, MicroUsd, PermissionRules, Provider, RunStatus, ToolRegistry, Usage, turn::CallRecord,
 };
@@ -163,7 +166,7 @@ impl Bench {
             agent_model,
             system,
             &rules,
-            "eval",
+            Channel::Eval,
         );
         for spec in &task.turns {
             let policy = match spec.confirm {

@@ -9,7 +9,7 @@ use std::{
 };
 
 use futures_util::future::{self, BoxFuture};
-use kakeibo_agent::{Outcome, TurnStore, closing_events};
+use kakeibo_agent::{Channel, Outcome, TurnStore, closing_events};
 use kakeibo_core::{
     ConfirmPolicy, ConversationId, Event, Hooks, PendingWrite, PermissionRules, Provider, SuspendedTurnId,
     Tool, ToolRegistry, TurnEvent, TypedTool, hooks::Stack, prompt::SYSTEM_PROMPT, typed,
@@ -40,27 +40,6 @@ pub struct Agent {
     hooks: Option<Arc<dyn Hooks>>,
     stop_judge: Option<kakeibo_judge::stop::LlmStopJudge>,
     channel: Channel,
-}
-
-/// Which way of driving kakeibo an agent's runs are recorded under, in the traces the operator
-/// reads (`/admin`'s runs).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum Channel {
-    /// A program of its own, through this library.
-    #[default]
-    Library,
-    /// An editor, through the ACP server (`kakeibo --acp`).
-    Acp,
-}
-
-impl Channel {
-    fn name(self) -> &'static str {
-        match self {
-            Channel::Library => "library",
-            Channel::Acp => "acp",
-        }
-    }
 }
 
 impl std::fmt::Debug for Agent {
@@ -309,7 +288,7 @@ impl Agent {
             provider: self.provider.as_ref(),
             system: &self.system,
             rules: &self.rules,
-            channel: self.channel.name(),
+            channel: self.channel,
             summarizer: None,
             budget: None,
             hooks: self.hooks.as_deref(),

@@ -44,8 +44,9 @@ mod agent;
 mod error;
 mod result;
 
-pub use agent::{Agent, AgentBuilder, Channel, Prompt};
+pub use agent::{Agent, AgentBuilder, Prompt};
 pub use error::Error;
+pub use kakeibo_agent::Channel;
 pub use kakeibo_core::{
     ConfirmPolicy, ConversationId, EndStatus, Event, EventUsage, Hooks, MicroUsd, PendingWrite,
     PermissionRules, Provider, ResultLine, RunId, RunStatus, RunSummary, Stop, SuspendedTurnId, Tier, Tool,

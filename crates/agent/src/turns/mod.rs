@@ -52,7 +52,10 @@ use kakeibo_core::{
 };
 use kakeibo_tools::Scope;
 
-use crate::{history::Evicted, record::NewRun};
+use crate::{
+    history::Evicted,
+    record::{Channel, NewRun},
+};
 
 /// The conversation a new turn opens in.
 #[derive(Debug, Clone, Copy)]
@@ -100,7 +103,7 @@ pub struct Agent<'a> {
     pub provider: &'a dyn Provider,
     pub system: &'a str,
     pub rules: &'a PermissionRules,
-    pub channel: &'a str,
+    pub channel: Channel,
     /// The model that summarises evicted history (the turn's own model when `None`).
     pub summarizer: Option<&'a dyn Provider>,
     /// Where each model call of the turn reserves its worst case first (the web's daily budget);
@@ -120,7 +123,7 @@ impl<'a> Agent<'a> {
         provider: &'a dyn Provider,
         system: &'a str,
         rules: &'a PermissionRules,
-        channel: &'a str,
+        channel: Channel,
     ) -> Self {
         Self {
             store,

@@ -210,7 +210,7 @@ impl TurnStore {
         .bind(run.run_id.as_uuid())
         .bind(run.provider)
         .bind(run.model)
-        .bind(run.channel)
+        .bind(run.channel.as_str())
         .bind(memory::RECENT_MEMORIES)
         .bind(memory::recalled_categories(text))
         .bind(matches!(thread, Thread::New { .. }))

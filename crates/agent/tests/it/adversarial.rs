@@ -3,6 +3,7 @@
 //! `AutoDeny` and under `Suspend` not one write executes.
 
 use crate::common;
+use kakeibo_agent::Channel;
 
 use chrono::NaiveDate;
 use common::{app_pool, new_user, owner_pool};
@@ -180,7 +181,14 @@ async fn an_obedient_model_writes_nothing(options: PgPoolOptions, connect: PgCon
     let scope = Scope::new(owner, app.clone());
     let provider = obedient();
     let rules = PermissionRules::default();
-    let agent = Agent::new(&store, scope, &provider, "You are kakeibo.", &rules, "eval");
+    let agent = Agent::new(
+        &store,
+        scope,
+        &provider,
+        "You are kakeibo.",
+        &rules,
+        Channel::Eval,
+    );
     let attacks = 6 + MORE_ATTACKS.len();
 
     // AutoDeny: every write the model asks for is declined.

@@ -4,6 +4,7 @@
 
 use crate::common;
 use crate::world;
+use kakeibo_agent::Channel;
 
 use common::{app_pool, new_user};
 use kakeibo_agent::turns::{Agent, ConfirmError, Leg, Outcome, TurnStore};
@@ -59,7 +60,7 @@ async fn with_agent<T>(pool: &PgPool, owner: OwnerId, f: impl AsyncFnOnce(&Agent
     let provider = model();
     let rules = PermissionRules::default();
     let scope = Scope::new(owner, pool.clone());
-    let agent = Agent::new(&store, scope, &provider, SYSTEM, &rules, "web");
+    let agent = Agent::new(&store, scope, &provider, SYSTEM, &rules, Channel::Web);
     f(&agent).await
 }
 
@@ -508,7 +509,7 @@ async fn a_write_that_fails_in_the_database_is_its_result_and_the_others_apply(
         &provider,
         SYSTEM,
         &rules_allowed,
-        "web",
+        Channel::Web,
     );
     let Outcome::Suspended {
         suspended_id,

@@ -8,6 +8,7 @@ mod common;
 mod world;
 
 mod adversarial;
+mod channels;
 mod confirm_protocol;
 mod memory_and_prompt;
 mod record_replay;

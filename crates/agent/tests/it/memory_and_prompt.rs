@@ -1,6 +1,7 @@
 //! Memories recalled into the person's message, and the stable prefix of every request.
 
 use crate::common;
+use kakeibo_agent::Channel;
 
 use common::{app_pool, new_user, owner_pool};
 use kakeibo_agent::turns::{Agent, TurnStore};
@@ -63,7 +64,7 @@ async fn recall_takes_the_recent_and_the_named_and_the_model_sees_them(
     let scope = Scope::new(owner, app.clone());
     let model = Scripted::new(vec![Ok(reply_text("ok"))]);
     let rules = PermissionRules::default();
-    let agent = Agent::new(&store, scope, &model, SYSTEM_PROMPT, &rules, "cli");
+    let agent = Agent::new(&store, scope, &model, SYSTEM_PROMPT, &rules, Channel::Cli);
     let conversation = store.new_conversation(owner, None).await.unwrap();
     agent
         .chat(

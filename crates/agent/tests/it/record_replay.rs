@@ -4,6 +4,7 @@
 //! question that was never recorded fails loudly.
 
 use crate::common;
+use kakeibo_agent::Channel;
 
 use std::{
     fmt::Write as _,
@@ -83,7 +84,7 @@ async fn converse(
     let store = TurnStore::new(pool.clone());
     let scope = Scope::new(owner, pool.clone());
     let rules = PermissionRules::default();
-    let agent = Agent::new(&store, scope, provider, "You are kakeibo.", &rules, "cli");
+    let agent = Agent::new(&store, scope, provider, "You are kakeibo.", &rules, Channel::Cli);
     let conversation = store.new_conversation(owner, None).await.unwrap();
     let mut answers = Vec::new();
     for question in questions {

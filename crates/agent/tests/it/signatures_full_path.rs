@@ -3,6 +3,7 @@
 //! signature on the same part, byte for byte.
 
 use crate::common;
+use kakeibo_agent::Channel;
 
 use std::{
     sync::{Arc, Mutex},
@@ -82,7 +83,7 @@ async fn with_gemini_agent<T>(
     let store = TurnStore::new(pool.clone());
     let scope = Scope::new(owner, pool.clone());
     let rules = PermissionRules::default();
-    let agent = Agent::new(&store, scope, &gemini, "You are kakeibo.", &rules, "web");
+    let agent = Agent::new(&store, scope, &gemini, "You are kakeibo.", &rules, Channel::Web);
     f(&agent).await
 }
 

@@ -5,6 +5,7 @@
 //! is made by its first turn's opening, in the same transaction as its run row.
 
 use crate::world;
+use kakeibo_agent::Channel;
 
 use std::time::Duration;
 
@@ -74,7 +75,7 @@ async fn chat(w: &World, model: &Model, text: &str) -> Outcome {
         model,
         "You are kakeibo.",
         &rules,
-        "web",
+        Channel::Web,
     );
     agent
         .chat(w.conversation, text, &ConfirmPolicy::Suspend, &|_| {})
@@ -147,7 +148,7 @@ async fn a_new_conversation_is_made_by_its_first_turns_opening(
             model,
             "You are kakeibo.",
             &rules,
-            "web",
+            Channel::Web,
         )
     };
     let conversation = kakeibo_core::ConversationId::random();
@@ -385,7 +386,7 @@ async fn a_turn_stored_before_histories_were_appended_finishes_with_its_whole_hi
         &write,
         "You are kakeibo.",
         &rules,
-        "web",
+        Channel::Web,
     );
     // An earlier exchange the conversation holds, then a turn that waits on a write.
     let Outcome::Finished { .. } = chat(&w, &Model::new(false), "which accounts?").await else {
@@ -482,7 +483,7 @@ async fn a_turn_that_cannot_be_stored_is_recorded_failed_and_one_that_never_open
         &model,
         "s",
         &rules,
-        "web",
+        Channel::Web,
     );
     let failed = agent
         .chat(
@@ -517,7 +518,7 @@ async fn a_turn_that_cannot_be_stored_is_recorded_failed_and_one_that_never_open
         &model,
         "s",
         &rules,
-        "web",
+        Channel::Web,
     );
     let never = agent
         .chat(w.conversation, "hello?", &ConfirmPolicy::Suspend, &|_| {})
@@ -566,7 +567,7 @@ async fn messages_sent_together_to_one_conversation_run_one_at_a_time_and_none_i
         &model,
         "s",
         &rules,
-        "web",
+        Channel::Web,
     );
     let turns = (0..10).map(|i| {
         let agent = &agent;

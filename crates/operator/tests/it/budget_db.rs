@@ -2,6 +2,7 @@
 //! cannot spend past, holds that settle to the real cost, holds of dead calls given back.
 
 use crate::common;
+use kakeibo_agent::Channel;
 
 use std::time::Duration;
 
@@ -97,7 +98,7 @@ async fn a_hundred_turns_started_together_spend_no_more_than_a_cap_worth_ten_cal
             &model,
             "You are kakeibo.",
             &rules,
-            "web",
+            Channel::Web,
         );
         agent.budget = budget.map(|b| b as &dyn Budget);
         agent
@@ -282,7 +283,14 @@ async fn an_unpriced_model_is_refused_under_a_budget(options: PgPoolOptions, con
     let store = TurnStore::new(app.clone());
     let rules = PermissionRules::default();
     let budget = DailyBudget::new(OwnerRolePool::new(pool.clone()), 1.0);
-    let mut agent = Agent::new(&store, Scope::new(owner, app), &Unpriced, "s", &rules, "web");
+    let mut agent = Agent::new(
+        &store,
+        Scope::new(owner, app),
+        &Unpriced,
+        "s",
+        &rules,
+        Channel::Web,
+    );
     agent.budget = Some(&budget);
     let Outcome::Finished {
         status, answer, turn, ..
