@@ -4,8 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests may panic on what they did not expect.
 
-#[path = "../../ledger/tests/common/mod.rs"]
-mod common;
+use kakeibo_testdb as common;
 
 use std::{
     path::PathBuf,

@@ -11,7 +11,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::cast_precision_loss)] // A measurement.
 
-mod common;
+use kakeibo_testdb as common;
 
 use std::fmt::Write as _;
 

@@ -10,6 +10,8 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod corpus;
+
 /// Whether a test that would be skipped must fail instead (`CI=true`, `KAKEIBO_REQUIRE_CORPUS=1`).
 #[must_use]
 pub fn whole_suite_required() -> bool {

@@ -2,8 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests may panic on what they did not expect.
 
-#[path = "../../../ledger/tests/common/mod.rs"]
-mod common;
+use kakeibo_testdb as common;
 #[path = "../world/mod.rs"]
 mod world;
 

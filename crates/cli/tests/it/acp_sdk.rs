@@ -9,15 +9,7 @@ use std::process::Command;
 
 use kakeibo_ledger::DEV_OWNER;
 use serde_json::Value;
-use sqlx::{PgPool, postgres::PgConnectOptions};
-
-/// The `app_user` URL of the test database.
-fn app_url(connect: &PgConnectOptions) -> String {
-    let url = std::env::var("APP_DATABASE_URL").unwrap();
-    let (base, _) = url.split_once('?').unwrap_or((&url, ""));
-    let (server, _) = base.rsplit_once('/').unwrap();
-    format!("{server}/{}", connect.get_database().unwrap())
-}
+use sqlx::PgPool;
 
 async fn budgets(pool: &PgPool, category: &str) -> Vec<i64> {
     sqlx::query_scalar(
@@ -63,7 +55,10 @@ async fn the_official_client_prompts_streams_asks_and_cancels(pool: PgPool) {
         .arg(client.join("acp_client.mjs"))
         .current_dir(&root)
         .env("KAKEIBO_BIN", env!("CARGO_BIN_EXE_kakeibo"))
-        .env("APP_DATABASE_URL", app_url(&pool.connect_options()))
+        .env(
+            "APP_DATABASE_URL",
+            kakeibo_testdb::app_url(&pool.connect_options()),
+        )
         .env(
             "KAKEIBO_PROVIDER",
             format!("script:{}", root.join("fixtures/scripts/demo.yaml").display()),

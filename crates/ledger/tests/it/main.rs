@@ -4,10 +4,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests may panic on what they did not expect.
 
 // Shared with other crates' tests, which include them by path: they stay where those look.
-#[path = "../common/mod.rs"]
-mod common;
-#[path = "../corpus/mod.rs"]
-mod corpus;
+use kakeibo_testdb as common;
+use kakeibo_testkit::corpus;
 
 mod household;
 mod household_properties;

@@ -8,23 +8,10 @@ use std::{
 };
 
 use kakeibo_ledger::DEV_OWNER;
+use kakeibo_testdb::app_url;
 use kakeibo_tools::{Scope, registry};
 use serde_json::{Value, json};
-use sqlx::{PgPool, postgres::PgConnectOptions};
-
-fn on_database(url: &str, database: &str) -> String {
-    let (base, _) = url.split_once('?').unwrap_or((url, ""));
-    let (server, _) = base.rsplit_once('/').unwrap();
-    format!("{server}/{database}")
-}
-
-/// The `app_user` URL of the test database (row-level security applies to the server).
-fn app_url(connect: &PgConnectOptions) -> String {
-    on_database(
-        &std::env::var("APP_DATABASE_URL").unwrap(),
-        connect.get_database().unwrap(),
-    )
-}
+use sqlx::PgPool;
 
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn the_official_client_lists_calls_and_is_refused_writes(pool: PgPool) {

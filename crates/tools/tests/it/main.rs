@@ -2,10 +2,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Tests may panic on what they did not expect.
 
-#[path = "../../../ledger/tests/common/mod.rs"]
-mod common;
-#[path = "../../../ledger/tests/corpus/mod.rs"]
-mod corpus;
+use kakeibo_testdb as common;
+use kakeibo_testkit::corpus;
 
 mod import_db;
 mod import_folder;

@@ -1,8 +1,6 @@
 //! The bank-statement corpus (`../shared/corpus/bank-csv`, or `$KAKEIBO_CORPUS/bank-csv`), for
 //! the importer's corpus tests.
 
-#![allow(dead_code, clippy::unwrap_used)]
-
 use std::path::{Path, PathBuf};
 
 /// The corpus folder `sub` (under `bank-csv`), or `None` after saying the test was skipped (a
@@ -13,19 +11,23 @@ pub fn bank_csv(sub: &str, what: &str) -> Option<PathBuf> {
     } else {
         format!("bank-csv/{sub}")
     };
-    kakeibo_testkit::corpus_dir(&sub, what)
+    crate::corpus_dir(&sub, what)
 }
 
 /// The statements: every .csv, .tsv, .ssv and .txt file directly in each folder of `root`.
 pub fn statements(root: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
-    for dir in std::fs::read_dir(root).unwrap() {
-        let dir = dir.unwrap().path();
+    let entries = |dir: &Path| -> Vec<PathBuf> {
+        std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
+            .filter_map(|entry| entry.ok().map(|e| e.path()))
+            .collect()
+    };
+    for dir in entries(root) {
         if !dir.is_dir() {
             continue;
         }
-        for file in std::fs::read_dir(&dir).unwrap() {
-            let path = file.unwrap().path();
+        for path in entries(&dir) {
             let ext = path
                 .extension()
                 .and_then(|e| e.to_str())
