@@ -106,7 +106,18 @@ async fn the_confirm_stream_says_what_became_of_each_write(_: PgPoolOptions, con
     let events = declined.events();
     assert_eq!(events[0].0, "tool_result", "{}", declined.body);
     assert_eq!(events[0].1["decision"], "declined");
-    assert_eq!(events[0].1["outcome"], "declined");
+    assert!(
+        matches!(
+            declined.typed().first(),
+            Some(kakeibo_core::Event::ToolResult {
+                outcome: kakeibo_core::ToolOutcome::Declined,
+                decision: Some(kakeibo_core::WriteDecision::Declined),
+                ..
+            })
+        ),
+        "{}",
+        declined.body
+    );
     assert_eq!(
         events[0].1["summary"],
         kakeibo_core::turn::result_summary(kakeibo_core::turn::DECLINED)

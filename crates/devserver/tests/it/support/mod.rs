@@ -13,6 +13,7 @@ use axum::{
     http::{Method, Request, StatusCode},
 };
 use kakeibo_api::{Config, State, state::Pools};
+use kakeibo_core::Event;
 use kakeibo_ledger::OwnerRolePool;
 use serde_json::Value;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
@@ -348,9 +349,18 @@ impl Answer {
             .next_back()
     }
 
-    /// The SSE frames as (event, data).
+    /// The SSE frames as (event, data). Every frame must read as a `kakeibo_core::Event` (its
+    /// name as `type`): a frame the page's generated types would not describe fails the test.
     pub fn events(&self) -> Vec<(String, Value)> {
         sse_events(&self.body)
+    }
+
+    /// The SSE frames as the typed events they are.
+    pub fn typed(&self) -> Vec<Event> {
+        self.events()
+            .iter()
+            .map(|(name, data)| typed_event(name, data))
+            .collect()
     }
 
     /// The data of every SSE frame of the event `name`, in order.
@@ -375,9 +385,20 @@ pub fn sse_events(text: &str) -> Vec<(String, Value)> {
                     data = Some(serde_json::from_str(d).expect("SSE data is JSON"));
                 }
             }
-            Some((event?, data?))
+            let (event, data): (String, Value) = (event?, data?);
+            typed_event(&event, &data);
+            Some((event, data))
         })
         .collect()
+}
+
+/// The frame `name` with `data` as the typed event; panics when it is not one.
+pub fn typed_event(name: &str, data: &Value) -> Event {
+    let mut whole = data.clone();
+    if let Value::Object(map) = &mut whole {
+        map.insert("type".to_owned(), Value::String(name.to_owned()));
+    }
+    serde_json::from_value(whole).unwrap_or_else(|e| panic!("the {name} frame is not an Event ({e}): {data}"))
 }
 
 pub async fn read(response: axum::response::Response) -> Answer {
