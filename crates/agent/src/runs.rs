@@ -28,8 +28,8 @@ pub struct RunSummary {
     pub input_tokens: i64,
     pub output_tokens: i64,
     pub cached_tokens: i64,
-    /// A list-price estimate, in USD.
-    pub cost_usd_est: f64,
+    /// A list-price estimate, in micro-dollars (`1_500_000` is $1.50), exact as stored.
+    pub cost_micro_usd: i64,
     pub latency_ms: i32,
     /// The person's message that began the run (its first 500 characters); none for runs from
     /// before runs kept it.
@@ -77,7 +77,7 @@ const RUN_COLUMNS: &str =
         ELSE 'running'
     END AS status,
     iterations, input_tokens, output_tokens, cached_tokens,
-    cost_usd_est::float8 AS cost_usd_est, latency_ms, question";
+    (cost_usd_est * 1000000)::bigint AS cost_micro_usd, latency_ms, question";
 
 /// The owner's latest runs, newest first (at most `limit`, which is clamped to 1..=500).
 pub async fn list_runs(owner: OwnerId, pool: &PgPool, limit: i64) -> Result<Vec<RunSummary>, AgentError> {

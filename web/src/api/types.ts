@@ -271,7 +271,8 @@ export interface RunSummary {
   input_tokens: number;
   output_tokens: number;
   cached_tokens: number;
-  cost_usd_est: number;
+  /** A list-price estimate in integer micro-dollars (`1_500_000` is $1.50). */
+  cost_micro_usd: number;
   latency_ms: number;
   /** The person's message that began the run; null for runs from before runs kept it. */
   question?: string | null;
@@ -464,17 +465,17 @@ export interface EvalReport {
 export interface AdminOverview {
   generated_at: string;
   budget: {
-    today_usd: number;
+    today_micro_usd: number;
     /** What the cap counts today: the settled cost of the budgeted calls, and what calls in flight hold. */
-    budget_settled_usd: number;
-    in_flight_usd: number;
-    month_to_date_usd: number;
-    projected_month_usd: number;
-    daily_cap_usd: number;
-    monthly_ceiling_usd: number;
-    state: 'ok' | 'tripped' | 'paused' | string;
+    budget_settled_micro_usd: number;
+    in_flight_micro_usd: number;
+    month_to_date_micro_usd: number;
+    projected_month_micro_usd: number;
+    daily_cap_micro_usd: number;
+    monthly_ceiling_micro_usd: number;
+    state: 'ok' | 'tripped' | 'paused';
     paused: boolean;
-    last_30_days: { day: string; usd: number }[];
+    last_30_days: { day: string; micro_usd: number }[];
   };
   traffic: {
     active_today: number;
@@ -515,7 +516,7 @@ export interface AdminOverview {
     joined: string;
     last_seen: string | null;
     messages_today: number;
-    cost_to_date_usd: number;
+    cost_to_date_micro_usd: number;
     blocked: boolean;
   }[];
   geo: { lat: number; lon: number; country: string | null; runs: number }[];

@@ -2,7 +2,7 @@
 // entries on paper.
 
 import type { Amount } from '../lib/money';
-import { formatAmount, formatUsd } from '../lib/money';
+import { formatAmount, formatMicroUsd } from '../lib/money';
 import { count, dateTime, percentOf, seconds, timeOfDay } from '../lib/format';
 import { isScripted } from '../session';
 import { Badge, StatusBadge } from './terminal';
@@ -43,7 +43,7 @@ export interface RunRow {
   input_tokens: number;
   cached_tokens: number;
   output_tokens: number;
-  cost_usd_est: number;
+  cost_micro_usd: number;
   latency_ms: number;
   email?: string | null;
   anonymous?: boolean;
@@ -101,7 +101,7 @@ export function RunsTable({ runs, caption, owners }: { runs: RunRow[]; caption: 
               <td class="num n wide-only">{count(r.input_tokens)}</td>
               <td class={`num n wide-only ${r.cached_tokens > 0 ? 't-accent' : 't-zero'}`}>{percentOf(r.cached_tokens, r.input_tokens)}</td>
               <td class="num n wide-only">{count(r.output_tokens)}</td>
-              <td class="num n">{formatUsd(r.cost_usd_est)}</td>
+              <td class="num n">{formatMicroUsd(r.cost_micro_usd)}</td>
               <td class="num n wide-only">{seconds(r.latency_ms)}</td>
               <td>
                 <StatusBadge status={r.status} />

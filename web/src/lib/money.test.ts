@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatMinor, formatUsd } from './money';
+import { formatMicroUsd, formatMinor, formatUsd } from './money';
 
 describe('formatMinor', () => {
   // The same cases as the ledger's own formatter (crates/ledger/src/money.rs), so the page and the
@@ -40,5 +40,15 @@ describe('formatUsd', () => {
     expect(formatUsd(0.577836)).toBe('$0.5778');
     expect(formatUsd(0.000123, 6)).toBe('$0.000123');
     expect(formatUsd(null)).toBe('not recorded');
+  });
+});
+
+describe('formatMicroUsd', () => {
+  it('shows integer micro-dollars as formatUsd shows dollars', () => {
+    expect(formatMicroUsd(0)).toBe('$0');
+    expect(formatMicroUsd(9_838)).toBe('$0.009838');
+    expect(formatMicroUsd(577_836)).toBe('$0.5778');
+    expect(formatMicroUsd(667_000)).toBe('$0.6670');
+    expect(formatMicroUsd(undefined)).toBe('not recorded');
   });
 });

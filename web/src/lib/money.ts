@@ -64,6 +64,12 @@ export function formatAmount(amount: Amount): string {
  * A list-price estimate in US dollars, as the traces keep it (a float of dollars): "$0" for
  * nothing, six decimals below a cent (a turn costs fractions of one), four otherwise.
  */
+/** A cost the server keeps in integer micro-dollars (`1_500_000` is $1.50), as [`formatUsd`] shows it. */
+export function formatMicroUsd(micro: number | null | undefined, places?: number): string {
+  if (micro === null || micro === undefined || !Number.isFinite(micro)) return 'not recorded';
+  return formatUsd(micro / 1_000_000, places);
+}
+
 export function formatUsd(usd: number | null | undefined, places?: number): string {
   if (usd === null || usd === undefined || !Number.isFinite(usd)) return 'not recorded';
   if (usd === 0) return '$0';

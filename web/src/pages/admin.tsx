@@ -13,7 +13,7 @@ import { Badge, Card, EmptyState, Stat, type BadgeTone } from '../components/ter
 import { BubbleController, Chart } from 'chart.js';
 import { INK, capLine, reducedMotion, type ChartConfiguration } from '../lib/charts';
 import { count, dateTime, percent, seconds, shortDate } from '../lib/format';
-import { formatUsd } from '../lib/money';
+import { formatMicroUsd, formatUsd } from '../lib/money';
 import { refusalSentence } from '../lib/refusals';
 import { useSession } from '../session';
 import { NotFound } from './not-found';
@@ -140,7 +140,7 @@ function BudgetPanel({ o }: { o: AdminOverview }) {
       type: 'line',
       data: {
         labels: b.last_30_days.map((d) => d.day),
-        datasets: [{ data: b.last_30_days.map((d) => d.usd), borderColor: INK.accent, borderWidth: 1.5, pointRadius: 0, tension: 0 }],
+        datasets: [{ data: b.last_30_days.map((d) => d.micro_usd / 1_000_000), borderColor: INK.accent, borderWidth: 1.5, pointRadius: 0, tension: 0 }],
       },
       options: {
         responsive: true,
@@ -149,10 +149,10 @@ function BudgetPanel({ o }: { o: AdminOverview }) {
         plugins: { legend: { display: false }, tooltip: { callbacks: { label: (ctx) => formatUsd(Number(ctx.raw)) } } },
         scales: {
           x: { display: false },
-          y: { display: false, beginAtZero: true, suggestedMax: Math.max(b.daily_cap_usd, ...b.last_30_days.map((d) => d.usd)) * 1.05 },
+          y: { display: false, beginAtZero: true, suggestedMax: (Math.max(b.daily_cap_micro_usd, ...b.last_30_days.map((d) => d.micro_usd)) / 1_000_000) * 1.05 },
         },
       },
-      plugins: [capLine(b.daily_cap_usd, INK.warn)],
+      plugins: [capLine(b.daily_cap_micro_usd / 1_000_000, INK.warn)],
     }),
     [o.budget],
   );
@@ -161,11 +161,11 @@ function BudgetPanel({ o }: { o: AdminOverview }) {
       <div class="stats three">
         <Stat
           label="today"
-          value={formatUsd(b.today_usd)}
-          hint={`cap ${formatUsd(b.daily_cap_usd)}; counted ${formatUsd(b.budget_settled_usd + b.in_flight_usd)}, ${formatUsd(b.in_flight_usd)} held by calls in flight`}
+          value={formatMicroUsd(b.today_micro_usd)}
+          hint={`cap ${formatMicroUsd(b.daily_cap_micro_usd)}; counted ${formatMicroUsd(b.budget_settled_micro_usd + b.in_flight_micro_usd)}, ${formatMicroUsd(b.in_flight_micro_usd)} held by calls in flight`}
         />
-        <Stat label="month to date" value={formatUsd(b.month_to_date_usd)} />
-        <Stat label="projected month" value={formatUsd(b.projected_month_usd)} hint={`ceiling ${formatUsd(b.monthly_ceiling_usd)}`} />
+        <Stat label="month to date" value={formatMicroUsd(b.month_to_date_micro_usd)} />
+        <Stat label="projected month" value={formatMicroUsd(b.projected_month_micro_usd)} hint={`ceiling ${formatMicroUsd(b.monthly_ceiling_micro_usd)}`} />
       </div>
       <div class="chart-box">
         <ChartCanvas config={config as ChartConfiguration} label="30-day spend against the daily cap" height={48} />
@@ -178,7 +178,7 @@ function BudgetPanel({ o }: { o: AdminOverview }) {
               {b.last_30_days.map((d) => (
                 <tr key={d.day}>
                   <td>{d.day}</td>
-                  <td class="num n">{formatUsd(d.usd)}</td>
+                  <td class="num n">{formatMicroUsd(d.micro_usd)}</td>
                 </tr>
               ))}
             </tbody>
@@ -400,7 +400,7 @@ function UsersPanel({ o, working, onBlock }: { o: AdminOverview; working: string
                 <td>{shortDate(u.joined)}</td>
                 <td>{dateTime(u.last_seen)}</td>
                 <td class="num n">{count(u.messages_today)}</td>
-                <td class="num n">{formatUsd(u.cost_to_date_usd)}</td>
+                <td class="num n">{formatMicroUsd(u.cost_to_date_micro_usd)}</td>
                 <td>{u.blocked ? <Badge tone="danger">blocked</Badge> : <Badge tone="ok">active</Badge>}</td>
                 <td>
                   <button

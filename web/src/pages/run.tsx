@@ -9,7 +9,7 @@ import type { RunDetail, RunEvent } from '../api/types';
 import { Page } from '../components/page';
 import { Badge, Card, JsonBlock, Stat, StatusBadge } from '../components/terminal';
 import { count, dateTime, percentOf, seconds } from '../lib/format';
-import { formatUsd } from '../lib/money';
+import { formatMicroUsd } from '../lib/money';
 import { isScripted, useSession } from '../session';
 import { NotFound } from './not-found';
 
@@ -56,7 +56,7 @@ function Timeline({ run }: { run: RunDetail }) {
           <Stat label="model" value={run.model} hint={scripted ? 'scripted demo, not a language model' : run.provider} />
           <Stat label="input" value={count(run.input_tokens)} hint={`${percentOf(run.cached_tokens, run.input_tokens, 1)} cached`} />
           <Stat label="output" value={count(run.output_tokens)} />
-          <Stat label="cost" value={formatUsd(run.cost_usd_est)} hint="list-price estimate" />
+          <Stat label="cost" value={formatMicroUsd(run.cost_micro_usd)} hint="list-price estimate" />
           <Stat label="latency" value={seconds(run.latency_ms)} hint={dateTime(run.started_at)} />
         </div>
       </Card>

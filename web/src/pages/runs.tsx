@@ -7,7 +7,7 @@ import { Page } from '../components/page';
 import { RunsTable } from '../components/table';
 import { Card, EmptyState, Stat } from '../components/terminal';
 import { count, percentOf, seconds } from '../lib/format';
-import { formatUsd } from '../lib/money';
+import { formatMicroUsd } from '../lib/money';
 
 export function median(values: number[]): number | null {
   if (values.length === 0) return null;
@@ -40,14 +40,14 @@ export function Runs() {
 function RunsSummary({ runs }: { runs: RunSummary[] }) {
   const input = runs.reduce((s, r) => s + r.input_tokens, 0);
   const cached = runs.reduce((s, r) => s + r.cached_tokens, 0);
-  const cost = runs.reduce((s, r) => s + r.cost_usd_est, 0);
+  const cost = runs.reduce((s, r) => s + r.cost_micro_usd, 0);
   return (
     <>
       <Card>
         <div class="stats four">
           <Stat label="runs" value={count(runs.length)} />
           <Stat label="cache savings" value={percentOf(cached, input)} hint={`${count(cached)} / ${count(input)} input tokens cached`} />
-          <Stat label="total cost" value={formatUsd(cost)} hint="list-price estimate" />
+          <Stat label="total cost" value={formatMicroUsd(cost)} hint="list-price estimate" />
           <Stat label="median latency" value={seconds(median(runs.map((r) => r.latency_ms)))} />
         </div>
       </Card>

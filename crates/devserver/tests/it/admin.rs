@@ -129,11 +129,13 @@ async fn the_operator_sees_the_panels_and_pauses_and_blocks(_: PgPoolOptions, co
         json!({"running": false, "latest": null}),
         "no evaluation has run on this database"
     );
-    assert_eq!(o["budget"]["daily_cap_usd"], 0.667);
+    assert_eq!(o["budget"]["daily_cap_micro_usd"], 667_000);
+    assert!(o["health"]["by_status"].is_object(), "{}", o["health"]);
+    assert!(o["safety"]["blocked_runs"].is_array(), "{}", o["safety"]);
     assert_eq!(o["budget"]["last_30_days"].as_array().unwrap().len(), 30);
     assert_eq!(o["budget"]["state"], "ok");
     assert_eq!(
-        o["budget"]["in_flight_usd"], 0.0,
+        o["budget"]["in_flight_micro_usd"], 0,
         "every model call of the two turns settled"
     );
     // Calls in flight count against the cap: the panel trips as the gate does.
@@ -145,7 +147,7 @@ async fn the_operator_sees_the_panels_and_pauses_and_blocks(_: PgPoolOptions, co
     assert_eq!(hold(667_000).await.unwrap().rows_affected(), 1);
     let held = app.get("/api/admin/overview", Some(&operator)).await.json();
     assert_eq!(held["budget"]["state"], "tripped");
-    assert_eq!(held["budget"]["in_flight_usd"], 0.667);
+    assert_eq!(held["budget"]["in_flight_micro_usd"], 667_000);
     hold(0).await.unwrap();
     assert_eq!(o["traffic"]["active_today"], 2);
     assert_eq!(o["health"]["runs"], 2);
