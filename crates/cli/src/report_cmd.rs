@@ -2,9 +2,17 @@
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
+use kakeibo_core::TypedTool;
 use kakeibo_ledger::OwnerId;
-use kakeibo_tools::{Scope, registry};
-use serde_json::{Value, json};
+use kakeibo_tools::{
+    Amount, DetectRecurring, FlagAnomalies, GetBalances, GetBudgetStatus, GetSpendReport, ListAccounts,
+    Scope,
+    anomalies::{AnomaliesInput, AnomaliesOutput},
+    balances::{BalancesInput, BalancesOutput},
+    list_accounts::{AccountsOutput, NoInput},
+    recurring::{RecurringInput, RecurringOutput},
+    reports::{BudgetStatus, BudgetStatusInput, GroupBy, Period, SpendReport, SpendReportInput},
+};
 
 use crate::{
     DbArgs, pool, table,
@@ -67,34 +75,79 @@ pub async fn run(args: ReportArgs) -> Result<()> {
         }
         Ok(period.clone())
     };
-    let (tool, input) = match args.report {
+    let scope = Scope::new(owner, pool);
+    match args.report {
         Report::Spend => {
             let period = match period.split_once("..") {
-                Some((from, to)) => json!({"from": from, "to": to}),
-                None => json!(period),
+                Some((from, to)) => Period::Range {
+                    from: from.to_owned(),
+                    to: to.to_owned(),
+                },
+                None => Period::Month(period.clone()),
             };
-            let by = match args.by {
-                By::Category => "category",
-                By::Month => "month",
+            let group_by = match args.by {
+                By::Category => GroupBy::Category,
+                By::Month => GroupBy::Month,
             };
-            ("get_spend_report", json!({"period": period, "group_by": by}))
+            let input = SpendReportInput {
+                period,
+                group_by,
+                include_income: false,
+            };
+            show(
+                args.json,
+                &asked(GetSpendReport(scope), input).await?,
+                print_spend,
+            )
         }
-        Report::Budget => ("get_budget_status", json!({"month": month()?})),
-        Report::Recurring => ("detect_recurring", json!({})),
-        Report::Anomalies => ("flag_anomalies", json!({"month": month()?})),
-        Report::Accounts => ("get_balances", json!({})),
-        Report::Categories => ("list_accounts", json!({})),
-    };
-    let tools = registry(&Scope::new(owner, pool));
-    let out = tools
-        .call(tool, input)
-        .await
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    if args.json {
-        crate::outln!("{}", json(&serde_json::to_string_pretty(&out)?));
-        return Ok(());
+        Report::Budget => {
+            let input = BudgetStatusInput { month: month()? };
+            show(
+                args.json,
+                &asked(GetBudgetStatus(scope), input).await?,
+                print_budget,
+            )
+        }
+        Report::Recurring => show(
+            args.json,
+            &asked(DetectRecurring(scope), RecurringInput::default()).await?,
+            print_recurring,
+        ),
+        Report::Anomalies => {
+            let input = AnomaliesInput { month: month()? };
+            show(
+                args.json,
+                &asked(FlagAnomalies(scope), input).await?,
+                print_anomalies,
+            )
+        }
+        Report::Accounts => show(
+            args.json,
+            &asked(GetBalances(scope), BalancesInput { months: None }).await?,
+            print_accounts,
+        ),
+        Report::Categories => show(
+            args.json,
+            &asked(ListAccounts(scope), NoInput {}).await?,
+            print_categories,
+        ),
     }
-    print(args.report, &out);
+}
+
+/// One read tool's answer, typed.
+async fn asked<T: TypedTool>(tool: T, input: T::Input) -> Result<T::Output> {
+    kakeibo_tools::ask(tool, input)
+        .await
+        .map_err(|e| anyhow::anyhow!("{}: {e}", T::NAME))
+}
+
+/// The report as the tool's JSON (`--json`) or as tables.
+fn show<T: serde::Serialize>(as_json: bool, out: &T, tables: fn(&T)) -> Result<()> {
+    if as_json {
+        crate::outln!("{}", json(&serde_json::to_string_pretty(out)?));
+    } else {
+        tables(out);
+    }
     Ok(())
 }
 
@@ -108,165 +161,170 @@ async fn latest_month(pool: &sqlx::PgPool, owner: OwnerId) -> Result<String> {
     latest.context("the ledger is empty: import a statement or run `kakeibo seed --db` first")
 }
 
-fn s(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => "—".to_owned(),
-        other => other.to_string(),
+/// An amount, or a dash for none.
+fn amount(a: Option<&Amount>) -> String {
+    a.map_or_else(|| "—".to_owned(), |a| a.formatted.clone())
+}
+
+fn amounts(list: &[Amount]) -> String {
+    list.iter()
+        .map(|a| a.formatted.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn print_spend(out: &SpendReport) {
+    crate::outln!(
+        "{} to {}, by {}",
+        visible(&out.period.from),
+        visible(&out.period.to),
+        visible(out.group_by)
+    );
+    let rows: Vec<Vec<String>> = out
+        .groups
+        .iter()
+        .map(|g| {
+            vec![
+                g.group.clone(),
+                g.transactions.to_string(),
+                g.amount.formatted.clone(),
+            ]
+        })
+        .collect();
+    table::print(&["group", ">transactions", ">amount"], &rows);
+    crate::outln!("total spending: {}", visible(&amounts(&out.totals_by_currency)));
+}
+
+fn print_budget(out: &BudgetStatus) {
+    crate::outln!("{}", visible(&out.month));
+    let rows: Vec<Vec<String>> = out
+        .categories
+        .iter()
+        .map(|c| {
+            vec![
+                c.category.clone(),
+                amount(c.budget.as_ref()),
+                c.actual.formatted.clone(),
+                amount(c.remaining.as_ref()),
+                c.percent_used
+                    .map_or_else(|| "—".to_owned(), |p| format!("{p:.1}%")),
+                if c.over_budget { "over" } else { "" }.to_owned(),
+            ]
+        })
+        .collect();
+    table::print(&["category", ">budget", ">spent", ">left", ">used", ""], &rows);
+    if let Some(note) = &out.note {
+        crate::outln!("{}", visible(note));
     }
 }
 
-fn print(report: Report, out: &Value) {
-    let list = |key: &str| out[key].as_array().cloned().unwrap_or_default();
-    match report {
-        Report::Spend => {
-            crate::outln!(
-                "{} to {}, by {}",
-                visible(&s(&out["period"]["from"])),
-                visible(&s(&out["period"]["to"])),
-                visible(&s(&out["group_by"]))
-            );
-            let rows: Vec<Vec<String>> = list("groups")
-                .iter()
-                .map(|g| vec![s(&g["group"]), s(&g["transactions"]), s(&g["formatted"])])
-                .collect();
-            table::print(&["group", ">transactions", ">amount"], &rows);
-            let totals: Vec<String> = list("totals_by_currency")
-                .iter()
-                .map(|t| s(&t["formatted"]))
-                .collect();
-            crate::outln!("total spending: {}", visible(&totals.join(", ")));
-        }
-        Report::Budget => {
-            crate::outln!("{}", visible(&s(&out["month"])));
-            let rows: Vec<Vec<String>> = list("categories")
-                .iter()
-                .map(|c| {
-                    vec![
-                        s(&c["category"]),
-                        s(&c["budget"]["formatted"]),
-                        s(&c["actual"]["formatted"]),
-                        s(&c["remaining"]["formatted"]),
-                        c["percent_used"]
-                            .as_f64()
-                            .map_or_else(|| "—".to_owned(), |p| format!("{p:.1}%")),
-                        if c["over_budget"] == true {
-                            "over".to_owned()
-                        } else {
-                            String::new()
-                        },
-                    ]
-                })
-                .collect();
-            table::print(&["category", ">budget", ">spent", ">left", ">used", ""], &rows);
-            if let Some(note) = out["note"].as_str() {
-                crate::outln!("{}", visible(note));
-            }
-        }
-        Report::Recurring => {
-            let rows: Vec<Vec<String>> = list("merchants")
-                .iter()
-                .map(|m| {
-                    vec![
-                        s(&m["merchant"]),
-                        s(&m["category"]),
-                        s(&m["cadence"]),
-                        s(&m["occurrences"]),
-                        s(&m["last_seen"]),
-                        s(&m["formatted"]),
-                    ]
-                })
-                .collect();
-            table::print(
-                &[
-                    "merchant",
-                    "category",
-                    "cadence",
-                    ">times",
-                    "last seen",
-                    ">average",
-                ],
-                &rows,
-            );
-            let commitment: Vec<String> = list("monthly_commitment")
-                .iter()
-                .map(|t| s(&t["formatted"]))
-                .collect();
-            crate::outln!("monthly commitment: {}", visible(&commitment.join(", ")));
-        }
-        Report::Anomalies => {
-            crate::outln!("{}", visible(&s(&out["month"])));
-            let rows: Vec<Vec<String>> = list("anomalies")
-                .iter()
-                .map(|a| {
-                    vec![
-                        s(&a["date"]),
-                        s(&a["kind"]),
-                        s(&a["description"]),
-                        s(&a["formatted"]),
-                        s(&a["detail"]),
-                    ]
-                })
-                .collect();
-            table::print(&["date", "kind", "description", ">amount", "why"], &rows);
-            if let Some(note) = out["note"].as_str() {
-                crate::outln!("{}", visible(note));
-            }
-        }
-        Report::Accounts => print_accounts(&list),
-        Report::Categories => {
-            let rows: Vec<Vec<String>> = list("accounts")
-                .iter()
-                .map(|a| {
-                    vec![
-                        s(&a["name"]),
-                        s(&a["type"]),
-                        s(&a["postings"]),
-                        s(&a["formatted"]),
-                    ]
-                })
-                .collect();
-            table::print(&["account", "type", ">postings", ">balance"], &rows);
-        }
-    }
+fn print_recurring(out: &RecurringOutput) {
+    let rows: Vec<Vec<String>> = out
+        .merchants
+        .iter()
+        .map(|m| {
+            vec![
+                m.merchant.clone(),
+                m.category.clone(),
+                m.cadence.to_owned(),
+                m.occurrences.to_string(),
+                m.last_seen.clone(),
+                m.amount.formatted.clone(),
+            ]
+        })
+        .collect();
+    table::print(
+        &[
+            "merchant",
+            "category",
+            "cadence",
+            ">times",
+            "last seen",
+            ">average",
+        ],
+        &rows,
+    );
+    crate::outln!(
+        "monthly commitment: {}",
+        visible(&amounts(&out.monthly_commitment))
+    );
 }
 
-/// `report accounts`: the balances, net worth, its history and what waits in transit.
-fn print_accounts(list: &dyn Fn(&str) -> Vec<Value>) {
-    let rows: Vec<Vec<String>> = list("accounts")
+fn print_anomalies(out: &AnomaliesOutput) {
+    crate::outln!("{}", visible(&out.month));
+    let rows: Vec<Vec<String>> = out
+        .anomalies
         .iter()
         .map(|a| {
             vec![
-                s(&a["name"]),
-                s(&a["kind"]),
-                s(&a["postings"]),
-                s(&a["formatted"]),
+                a.date.clone(),
+                a.kind.to_owned(),
+                a.description.clone(),
+                a.amount.formatted.clone(),
+                a.detail.clone(),
+            ]
+        })
+        .collect();
+    table::print(&["date", "kind", "description", ">amount", "why"], &rows);
+    if let Some(note) = &out.note {
+        crate::outln!("{}", visible(note));
+    }
+}
+
+fn print_categories(out: &AccountsOutput) {
+    let rows: Vec<Vec<String>> = out
+        .accounts
+        .iter()
+        .map(|a| {
+            vec![
+                a.name.clone(),
+                a.account_type.clone(),
+                a.postings.to_string(),
+                amount(a.balance.as_ref()),
+            ]
+        })
+        .collect();
+    table::print(&["account", "type", ">postings", ">balance"], &rows);
+}
+
+/// `report accounts`: the balances, net worth, its history and what waits in transit.
+fn print_accounts(out: &BalancesOutput) {
+    let rows: Vec<Vec<String>> = out
+        .accounts
+        .iter()
+        .map(|a| {
+            vec![
+                a.name.clone(),
+                a.kind.to_string(),
+                a.postings.to_string(),
+                a.balance.formatted.clone(),
             ]
         })
         .collect();
     table::print(&["account", "kind", ">postings", ">balance"], &rows);
-    let worth: Vec<String> = list("net_worth").iter().map(|m| s(&m["formatted"])).collect();
     crate::outln!();
     crate::outln!(
         "net worth (assets less liabilities): {}",
-        visible(&worth.join(", "))
+        visible(&amounts(&out.net_worth))
     );
-    let history: Vec<Vec<String>> = list("history")
+    let history: Vec<Vec<String>> = out
+        .history
         .iter()
-        .map(|h| vec![s(&h["month"]), s(&h["formatted"])])
+        .map(|h| vec![h.month.clone(), h.net_worth.formatted.clone()])
         .collect();
     if !history.is_empty() {
         crate::outln!();
         table::print(&["month end", ">net worth"], &history);
     }
-    let transit: Vec<Vec<String>> = list("in_transit")
+    let transit: Vec<Vec<String>> = out
+        .in_transit
         .iter()
         .map(|t| {
             vec![
-                s(&t["date"]),
-                s(&t["account"]),
-                s(&t["description"]),
-                s(&t["formatted"]),
+                t.date.to_string(),
+                t.account.clone(),
+                t.description.clone(),
+                t.amount.formatted.clone(),
             ]
         })
         .collect();

@@ -3,7 +3,7 @@
 //! agent never disagree.
 
 use chrono::{Datelike, NaiveDate};
-use kakeibo_core::{ToolError, TypedTool};
+use kakeibo_core::TypedTool;
 use kakeibo_ledger::OwnerId;
 use serde::Serialize;
 use sqlx::PgPool;
@@ -109,15 +109,9 @@ pub async fn dashboard(owner: OwnerId, pool: &PgPool, month: Option<&str>) -> Re
     Box::pin(in_snapshot(owner, pool, figures(owner, pool, asked))).await
 }
 
-/// Asks one read tool, as the model would (its own checks first), for the dashboard.
+/// Asks one read tool for the dashboard.
 async fn ask<T: TypedTool>(tool: T, input: T::Input) -> Result<T::Output, ToolsError> {
-    let problems = tool.check(&input);
-    let answer = if problems.is_empty() {
-        tool.run(input).await
-    } else {
-        Err(ToolError::InvalidInput(problems))
-    };
-    answer.map_err(|e| ToolsError::Dashboard {
+    crate::ask(tool, input).await.map_err(|e| ToolsError::Dashboard {
         tool: T::NAME,
         source: e.into(),
     })

@@ -21,7 +21,7 @@ mod currency;
 pub mod dashboard;
 mod error;
 mod import_tool;
-mod list_accounts;
+pub mod list_accounts;
 pub mod memory;
 pub mod recurring;
 pub mod reports;
@@ -112,6 +112,20 @@ impl Scope {
         let value = work(&mut tx).await.map_err(common::tool_error)?;
         snapshot::put_back(tx);
         Ok(value)
+    }
+}
+
+/// Asks one tool from code, typed, as the model would (the tool's own checks first): what the
+/// dashboard and the CLI's reports read, instead of its JSON by key.
+pub async fn ask<T: kakeibo_core::TypedTool>(
+    tool: T,
+    input: T::Input,
+) -> Result<T::Output, kakeibo_core::ToolError> {
+    let problems = tool.check(&input);
+    if problems.is_empty() {
+        tool.run(input).await
+    } else {
+        Err(kakeibo_core::ToolError::InvalidInput(problems))
     }
 }
 
