@@ -180,27 +180,22 @@ fn print_spend(out: &SpendReport) {
         visible(&out.period.to),
         visible(out.group_by)
     );
-    let rows: Vec<Vec<String>> = out
-        .groups
-        .iter()
-        .map(|g| {
-            vec![
-                g.group.clone(),
-                g.transactions.to_string(),
-                g.amount.formatted.clone(),
-            ]
-        })
-        .collect();
-    table::print(&["group", ">transactions", ">amount"], &rows);
+    table::print_each(&["group", ">transactions", ">amount"], &out.groups, |g| {
+        vec![
+            g.group.clone(),
+            g.transactions.to_string(),
+            g.amount.formatted.clone(),
+        ]
+    });
     crate::outln!("total spending: {}", visible(&amounts(&out.totals_by_currency)));
 }
 
 fn print_budget(out: &BudgetStatus) {
     crate::outln!("{}", visible(&out.month));
-    let rows: Vec<Vec<String>> = out
-        .categories
-        .iter()
-        .map(|c| {
+    table::print_each(
+        &["category", ">budget", ">spent", ">left", ">used", ""],
+        &out.categories,
+        |c| {
             vec![
                 c.category.clone(),
                 amount(c.budget.as_ref()),
@@ -210,30 +205,15 @@ fn print_budget(out: &BudgetStatus) {
                     .map_or_else(|| "—".to_owned(), |p| format!("{p:.1}%")),
                 if c.over_budget { "over" } else { "" }.to_owned(),
             ]
-        })
-        .collect();
-    table::print(&["category", ">budget", ">spent", ">left", ">used", ""], &rows);
+        },
+    );
     if let Some(note) = &out.note {
         crate::outln!("{}", visible(note));
     }
 }
 
 fn print_recurring(out: &RecurringOutput) {
-    let rows: Vec<Vec<String>> = out
-        .merchants
-        .iter()
-        .map(|m| {
-            vec![
-                m.merchant.clone(),
-                m.category.clone(),
-                m.cadence.to_owned(),
-                m.occurrences.to_string(),
-                m.last_seen.clone(),
-                m.amount.formatted.clone(),
-            ]
-        })
-        .collect();
-    table::print(
+    table::print_each(
         &[
             "merchant",
             "category",
@@ -242,7 +222,17 @@ fn print_recurring(out: &RecurringOutput) {
             "last seen",
             ">average",
         ],
-        &rows,
+        &out.merchants,
+        |m| {
+            vec![
+                m.merchant.clone(),
+                m.category.clone(),
+                m.cadence.to_owned(),
+                m.occurrences.to_string(),
+                m.last_seen.clone(),
+                m.amount.formatted.clone(),
+            ]
+        },
     );
     crate::outln!(
         "monthly commitment: {}",
@@ -252,10 +242,10 @@ fn print_recurring(out: &RecurringOutput) {
 
 fn print_anomalies(out: &AnomaliesOutput) {
     crate::outln!("{}", visible(&out.month));
-    let rows: Vec<Vec<String>> = out
-        .anomalies
-        .iter()
-        .map(|a| {
+    table::print_each(
+        &["date", "kind", "description", ">amount", "why"],
+        &out.anomalies,
+        |a| {
             vec![
                 a.date.clone(),
                 a.kind.to_owned(),
@@ -263,45 +253,42 @@ fn print_anomalies(out: &AnomaliesOutput) {
                 a.amount.formatted.clone(),
                 a.detail.clone(),
             ]
-        })
-        .collect();
-    table::print(&["date", "kind", "description", ">amount", "why"], &rows);
+        },
+    );
     if let Some(note) = &out.note {
         crate::outln!("{}", visible(note));
     }
 }
 
 fn print_categories(out: &AccountsOutput) {
-    let rows: Vec<Vec<String>> = out
-        .accounts
-        .iter()
-        .map(|a| {
+    table::print_each(
+        &["account", "type", ">postings", ">balance"],
+        &out.accounts,
+        |a| {
             vec![
                 a.name.clone(),
                 a.account_type.clone(),
                 a.postings.to_string(),
                 amount(a.balance.as_ref()),
             ]
-        })
-        .collect();
-    table::print(&["account", "type", ">postings", ">balance"], &rows);
+        },
+    );
 }
 
 /// `report accounts`: the balances, net worth, its history and what waits in transit.
 fn print_accounts(out: &BalancesOutput) {
-    let rows: Vec<Vec<String>> = out
-        .accounts
-        .iter()
-        .map(|a| {
+    table::print_each(
+        &["account", "kind", ">postings", ">balance"],
+        &out.accounts,
+        |a| {
             vec![
                 a.name.clone(),
                 a.kind.to_string(),
                 a.postings.to_string(),
                 a.balance.formatted.clone(),
             ]
-        })
-        .collect();
-    table::print(&["account", "kind", ">postings", ">balance"], &rows);
+        },
+    );
     crate::outln!();
     crate::outln!(
         "net worth (assets less liabilities): {}",

@@ -5,6 +5,12 @@ use crate::terminal::visible;
 /// Prints `rows` under `header`, each column as wide as its widest cell; columns whose header
 /// starts with `>` are right-aligned (the `>` is not printed). Every cell is shown with
 /// [`visible`]: a cell is one line, and nothing in it reaches the terminal as a control.
+/// [`print`] with a row made of each of `items`.
+pub fn print_each<T>(header: &[&str], items: &[T], row: impl Fn(&T) -> Vec<String>) {
+    let rows: Vec<Vec<String>> = items.iter().map(row).collect();
+    print(header, &rows);
+}
+
 pub fn print(header: &[&str], rows: &[Vec<String>]) {
     let rows: Vec<Vec<String>> = rows
         .iter()

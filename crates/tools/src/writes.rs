@@ -24,6 +24,30 @@ use kakeibo_ledger::{
 
 use crate::ToolsError;
 
+/// The [`WriteTool`] of a tool over a scope (`Tool(Scope)`) whose write is `apply(owner, conn,
+/// &input)`.
+macro_rules! write_tool {
+    ($tool:ident, $apply:ident) => {
+        impl WriteTool for $tool {
+            fn over(scope: Scope) -> Self {
+                Self(scope)
+            }
+
+            fn scope(&self) -> &Scope {
+                &self.0
+            }
+
+            fn apply<'c>(
+                scope: &'c Scope,
+                conn: &'c mut PgConnection,
+                input: Self::Input,
+            ) -> BoxFuture<'c, Result<Self::Output, ToolsError>> {
+                Box::pin(async move { $apply(scope.owner, conn, &input).await })
+            }
+        }
+    };
+}
+
 async fn category_account(
     owner: OwnerId,
     conn: &mut PgConnection,
@@ -174,23 +198,7 @@ impl TypedTool for CategorizeTransactions {
     }
 }
 
-impl WriteTool for CategorizeTransactions {
-    fn over(scope: Scope) -> Self {
-        Self(scope)
-    }
-
-    fn scope(&self) -> &Scope {
-        &self.0
-    }
-
-    fn apply<'c>(
-        scope: &'c Scope,
-        conn: &'c mut PgConnection,
-        input: CategorizeInput,
-    ) -> BoxFuture<'c, Result<CategorizeOutput, ToolsError>> {
-        Box::pin(async move { categorize(scope.owner, conn, &input).await })
-    }
-}
+write_tool!(CategorizeTransactions, categorize);
 
 // endregion
 
@@ -292,23 +300,7 @@ impl TypedTool for SettleTransit {
     }
 }
 
-impl WriteTool for SettleTransit {
-    fn over(scope: Scope) -> Self {
-        Self(scope)
-    }
-
-    fn scope(&self) -> &Scope {
-        &self.0
-    }
-
-    fn apply<'c>(
-        scope: &'c Scope,
-        conn: &'c mut PgConnection,
-        input: SettleInput,
-    ) -> BoxFuture<'c, Result<Settled, ToolsError>> {
-        Box::pin(async move { settle_transit(scope.owner, conn, &input).await })
-    }
-}
+write_tool!(SettleTransit, settle_transit);
 
 // endregion
 
@@ -398,23 +390,7 @@ impl TypedTool for SetCategoryRule {
     }
 }
 
-impl WriteTool for SetCategoryRule {
-    fn over(scope: Scope) -> Self {
-        Self(scope)
-    }
-
-    fn scope(&self) -> &Scope {
-        &self.0
-    }
-
-    fn apply<'c>(
-        scope: &'c Scope,
-        conn: &'c mut PgConnection,
-        input: RuleInput,
-    ) -> BoxFuture<'c, Result<RuleOutput, ToolsError>> {
-        Box::pin(async move { set_category_rule(scope.owner, conn, &input).await })
-    }
-}
+write_tool!(SetCategoryRule, set_category_rule);
 
 // endregion
 
@@ -565,23 +541,7 @@ impl TypedTool for SetBudget {
     }
 }
 
-impl WriteTool for SetBudget {
-    fn over(scope: Scope) -> Self {
-        Self(scope)
-    }
-
-    fn scope(&self) -> &Scope {
-        &self.0
-    }
-
-    fn apply<'c>(
-        scope: &'c Scope,
-        conn: &'c mut PgConnection,
-        input: BudgetInput,
-    ) -> BoxFuture<'c, Result<BudgetOutput, ToolsError>> {
-        Box::pin(async move { set_budget(scope.owner, conn, &input).await })
-    }
-}
+write_tool!(SetBudget, set_budget);
 
 // endregion
 
@@ -670,22 +630,6 @@ impl TypedTool for MemorySave {
     }
 }
 
-impl WriteTool for MemorySave {
-    fn over(scope: Scope) -> Self {
-        Self(scope)
-    }
-
-    fn scope(&self) -> &Scope {
-        &self.0
-    }
-
-    fn apply<'c>(
-        scope: &'c Scope,
-        conn: &'c mut PgConnection,
-        input: MemoryInput,
-    ) -> BoxFuture<'c, Result<MemoryOutput, ToolsError>> {
-        Box::pin(async move { memory_save(scope.owner, conn, &input).await })
-    }
-}
+write_tool!(MemorySave, memory_save);
 
 // endregion
