@@ -76,6 +76,7 @@ pub async fn run(args: ReportArgs) -> Result<()> {
         Ok(period.clone())
     };
     let scope = Scope::new(owner, pool);
+    let json = args.json;
     match args.report {
         Report::Spend => {
             let period = match period.split_once("..") {
@@ -94,59 +95,47 @@ pub async fn run(args: ReportArgs) -> Result<()> {
                 group_by,
                 include_income: false,
             };
-            show(
-                args.json,
-                &asked(GetSpendReport(scope), input).await?,
-                print_spend,
-            )
+            report(json, GetSpendReport(scope), input, print_spend).await
         }
         Report::Budget => {
             let input = BudgetStatusInput { month: month()? };
-            show(
-                args.json,
-                &asked(GetBudgetStatus(scope), input).await?,
-                print_budget,
-            )
+            report(json, GetBudgetStatus(scope), input, print_budget).await
         }
-        Report::Recurring => show(
-            args.json,
-            &asked(DetectRecurring(scope), RecurringInput::default()).await?,
-            print_recurring,
-        ),
+        Report::Recurring => {
+            report(
+                json,
+                DetectRecurring(scope),
+                RecurringInput::default(),
+                print_recurring,
+            )
+            .await
+        }
         Report::Anomalies => {
             let input = AnomaliesInput { month: month()? };
-            show(
-                args.json,
-                &asked(FlagAnomalies(scope), input).await?,
-                print_anomalies,
-            )
+            report(json, FlagAnomalies(scope), input, print_anomalies).await
         }
-        Report::Accounts => show(
-            args.json,
-            &asked(GetBalances(scope), BalancesInput { months: None }).await?,
-            print_accounts,
-        ),
-        Report::Categories => show(
-            args.json,
-            &asked(ListAccounts(scope), NoInput {}).await?,
-            print_categories,
-        ),
+        Report::Accounts => {
+            report(
+                json,
+                GetBalances(scope),
+                BalancesInput { months: None },
+                print_accounts,
+            )
+            .await
+        }
+        Report::Categories => report(json, ListAccounts(scope), NoInput {}, print_categories).await,
     }
 }
 
-/// One read tool's answer, typed.
-async fn asked<T: TypedTool>(tool: T, input: T::Input) -> Result<T::Output> {
-    kakeibo_tools::ask(tool, input)
+/// Asks one read tool, typed, and prints its answer: the tool's JSON (`--json`) or tables.
+async fn report<T: TypedTool>(as_json: bool, tool: T, input: T::Input, tables: fn(&T::Output)) -> Result<()> {
+    let out = kakeibo_tools::ask(tool, input)
         .await
-        .map_err(|e| anyhow::anyhow!("{}: {e}", T::NAME))
-}
-
-/// The report as the tool's JSON (`--json`) or as tables.
-fn show<T: serde::Serialize>(as_json: bool, out: &T, tables: fn(&T)) -> Result<()> {
+        .map_err(|e| anyhow::anyhow!("{}: {e}", T::NAME))?;
     if as_json {
-        crate::outln!("{}", json(&serde_json::to_string_pretty(out)?));
+        crate::outln!("{}", json(&serde_json::to_string_pretty(&out)?));
     } else {
-        tables(out);
+        tables(&out);
     }
     Ok(())
 }

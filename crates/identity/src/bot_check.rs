@@ -43,15 +43,18 @@ impl BotCheckSettings {
     /// `None` when `TURNSTILE_SECRET` is unset (the check is off); an error when it is set without
     /// a site key, or the endpoint is not an http(s) URL.
     pub fn from_settings(get: impl Fn(&str) -> Option<String>) -> Result<Option<Self>, InvalidSetting> {
-        let Some(secret) = get("TURNSTILE_SECRET") else {
+        let Some((secret, site_key, verify_url)) = crate::service_settings(
+            get,
+            "TURNSTILE_SECRET",
+            (
+                "TURNSTILE_SITE_KEY",
+                "the page needs the site key that goes with it",
+            ),
+            ("TURNSTILE_VERIFY_URL", SITEVERIFY_URL),
+        )?
+        else {
             return Ok(None);
         };
-        let site_key = get("TURNSTILE_SITE_KEY").ok_or(InvalidSetting {
-            name: "TURNSTILE_SITE_KEY",
-            why: "TURNSTILE_SECRET is set, so the page needs the site key that goes with it".into(),
-        })?;
-        let verify_url = get("TURNSTILE_VERIFY_URL").unwrap_or_else(|| SITEVERIFY_URL.to_owned());
-        crate::http_url("TURNSTILE_VERIFY_URL", &verify_url)?;
         Ok(Some(Self {
             secret,
             site_key,

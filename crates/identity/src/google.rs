@@ -51,15 +51,18 @@ impl GoogleSettings {
     /// `None` when `GOOGLE_CLIENT_ID` is unset (Google sign-in is off); an error when it is set
     /// without its secret, or the issuer is not an http(s) URL.
     pub fn from_settings(get: impl Fn(&str) -> Option<String>) -> Result<Option<Self>, InvalidSetting> {
-        let Some(client_id) = get("GOOGLE_CLIENT_ID") else {
+        let Some((client_id, client_secret, issuer)) = crate::service_settings(
+            get,
+            "GOOGLE_CLIENT_ID",
+            (
+                "GOOGLE_CLIENT_SECRET",
+                "the code exchange needs the client's secret",
+            ),
+            ("GOOGLE_ISSUER", GOOGLE_ISSUER),
+        )?
+        else {
             return Ok(None);
         };
-        let client_secret = get("GOOGLE_CLIENT_SECRET").ok_or(InvalidSetting {
-            name: "GOOGLE_CLIENT_SECRET",
-            why: "GOOGLE_CLIENT_ID is set, so the code exchange needs the client's secret".into(),
-        })?;
-        let issuer = get("GOOGLE_ISSUER").unwrap_or_else(|| GOOGLE_ISSUER.to_owned());
-        crate::http_url("GOOGLE_ISSUER", &issuer)?;
         Ok(Some(Self {
             client_id,
             client_secret,

@@ -33,3 +33,24 @@ pub(crate) fn http_url(name: &'static str, value: &str) -> Result<(), InvalidSet
         })
     }
 }
+
+/// The settings of a service `switch` turns on: `None` while it is unset (the service is off);
+/// else its value, the `partner` setting it then needs (an error saying `needed_for` when it is
+/// missing), and the http(s) `endpoint` setting, `default` when unset.
+pub(crate) fn service_settings(
+    get: impl Fn(&str) -> Option<String>,
+    switch: &'static str,
+    (partner, needed_for): (&'static str, &str),
+    (endpoint, default): (&'static str, &str),
+) -> Result<Option<(String, String, String)>, InvalidSetting> {
+    let Some(on) = get(switch) else {
+        return Ok(None);
+    };
+    let partner_value = get(partner).ok_or_else(|| InvalidSetting {
+        name: partner,
+        why: format!("{switch} is set, so {needed_for}"),
+    })?;
+    let url = get(endpoint).unwrap_or_else(|| default.to_owned());
+    http_url(endpoint, &url)?;
+    Ok(Some((on, partner_value, url)))
+}

@@ -33,7 +33,23 @@ pub struct Reaped {
     pub abandoned_runs: u64,
 }
 
-/// The steps, in the order of [`Reaped`]'s fields; `$1` is now.
+impl Reaped {
+    /// Each count, in the order of [`STEPS`].
+    fn counts(&mut self) -> [&mut u64; 8] {
+        [
+            &mut self.anonymous_visitors,
+            &mut self.expired_suspended_turns,
+            &mut self.old_rate_limits,
+            &mut self.old_message_counters,
+            &mut self.old_sign_in_attempts,
+            &mut self.stale_import_plans,
+            &mut self.expired_budget_holds,
+            &mut self.abandoned_runs,
+        ]
+    }
+}
+
+/// The steps, in the order of [`Reaped::counts`]; `$1` is now.
 const STEPS: [&str; 8] = [
     "DELETE FROM users WHERE is_anonymous AND last_seen_at < $1 - interval '24 hours'",
     "WITH gone AS (
@@ -68,8 +84,8 @@ const STEPS: [&str; 8] = [
 /// `housekeeping_runs`.
 pub async fn reap(pool: &OwnerRolePool, now: DateTime<Utc>) -> Result<Reaped, OperatorError> {
     let mut tx = pool.get().begin().await?;
-    let mut counts = [0u64; 8];
-    for (count, sql) in counts.iter_mut().zip(STEPS) {
+    let mut reaped = Reaped::default();
+    for (count, sql) in reaped.counts().into_iter().zip(STEPS) {
         *count = if sql.starts_with("WITH") {
             let n: i64 = sqlx::query_scalar(sql).bind(now).fetch_one(&mut *tx).await?;
             u64::try_from(n).unwrap_or(0)
@@ -81,26 +97,6 @@ pub async fn reap(pool: &OwnerRolePool, now: DateTime<Utc>) -> Result<Reaped, Op
                 .rows_affected()
         };
     }
-    let [
-        anonymous_visitors,
-        expired_suspended_turns,
-        old_rate_limits,
-        old_message_counters,
-        old_sign_in_attempts,
-        stale_import_plans,
-        expired_budget_holds,
-        abandoned_runs,
-    ] = counts;
-    let reaped = Reaped {
-        anonymous_visitors,
-        expired_suspended_turns,
-        old_rate_limits,
-        old_message_counters,
-        old_sign_in_attempts,
-        stale_import_plans,
-        expired_budget_holds,
-        abandoned_runs,
-    };
     let deleted = serde_json::to_value(&reaped).map_err(OperatorError::Serialise)?;
     sqlx::query("INSERT INTO housekeeping_runs (ran_at, deleted) VALUES ($1, $2)")
         .bind(now)

@@ -14,7 +14,7 @@ use sqlx::PgConnection;
 use super::{
     Scope,
     currency::CurrencyCode,
-    write_tool::{WriteTool, in_own_transaction},
+    write_tool::{WriteTool, in_own_transaction, write_tool},
 };
 use crate::ToolsError;
 use kakeibo_ledger::{
@@ -124,23 +124,7 @@ impl TypedTool for ImportStatementCsv {
     }
 }
 
-impl WriteTool for ImportStatementCsv {
-    fn over(scope: Scope) -> Self {
-        Self(scope)
-    }
-
-    fn scope(&self) -> &Scope {
-        &self.0
-    }
-
-    fn apply<'c>(
-        scope: &'c Scope,
-        conn: &'c mut PgConnection,
-        input: ImportInput,
-    ) -> BoxFuture<'c, Result<Value, ToolsError>> {
-        Box::pin(import_statement(scope, conn, input))
-    }
-}
+write_tool!(ImportStatementCsv, scope import_statement);
 
 /// Previews or commits a statement on a connection already scoped to the owner.
 pub async fn import_statement(

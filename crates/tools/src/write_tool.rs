@@ -32,6 +32,37 @@ pub trait WriteTool: TypedTool {
     ) -> BoxFuture<'c, Result<Self::Output, ToolsError>>;
 }
 
+/// The [`WriteTool`] of a tool over a scope (`Tool(Scope)`): its write is `apply(owner, conn,
+/// &input)` (`owner apply`) or `apply(scope, conn, input)` (`scope apply`).
+macro_rules! write_tool {
+    ($tool:ident, owner $apply:ident) => {
+        write_tool!(@impl $tool, |scope, conn, input| $apply(scope.owner, conn, &input));
+    };
+    ($tool:ident, scope $apply:ident) => {
+        write_tool!(@impl $tool, |scope, conn, input| $apply(scope, conn, input));
+    };
+    (@impl $tool:ident, |$scope:ident, $conn:ident, $input:ident| $call:expr) => {
+        impl WriteTool for $tool {
+            fn over(scope: Scope) -> Self {
+                Self(scope)
+            }
+
+            fn scope(&self) -> &Scope {
+                &self.0
+            }
+
+            fn apply<'c>(
+                $scope: &'c Scope,
+                $conn: &'c mut PgConnection,
+                $input: Self::Input,
+            ) -> BoxFuture<'c, Result<Self::Output, ToolsError>> {
+                Box::pin(async move { $call.await })
+            }
+        }
+    };
+}
+pub(crate) use write_tool;
+
 /// [`TypedTool::run`] of a write tool: [`WriteTool::apply`] in a transaction of its own.
 pub(crate) fn in_own_transaction<T: WriteTool>(
     tool: &T,

@@ -15,7 +15,7 @@ use uuid::Uuid;
 use super::{
     Scope,
     common::{Amount, Category, MONTH_PATTERN, check_month},
-    write_tool::{WriteTool, in_own_transaction},
+    write_tool::{WriteTool, in_own_transaction, write_tool},
 };
 use kakeibo_ledger::{
     AccountType, Currency, LedgerError, Money, OwnerId,
@@ -23,30 +23,6 @@ use kakeibo_ledger::{
 };
 
 use crate::ToolsError;
-
-/// The [`WriteTool`] of a tool over a scope (`Tool(Scope)`) whose write is `apply(owner, conn,
-/// &input)`.
-macro_rules! write_tool {
-    ($tool:ident, $apply:ident) => {
-        impl WriteTool for $tool {
-            fn over(scope: Scope) -> Self {
-                Self(scope)
-            }
-
-            fn scope(&self) -> &Scope {
-                &self.0
-            }
-
-            fn apply<'c>(
-                scope: &'c Scope,
-                conn: &'c mut PgConnection,
-                input: Self::Input,
-            ) -> BoxFuture<'c, Result<Self::Output, ToolsError>> {
-                Box::pin(async move { $apply(scope.owner, conn, &input).await })
-            }
-        }
-    };
-}
 
 async fn category_account(
     owner: OwnerId,
@@ -198,7 +174,7 @@ impl TypedTool for CategorizeTransactions {
     }
 }
 
-write_tool!(CategorizeTransactions, categorize);
+write_tool!(CategorizeTransactions, owner categorize);
 
 // endregion
 
@@ -300,7 +276,7 @@ impl TypedTool for SettleTransit {
     }
 }
 
-write_tool!(SettleTransit, settle_transit);
+write_tool!(SettleTransit, owner settle_transit);
 
 // endregion
 
@@ -390,7 +366,7 @@ impl TypedTool for SetCategoryRule {
     }
 }
 
-write_tool!(SetCategoryRule, set_category_rule);
+write_tool!(SetCategoryRule, owner set_category_rule);
 
 // endregion
 
@@ -541,7 +517,7 @@ impl TypedTool for SetBudget {
     }
 }
 
-write_tool!(SetBudget, set_budget);
+write_tool!(SetBudget, owner set_budget);
 
 // endregion
 
@@ -630,6 +606,6 @@ impl TypedTool for MemorySave {
     }
 }
 
-write_tool!(MemorySave, memory_save);
+write_tool!(MemorySave, owner memory_save);
 
 // endregion
