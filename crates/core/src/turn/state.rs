@@ -50,6 +50,9 @@ impl RunStatus {
     }
 }
 
+// The loop sets it where it decides the call. One place still reads words: a confirm retried
+// after a crash tells a stored declined or expired result by its fixed sentence (`decision_of`
+// in kakeibo-agent). This comment stays out of the doc comment, which is the wire schema's text.
 /// How one tool call ended: the one vocabulary every channel reports (the web's stream, the
 /// CLI, ACP, the library, the evaluations), never read back from the words the model was told.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
