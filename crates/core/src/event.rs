@@ -332,17 +332,17 @@ mod tests {
 
     #[test]
     fn every_outcome_and_status_is_one_snake_case_word_on_the_wire() {
-        for outcome in [
-            ToolOutcome::Ran,
-            ToolOutcome::Failed,
-            ToolOutcome::Declined,
-            ToolOutcome::Expired,
-            ToolOutcome::DeniedByRule,
-            ToolOutcome::RefusedByHook,
+        for (outcome, ran, error) in [
+            (ToolOutcome::Ran, true, false),
+            (ToolOutcome::Failed, true, true),
+            (ToolOutcome::Declined, false, false),
+            (ToolOutcome::Expired, false, false),
+            (ToolOutcome::DeniedByRule, false, false),
+            (ToolOutcome::RefusedByHook, false, false),
         ] {
             assert_eq!(json!(outcome), json!(outcome.as_str()));
-            assert_eq!(outcome.refused(), outcome.not_run().is_some());
-            assert!(!(outcome.refused() && outcome.is_error()));
+            assert_eq!(outcome.not_run().is_none(), ran, "{outcome}");
+            assert_eq!(outcome.is_error(), error, "{outcome}");
         }
         let usage = EventUsage::from(&Usage {
             input_tokens: 3,

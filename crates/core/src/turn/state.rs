@@ -78,14 +78,6 @@ impl ToolOutcome {
         matches!(self, Self::Failed)
     }
 
-    /// Whether the tool was kept from running by a person, a rule or a hook.
-    pub const fn refused(self) -> bool {
-        matches!(
-            self,
-            Self::Declined | Self::Expired | Self::DeniedByRule | Self::RefusedByHook
-        )
-    }
-
     /// The outcome of a call that ran: `is_error` is the tool's own verdict.
     pub const fn of_run(is_error: bool) -> Self {
         if is_error { Self::Failed } else { Self::Ran }
