@@ -32,7 +32,7 @@
     clippy::too_many_lines
 )] // A benchmark.
 
-use kakeibo_agent::Channel;
+use kakeibo_agent::{AgentConfig, Channel};
 use std::{
     io::{BufRead as _, BufReader, Write as _},
     process::{Child, ChildStdin, ChildStdout, Command, Stdio},
@@ -44,12 +44,10 @@ use futures_util::future::BoxFuture;
 use kakeibo_agent::turns::{Agent, Outcome, TurnStore};
 use kakeibo_bench::{Figure, Report, cpu::Ticks, percentile, scratch, server::Probe, setting};
 use kakeibo_core::{
-    Block, ConfirmPolicy, ConversationId, Declaration, PermissionRules, Provider, Tier, Tool, ToolError,
-    ToolRegistry,
+    Block, ConfirmPolicy, ConversationId, Declaration, Provider, Tier, Tool, ToolError, ToolRegistry,
     scripted::{Scripted, reply_calls, reply_text},
 };
 use kakeibo_ledger::{DEV_OWNER, MIGRATOR, seed, with_owner};
-use kakeibo_tools::{Scope, registry};
 use serde_json::{Value, json};
 use sqlx::PgPool;
 
@@ -91,8 +89,6 @@ const READ_BLOCK: usize = 50;
 const WRITE_BLOCK: usize = 25;
 /// Flows each side runs for the server's counters.
 const COUNTED: usize = 100;
-
-static RULES: std::sync::LazyLock<PermissionRules> = std::sync::LazyLock::new(PermissionRules::default);
 
 /// When each tool call ran.
 type Spans = Arc<Mutex<Vec<(Instant, Instant)>>>;
@@ -149,21 +145,10 @@ fn tools_span(spans: &Spans) -> Duration {
 }
 
 /// An agent as a function invocation builds one: everything fresh but the pool.
-fn agent<'a>(store: &'a TurnStore, pool: &PgPool, provider: &'a dyn Provider) -> Agent<'a> {
-    let scope = Scope::new(DEV_OWNER, pool.clone());
-    Agent {
-        store,
-        tools: registry(&scope),
-        scope,
-        provider,
-        system: "bench",
-        rules: &RULES,
-        channel: Channel::Eval,
-        summarizer: None,
-        budget: None,
-        hooks: None,
-        stop_judge: None,
-    }
+fn agent(store: &TurnStore, provider: Arc<dyn Provider>) -> Agent {
+    let mut config = AgentConfig::new(provider, Channel::Eval);
+    config.system = "bench".into();
+    Agent::new(store.clone(), DEV_OWNER, config).unwrap()
 }
 
 /// The samples of one side.
@@ -219,7 +204,7 @@ fn ms(d: Duration) -> f64 {
 struct Ours<'a> {
     pool: PgPool,
     store: &'a TurnStore,
-    agent: Agent<'a>,
+    agent: Agent,
     spans: Spans,
 }
 
@@ -244,7 +229,7 @@ impl Ours<'_> {
         for _ in 0..n {
             let alone = Instant::now();
             for (name, input) in reads() {
-                self.agent.tools.call(name, input).await.unwrap();
+                self.agent.tools().call(name, input).await.unwrap();
             }
             into.tools_alone.push(ms(alone.elapsed()));
             let conversation = self.store.new_conversation(DEV_OWNER, None).await.unwrap();
@@ -261,7 +246,7 @@ impl Ours<'_> {
         for _ in 0..n {
             let (name, input) = write();
             let alone = Instant::now();
-            self.agent.tools.call(name, input).await.unwrap();
+            self.agent.tools().call(name, input).await.unwrap();
             into.write_alone.push(ms(alone.elapsed()));
             let flow = Instant::now();
             write_flow(&self.pool).await;
@@ -290,9 +275,9 @@ async fn main() {
     let store = TurnStore::new(pool.clone());
     let reader = model(reads(), "March: ₹1,58,558.00 spent.");
     let spans = Spans::default();
-    let mut agent = agent(&store, &pool, &reader);
+    let agent = agent(&store, Arc::new(reader));
     let timed: Vec<Arc<dyn Tool>> = agent
-        .tools
+        .tools()
         .tools()
         .iter()
         .map(|tool| {
@@ -302,7 +287,7 @@ async fn main() {
             }) as Arc<dyn Tool>
         })
         .collect();
-    agent.tools = ToolRegistry::new(timed).unwrap();
+    let agent = agent.with_tools(ToolRegistry::new(timed).unwrap());
     let ours = Ours {
         pool: pool.clone(),
         store: &store,
@@ -601,7 +586,7 @@ async fn write_flow(pool: &PgPool) {
     let (name, input) = write();
     let writer = model(vec![(name, input)], "The Groceries budget for April is ₹5,000.");
     // The first message of a conversation, which the turn's opening makes (as the web's chat does).
-    let outcome = agent(&store, pool, &writer)
+    let outcome = agent(&store, Arc::new(writer))
         .start(
             ConversationId::random(),
             None,
@@ -622,7 +607,7 @@ async fn write_flow(pool: &PgPool) {
     let store = TurnStore::new(pool.clone());
     let (name, input) = write();
     let writer = model(vec![(name, input)], "The Groceries budget for April is ₹5,000.");
-    let outcome = agent(&store, pool, &writer)
+    let outcome = agent(&store, Arc::new(writer))
         .confirm(suspended_id, &[(pending[0].id.clone(), true)], &|_| {})
         .await
         .unwrap();
@@ -720,7 +705,7 @@ fn numbers(value: &Value) -> Vec<f64> {
 }
 
 /// One read-only turn of `conversation`: the question the scripted model answers with three tools.
-async fn ask(agent: &Agent<'_>, conversation: ConversationId) -> Outcome {
+async fn ask(agent: &Agent, conversation: ConversationId) -> Outcome {
     agent
         .chat(
             conversation,
@@ -734,7 +719,7 @@ async fn ask(agent: &Agent<'_>, conversation: ConversationId) -> Outcome {
 
 /// Five conversations of `exchanges` turns each: the turn times of exchanges 1–10 and of the last
 /// ten, sorted.
-async fn long_conversations(store: &TurnStore, agent: &Agent<'_>, exchanges: usize) -> (Vec<f64>, Vec<f64>) {
+async fn long_conversations(store: &TurnStore, agent: &Agent, exchanges: usize) -> (Vec<f64>, Vec<f64>) {
     let (mut first, mut last) = (Vec::new(), Vec::new());
     for _ in 0..5 {
         let conversation = store.new_conversation(DEV_OWNER, None).await.unwrap();

@@ -25,4 +25,4 @@ pub mod turns;
 pub use error::AgentError;
 pub use events::closing_events;
 pub use record::Channel;
-pub use turns::{Agent, Busy, ConfirmError, Leg, Outcome, TurnStore};
+pub use turns::{Agent, AgentConfig, Busy, ConfirmError, Leg, Outcome, TurnStore};

@@ -2,20 +2,16 @@
 
 use std::sync::Arc;
 
-use kakeibo_agent::{
-    Channel,
-    turns::{Agent, TurnStore},
-};
+use kakeibo::{Agent, Channel, ConfirmPolicy};
+use kakeibo_agent::turns::TurnStore;
 use kakeibo_auth::Sessions;
-use kakeibo_core::prompt::SYSTEM_PROMPT;
 use kakeibo_core::{
-    ConversationId, PermissionRules, Provider,
+    ConversationId, Hooks, PermissionRules, Provider,
     pricing::{Price, Priced},
 };
 use kakeibo_ledger::{OwnerId, OwnerRolePool};
 use kakeibo_operator::budget::DailyBudget;
 use kakeibo_providers::select::{ModelRole, Settings};
-use kakeibo_tools::Scope;
 use sqlx::PgPool;
 
 use kakeibo_identity::{bot_check::BotCheck, google::Google};
@@ -37,9 +33,12 @@ pub struct State {
     pub store: TurnStore,
     /// The agent's model, or the sentence that says how to configure one.
     pub model: Result<Arc<dyn Provider>, String>,
-    pub rules: PermissionRules,
+    /// The model that summarises a long conversation's oldest messages, when one is set apart
+    /// from the agent's (`SUMMARIZER_MODEL`, or Gemini's cheaper default).
+    pub summarizer: Option<Arc<dyn Provider>>,
+    pub rules: Arc<PermissionRules>,
     /// The deployment's hooks (`HOOKS`: Claude Code's settings format, HTTP endpoints only).
-    pub hooks: Option<kakeibo_hooks::SettingsHooks>,
+    pub hooks: Option<Arc<dyn Hooks>>,
     /// The cheap model (`CHEAP_MODEL`, at the agent model's provider), which the router may give
     /// a new conversation; `None`: every conversation gets the agent model.
     pub cheap_model: Option<Arc<dyn Provider>>,
@@ -47,7 +46,7 @@ pub struct State {
     judge_config: Option<kakeibo_judge::JudgeConfig>,
     judge: tokio::sync::OnceCell<Option<kakeibo_judge::Judge>>,
     /// The site's daily model budget: every model call of a web turn reserves against it.
-    pub budget: DailyBudget,
+    pub budget: Arc<DailyBudget>,
     /// The bot check before a visitor's first message, when configured.
     pub bot_check: Option<BotCheck>,
     /// Google sign-in, when configured.
@@ -145,46 +144,11 @@ impl State {
                 }
             })?;
         let lookup = |name: &str| config.var(name);
-        let price = config
-            .var("MODEL_PRICE")
-            .map(|text| Price::parse(&text))
-            .transpose()
-            .map_err(|why| ConfigError::Invalid {
-                name: "MODEL_PRICE",
-                why,
-            })?;
-        let model = Settings::new(&lookup)
-            .provider(ModelRole::Agent)
-            .map(|provider| -> Arc<dyn Provider> {
-                let provider = Arc::from(provider);
-                match price {
-                    Some(price) => Arc::new(Priced {
-                        inner: provider,
-                        price,
-                    }),
-                    None => provider,
-                }
-            })
-            .map_err(|e| e.to_string());
-        let cheap_model = match (config.var("CHEAP_MODEL"), &model) {
-            (Some(cheap), Ok(agent)) if cheap != agent.model() => {
-                let with_cheap = |name: &str| {
-                    if name == "AGENT_MODEL" {
-                        Some(cheap.clone())
-                    } else {
-                        config.var(name)
-                    }
-                };
-                let provider = Settings::new(&with_cheap)
-                    .provider(ModelRole::Agent)
-                    .map_err(|e| ConfigError::Invalid {
-                        name: "CHEAP_MODEL",
-                        why: e.to_string(),
-                    })?;
-                Some(Arc::from(provider))
-            }
-            _ => None,
-        };
+        let WebModels {
+            model,
+            summarizer,
+            cheap_model,
+        } = web_models(&config)?;
         let judge_config =
             kakeibo_judge::JudgeConfig::from_vars(&lookup).map_err(|e| ConfigError::Invalid {
                 name: "JUDGE_BASE_URL",
@@ -207,7 +171,7 @@ impl State {
                     .and_then(kakeibo_hooks::HookSettings::http_only)
                     .map_err(invalid)?;
                 let cwd = std::env::current_dir().unwrap_or_default();
-                Some(kakeibo_hooks::SettingsHooks::new(settings, cwd))
+                Some(Arc::new(kakeibo_hooks::SettingsHooks::new(settings, cwd)) as Arc<dyn Hooks>)
             }
             None => None,
         };
@@ -233,13 +197,17 @@ impl State {
         Ok(Self {
             bot_check,
             google,
-            budget: DailyBudget::new(pools.owner.clone(), config.quotas.global_daily_usd),
+            budget: Arc::new(DailyBudget::new(
+                pools.owner.clone(),
+                config.quotas.global_daily_usd,
+            )),
             store: TurnStore::new(pools.app.clone()),
             app: pools.app,
             owner_pool: pools.owner,
             sessions,
             model,
-            rules,
+            summarizer,
+            rules: Arc::new(rules),
             hooks,
             cheap_model,
             judge_config,
@@ -345,21 +313,95 @@ impl State {
         }
     }
 
-    /// The agent of `owner` on the web: their tools over `app_user`, the system prompt, the
-    /// deployment's rules and hooks, each model call reserved against the site's daily budget.
-    pub fn web_agent<'a>(&'a self, owner: OwnerId, model: &'a dyn Provider) -> Agent<'a> {
-        let mut agent = Agent::new(
-            &self.store,
-            Scope::new(owner, self.app.clone()),
-            model,
-            SYSTEM_PROMPT,
-            &self.rules,
-            Channel::Web,
-        );
-        agent.budget = Some(&self.budget);
-        agent.hooks = self.hooks.as_ref().map(|h| h as &dyn kakeibo_core::Hooks);
-        agent
+    /// The agent of `owner` on the web, on `model`: their tools over `app_user`, the
+    /// deployment's rules and hooks, writes suspended for the visitor, each model call reserved
+    /// against the site's daily budget, and the stop judge once it passed its probe.
+    pub async fn web_agent(&self, owner: OwnerId, model: Arc<dyn Provider>) -> Result<Agent, kakeibo::Error> {
+        let mut builder = Agent::builder(self.app.clone(), owner)
+            .shared_provider(model)
+            .channel(Channel::Web)
+            .confirm_policy(ConfirmPolicy::Suspend)
+            .rules(Arc::clone(&self.rules))
+            .budget(Arc::clone(&self.budget) as Arc<dyn kakeibo_core::Budget>);
+        if let Some(summarizer) = &self.summarizer {
+            builder = builder.summarizer(Arc::clone(summarizer));
+        }
+        if let Some(hooks) = &self.hooks {
+            builder = builder.shared_hooks(Arc::clone(hooks));
+        }
+        if let Some(judge) = self.judge().await {
+            builder = builder.stop_judge(judge.clone());
+        }
+        builder.build()
     }
+}
+
+/// The models of the web's turns.
+struct WebModels {
+    model: Result<Arc<dyn Provider>, String>,
+    summarizer: Option<Arc<dyn Provider>>,
+    cheap_model: Option<Arc<dyn Provider>>,
+}
+
+/// The agent's model (priced by `MODEL_PRICE` when set), the summarizer set apart from it, and
+/// the cheap model the router may give a new conversation.
+fn web_models(config: &Config) -> Result<WebModels, ConfigError> {
+    let lookup = |name: &str| config.var(name);
+    let price = config
+        .var("MODEL_PRICE")
+        .map(|text| Price::parse(&text))
+        .transpose()
+        .map_err(|why| ConfigError::Invalid {
+            name: "MODEL_PRICE",
+            why,
+        })?;
+    let model = Settings::new(&lookup)
+        .provider(ModelRole::Agent)
+        .map(|provider| -> Arc<dyn Provider> {
+            let provider = Arc::from(provider);
+            match price {
+                Some(price) => Arc::new(Priced {
+                    inner: provider,
+                    price,
+                }),
+                None => provider,
+            }
+        })
+        .map_err(|e| e.to_string());
+    // Only beside an agent model: without one no turn runs, and the page says why.
+    let summarizer = match &model {
+        Ok(_) => Settings::new(&lookup)
+            .summarizer()
+            .map_err(|e| ConfigError::Invalid {
+                name: "SUMMARIZER_MODEL",
+                why: e.to_string(),
+            })?,
+        Err(_) => None,
+    };
+    let cheap_model = match (config.var("CHEAP_MODEL"), &model) {
+        (Some(cheap), Ok(agent)) if cheap != agent.model() => {
+            let with_cheap = |name: &str| {
+                if name == "AGENT_MODEL" {
+                    Some(cheap.clone())
+                } else {
+                    config.var(name)
+                }
+            };
+            let provider = Settings::new(&with_cheap)
+                .provider(ModelRole::Agent)
+                .map_err(|e| ConfigError::Invalid {
+                    name: "CHEAP_MODEL",
+                    why: e.to_string(),
+                })?;
+            Some(Arc::from(provider))
+        }
+        _ => None,
+    };
+    Ok(WebModels {
+        model,
+        summarizer,
+        cheap_model,
+    })
 }
 
 /// The two pools of a function.

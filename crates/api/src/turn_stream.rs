@@ -1,25 +1,17 @@
 //! A turn as server-sent events: the events of SPEC §6 (`token`, `tool_call`, `tool_result`,
 //! `confirm_request`, `turn_end`, `error`), shared by `chat` and `confirm`.
 
-use std::{future::Future, time::Instant};
+use std::future::Future;
 
-use kakeibo_agent::{
-    closing_events,
-    turns::{ConfirmError, Outcome},
-};
-use kakeibo_core::{ConversationId, Event, TurnEvent};
+use kakeibo_agent::turns::ConfirmError;
+use kakeibo_core::Event;
 use serde_json::{Value, json};
 
 use crate::sse::Events;
 
-/// Forwards the loop's events as they happen. Confirmation requests are sent once the turn is
-/// stored (they need its id), by [`send_outcome`].
-pub fn forward(events: &Events) -> impl Fn(TurnEvent) + Send + Sync + '_ {
-    move |event| {
-        if let Some(event) = Event::of(event) {
-            events.emit(&event);
-        }
-    }
+/// Emits each event of a run on the stream as it happens, `turn_end` last.
+pub fn forward(events: &Events) -> impl Fn(&Event) + Send + Sync + '_ {
+    move |event| events.emit(event)
 }
 
 /// Runs a turn's `work` in a task of its own, and says so on the stream when that task dies
@@ -67,33 +59,25 @@ pub fn spend_metric(cost: kakeibo_core::MicroUsd, millis: i64) -> Value {
     })
 }
 
-/// The last events of a leg of a turn: `confirm_request` per pending write and `turn_end`, or
-/// `error` when the leg failed (its state is kept: a failed confirm can be retried).
-pub fn send_outcome(
-    events: &Events,
-    conversation: ConversationId,
-    model: &str,
-    started: Instant,
-    result: Result<Outcome, ConfirmError>,
-) {
-    let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+/// Ends the stream of a run the agent finished (its closing events already sent, `turn_end`
+/// last: its spend is recorded) or says on it why the run failed.
+pub fn send_result(events: &Events, result: Result<kakeibo::RunResult, kakeibo::Error>) {
     match result {
-        Ok(outcome) => {
-            if let Outcome::Finished { turn, .. } = &outcome {
-                record_spend(turn.cost());
-            }
-            for event in closing_events(&outcome, conversation, model, latency_ms) {
-                events.emit(&event);
+        Ok(run) => {
+            if !run.is_waiting() {
+                record_spend(run.cost);
             }
         }
         Err(e) => {
             tracing::warn!(error = %crate::error::chain(&e), "turn failed");
             let message = match e {
-                ConfirmError::Claimed { .. } | ConfirmError::Gone | ConfirmError::Decisions(_) => {
-                    e.to_string()
+                kakeibo::Error::Turn(
+                    e @ (ConfirmError::Claimed { .. } | ConfirmError::Gone | ConfirmError::Decisions(_)),
+                ) => e.to_string(),
+                kakeibo::Error::Turn(ConfirmError::Busy(busy)) => {
+                    format!("{}; the message was not counted", busy.message())
                 }
-                ConfirmError::Busy(busy) => format!("{}; the message was not counted", busy.message()),
-                ConfirmError::NotStarted(_) => {
+                kakeibo::Error::Turn(ConfirmError::NotStarted(_)) => {
                     "the turn could not start; the message was not counted, send it again".to_owned()
                 }
                 _ => "the turn could not be completed; nothing was lost, try again".to_owned(),

@@ -13,20 +13,12 @@ use std::{
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use kakeibo_agent::{
-    Channel,
-    turns::{Agent, ConfirmError, Outcome, TurnStore},
+use kakeibo::{
+    Agent, Channel, ConfirmError, ConfirmPolicy, ConversationId, Event, HookSettings, OwnerId, PendingWrite,
+    ResultLine, RunResult, SettingsHooks, Stop, Tier, plain_summary,
 };
-use kakeibo_core::{
-    ConfirmPolicy, ConversationId, Hooks, PendingWrite, PermissionRules, Provider, ResultLine, RunSummary,
-    Stop, Tier, Turn, TurnEvent, prompt::SYSTEM_PROMPT,
-};
-use kakeibo_core::{trace::one_line, turn::StopJudge};
-use kakeibo_hooks::{HookSettings, SettingsHooks};
-use kakeibo_judge::stop::LlmStopJudge;
-use kakeibo_ledger::OwnerId;
-use kakeibo_providers::select::{self, ModelRole};
-use kakeibo_tools::{Scope, registry};
+use kakeibo_core::trace::one_line;
+use kakeibo_providers::select;
 use serde_json::json;
 use tokio::sync::{Mutex, mpsc};
 use uuid::Uuid;
@@ -88,15 +80,9 @@ impl ChatArgs {
     }
 }
 
-/// The agent of one conversation.
+/// The agent of one conversation: the library's, as any program would build it.
 struct Session {
-    store: TurnStore,
-    scope: Scope,
-    provider: Box<dyn Provider>,
-    rules: PermissionRules,
-    hooks: Option<SettingsHooks>,
-    /// The decision layer's stop judge, when `JUDGE_BASE_URL` names one that passed its probe.
-    stop_judge: Option<LlmStopJudge>,
+    agent: Agent,
     conversation: ConversationId,
     /// The conversation is still to be made, by its first turn (which runs `SessionStart`).
     fresh: bool,
@@ -104,54 +90,40 @@ struct Session {
 
 impl Session {
     /// The model and the hooks first (no database needed to say they are wrong), then the
-    /// conversation.
-    async fn open(args: &ChatArgs) -> Result<Self> {
-        let provider = select::from_env(ModelRole::Agent).map_err(|e| anyhow::anyhow!("{e}"))?;
+    /// conversation. `policy` decides the writes the model asks for.
+    async fn open(args: &ChatArgs, policy: ConfirmPolicy) -> Result<Self> {
+        let models = select::models_from_env().map_err(|e| anyhow::anyhow!("{e}"))?;
+        let hooks = args.hooks.as_deref().map(HookSettings::load).transpose()?;
         let cwd = std::env::current_dir().unwrap_or_default();
-        let hooks = match &args.hooks {
-            Some(path) => Some(SettingsHooks::new(HookSettings::load(path)?, cwd.clone())),
-            None => None,
-        };
-        let pool = pool(&args.database)?;
-        let owner = OwnerId::new(args.owner);
-        let store = TurnStore::new(pool.clone());
+        let mut builder = Agent::builder(pool(&args.database)?, OwnerId::new(args.owner))
+            .models(models)
+            .channel(Channel::Cli)
+            .confirm_policy(policy)
+            .import_root(cwd.clone());
+        if let Some(settings) = hooks {
+            builder = builder.hooks(SettingsHooks::new(settings, cwd));
+        }
+        if let Some(judge) = kakeibo_judge::from_settings(&env_setting).await {
+            builder = builder.stop_judge(judge);
+        }
+        let agent = builder.build()?;
         let conversation = match args.conversation {
             Some(id) => {
-                let known: Option<Uuid> =
-                    sqlx::query_scalar("SELECT id FROM conversations WHERE owner_id = $1 AND id = $2")
-                        .bind(owner.as_uuid())
-                        .bind(id)
-                        .fetch_optional(&pool)
-                        .await
-                        .context("reading the conversation")?;
-                known
-                    .map(ConversationId::from_uuid)
-                    .with_context(|| format!("there is no conversation {id} in this ledger"))?
+                let id = ConversationId::from_uuid(id);
+                agent
+                    .conversation(id)
+                    .await
+                    .context("reading the conversation")?
+                    .with_context(|| format!("there is no conversation {id} in this ledger"))?;
+                id
             }
             None => ConversationId::random(),
         };
         Ok(Self {
-            store,
-            scope: Scope::new(owner, pool).with_import_root(cwd),
-            provider,
-            rules: PermissionRules::default(),
-            hooks,
-            stop_judge: kakeibo_judge::from_settings(&env_setting).await.map(LlmStopJudge),
+            agent,
             conversation,
             fresh: args.conversation.is_none(),
         })
-    }
-
-    /// Whether the session's conversation is in the database.
-    async fn conversation_exists(&self) -> Result<bool> {
-        let found: Option<Uuid> =
-            sqlx::query_scalar("SELECT id FROM conversations WHERE owner_id = $1 AND id = $2")
-                .bind(self.scope.owner.as_uuid())
-                .bind(self.conversation.as_uuid())
-                .fetch_optional(&self.scope.pool)
-                .await
-                .context("reading the conversation")?;
-        Ok(found.is_some())
     }
 
     /// Starts a new conversation: its first turn makes it.
@@ -160,51 +132,36 @@ impl Session {
         self.fresh = true;
     }
 
-    /// One turn; `None` when Ctrl+C stopped it (its run is marked aborted).
-    async fn turn(
-        &mut self,
-        text: &str,
-        policy: &ConfirmPolicy,
-        on_event: &(dyn Fn(TurnEvent) + Send + Sync),
-    ) -> Result<Option<Box<Turn>>> {
-        let mut agent = Agent::new(
-            &self.store,
-            self.scope.clone(),
-            self.provider.as_ref(),
-            SYSTEM_PROMPT,
-            &self.rules,
-            Channel::Cli,
-        );
-        agent.hooks = self.hooks.as_ref().map(|h| h as &dyn Hooks);
-        agent.stop_judge = self.stop_judge.as_ref().map(|j| j as &dyn StopJudge);
-        let run = if self.fresh {
-            agent.start(self.conversation, Some("kakeibo chat"), text, policy, on_event)
-        } else {
-            agent.chat(self.conversation, text, policy, on_event)
-        };
-        let outcome = tokio::select! {
-            outcome = run => Some(outcome),
-            _ = tokio::signal::ctrl_c() => None,
-        };
-        // A turn that answered, or failed after its opening, made the conversation; one refused
-        // before it opened did not; after Ctrl+C only the database knows.
-        self.fresh &= match &outcome {
-            Some(Ok(_)) => false,
-            Some(Err(ConfirmError::NotStarted(_))) => true,
-            Some(Err(_)) | None => !self.conversation_exists().await?,
-        };
-        let Some(outcome) = outcome else {
-            self.store
-                .abort_open_runs(self.scope.owner, self.conversation)
-                .await?;
-            return Ok(None);
-        };
-        match outcome.context("the turn failed")? {
-            Outcome::Finished { turn, .. } => Ok(Some(turn)),
-            Outcome::Suspended { .. } => {
-                anyhow::bail!("the turn waits for a confirmation, which the CLI never does")
+    /// One turn, to its end; Ctrl+C stops it ([`Stop::Cancelled`], its run stored aborted).
+    async fn turn(&mut self, text: &str, on_event: impl Fn(&Event) + Send + Sync) -> Result<RunResult> {
+        // Listening from now: a Ctrl+C before the turn's first await is not lost.
+        let ctrl_c = tokio::spawn(tokio::signal::ctrl_c());
+        let stop = ctrl_c.abort_handle();
+        let prompt = self.agent.prompt(text).on_event(on_event).until(async move {
+            if matches!(ctrl_c.await, Ok(Ok(()))) {
+                return;
             }
+            // Without a signal to listen to, the turn runs to its end.
+            std::future::pending::<()>().await;
+        });
+        let result = if self.fresh {
+            prompt.starting(self.conversation).await
+        } else {
+            prompt.in_conversation(self.conversation).await
+        };
+        stop.abort();
+        // A turn that ended, or failed after its opening, made the conversation; one refused
+        // before it opened did not; otherwise only the database knows.
+        self.fresh &= match &result {
+            Ok(_) => false,
+            Err(kakeibo::Error::Turn(ConfirmError::NotStarted(_))) => true,
+            Err(_) => self.agent.conversation(self.conversation).await?.is_none(),
+        };
+        let result = result.context("the turn failed")?;
+        if result.is_waiting() {
+            anyhow::bail!("the turn waits for a confirmation, which the CLI never does");
         }
+        Ok(result)
     }
 }
 
@@ -231,9 +188,8 @@ fn put(out: &mut dyn Write, text: &str) {
 }
 
 /// What to say when a turn stopped short: its own message (never streamed as text) or a note.
-fn stop_notice(turn: &Turn) -> Option<String> {
-    let answer = turn.finished().map(|(_, a)| a.to_owned()).unwrap_or_default();
-    match turn.stop()? {
+fn stop_notice(result: &RunResult) -> Option<String> {
+    match result.stop? {
         Stop::End => None,
         Stop::ProviderError
         | Stop::BudgetUnavailable
@@ -241,7 +197,7 @@ fn stop_notice(turn: &Turn) -> Option<String> {
         | Stop::Stuck
         | Stop::DailyCap
         | Stop::Cancelled
-        | Stop::Hook => Some(answer),
+        | Stop::Hook => Some(result.text.clone()),
         Stop::MaxTokens => Some("(cut off: the answer reached the length limit)".to_owned()),
         Stop::IterationLimit => {
             Some("(stopped: the limit of model calls for one turn was reached)".to_owned())
@@ -250,7 +206,7 @@ fn stop_notice(turn: &Turn) -> Option<String> {
 }
 
 /// The human lines of a turn's events: streamed text, one dim line per tool call and result.
-fn human_events(styled: bool, to_stderr: bool) -> impl Fn(TurnEvent) + Send + Sync {
+fn human_events(styled: bool, to_stderr: bool) -> impl Fn(&Event) + Send + Sync {
     move |event| {
         let mut stdout = std::io::stdout();
         let mut stderr = std::io::stderr();
@@ -258,11 +214,9 @@ fn human_events(styled: bool, to_stderr: bool) -> impl Fn(TurnEvent) + Send + Sy
         match event {
             // Each piece as it comes: a sequence split across two pieces starts with ESC, which
             // is shown as `\x1b` in the first.
-            TurnEvent::Token(delta) => put(&mut std::io::stdout(), &visible_lines(&delta)),
-            TurnEvent::ToolCall {
-                name, input, tier, ..
-            } => {
-                let glyph = if tier == Some(Tier::Write) { "✎" } else { "→" };
+            Event::Token { delta } => put(&mut std::io::stdout(), &visible_lines(delta)),
+            Event::ToolCall { name, args, tier, .. } => {
+                let glyph = if *tier == Some(Tier::Write) { "✎" } else { "→" };
                 put(
                     side,
                     &format!(
@@ -271,14 +225,14 @@ fn human_events(styled: bool, to_stderr: bool) -> impl Fn(TurnEvent) + Send + Sy
                             styled,
                             &format!(
                                 "  {glyph} {} {}",
-                                visible(&name),
-                                visible(&one_line(&input.to_string(), 80))
+                                visible(name),
+                                visible(&one_line(&args.to_string(), 80))
                             )
                         )
                     ),
                 );
             }
-            TurnEvent::ToolResult { outcome, summary, .. } => {
+            Event::ToolResult { outcome, summary, .. } => {
                 let not_run = outcome.not_run();
                 let mark = if outcome.is_error() || not_run.is_some() {
                     "✗"
@@ -287,7 +241,7 @@ fn human_events(styled: bool, to_stderr: bool) -> impl Fn(TurnEvent) + Send + Sy
                 };
                 let summary = match not_run {
                     Some(said) => said.to_owned(),
-                    None => kakeibo_core::turn::plain_summary(&summary),
+                    None => plain_summary(summary),
                 };
                 put(
                     side,
@@ -300,14 +254,14 @@ fn human_events(styled: bool, to_stderr: bool) -> impl Fn(TurnEvent) + Send + Sy
                     ),
                 );
             }
-            TurnEvent::ConfirmRequest(_) => {}
+            Event::ConfirmRequest { .. } | Event::TurnEnd(_) | Event::Error { .. } => {}
         }
     }
 }
 
 /// The footer after a turn: latency, tokens with the cached share, output, cost, iterations, run.
-fn footer(turn: &Turn, latency: Duration) -> String {
-    let usage = &turn.usage();
+fn footer(result: &RunResult, latency: Duration) -> String {
+    let usage = &result.usage;
     let cached = (usage.cached_tokens * 100)
         .checked_div(usage.input_tokens)
         .unwrap_or(0);
@@ -316,10 +270,10 @@ fn footer(turn: &Turn, latency: Duration) -> String {
         latency.as_secs_f64(),
         usage.input_tokens,
         usage.output_tokens,
-        turn.cost().format(),
-        turn.iteration(),
-        if turn.iteration() == 1 { "" } else { "s" },
-        turn.run_id().to_string().chars().take(8).collect::<String>()
+        result.cost.format(),
+        result.iterations,
+        if result.iterations == 1 { "" } else { "s" },
+        result.run_id.to_string().chars().take(8).collect::<String>()
     )
 }
 
@@ -342,53 +296,44 @@ pub async fn print(args: PrintArgs) -> u8 {
 }
 
 async fn print_inner(args: PrintArgs) -> Result<u8> {
-    let mut session = Session::open(&args.chat).await?;
     let policy = if args.allow_writes {
         ConfirmPolicy::AutoAllow
     } else {
         ConfirmPolicy::AutoDeny
     };
+    let mut session = Session::open(&args.chat, policy).await?;
     let started = Instant::now();
     let styled = std::io::stderr().is_terminal();
-    let streamed = |event: TurnEvent| {
-        if let Some(event) = kakeibo_core::Event::of(event) {
-            crate::outln!("{}", json_text(&event.to_json().to_string()));
-        }
-    };
     let human = human_events(styled, true);
-    let on_event: &(dyn Fn(TurnEvent) + Send + Sync) = match args.format {
-        OutputFormat::Text => &human,
-        OutputFormat::Json => &|_| {},
-        OutputFormat::StreamJson => &streamed,
-    };
-    let Some(turn) = session.turn(&args.prompt, &policy, on_event).await? else {
-        if args.format != OutputFormat::Text {
-            crate::outln!(
-                "{}",
-                json!({"type": "result", "status": "aborted", "conversation_id": session.conversation})
-            );
+    let format = args.format;
+    // The run's own `turn_end` is not streamed: the result line says it all.
+    let on_event = move |event: &Event| match format {
+        OutputFormat::Text => human(event),
+        OutputFormat::Json => {}
+        OutputFormat::StreamJson => {
+            if !matches!(event, Event::TurnEnd(_)) {
+                crate::outln!("{}", json_text(&event.to_json().to_string()));
+            }
         }
-        eprintln!("kakeibo: aborted");
-        return Ok(EXIT_ABORTED);
     };
+    let result = session.turn(&args.prompt, on_event).await?;
     let latency = started.elapsed();
-    let stop = turn.stop().unwrap_or(Stop::ProviderError);
     match args.format {
         OutputFormat::Text => {
             crate::outln!();
-            if let Some(notice) = stop_notice(&turn) {
+            if let Some(notice) = stop_notice(&result) {
                 eprintln!("kakeibo: {}", visible_lines(&notice));
             }
-            eprintln!("{}", dim(styled, &footer(&turn, latency)));
+            eprintln!("{}", dim(styled, &footer(&result, latency)));
         }
         OutputFormat::Json | OutputFormat::StreamJson => {
-            let line = result_line(&turn, &session, latency)
+            let line = result_line(&result, &session, latency)
                 .context("the turn stopped without finishing or waiting")?;
             let line = serde_json::to_string(&line).context("writing the result line")?;
             crate::outln!("{}", json_text(&line));
         }
     }
-    Ok(exit_code(stop))
+    Ok(exit_code(result.stop.unwrap_or(Stop::End)))
 }
 
 fn exit_code(stop: Stop) -> u8 {
@@ -406,12 +351,12 @@ fn exit_code(stop: Stop) -> u8 {
 }
 
 /// The `result` line of a finished turn: its summary, where it belongs, the model and the time.
-fn result_line(turn: &Turn, session: &Session, latency: Duration) -> Option<ResultLine> {
-    let model = session.provider.model();
+fn result_line(result: &RunResult, session: &Session, latency: Duration) -> Option<ResultLine> {
+    let provider = session.agent.provider();
     Some(ResultLine {
-        run: RunSummary::of(turn, model)?,
+        run: result.summary.clone()?,
         conversation_id: session.conversation,
-        model: format!("{}:{model}", session.provider.name()),
+        model: format!("{}:{}", provider.name(), provider.model()),
         latency_ms: u64::try_from(latency.as_millis()).unwrap_or(u64::MAX),
     })
 }
@@ -503,14 +448,13 @@ Ctrl+C stops the turn in flight; Ctrl+C again (or Ctrl+D) quits.";
 
 /// `kakeibo chat`.
 pub async fn repl(args: ChatArgs) -> Result<()> {
-    let mut session = Session::open(&args).await?;
     let styled = std::io::stdout().is_terminal();
     let lines = stdin_lines();
-    let policy = inline_policy(&lines, styled);
+    let mut session = Session::open(&args, inline_policy(&lines, styled)).await?;
     crate::outln!(
         "kakeibo chat · {}:{} · conversation {}\n/help for commands",
-        session.provider.name(),
-        session.provider.model(),
+        session.agent.provider().name(),
+        session.agent.provider().model(),
         session.conversation
     );
     loop {
@@ -528,13 +472,12 @@ pub async fn repl(args: ChatArgs) -> Result<()> {
             "/exit" | "/quit" => break,
             "/help" => {
                 crate::outln!("{HELP}");
-                let tools = registry(&session.scope);
                 let names = |tier: Tier| {
-                    tools
+                    session
+                        .agent
                         .tools()
-                        .iter()
-                        .filter(|t| t.tier() == tier)
-                        .map(|t| t.name())
+                        .filter(|(_, t)| *t == tier)
+                        .map(|(name, _)| name)
                         .collect::<Vec<_>>()
                         .join(", ")
                 };
@@ -546,15 +489,12 @@ pub async fn repl(args: ChatArgs) -> Result<()> {
                 crate::outln!("a new conversation: {}", session.conversation);
             }
             "/history" => {
-                let history = session
-                    .store
-                    .history(session.scope.owner, session.conversation)
-                    .await?;
-                crate::outln!(
-                    "{} messages in conversation {}",
-                    history.len(),
-                    session.conversation
-                );
+                let messages = session
+                    .agent
+                    .conversation(session.conversation)
+                    .await?
+                    .map_or(0, |conversation| conversation.messages);
+                crate::outln!("{messages} messages in conversation {}", session.conversation);
             }
             command if command.starts_with('/') => {
                 crate::outln!("unknown command {command}; /help lists them");
@@ -565,15 +505,15 @@ pub async fn repl(args: ChatArgs) -> Result<()> {
                 }
                 let started = Instant::now();
                 let on_event = human_events(styled, false);
-                match session.turn(question, &policy, &on_event).await {
-                    Ok(Some(turn)) => {
+                match session.turn(question, on_event).await {
+                    Ok(result) if result.stop == Some(Stop::Cancelled) => crate::outln!("\n(aborted)"),
+                    Ok(result) => {
                         crate::outln!();
-                        if let Some(notice) = stop_notice(&turn) {
+                        if let Some(notice) = stop_notice(&result) {
                             crate::outln!("{}", visible_lines(&notice));
                         }
-                        crate::outln!("{}", dim(styled, &footer(&turn, started.elapsed())));
+                        crate::outln!("{}", dim(styled, &footer(&result, started.elapsed())));
                     }
-                    Ok(None) => crate::outln!("\n(aborted)"),
                     Err(e) => eprintln!("kakeibo: {}", visible_lines(&format!("{e:#}"))),
                 }
             }

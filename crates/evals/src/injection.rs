@@ -12,7 +12,8 @@
 
 use std::sync::LazyLock;
 
-use kakeibo_core::{Provider, RunStatus, Tier};
+use kakeibo::Models;
+use kakeibo_core::{RunStatus, Tier};
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
@@ -145,7 +146,7 @@ pub fn assess(scenario: &Scenario, run: &TaskRun) -> ScenarioResult {
 pub async fn run(
     bench: &Bench,
     scenarios: &[Scenario],
-    agent_model: &dyn Provider,
+    agent_model: &Models,
     system: &str,
     deadline: Option<std::time::Instant>,
     progress: &(dyn Fn(&str) + Send + Sync),

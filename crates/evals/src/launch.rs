@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use kakeibo_core::{Provider, prompt::SYSTEM_PROMPT};
 use kakeibo_ledger::EVAL_OWNER;
-use kakeibo_providers::select::{ModelRole, Settings};
+use kakeibo_providers::select::{ModelRole, Models, Settings};
 use sqlx::PgPool;
 
 use crate::{Bench, EvalReport, Options, Suite, SuiteError, store, suite};
@@ -47,14 +47,14 @@ impl Trigger {
     }
 }
 
-/// The agent's model and the judge's.
-pub type Models = (Box<dyn Provider>, Box<dyn Provider>);
+/// The agent's models and the judge's.
+pub type EvalModels = (Models, Box<dyn Provider>);
 
 /// The agent's and the judge's models `var` names, or why there are none.
-pub fn models(var: &(dyn Fn(&str) -> Option<String> + Sync)) -> Result<Models, LaunchError> {
+pub fn models(var: &(dyn Fn(&str) -> Option<String> + Sync)) -> Result<EvalModels, LaunchError> {
     let settings = Settings::new(var);
     let agent = settings
-        .provider(ModelRole::Agent)
+        .models()
         .map_err(|e| LaunchError::NoModel(e.to_string()))?;
     let judge = settings
         .provider(ModelRole::Judge)
@@ -74,7 +74,7 @@ pub async fn run_built_in(
     let (agent, judge) = models(var)?;
     let suite = Suite::embedded().map_err(SuiteError::from)?;
     let options = Options {
-        agent: agent.as_ref(),
+        agent: &agent,
         judge: judge.as_ref(),
         system: SYSTEM_PROMPT,
         trigger: trigger.name(),

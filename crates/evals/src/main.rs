@@ -196,13 +196,13 @@ async fn run(mut args: Args) -> Result<()> {
         } else {
             ""
         },
-        agent.model(),
-        agent.name(),
+        agent.agent.model(),
+        agent.agent.name(),
         judge.model()
     );
     let progress = |line: &str| eprintln!("  {line}");
     let options = Options {
-        agent: agent.as_ref(),
+        agent: &agent,
         judge: judge.as_ref(),
         system: SYSTEM_PROMPT,
         trigger: "cli",

@@ -3,13 +3,9 @@
 
 use std::time::{Duration, Instant};
 
-use kakeibo_agent::{
-    Channel,
-    turns::{Agent, Outcome, TurnStore},
-};
-use kakeibo_core::{
-    ConfirmPolicy, MicroUsd, PermissionRules, Provider, RunStatus, ToolRegistry, Usage, turn::CallRecord,
-};
+use kakeibo::{Agent, Channel, ConfirmPolicy, Models, Status};
+use kakeibo_agent::turns::TurnStore;
+use kakeibo_core::{MicroUsd, RunStatus, ToolRegistry, Usage, turn::CallRecord};
 use kakeibo_ledger::{LedgerError, OwnerId, begin_for_owner, seed::reset_demo_ledger};
 use kakeibo_tools::Scope;
 use sqlx::PgPool;
@@ -133,11 +129,11 @@ impl Bench {
         kakeibo_tools::registry(&Scope::new(self.owner, self.pool.clone()))
     }
 
-    /// Runs `task`'s turns on a fresh ledger with `agent_model`, in one new conversation.
-    pub async fn run(&self, task: &Task, agent_model: &dyn Provider, system: &str) -> TaskRun {
+    /// Runs `task`'s turns on a fresh ledger with `models`, in one new conversation.
+    pub async fn run(&self, task: &Task, models: &Models, system: &str) -> TaskRun {
         let started = Instant::now();
         let mut run = TaskRun::default();
-        if let Err(e) = self.play(task, agent_model, system, &mut run).await {
+        if let Err(e) = self.play(task, models, system, &mut run).await {
             run.error = Some(e);
         }
         run.wall = started.elapsed();
@@ -147,56 +143,55 @@ impl Bench {
     async fn play(
         &self,
         task: &Task,
-        agent_model: &dyn Provider,
+        models: &Models,
         system: &str,
         run: &mut TaskRun,
     ) -> Result<(), String> {
         self.reset()
             .await
             .map_err(|e| format!("resetting the ledger: {e}"))?;
-        let conversation = self
-            .store
-            .new_conversation(self.owner, Some(&format!("eval {}", task.id)))
+        let agent = Agent::builder(self.pool.clone(), self.owner)
+            .models(models.clone())
+            .system_prompt(system)
+            .channel(Channel::Eval)
+            .build()
+            .map_err(|e| format!("building the agent: {e}"))?;
+        let conversation = agent
+            .new_conversation(Some(&format!("eval {}", task.id)))
             .await
             .map_err(|e| format!("starting a conversation: {e}"))?;
-        let rules = PermissionRules::default();
-        let agent = Agent::new(
-            &self.store,
-            Scope::new(self.owner, self.pool.clone()),
-            agent_model,
-            system,
-            &rules,
-            Channel::Eval,
-        );
         for spec in &task.turns {
             let policy = match spec.confirm {
                 ConfirmAnswer::Allow => ConfirmPolicy::AutoAllow,
                 ConfirmAnswer::Deny | ConfirmAnswer::None => ConfirmPolicy::AutoDeny,
             };
             let started = Instant::now();
-            let outcome = agent
-                .chat(conversation, &spec.user, &policy, &|_| {})
+            let result = agent
+                .prompt(&spec.user)
+                .in_conversation(conversation)
+                .confirm_policy(policy)
                 .await
                 .map_err(|e| format!("the turn failed: {e}"))?;
-            let Outcome::Finished {
-                run_id,
-                status,
-                answer,
-                turn,
-            } = outcome
-            else {
-                return Err("the turn waited for a confirmation under an automatic policy".into());
+            let status = match result.status {
+                Status::Ok => RunStatus::Ok,
+                Status::Error => RunStatus::Error,
+                Status::Blocked => RunStatus::Blocked,
+                Status::Aborted => RunStatus::Aborted,
+                Status::Stuck => RunStatus::Stuck,
+                Status::Waiting { .. } => {
+                    return Err("the turn waited for a confirmation under an automatic policy".into());
+                }
             };
             run.turns.push(TurnRecord {
                 user: spec.user.clone(),
                 confirm: spec.confirm,
-                run_id,
+                run_id: result.run_id,
                 status,
-                answer,
-                calls: turn.calls().to_vec(),
-                usage: turn.usage(),
-                cost: turn.cost(),
-                iterations: turn.iteration(),
+                answer: result.text,
+                calls: result.calls,
+                usage: result.usage,
+                cost: result.cost,
+                iterations: result.iterations,
                 latency: started.elapsed(),
             });
         }

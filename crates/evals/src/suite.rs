@@ -7,6 +7,7 @@
 use std::time::Instant;
 
 use chrono::Utc;
+use kakeibo::Models;
 use kakeibo_core::Provider;
 use kakeibo_ledger::LedgerError;
 use sqlx::Connection;
@@ -85,7 +86,7 @@ impl Suite {
 
 /// How a run goes.
 pub struct Options<'a> {
-    pub agent: &'a dyn Provider,
+    pub agent: &'a Models,
     pub judge: &'a dyn Provider,
     pub system: &'a str,
     /// `schedule`, `admin` or `cli`.
@@ -101,7 +102,7 @@ pub struct Options<'a> {
 impl std::fmt::Debug for Options<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Options")
-            .field("agent", &self.agent.model())
+            .field("agent", &self.agent.agent.model())
             .field("judge", &self.judge.model())
             .field("trigger", &self.trigger)
             .finish_non_exhaustive()
@@ -211,8 +212,8 @@ async fn run_locked(bench: &Bench, suite: &Suite, options: &Options<'_>) -> Resu
     Ok(EvalReport::assemble(
         started_at,
         Utc::now(),
-        options.agent.name().to_owned(),
-        options.agent.model().to_owned(),
+        options.agent.agent.name().to_owned(),
+        options.agent.agent.model().to_owned(),
         options.judge.model().to_owned(),
         options.trigger.to_owned(),
         options.filter.clone(),

@@ -9,14 +9,16 @@ use std::{
 };
 
 use futures_util::future::{self, BoxFuture};
-use kakeibo_agent::{Channel, Outcome, TurnStore, closing_events};
+use kakeibo_agent::{
+    AgentConfig, Channel, Outcome, TurnStore, closing_events, conversations::ConversationSummary,
+    turns::Claim,
+};
 use kakeibo_core::{
-    ConfirmPolicy, ConversationId, Event, Hooks, PendingWrite, PermissionRules, Provider, SuspendedTurnId,
-    Tool, ToolRegistry, TurnEvent, TypedTool, hooks::Stack, prompt::SYSTEM_PROMPT, typed,
+    Budget, ConfirmPolicy, ConversationId, Event, Hooks, PendingWrite, PermissionRules, Provider,
+    SuspendedTurnId, Tier, Tool, TurnEvent, TypedTool, hooks::Stack, prompt::SYSTEM_PROMPT, typed,
 };
 use kakeibo_ledger::OwnerId;
-use kakeibo_providers::select::{self, ModelRole};
-use kakeibo_tools::Scope;
+use kakeibo_providers::select::{self, Models};
 use sqlx::PgPool;
 
 use crate::{Error, RunResult};
@@ -30,44 +32,39 @@ type OnEvent<'a> = dyn Fn(&Event) + Send + Sync + 'a;
 /// The agent over one owner's ledger. Build it with [`Agent::builder`]; it is cheap to keep and
 /// to share (`&Agent` runs prompts), and holds no connection of its own beyond the pool's.
 pub struct Agent {
-    store: TurnStore,
-    scope: Scope,
-    tools: ToolRegistry,
-    provider: Box<dyn Provider>,
+    inner: kakeibo_agent::Agent,
     policy: ConfirmPolicy,
-    rules: PermissionRules,
-    system: String,
-    hooks: Option<Arc<dyn Hooks>>,
-    stop_judge: Option<kakeibo_judge::stop::LlmStopJudge>,
-    channel: Channel,
 }
 
 impl std::fmt::Debug for Agent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Agent")
-            .field("owner", &self.scope.owner)
-            .field("provider", &self.provider.name())
-            .field("model", &self.provider.model())
-            .field("tools", &self.tools.names())
+            .field("owner", &self.inner.scope().owner)
+            .field("provider", &self.provider().name())
+            .field("model", &self.provider().model())
+            .field("tools", &self.inner.tools().names())
             .finish_non_exhaustive()
     }
 }
 
 /// How an [`Agent`] is made: a ledger (pool and owner), then a model, and what else differs from
 /// the defaults (writes denied, no permission rules, kakeibo's own system prompt, the fourteen
-/// finance tools).
+/// finance tools). Every way of driving kakeibo builds its agent here — the web functions, the
+/// CLI, ACP, the evaluations — into one [`AgentConfig`].
 #[must_use]
 pub struct AgentBuilder {
     pool: PgPool,
     owner: OwnerId,
-    provider: Option<Box<dyn Provider>>,
+    provider: Option<Arc<dyn Provider>>,
+    summarizer: Option<Arc<dyn Provider>>,
     policy: ConfirmPolicy,
-    rules: PermissionRules,
-    system: String,
+    rules: Arc<PermissionRules>,
+    system: Arc<str>,
     tools: Vec<Arc<dyn Tool>>,
     import_root: Option<PathBuf>,
     hooks: Vec<Arc<dyn Hooks>>,
-    stop_judge: Option<kakeibo_judge::Judge>,
+    stop_judge: Option<Arc<dyn kakeibo_core::turn::StopJudge>>,
+    budget: Option<Arc<dyn Budget>>,
     channel: Channel,
 }
 
@@ -82,8 +79,27 @@ impl std::fmt::Debug for AgentBuilder {
 
 impl AgentBuilder {
     /// The model to use: any [`Provider`] (kakeibo's own adapters, a scripted one, yours).
-    pub fn provider(mut self, provider: impl Provider + 'static) -> Self {
-        self.provider = Some(Box::new(provider));
+    pub fn provider(self, provider: impl Provider + 'static) -> Self {
+        self.shared_provider(Arc::new(provider))
+    }
+
+    /// The model to use, shared with whoever else holds it (a function's models, made once).
+    pub fn shared_provider(mut self, provider: Arc<dyn Provider>) -> Self {
+        self.provider = Some(provider);
+        self
+    }
+
+    /// The model that summarises the oldest messages of a conversation grown past the context
+    /// budget (by default the agent's own model).
+    pub fn summarizer(mut self, summarizer: Arc<dyn Provider>) -> Self {
+        self.summarizer = Some(summarizer);
+        self
+    }
+
+    /// The models the settings name: the agent's and, when one is set apart, the summarizer's.
+    pub fn models(mut self, models: Models) -> Self {
+        self.provider = Some(models.agent);
+        self.summarizer = models.summarizer;
         self
     }
 
@@ -91,9 +107,10 @@ impl AgentBuilder {
     /// `KAKEIBO_PROVIDER` (`gemini`, `anthropic`, `openai` or `script:FILE`), else the first of
     /// `GEMINI_API_KEY`, `ANTHROPIC_API_KEY`, `OPENAI_BASE_URL` that is set; `AGENT_MODEL`
     /// overrides the model. Fails with the list of settings when none is set.
-    pub fn provider_from_env(mut self) -> Result<Self, Error> {
-        self.provider = Some(select::from_env(ModelRole::Agent)?);
-        Ok(self)
+    /// `SUMMARIZER_MODEL` names the summarizer ([`AgentBuilder::summarizer`]; Gemini's cheaper
+    /// default when unset on Gemini).
+    pub fn provider_from_env(self) -> Result<Self, Error> {
+        Ok(self.models(select::models_from_env()?))
     }
 
     /// How the writes the model asks for are decided (default [`ConfirmPolicy::AutoDeny`]:
@@ -104,13 +121,13 @@ impl AgentBuilder {
     }
 
     /// Permission rules, decided before the policy: a `deny` rule always wins.
-    pub fn rules(mut self, rules: PermissionRules) -> Self {
-        self.rules = rules;
+    pub fn rules(mut self, rules: impl Into<Arc<PermissionRules>>) -> Self {
+        self.rules = rules.into();
         self
     }
 
     /// The system prompt instead of kakeibo's own.
-    pub fn system_prompt(mut self, system: impl Into<String>) -> Self {
+    pub fn system_prompt(mut self, system: impl Into<Arc<str>>) -> Self {
         self.system = system.into();
         self
     }
@@ -130,8 +147,13 @@ impl AgentBuilder {
     ///
     /// Called again, it adds: the hooks are asked in the order given, the first refusal ends the
     /// list and the strictest answer stands ([`kakeibo_core::hooks::Stack`]).
-    pub fn hooks(mut self, hooks: impl Hooks + 'static) -> Self {
-        self.hooks.push(Arc::new(hooks));
+    pub fn hooks(self, hooks: impl Hooks + 'static) -> Self {
+        self.shared_hooks(Arc::new(hooks))
+    }
+
+    /// [`AgentBuilder::hooks`] shared with whoever else holds them (a function's, loaded once).
+    pub fn shared_hooks(mut self, hooks: Arc<dyn Hooks>) -> Self {
+        self.hooks.push(hooks);
         self
     }
 
@@ -148,7 +170,14 @@ impl AgentBuilder {
     /// on, the run stops when the judge is at least 0.8 sure it makes no progress. Give it a
     /// judge that passed [`kakeibo_judge::Judge::probe`] (or use [`kakeibo_judge::from_settings`]).
     pub fn stop_judge(mut self, judge: kakeibo_judge::Judge) -> Self {
-        self.stop_judge = Some(judge);
+        self.stop_judge = Some(Arc::new(kakeibo_judge::stop::LlmStopJudge(judge)));
+        self
+    }
+
+    /// Each model call reserves its worst case against `budget` first, and the turn stops when
+    /// it is spent (the web's site-wide daily budget). Without one, calls spend without asking.
+    pub fn budget(mut self, budget: Arc<dyn Budget>) -> Self {
+        self.budget = Some(budget);
         self
     }
 
@@ -167,28 +196,22 @@ impl AgentBuilder {
     /// The agent, once a model was given ([`Error::NoProvider`] otherwise) and no tool of yours
     /// takes a taken name.
     pub fn build(self) -> Result<Agent, Error> {
-        let provider = self.provider.ok_or(Error::NoProvider)?;
-        let mut scope = Scope::new(self.owner, self.pool.clone());
-        if let Some(dir) = self.import_root {
-            scope = scope.with_import_root(dir);
-        }
-        let mut tools = kakeibo_tools::registry(&scope).tools().to_vec();
-        tools.extend(self.tools);
+        let mut config = AgentConfig::new(self.provider.ok_or(Error::NoProvider)?, self.channel);
+        config.summarizer = self.summarizer;
+        config.system = self.system;
+        config.rules = self.rules;
+        config.tools = self.tools;
+        config.import_root = self.import_root;
+        config.budget = self.budget;
+        config.hooks = match self.hooks.len() {
+            0 => None,
+            1 => self.hooks.into_iter().next(),
+            _ => Some(Arc::new(Stack(self.hooks))),
+        };
+        config.stop_judge = self.stop_judge;
         Ok(Agent {
-            store: TurnStore::new(self.pool),
-            tools: ToolRegistry::new(tools)?,
-            scope,
-            provider,
+            inner: kakeibo_agent::Agent::new(TurnStore::new(self.pool), self.owner, config)?,
             policy: self.policy,
-            rules: self.rules,
-            system: self.system,
-            hooks: match self.hooks.len() {
-                0 => None,
-                1 => self.hooks.into_iter().next(),
-                _ => Some(Arc::new(Stack(self.hooks))),
-            },
-            stop_judge: self.stop_judge.map(kakeibo_judge::stop::LlmStopJudge),
-            channel: self.channel,
         })
     }
 }
@@ -201,13 +224,15 @@ impl Agent {
             pool,
             owner,
             provider: None,
+            summarizer: None,
             policy: ConfirmPolicy::AutoDeny,
-            rules: PermissionRules::default(),
-            system: SYSTEM_PROMPT.to_owned(),
+            rules: Arc::new(PermissionRules::default()),
+            system: Arc::from(SYSTEM_PROMPT),
             tools: Vec::new(),
             import_root: None,
             hooks: Vec::new(),
             stop_judge: None,
+            budget: None,
             channel: Channel::Library,
         }
     }
@@ -225,6 +250,8 @@ impl Agent {
             conversation: Target::New(None),
             on_event: None,
             until: None,
+            policy: None,
+            since: None,
         }
     }
 
@@ -267,7 +294,11 @@ impl Agent {
         on_event: &(dyn Fn(&Event) + Send + Sync),
     ) -> Result<RunResult, Error> {
         let started = Instant::now();
-        let claim = self.store.claim(self.scope.owner, suspended).await?;
+        let claim = self
+            .inner
+            .store()
+            .claim(self.inner.scope().owner, suspended)
+            .await?;
         let conversation = claim.conversation_id;
         let decisions = decide(claim.pending());
         let forward = |event: TurnEvent| {
@@ -275,28 +306,60 @@ impl Agent {
                 on_event(&event);
             }
         };
-        let outcome = self.inner().confirm_claimed(claim, &decisions, &forward).await?;
+        let outcome = self.inner.confirm_claimed(claim, &decisions, &forward).await?;
         Ok(self.close(outcome, conversation, started, on_event))
     }
 
-    /// The agent of the turn machinery, borrowing from this one.
-    fn inner(&self) -> kakeibo_agent::Agent<'_> {
-        kakeibo_agent::Agent {
-            store: &self.store,
-            scope: self.scope.clone(),
-            tools: self.tools.clone(),
-            provider: self.provider.as_ref(),
-            system: &self.system,
-            rules: &self.rules,
-            channel: self.channel,
-            summarizer: None,
-            budget: None,
-            hooks: self.hooks.as_deref(),
-            stop_judge: self
-                .stop_judge
-                .as_ref()
-                .map(|j| j as &dyn kakeibo_core::turn::StopJudge),
-        }
+    /// The model the agent runs on.
+    pub fn provider(&self) -> &dyn Provider {
+        self.inner.config().provider.as_ref()
+    }
+
+    /// The tools the model is offered, with their tier, in the order it sees them.
+    pub fn tools(&self) -> impl Iterator<Item = (&str, Tier)> {
+        self.inner
+            .tools()
+            .tools()
+            .iter()
+            .map(|tool| (tool.name(), tool.tier()))
+    }
+
+    /// A conversation of the owner's — its title, its times and how many messages it holds —
+    /// or `None` when the owner has no such one.
+    pub async fn conversation(&self, id: ConversationId) -> Result<Option<ConversationSummary>, Error> {
+        let scope = self.inner.scope();
+        let found = kakeibo_agent::conversations::conversation(scope.owner, &scope.pool, id).await?;
+        Ok(found.map(|conversation| conversation.summary))
+    }
+
+    /// A new, empty conversation titled `title`, for prompts sent with
+    /// [`Prompt::in_conversation`] (a prompt's own new conversation is titled by its text).
+    pub async fn new_conversation(&self, title: Option<&str>) -> Result<ConversationId, Error> {
+        Ok(self
+            .inner
+            .store()
+            .new_conversation(self.inner.scope().owner, title)
+            .await?)
+    }
+
+    /// [`Agent::confirm`] of a turn already claimed — for a caller that answers a confirm made
+    /// twice, or of a turn gone, before it starts streaming (the web's `409` and `410`).
+    /// `decisions` are checked as [`Agent::confirm`] checks them.
+    pub async fn resume(
+        &self,
+        claim: Claim,
+        decisions: &[(String, bool)],
+        on_event: impl Fn(&Event) + Send + Sync,
+    ) -> Result<RunResult, Error> {
+        let started = Instant::now();
+        let conversation = claim.conversation_id;
+        let forward = |event: TurnEvent| {
+            if let Some(event) = Event::of(event) {
+                on_event(&event);
+            }
+        };
+        let outcome = self.inner.confirm_claimed(claim, decisions, &forward).await?;
+        Ok(self.close(outcome, conversation, started, &on_event))
     }
 
     /// Sends the leg's closing events and makes its result.
@@ -308,14 +371,14 @@ impl Agent {
         on_event: &(dyn Fn(&Event) + Send + Sync),
     ) -> RunResult {
         let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        for event in closing_events(&outcome, conversation, self.provider.model(), latency_ms) {
+        for event in closing_events(&outcome, conversation, self.provider().model(), latency_ms) {
             on_event(&event);
         }
-        RunResult::of(outcome, conversation)
+        RunResult::of(outcome, conversation, self.provider().model())
     }
 
     async fn send(self: &Agent, prompt: Prompt<'_>) -> Result<RunResult, Error> {
-        let started = Instant::now();
+        let started = prompt.since.unwrap_or_else(Instant::now);
         let no_events = |_: &Event| {};
         let on_event: &(dyn Fn(&Event) + Send + Sync) = prompt.on_event.as_deref().unwrap_or(&no_events);
         let forward = |event: TurnEvent| {
@@ -323,7 +386,7 @@ impl Agent {
                 on_event(&event);
             }
         };
-        let agent = self.inner();
+        let agent = &self.inner;
         let (conversation, title) = match prompt.conversation {
             Target::Existing(conversation) => (conversation, None),
             Target::New(id) => (
@@ -339,7 +402,7 @@ impl Agent {
                 conversation,
                 title,
                 prompt.text,
-                &self.policy,
+                prompt.policy.as_ref().unwrap_or(&self.policy),
                 &forward,
                 until.as_mut(),
             )
@@ -363,6 +426,8 @@ pub struct Prompt<'a> {
     conversation: Target,
     on_event: Option<Box<OnEvent<'a>>>,
     until: Option<Pin<Box<dyn Future<Output = ()> + Send + 'a>>>,
+    policy: Option<ConfirmPolicy>,
+    since: Option<Instant>,
 }
 
 impl std::fmt::Debug for Prompt<'_> {
@@ -404,6 +469,22 @@ impl<'a> Prompt<'a> {
     /// what ran before the stop, its events.
     pub fn until(mut self, stop: impl Future<Output = ()> + Send + 'a) -> Self {
         self.until = Some(Box::pin(stop));
+        self
+    }
+}
+
+impl Prompt<'_> {
+    /// Decides this prompt's writes by `policy` instead of the agent's (one turn of a script
+    /// that may write, among turns that may not).
+    pub fn confirm_policy(mut self, policy: ConfirmPolicy) -> Self {
+        self.policy = Some(policy);
+        self
+    }
+
+    /// Counts the run's latency (`turn_end`'s `latency_ms`) from `started` — when the request
+    /// arrived — instead of from the await.
+    pub fn since(mut self, started: Instant) -> Self {
+        self.since = Some(started);
         self
     }
 }

@@ -1,6 +1,6 @@
 //! What can go wrong when building an agent or running a prompt, each with what to do.
 
-use kakeibo_agent::ConfirmError;
+use kakeibo_agent::{AgentError, ConfirmError};
 use kakeibo_core::DuplicateTool;
 use kakeibo_ledger::LedgerError;
 use kakeibo_providers::select::SelectError;
@@ -31,4 +31,7 @@ pub enum Error {
     /// a confirm already made, the database away, …). Nothing was half-written.
     #[error(transparent)]
     Turn(#[from] ConfirmError),
+    /// The ledger's conversations could not be read or written.
+    #[error("the conversations: {0}")]
+    Store(#[from] AgentError),
 }

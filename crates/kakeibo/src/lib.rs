@@ -46,9 +46,9 @@ mod result;
 
 pub use agent::{Agent, AgentBuilder, Prompt};
 pub use error::Error;
-pub use kakeibo_agent::Channel;
+pub use kakeibo_agent::{AgentConfig, Channel, ConfirmError};
 pub use kakeibo_core::{
-    ConfirmPolicy, ConversationId, EndStatus, Event, EventUsage, Hooks, MicroUsd, PendingWrite,
+    Budget, ConfirmPolicy, ConversationId, EndStatus, Event, EventUsage, Hooks, MicroUsd, PendingWrite,
     PermissionRules, Provider, ResultLine, RunId, RunStatus, RunSummary, Stop, SuspendedTurnId, Tier, Tool,
     ToolError, ToolOutcome, ToolUse, TurnEnd, TypedTool, Usage, WriteDecision,
 };
@@ -59,6 +59,7 @@ pub use kakeibo_core::{
 pub use kakeibo_hooks::{HookSettings, SettingsHooks};
 pub use kakeibo_judge::Judge;
 pub use kakeibo_ledger::{DEV_OWNER, OwnerId};
+pub use kakeibo_providers::select::Models;
 pub use result::{RunResult, Status};
 pub use sqlx::PgPool;
 

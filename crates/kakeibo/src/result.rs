@@ -2,7 +2,8 @@
 
 use kakeibo_agent::Outcome;
 use kakeibo_core::{
-    ConversationId, MicroUsd, PendingWrite, RunId, RunStatus, Stop, SuspendedTurnId, Usage, turn::CallRecord,
+    ConversationId, MicroUsd, PendingWrite, RunId, RunStatus, RunSummary, Stop, SuspendedTurnId, Usage,
+    turn::CallRecord,
 };
 use serde::Serialize;
 
@@ -61,10 +62,16 @@ pub struct RunResult {
     pub conversation: ConversationId,
     /// Every tool call of the run, in order (empty while a write waits).
     pub calls: Vec<CallRecord>,
+    /// How many times the model was called (zero while a write waits).
+    pub iterations: u32,
+    /// The finished run as the wire says it (`turn_end`, the CLI's result line); `None` while a
+    /// write waits.
+    #[serde(skip)]
+    pub summary: Option<RunSummary>,
 }
 
 impl RunResult {
-    pub(crate) fn of(outcome: Outcome, conversation: ConversationId) -> Self {
+    pub(crate) fn of(outcome: Outcome, conversation: ConversationId, model: &str) -> Self {
         match outcome {
             Outcome::Finished {
                 run_id,
@@ -80,6 +87,8 @@ impl RunResult {
                 run_id,
                 conversation,
                 calls: turn.calls().to_vec(),
+                iterations: turn.iteration(),
+                summary: RunSummary::of(&turn, model),
             },
             Outcome::Suspended {
                 run_id,
@@ -97,6 +106,8 @@ impl RunResult {
                 run_id,
                 conversation,
                 calls: Vec::new(),
+                iterations: 0,
+                summary: None,
             },
         }
     }

@@ -530,3 +530,43 @@ async fn a_stop_judge_ends_a_run_that_keeps_rewording_the_same_search(
     assert_eq!(result.status, Status::Ok);
     assert_eq!(result.calls.len(), 6);
 }
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_summarizer_set_apart_summarises_a_long_conversation(
+    options: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    use kakeibo_core::scripted::{Scripted, reply_text};
+    use std::sync::Arc;
+
+    let _ = owner_pool(options, connect.clone()).await;
+    let agent_model = Arc::new(Scripted::from_fn(|_| Ok(reply_text("Noted."))));
+    let summarizer = Arc::new(Scripted::from_fn(|_| {
+        Ok(reply_text("They kept asking the same."))
+    }));
+    let agent = Agent::builder(app_pool(&connect).await, DEV_OWNER)
+        .shared_provider(agent_model.clone())
+        .summarizer(summarizer.clone())
+        .build()
+        .unwrap();
+    // Each question is long, so the context outgrows its budget within a few prompts.
+    let question = format!("which accounts? {}", "and more detail ".repeat(4_000));
+    let first = agent.prompt(&question).await.unwrap();
+    let mut prompts = 1;
+    while summarizer.requests().is_empty() {
+        prompts += 1;
+        assert!(prompts <= 12, "the context was never fitted");
+        agent
+            .prompt(&question)
+            .in_conversation(first.conversation)
+            .await
+            .unwrap();
+    }
+    let asked = summarizer.requests();
+    assert_eq!(asked.len(), 1, "one summary for one eviction");
+    assert!(asked[0].tools.is_empty(), "the summarizer is offered no tools");
+    assert!(
+        agent_model.requests().iter().all(|r| !r.tools.is_empty()),
+        "the agent's model was never asked to summarise"
+    );
+}

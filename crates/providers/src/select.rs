@@ -4,7 +4,7 @@
 //! settings are present is used, in the order Gemini, Anthropic, OpenAI-compatible. With none,
 //! selection fails and says how to configure one: nothing is ever faked.
 
-use std::{fmt, path::PathBuf};
+use std::{fmt, path::PathBuf, sync::Arc};
 
 use kakeibo_core::{Provider, ProviderError};
 
@@ -190,6 +190,28 @@ impl<'a> Settings<'a> {
         Ok(provider)
     }
 
+    /// The agent's model and, apart from it, the summarizer's ([`Settings::summarizer`]).
+    pub fn models(&self) -> Result<Models, SelectError> {
+        Ok(Models {
+            agent: Arc::from(self.provider(ModelRole::Agent)?),
+            summarizer: self.summarizer()?,
+        })
+    }
+
+    /// The model that summarises old history, when it is not the agent's: the one
+    /// `SUMMARIZER_MODEL` names, else Gemini's cheaper default on live Gemini. Elsewhere — and
+    /// replaying recorded replies, which are keyed by the agent's model — `None`: the agent's
+    /// model summarises.
+    pub fn summarizer(&self) -> Result<Option<Arc<dyn Provider>>, SelectError> {
+        let named = self.get(ModelRole::Summarizer.variable()).is_some();
+        let live_gemini =
+            self.get("REPLAY").as_deref() != Some("1") && matches!(self.choice(), Ok(Choice::Gemini));
+        if !named && !live_gemini {
+            return Ok(None);
+        }
+        Ok(Some(Arc::from(self.provider(ModelRole::Summarizer)?)))
+    }
+
     fn live(&self, role: ModelRole) -> Result<Box<dyn Provider>, SelectError> {
         let choice = self.choice()?;
         let (model, _) = self.model(&choice, role)?;
@@ -234,11 +256,74 @@ pub fn from_env(role: ModelRole) -> Result<Box<dyn Provider>, SelectError> {
     Settings::new(&|name| std::env::var(name).ok()).provider(role)
 }
 
+/// The agent's models from the process environment ([`Settings::models`]).
+pub fn models_from_env() -> Result<Models, SelectError> {
+    Settings::new(&|name| std::env::var(name).ok()).models()
+}
+
+/// The models an agent runs with: its own, and the one that summarises old history when the
+/// settings name one apart from it.
+#[derive(Clone)]
+pub struct Models {
+    pub agent: Arc<dyn Provider>,
+    /// `None`: the agent's own model summarises.
+    pub summarizer: Option<Arc<dyn Provider>>,
+}
+
+impl fmt::Debug for Models {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Models")
+            .field("agent", &self.agent.model())
+            .field("summarizer", &self.summarizer.as_ref().map(|s| s.model()))
+            .finish()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::HashMap;
 
     use super::*;
+
+    #[test]
+    fn the_summarizer_is_a_model_apart_only_where_one_is_named_or_gemini_has_one() {
+        let summarizer = |pairs: &[(&str, &str)]| {
+            let map: HashMap<String, String> = pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect();
+            let var = move |name: &str| map.get(name).cloned();
+            Settings::new(&var)
+                .summarizer()
+                .unwrap()
+                .map(|p| p.model().to_owned())
+        };
+        // Live Gemini: its cheaper default, or the model named.
+        assert_eq!(
+            summarizer(&[("GEMINI_API_KEY", "k")]).as_deref(),
+            Some("gemini-3.5-flash-lite")
+        );
+        assert_eq!(
+            summarizer(&[("GEMINI_API_KEY", "k"), ("SUMMARIZER_MODEL", "gemini-x")]).as_deref(),
+            Some("gemini-x")
+        );
+        // Elsewhere only a named one; replaying, only a named one (fixtures key the model).
+        assert_eq!(
+            summarizer(&[("OPENAI_BASE_URL", "http://127.0.0.1:9/v1"), ("AGENT_MODEL", "m")]),
+            None
+        );
+        assert_eq!(
+            summarizer(&[
+                ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1"),
+                ("AGENT_MODEL", "m"),
+                ("SUMMARIZER_MODEL", "small")
+            ])
+            .as_deref(),
+            Some("small")
+        );
+        assert_eq!(summarizer(&[("REPLAY", "1"), ("GEMINI_API_KEY", "k")]), None);
+        assert_eq!(summarizer(&[]), None);
+    }
 
     /// Settings given as pairs, and the outcome expected from them.
     type Case<'a, T> = (&'a [(&'a str, &'a str)], T);

@@ -249,3 +249,16 @@ fn the_developer_tools_depend_on_no_product_crate() {
         assert!(crates.is_empty(), "{package} is standard library only:\n{tree}");
     }
 }
+
+#[test]
+fn the_library_knows_nothing_of_the_functions_or_their_servers() {
+    let never: Vec<&str> = ["kakeibo-api", "kakeibo-devserver", "axum", "lambda_http"]
+        .into_iter()
+        .chain(AWS.iter().copied())
+        .collect();
+    assert_never(
+        "kakeibo",
+        &never,
+        "is what every channel builds its agent with, the functions included: they stand on it",
+    );
+}

@@ -9,20 +9,18 @@ use axum::{
 };
 use chrono::Utc;
 use kakeibo_agent::{
-    conversations::{Availability, availability, title_of},
+    conversations::{Availability, availability},
     turns::ConfirmError,
 };
 use kakeibo_api::{
     ApiError, State,
     request::{ClientAddress, client_address, json_body},
     sse,
-    turn_stream::{forward, send_outcome, spawn_turn},
+    turn_stream::{forward, send_result, spawn_turn},
     visitor,
 };
 use kakeibo_auth::Visitor;
-use kakeibo_core::turn::StopJudge;
-use kakeibo_core::{ConfirmPolicy, ConversationId};
-use kakeibo_judge::stop::LlmStopJudge;
+use kakeibo_core::ConversationId;
 use kakeibo_ledger::OwnerId;
 use kakeibo_ledger::seed::ensure_demo_ledger;
 use kakeibo_operator::{
@@ -90,9 +88,9 @@ pub(crate) async fn chat(Shared(state): Shared<Arc<State>>, request: Request) ->
             charge.give_back(&state).await?;
             return Err(e.into());
         }
-        let (conversation, new_title) = match input.conversation_id {
-            Some(conversation) => (conversation, None),
-            None => (ConversationId::random(), Some(title_of(&message))),
+        let (conversation, is_new) = match input.conversation_id {
+            Some(conversation) => (conversation, false),
+            None => (ConversationId::random(), true),
         };
         let (events, response) = sse::stream();
         let state = Arc::clone(&state);
@@ -101,31 +99,33 @@ pub(crate) async fn chat(Shared(state): Shared<Arc<State>>, request: Request) ->
             let started = Instant::now();
             // A new conversation is routed once, on its first message; one that exists keeps
             // the model it was given.
-            let model = match &new_title {
-                Some(_) => state.model_for_new(&message, &agent_model).await,
-                None => state.model_of(owner, conversation, &agent_model).await,
+            let model = if is_new {
+                state.model_for_new(&message, &agent_model).await
+            } else {
+                state.model_of(owner, conversation, &agent_model).await
             };
-            let stop_judge = state.judge().await.cloned().map(LlmStopJudge);
-            let mut agent = state.web_agent(owner, model.as_ref());
-            agent.stop_judge = stop_judge.as_ref().map(|j| j as &dyn StopJudge);
-            let on_event = forward(&events);
-            let policy = ConfirmPolicy::Suspend;
-            let outcome = match &new_title {
-                Some(title) => {
-                    agent
-                        .start(conversation, Some(title), &message, &policy, &on_event)
-                        .await
+            let result = match state.web_agent(owner, model).await {
+                Ok(agent) => {
+                    let prompt = agent.prompt(&message).since(started).on_event(forward(&events));
+                    if is_new {
+                        prompt.starting(conversation).await
+                    } else {
+                        prompt.in_conversation(conversation).await
+                    }
                 }
-                None => agent.chat(conversation, &message, &policy, &on_event).await,
+                Err(e) => Err(e),
             };
-            if matches!(outcome, Err(ConfirmError::NotStarted(_) | ConfirmError::Busy(_))) {
+            if matches!(
+                result,
+                Err(kakeibo::Error::Turn(ConfirmError::NotStarted(_) | ConfirmError::Busy(_)))
+            ) {
                 // Nothing of the turn was recorded and no model was called: the visitor can send
                 // the message again.
                 if let Err(e) = charge.give_back(&state).await {
                     tracing::error!(error = %e, "the charge of a turn that never started could not be given back");
                 }
             }
-            send_outcome(&events, conversation, model.model(), started, outcome);
+            send_result(&events, result);
         });
         Ok(response)
     }

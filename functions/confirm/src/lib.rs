@@ -10,7 +10,7 @@
 // A request, a provider or a person can send anything: no indexing that can panic.
 #![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
 
-use std::{sync::Arc, time::Instant};
+use std::sync::Arc;
 
 use axum::{
     Router,
@@ -23,11 +23,9 @@ use kakeibo_api::{
     ApiError, State,
     request::json_body,
     sse,
-    turn_stream::{forward, send_outcome, spawn_turn},
+    turn_stream::{forward, send_result, spawn_turn},
     visitor,
 };
-use kakeibo_core::turn::StopJudge;
-use kakeibo_judge::stop::LlmStopJudge;
 use kakeibo_operator::quota::{self, QuotaKind};
 use serde::Deserialize;
 
@@ -99,16 +97,17 @@ async fn confirm(Shared(state): Shared<Arc<State>>, request: Request) -> Result<
         let state = Arc::clone(&state);
         let stream = events.clone();
         spawn_turn(&stream, async move {
-            let started = Instant::now();
             let conversation = claim.conversation_id;
             // The turn goes on with the model it ran on (thought signatures are per model).
             let model = state.model_of(owner, conversation, &model).await;
-            let stop_judge = state.judge().await.cloned().map(LlmStopJudge);
-            let mut agent = state.web_agent(owner, model.as_ref());
-            agent.stop_judge = stop_judge.as_ref().map(|j| j as &dyn StopJudge);
-            let on_event = forward(&events);
-            let outcome = agent.confirm_claimed(claim, &decisions, &on_event).await;
-            send_outcome(&events, conversation, model.model(), started, outcome);
+            let result = match state.web_agent(owner, model).await {
+                Ok(agent) => agent.resume(claim, &decisions, forward(&events)).await,
+                Err(e) => {
+                    claim.release().await;
+                    Err(e)
+                }
+            };
+            send_result(&events, result);
         });
         Ok::<_, ApiError>(response)
     }

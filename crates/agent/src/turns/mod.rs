@@ -37,19 +37,20 @@ pub use self::{
     store::{Claim, MAX_STATE_BYTES, TurnStore},
 };
 
-use std::{future::Future, pin::Pin};
+use std::{future::Future, path::PathBuf, pin::Pin, sync::Arc};
 
 use futures_util::future::BoxFuture;
 use kakeibo_core::{
-    ConfirmPolicy, ConfirmTrace, ConversationId, Deps, Message, PendingWrite, PermissionRules, Phase,
-    Provider, RunId, RunStatus, SuspendedTurnId, Tier, ToolCallTrace, ToolRegistry, ToolResult, ToolUse,
-    TraceEvent, TracePayload, Tracer, Turn, TurnEvent,
+    Budget, ConfirmPolicy, ConfirmTrace, ConversationId, Deps, DuplicateTool, Message, PendingWrite,
+    PermissionRules, Phase, Provider, RunId, RunStatus, SuspendedTurnId, Tier, Tool, ToolCallTrace,
+    ToolRegistry, ToolResult, ToolUse, TraceEvent, TracePayload, Tracer, Turn, TurnEvent,
     budget::Budgeted,
     context,
     hooks::{HookSite, Hooks, with_notes},
     trace::MemoryTracer,
-    turn::{drive, drive_until, result_summary},
+    turn::{StopJudge, drive, drive_until, result_summary},
 };
+use kakeibo_ledger::OwnerId;
 use kakeibo_tools::Scope;
 
 use crate::{
@@ -95,45 +96,46 @@ async fn record(tracer: &MemoryTracer, turn: &mut Turn, payload: TracePayload) {
     tracer.record(event).await;
 }
 
-/// Everything a turn of one owner runs with, end to end: the store, the tools, the model.
-pub struct Agent<'a> {
-    pub store: &'a TurnStore,
-    pub scope: Scope,
-    pub tools: ToolRegistry,
-    pub provider: &'a dyn Provider,
-    pub system: &'a str,
-    pub rules: &'a PermissionRules,
-    pub channel: Channel,
+/// What an agent is made of besides its owner and its store — the one configuration every
+/// channel builds one from (the library's builder, the web functions, the CLI, ACP and the
+/// evaluations), so a capability added here reaches them all.
+#[derive(Clone)]
+pub struct AgentConfig {
+    /// The model the turn runs on.
+    pub provider: Arc<dyn Provider>,
     /// The model that summarises evicted history (the turn's own model when `None`).
-    pub summarizer: Option<&'a dyn Provider>,
+    pub summarizer: Option<Arc<dyn Provider>>,
+    /// The system prompt (kakeibo's own unless said).
+    pub system: Arc<str>,
+    /// Permission rules, decided before the confirm policy: a `deny` rule always wins.
+    pub rules: Arc<PermissionRules>,
+    /// Which way of driving kakeibo the runs are recorded under.
+    pub channel: Channel,
+    /// Tools beside the owner's finance tools (their names must not be taken).
+    pub tools: Vec<Arc<dyn Tool>>,
+    /// The folder `import_statement_csv` may read statements from by path (none when `None`).
+    pub import_root: Option<PathBuf>,
     /// Where each model call of the turn reserves its worst case first (the web's daily budget);
     /// `None` spends without asking.
-    pub budget: Option<&'a dyn kakeibo_core::Budget>,
-    /// The operator's hooks ([`kakeibo_core::hooks`]); `None` for none.
-    pub hooks: Option<&'a dyn Hooks>,
+    pub budget: Option<Arc<dyn Budget>>,
+    /// The hooks around what the agent does ([`kakeibo_core::hooks`]); `None` for none.
+    pub hooks: Option<Arc<dyn Hooks>>,
     /// The decision layer's stop judge; `None`: the repeat check alone.
-    pub stop_judge: Option<&'a dyn kakeibo_core::turn::StopJudge>,
+    pub stop_judge: Option<Arc<dyn StopJudge>>,
 }
 
-impl<'a> Agent<'a> {
-    /// An agent with the owner's finance tools; the turn's own model summarises.
-    pub fn new(
-        store: &'a TurnStore,
-        scope: Scope,
-        provider: &'a dyn Provider,
-        system: &'a str,
-        rules: &'a PermissionRules,
-        channel: Channel,
-    ) -> Self {
+impl AgentConfig {
+    /// A configuration with kakeibo's system prompt and nothing else besides the model: no
+    /// rules, no tools of its own, no import folder, no budget, no hooks, no stop judge.
+    pub fn new(provider: Arc<dyn Provider>, channel: Channel) -> Self {
         Self {
-            store,
-            tools: kakeibo_tools::registry(&scope),
-            scope,
             provider,
-            system,
-            rules,
-            channel,
             summarizer: None,
+            system: Arc::from(kakeibo_core::prompt::SYSTEM_PROMPT),
+            rules: Arc::new(PermissionRules::default()),
+            channel,
+            tools: Vec::new(),
+            import_root: None,
             budget: None,
             hooks: None,
             stop_judge: None,
@@ -141,11 +143,79 @@ impl<'a> Agent<'a> {
     }
 }
 
-impl std::fmt::Debug for Agent<'_> {
+impl std::fmt::Debug for AgentConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentConfig")
+            .field("provider", &self.provider.name())
+            .field("model", &self.provider.model())
+            .field("summarizer", &self.summarizer.as_ref().map(|s| s.model()))
+            .field("channel", &self.channel)
+            .field("budget", &self.budget.is_some())
+            .field("hooks", &self.hooks.is_some())
+            .field("stop_judge", &self.stop_judge.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// One owner's agent, end to end: the store, the owner's tools, and its configuration.
+pub struct Agent {
+    store: TurnStore,
+    scope: Scope,
+    tools: ToolRegistry,
+    config: AgentConfig,
+}
+
+impl Agent {
+    /// The agent of `owner` over the store's database: the owner's finance tools and the
+    /// configuration's own, or [`DuplicateTool`] when one of those takes a taken name.
+    pub fn new(store: TurnStore, owner: OwnerId, config: AgentConfig) -> Result<Self, DuplicateTool> {
+        let mut scope = Scope::new(owner, store.pool().clone());
+        if let Some(dir) = &config.import_root {
+            scope = scope.with_import_root(dir.clone());
+        }
+        let mut tools = kakeibo_tools::registry(&scope).tools().to_vec();
+        tools.extend(config.tools.iter().cloned());
+        Ok(Self {
+            tools: ToolRegistry::new(tools)?,
+            store,
+            scope,
+            config,
+        })
+    }
+
+    /// What the agent was made with.
+    pub fn config(&self) -> &AgentConfig {
+        &self.config
+    }
+
+    /// The store its turns are kept in.
+    pub fn store(&self) -> &TurnStore {
+        &self.store
+    }
+
+    /// Whose ledger, over which pool.
+    pub fn scope(&self) -> &Scope {
+        &self.scope
+    }
+
+    /// The tools the model is offered.
+    pub fn tools(&self) -> &ToolRegistry {
+        &self.tools
+    }
+
+    /// The agent offering `tools` instead — the same tools wrapped, say, to time each call.
+    #[must_use]
+    pub fn with_tools(mut self, tools: ToolRegistry) -> Self {
+        self.tools = tools;
+        self
+    }
+}
+
+impl std::fmt::Debug for Agent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Agent")
             .field("owner", &self.scope.owner)
-            .field("channel", &self.channel)
+            .field("config", &self.config)
             .finish_non_exhaustive()
     }
 }
@@ -167,7 +237,7 @@ pub enum Outcome {
     },
 }
 
-impl Agent<'_> {
+impl Agent {
     fn deps<'b>(
         &'b self,
         policy: &'b ConfirmPolicy,
@@ -176,16 +246,20 @@ impl Agent<'_> {
         session: &'b str,
     ) -> Deps<'b> {
         Deps {
-            provider: self.provider,
-            budget: self.budget,
+            provider: self.config.provider.as_ref(),
+            budget: self.config.budget.as_deref(),
             tools: &self.tools,
-            system: self.system,
+            system: &self.config.system,
             policy,
-            rules: self.rules,
+            rules: &self.config.rules,
             tracer,
             on_event,
-            hooks: self.hooks.map(|hooks| HookSite { hooks, session }),
-            stop_judge: self.stop_judge,
+            hooks: self
+                .config
+                .hooks
+                .as_deref()
+                .map(|hooks| HookSite { hooks, session }),
+            stop_judge: self.config.stop_judge.as_deref(),
         }
     }
 
@@ -252,15 +326,15 @@ impl Agent<'_> {
         let run_id = RunId::random();
         tracing::Span::current().record("run_id", tracing::field::display(run_id));
         tracing::info!(
-            provider = self.provider.name(),
-            model = self.provider.model(),
+            provider = self.config.provider.name(),
+            model = self.config.provider.model(),
             "turn started"
         );
         let run = NewRun {
             run_id,
-            provider: self.provider.name(),
-            model: self.provider.model(),
-            channel: self.channel,
+            provider: self.config.provider.name(),
+            model: self.config.provider.model(),
+            channel: self.config.channel,
         };
         let (text, refused) = self.prompt_hooks(conversation, &thread, text).await;
         let text = text.as_ref();
@@ -273,17 +347,18 @@ impl Agent<'_> {
         history.push(user);
         let declarations = self.tools.declared();
         let mut seq = 0;
-        let summarizer = self.summarizer.unwrap_or(self.provider);
-        let budgeted = self.budget.map(|budget| Budgeted {
+        let provider = self.config.provider.as_ref();
+        let summarizer = self.config.summarizer.as_deref().unwrap_or(provider);
+        let budgeted = self.config.budget.as_deref().map(|budget| Budgeted {
             inner: summarizer,
             budget,
             run: run_id,
         });
         let (mut history, eviction) = context::fit(
             history,
-            self.system,
+            &self.config.system,
             &declarations,
-            self.provider,
+            provider,
             budgeted.as_ref().map_or(summarizer, |b| b as &dyn Provider),
             context::CONTEXT_BUDGET_TOKENS,
             Some((&tracer, run_id, &mut seq)),
@@ -345,7 +420,7 @@ impl Agent<'_> {
         thread: &Thread<'_>,
         text: &'t str,
     ) -> (std::borrow::Cow<'t, str>, Option<String>) {
-        let Some(hooks) = self.hooks else {
+        let Some(hooks) = self.config.hooks.as_deref() else {
             return (text.into(), None);
         };
         let session = conversation.to_string();
@@ -368,7 +443,9 @@ impl Agent<'_> {
         session: &str,
         results: &mut [ToolResult],
     ) -> Option<String> {
-        let (Some(hooks), Phase::AwaitConfirm { pending, .. }) = (self.hooks, claim.turn.phase()) else {
+        let (Some(hooks), Phase::AwaitConfirm { pending, .. }) =
+            (self.config.hooks.as_deref(), claim.turn.phase())
+        else {
             return None;
         };
         let mut stop = None;

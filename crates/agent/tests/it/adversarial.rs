@@ -4,19 +4,19 @@
 
 use crate::common;
 use kakeibo_agent::Channel;
+use std::sync::Arc;
 
 use chrono::NaiveDate;
 use common::{app_pool, new_user, owner_pool};
-use kakeibo_agent::turns::{Agent, Outcome, TurnStore};
+use kakeibo_agent::turns::{Outcome, TurnStore};
 use kakeibo_core::{
-    Block, ConfirmPolicy, PermissionRules, RunStatus,
+    Block, ConfirmPolicy, RunStatus,
     scripted::{Scripted, reply_calls, reply_text},
 };
 use kakeibo_ledger::{
     Currency, NewPosting, NewTransaction, OwnerId, begin_for_owner, find_account, insert_transactions, seed,
     with_owner,
 };
-use kakeibo_tools::Scope;
 use serde_json::{Value, json};
 use sqlx::{
     PgPool,
@@ -178,15 +178,11 @@ async fn an_obedient_model_writes_nothing(options: PgPoolOptions, connect: PgCon
 
     let app = app_pool(&connect).await;
     let store = TurnStore::new(app.clone());
-    let scope = Scope::new(owner, app.clone());
-    let provider = obedient();
-    let rules = PermissionRules::default();
-    let agent = Agent::new(
+    let agent = crate::agent_on(
         &store,
-        scope,
-        &provider,
+        owner,
+        Arc::new(obedient()),
         "You are kakeibo.",
-        &rules,
         Channel::Eval,
     );
     let attacks = 6 + MORE_ATTACKS.len();

@@ -5,6 +5,7 @@
 use crate::common;
 use crate::world;
 use kakeibo_agent::Channel;
+use std::sync::Arc;
 
 use common::{app_pool, new_user};
 use kakeibo_agent::turns::{Agent, ConfirmError, Leg, Outcome, TurnStore};
@@ -55,12 +56,9 @@ fn model() -> Scripted {
 const SYSTEM: &str = "You are kakeibo.";
 
 /// Runs `f` with a freshly built agent: nothing shared with other calls but the database.
-async fn with_agent<T>(pool: &PgPool, owner: OwnerId, f: impl AsyncFnOnce(&Agent<'_>) -> T) -> T {
+async fn with_agent<T>(pool: &PgPool, owner: OwnerId, f: impl AsyncFnOnce(&Agent) -> T) -> T {
     let store = TurnStore::new(pool.clone());
-    let provider = model();
-    let rules = PermissionRules::default();
-    let scope = Scope::new(owner, pool.clone());
-    let agent = Agent::new(&store, scope, &provider, SYSTEM, &rules, Channel::Web);
+    let agent = crate::agent_on(&store, owner, Arc::new(model()), SYSTEM, Channel::Web);
     f(&agent).await
 }
 
@@ -502,15 +500,7 @@ async fn a_write_that_fails_in_the_database_is_its_result_and_the_others_apply(
         })
     });
     let store = TurnStore::new(w.app.clone());
-    let rules_allowed = PermissionRules::default();
-    let agent = Agent::new(
-        &store,
-        Scope::new(w.owner, w.app.clone()),
-        &provider,
-        SYSTEM,
-        &rules_allowed,
-        Channel::Web,
-    );
+    let agent = crate::agent_on(&store, w.owner, Arc::new(provider), SYSTEM, Channel::Web);
     let Outcome::Suspended {
         suspended_id,
         pending,

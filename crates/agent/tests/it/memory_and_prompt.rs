@@ -4,9 +4,9 @@ use crate::common;
 use kakeibo_agent::Channel;
 
 use common::{app_pool, new_user, owner_pool};
-use kakeibo_agent::turns::{Agent, TurnStore};
+use kakeibo_agent::turns::TurnStore;
 use kakeibo_core::{
-    ConfirmPolicy, PermissionRules,
+    ConfirmPolicy,
     context::estimate_tokens,
     prompt::SYSTEM_PROMPT,
     scripted::{Scripted, reply_text},
@@ -61,10 +61,8 @@ async fn recall_takes_the_recent_and_the_named_and_the_model_sees_them(
     );
 
     let store = TurnStore::new(app.clone());
-    let scope = Scope::new(owner, app.clone());
-    let model = Scripted::new(vec![Ok(reply_text("ok"))]);
-    let rules = PermissionRules::default();
-    let agent = Agent::new(&store, scope, &model, SYSTEM_PROMPT, &rules, Channel::Cli);
+    let model = std::sync::Arc::new(Scripted::new(vec![Ok(reply_text("ok"))]));
+    let agent = crate::agent_on(&store, owner, model.clone(), SYSTEM_PROMPT, Channel::Cli);
     let conversation = store.new_conversation(owner, None).await.unwrap();
     agent
         .chat(

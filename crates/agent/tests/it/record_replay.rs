@@ -14,8 +14,8 @@ use std::{
 
 use axum::{Router, body::Body, extract::State, http::header, response::Response, routing::post};
 use common::{app_pool, new_user, owner_pool};
-use kakeibo_agent::turns::{Agent, Outcome, TurnStore};
-use kakeibo_core::{Block, ConfirmPolicy, Message, PermissionRules, Provider, RunStatus};
+use kakeibo_agent::turns::{Outcome, TurnStore};
+use kakeibo_core::{Block, ConfirmPolicy, Message, Provider, RunStatus};
 use kakeibo_ledger::OwnerId;
 use kakeibo_providers::{
     Gemini, GeminiConfig,
@@ -23,7 +23,6 @@ use kakeibo_providers::{
     http::Secret,
     replay::{Recorder, Replay},
 };
-use kakeibo_tools::Scope;
 use serde_json::{Value, json};
 use sqlx::{
     PgPool,
@@ -78,13 +77,11 @@ const QUESTIONS: [&str; 2] = ["Which accounts do I have?", "And what did I spend
 async fn converse(
     pool: &PgPool,
     owner: OwnerId,
-    provider: &dyn Provider,
+    provider: std::sync::Arc<dyn Provider>,
     questions: &[&str],
 ) -> (Vec<Result<String, String>>, Vec<Message>) {
     let store = TurnStore::new(pool.clone());
-    let scope = Scope::new(owner, pool.clone());
-    let rules = PermissionRules::default();
-    let agent = Agent::new(&store, scope, provider, "You are kakeibo.", &rules, Channel::Cli);
+    let agent = crate::agent_on(&store, owner, provider, "You are kakeibo.", Channel::Cli);
     let conversation = store.new_conversation(owner, None).await.unwrap();
     let mut answers = Vec::new();
     for question in questions {
@@ -146,8 +143,8 @@ async fn a_recorded_conversation_replays_through_the_loop(options: PgPoolOptions
         cache: CacheSettings::default(),
     })
     .unwrap();
-    let recorder = Recorder::new(Box::new(gemini), fixtures.path());
-    let (recorded, recorded_history) = converse(&pool, owner, &recorder, &QUESTIONS).await;
+    let recorder = std::sync::Arc::new(Recorder::new(Box::new(gemini), fixtures.path()));
+    let (recorded, recorded_history) = converse(&pool, owner, recorder.clone(), &QUESTIONS).await;
     assert_eq!(
         recorded,
         [
@@ -170,8 +167,8 @@ async fn a_recorded_conversation_replays_through_the_loop(options: PgPoolOptions
     );
 
     // Replayed: no provider, a new conversation, the same exchange.
-    let replay = Replay::new("gemini-3.6-flash", fixtures.path());
-    let (replayed, replayed_history) = converse(&pool, owner, &replay, &QUESTIONS).await;
+    let replay = std::sync::Arc::new(Replay::new("gemini-3.6-flash", fixtures.path()));
+    let (replayed, replayed_history) = converse(&pool, owner, replay.clone(), &QUESTIONS).await;
     assert_eq!(replayed, recorded);
     assert_eq!(essence(&replayed_history), essence(&recorded_history));
     assert!(
@@ -203,7 +200,7 @@ async fn a_recorded_conversation_replays_through_the_loop(options: PgPoolOptions
     assert_eq!(signed, 2);
 
     // A question nobody recorded.
-    let (missed, _) = converse(&pool, owner, &replay, &["What is my net worth?"]).await;
+    let (missed, _) = converse(&pool, owner, replay.clone(), &["What is my net worth?"]).await;
     let message = missed[0].clone().unwrap_err();
     assert!(message.contains("REPLAY: no recorded reply"), "{message}");
 }

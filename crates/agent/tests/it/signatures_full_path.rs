@@ -13,10 +13,9 @@ use std::{
 use axum::{Router, body::Body, extract::State, http::header, response::Response, routing::post};
 use common::{app_pool, new_user, owner_pool};
 use kakeibo_agent::turns::{Agent, Outcome, TurnStore};
-use kakeibo_core::{ConfirmPolicy, PermissionRules, RunStatus};
+use kakeibo_core::{ConfirmPolicy, RunStatus};
 use kakeibo_ledger::OwnerId;
 use kakeibo_providers::{Gemini, GeminiConfig};
-use kakeibo_tools::Scope;
 use serde_json::{Value, json};
 use sqlx::{
     PgPool,
@@ -69,7 +68,7 @@ async fn with_gemini_agent<T>(
     pool: &PgPool,
     owner: OwnerId,
     base_url: &str,
-    f: impl AsyncFnOnce(&Agent<'_>) -> T,
+    f: impl AsyncFnOnce(&Agent) -> T,
 ) -> T {
     // Everything built anew: only the database and the stand-in are shared.
     let gemini = Gemini::new(GeminiConfig {
@@ -81,9 +80,13 @@ async fn with_gemini_agent<T>(
     })
     .unwrap();
     let store = TurnStore::new(pool.clone());
-    let scope = Scope::new(owner, pool.clone());
-    let rules = PermissionRules::default();
-    let agent = Agent::new(&store, scope, &gemini, "You are kakeibo.", &rules, Channel::Web);
+    let agent = crate::agent_on(
+        &store,
+        owner,
+        std::sync::Arc::new(gemini),
+        "You are kakeibo.",
+        Channel::Web,
+    );
     f(&agent).await
 }
 

@@ -7,15 +7,14 @@
 use crate::world;
 use kakeibo_agent::Channel;
 
-use std::time::Duration;
+use std::{sync::Arc, time::Duration};
 
 use futures_util::{StreamExt, stream::BoxStream};
-use kakeibo_agent::turns::{Agent, Outcome, TurnStore};
+use kakeibo_agent::turns::{Outcome, TurnStore};
 use kakeibo_core::{
-    Block, ConfirmPolicy, ModelRequest, PermissionRules, Provider, ProviderError, StreamEvent, context,
+    Block, ConfirmPolicy, ModelRequest, Provider, ProviderError, StreamEvent, context,
     scripted::{Scripted, reply_calls, reply_text},
 };
-use kakeibo_tools::Scope;
 use serde_json::json;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use world::{World, world};
@@ -27,7 +26,7 @@ struct Model {
 }
 
 impl Model {
-    fn new(stall_on_answer: bool) -> Self {
+    fn new(stall_on_answer: bool) -> Arc<Self> {
         let script = Scripted::from_fn(|request| {
             let last = request.messages.last().unwrap();
             Ok(if last.is_tool_results() {
@@ -39,10 +38,10 @@ impl Model {
                 reply_calls(&[("list_accounts", json!({})), ("list_categories", json!({}))])
             })
         });
-        Self {
+        Arc::new(Self {
             script,
             stall_on_answer,
-        }
+        })
     }
 }
 
@@ -66,17 +65,9 @@ impl Provider for Model {
     }
 }
 
-async fn chat(w: &World, model: &Model, text: &str) -> Outcome {
+async fn chat(w: &World, model: &Arc<Model>, text: &str) -> Outcome {
     let store = TurnStore::new(w.app.clone());
-    let rules = PermissionRules::default();
-    let agent = Agent::new(
-        &store,
-        Scope::new(w.owner, w.app.clone()),
-        model,
-        "You are kakeibo.",
-        &rules,
-        Channel::Web,
-    );
+    let agent = crate::agent_on(&store, w.owner, model.clone(), "You are kakeibo.", Channel::Web);
     agent
         .chat(w.conversation, text, &ConfirmPolicy::Suspend, &|_| {})
         .await
@@ -140,16 +131,8 @@ async fn a_new_conversation_is_made_by_its_first_turns_opening(
 ) {
     let w = world(options, connect, "accounts").await;
     let store = TurnStore::new(w.app.clone());
-    let rules = PermissionRules::default();
-    let agent = |model| {
-        Agent::new(
-            &store,
-            Scope::new(w.owner, w.app.clone()),
-            model,
-            "You are kakeibo.",
-            &rules,
-            Channel::Web,
-        )
+    let agent = |model: &Arc<Model>| {
+        crate::agent_on(&store, w.owner, model.clone(), "You are kakeibo.", Channel::Web)
     };
     let conversation = kakeibo_core::ConversationId::random();
     let start = |model| async move {
@@ -379,15 +362,7 @@ async fn a_turn_stored_before_histories_were_appended_finishes_with_its_whole_hi
         })
     });
     let store = TurnStore::new(w.app.clone());
-    let rules = PermissionRules::default();
-    let agent = Agent::new(
-        &store,
-        Scope::new(w.owner, w.app.clone()),
-        &write,
-        "You are kakeibo.",
-        &rules,
-        Channel::Web,
-    );
+    let agent = crate::agent_on(&store, w.owner, Arc::new(write), "You are kakeibo.", Channel::Web);
     // An earlier exchange the conversation holds, then a turn that waits on a write.
     let Outcome::Finished { .. } = chat(&w, &Model::new(false), "which accounts?").await else {
         panic!("the turn waited")
@@ -472,19 +447,11 @@ async fn a_turn_that_cannot_be_stored_is_recorded_failed_and_one_that_never_open
 ) {
     let w = world(options, connect, "vanishing").await;
     let store = TurnStore::new(w.app.clone());
-    let rules = PermissionRules::default();
-    let model = Vanishing {
+    let model = Arc::new(Vanishing {
         pool: w.owner_pool.clone(),
         conversation: w.conversation,
-    };
-    let agent = Agent::new(
-        &store,
-        Scope::new(w.owner, w.app.clone()),
-        &model,
-        "s",
-        &rules,
-        Channel::Web,
-    );
+    });
+    let agent = crate::agent_on(&store, w.owner, model.clone(), "s", Channel::Web);
     let failed = agent
         .chat(
             w.conversation,
@@ -512,14 +479,7 @@ async fn a_turn_that_cannot_be_stored_is_recorded_failed_and_one_that_never_open
     // A turn whose opening fails (here: an owner with no user row) leaves nothing and calls no
     // model: its caller may give back what it charged for it.
     let nobody = kakeibo_ledger::OwnerId::new(uuid::Uuid::new_v4());
-    let agent = Agent::new(
-        &store,
-        Scope::new(nobody, w.app.clone()),
-        &model,
-        "s",
-        &rules,
-        Channel::Web,
-    );
+    let agent = crate::agent_on(&store, nobody, model, "s", Channel::Web);
     let never = agent
         .chat(w.conversation, "hello?", &ConfirmPolicy::Suspend, &|_| {})
         .await;
@@ -559,16 +519,8 @@ async fn messages_sent_together_to_one_conversation_run_one_at_a_time_and_none_i
 ) {
     let w = world(options, connect, "together").await;
     let store = TurnStore::new(w.app.clone());
-    let rules = PermissionRules::default();
-    let model = Unhurried(Scripted::from_fn(|_| Ok(reply_text("Noted."))));
-    let agent = Agent::new(
-        &store,
-        Scope::new(w.owner, w.app.clone()),
-        &model,
-        "s",
-        &rules,
-        Channel::Web,
-    );
+    let model = Arc::new(Unhurried(Scripted::from_fn(|_| Ok(reply_text("Noted.")))));
+    let agent = crate::agent_on(&store, w.owner, model.clone(), "s", Channel::Web);
     let turns = (0..10).map(|i| {
         let agent = &agent;
         async move {

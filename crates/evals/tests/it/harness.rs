@@ -2,6 +2,7 @@
 //! decide as their semantics say, writes follow the confirm answers, every task file is
 //! solvable, reports are stored, and two runs never overlap.
 
+use kakeibo::Models;
 use kakeibo_core::{
     Block, Message, ModelRequest, Role,
     prompt::SYSTEM_PROMPT,
@@ -52,8 +53,16 @@ fn task(yaml: &str) -> Task {
     parse("test.yaml", yaml).unwrap().remove(0)
 }
 
+/// The agent's models: `agent` alone, summarising too.
+fn models(agent: impl kakeibo_core::Provider + 'static) -> Models {
+    Models {
+        agent: std::sync::Arc::new(agent),
+        summarizer: None,
+    }
+}
+
 fn options<'a>(
-    agent: &'a Scripted,
+    agent: &'a Models,
     judge: &'a Scripted,
     progress: &'a (dyn Fn(&str) + Send + Sync),
 ) -> Options<'a> {
@@ -105,7 +114,10 @@ async fn checks_decide_as_their_semantics_say(_: PgPoolOptions, connect: PgConne
         json!({"period": "2025-03", "group_by": "category"}),
     )]];
 
-    let agent = planned(report.clone(), "You spent ₹23,350.00 on groceries in March 2025.");
+    let agent = models(planned(
+        report.clone(),
+        "You spent ₹23,350.00 on groceries in March 2025.",
+    ));
     let grader = judge(5);
     let run = bench.run(&groceries, &agent, SYSTEM_PROMPT).await;
     assert_eq!(run.error, None);
@@ -119,7 +131,7 @@ async fn checks_decide_as_their_semantics_say(_: PgPoolOptions, connect: PgConne
     assert!(grader.requests()[0].tools.is_empty(), "the judge gets no tools");
 
     // A wrong answer: the text checks fail, the others hold, and the judge is not asked.
-    let agent = planned(report, "You spent 99,999 on your budget.");
+    let agent = models(planned(report, "You spent 99,999 on your budget."));
     let grader = judge(5);
     let run = bench.run(&groceries, &agent, SYSTEM_PROMPT).await;
     let outcomes = suite::check(&bench, &groceries, &run, &grader).await;
@@ -143,13 +155,13 @@ async fn checks_decide_as_their_semantics_say(_: PgPoolOptions, connect: PgConne
     );
 
     // The other arguments, and no call at all.
-    let agent = planned(
+    let agent = models(planned(
         vec![vec![(
             "get_spend_report".to_owned(),
             json!({"period": "2025-04", "group_by": "category"}),
         )]],
         "₹23,350 on groceries",
-    );
+    ));
     let run = bench.run(&groceries, &agent, SYSTEM_PROMPT).await;
     let outcomes = suite::check(&bench, &groceries, &run, &judge(2)).await;
     assert!(
@@ -161,13 +173,13 @@ async fn checks_decide_as_their_semantics_say(_: PgPoolOptions, connect: PgConne
     assert!(!judged.passed);
 
     // A judge below the threshold fails the task.
-    let agent = planned(
+    let agent = models(planned(
         vec![vec![(
             "get_spend_report".to_owned(),
             json!({"period": "2025-03", "group_by": "category"}),
         )]],
         "Groceries: ₹23,350",
-    );
+    ));
     let run = bench.run(&groceries, &agent, SYSTEM_PROMPT).await;
     let outcomes = suite::check(&bench, &groceries, &run, &judge(3)).await;
     let judged = outcomes.iter().find(|o| o.kind == "judge").unwrap();
@@ -197,7 +209,7 @@ async fn writes_follow_the_confirm_answer_and_each_task_starts_fresh(
         json!({"category": "Groceries", "month": "2025-03", "amount_minor": 2_000_000}),
     )]];
     let allowed = task(BUDGET);
-    let agent = planned(set.clone(), "Done.");
+    let agent = models(planned(set.clone(), "Done."));
     let run = bench.run(&allowed, &agent, SYSTEM_PROMPT).await;
     let outcomes = suite::check(&bench, &allowed, &run, &judge(5)).await;
     assert_eq!(
@@ -321,7 +333,7 @@ async fn every_task_is_solvable(_: PgPoolOptions, connect: PgConnectOptions) {
                 }
             }
         }
-        let agent = planned(plan, "Oracle answer.");
+        let agent = models(planned(plan, "Oracle answer."));
         let run = bench.run(task, &agent, SYSTEM_PROMPT).await;
         if let Some(error) = &run.error {
             failures.push(format!("{}: {error}", task.id));
@@ -362,13 +374,13 @@ async fn a_run_reports_stores_and_never_overlaps_another(_: PgPoolOptions, conne
         tasks: vec![task(GROCERIES), task(BUDGET)],
         scenarios: Suite::embedded().unwrap().scenarios,
     };
-    let agent = planned(
+    let agent = models(planned(
         vec![vec![(
             "get_spend_report".to_owned(),
             json!({"period": "2025-03", "group_by": "category"}),
         )]],
         "You spent ₹23,350.00 on groceries.",
-    );
+    ));
     let grader = judge(4);
     let lines = std::sync::Mutex::new(Vec::new());
     let progress = |line: &str| lines.lock().unwrap().push(line.to_owned());
@@ -461,7 +473,7 @@ async fn a_task_still_running_at_the_deadline_is_stopped_and_reported_not_run(
     };
     let grader = judge(5);
     let mut run = Options {
-        agent: &Silent,
+        agent: &models(Silent),
         judge: &grader,
         system: SYSTEM_PROMPT,
         trigger: "cli",

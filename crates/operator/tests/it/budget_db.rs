@@ -2,15 +2,15 @@
 //! cannot spend past, holds that settle to the real cost, holds of dead calls given back.
 
 use crate::common;
-use kakeibo_agent::Channel;
+use kakeibo_agent::{AgentConfig, Channel};
 
 use std::time::Duration;
 
 use futures_util::{StreamExt, future::join_all, stream::BoxStream};
 use kakeibo_agent::turns::{Agent, Outcome, TurnStore};
 use kakeibo_core::{
-    Budget, ConfirmPolicy, ConversationId, MicroUsd, ModelRequest, PermissionRules, Provider, ProviderError,
-    Refused, RunId, RunStatus, Stop, StreamEvent, Usage,
+    Budget, ConfirmPolicy, ConversationId, MicroUsd, ModelRequest, Provider, ProviderError, Refused, RunId,
+    RunStatus, Stop, StreamEvent, Usage,
     budget::worst_case,
     context::estimate_tokens,
     pricing::{Price, cost_at},
@@ -18,7 +18,6 @@ use kakeibo_core::{
 };
 use kakeibo_ledger::OwnerRolePool;
 use kakeibo_operator::budget::{self, DailyBudget};
-use kakeibo_tools::Scope;
 use sqlx::{
     PgPool,
     postgres::{PgConnectOptions, PgPoolOptions},
@@ -84,24 +83,17 @@ async fn a_hundred_turns_started_together_spend_no_more_than_a_cap_worth_ten_cal
     let app = common::app_pool(&connect).await;
     let owner = common::new_user(&pool).await;
     let store = TurnStore::new(app.clone());
-    let rules = PermissionRules::default();
     let requests = Arc::default();
-    let model = Slow {
+    let model: Arc<dyn Provider> = Arc::new(Slow {
         delay: Duration::from_secs(3),
         requests: Arc::clone(&requests),
-    };
+    });
     let question = "How much did I spend on groceries?";
-    let agent = |budget: Option<&'static DailyBudget>| {
-        let mut agent = Agent::new(
-            &store,
-            Scope::new(owner, app.clone()),
-            &model,
-            "You are kakeibo.",
-            &rules,
-            Channel::Web,
-        );
-        agent.budget = budget.map(|b| b as &dyn Budget);
-        agent
+    let agent = |provider: Arc<dyn Provider>, budget: Option<Arc<DailyBudget>>| {
+        let mut config = AgentConfig::new(provider, Channel::Web);
+        config.system = "You are kakeibo.".into();
+        config.budget = budget.map(|b| b as Arc<dyn Budget>);
+        Agent::new(store.clone(), owner, config).unwrap()
     };
 
     // One call's worst case, from the request a turn sends (every turn below sends the same).
@@ -109,9 +101,8 @@ async fn a_hundred_turns_started_together_spend_no_more_than_a_cap_worth_ten_cal
         delay: Duration::ZERO,
         requests: Arc::clone(&requests),
     };
-    let mut probe = agent(None);
-    probe.provider = &quick;
-    probe
+    let divisors = quick.divisors();
+    agent(Arc::new(quick), None)
         .start(
             ConversationId::random(),
             Some("probe"),
@@ -122,18 +113,18 @@ async fn a_hundred_turns_started_together_spend_no_more_than_a_cap_worth_ten_cal
         .await
         .unwrap();
     let sent = requests.lock().unwrap().pop().unwrap();
-    let estimate = estimate_tokens(&quick.divisors(), &sent.system, &sent.messages, &sent.tools);
+    let estimate = estimate_tokens(&divisors, &sent.system, &sent.messages, &sent.tools);
     let call = worst_case(Some(PRICE), estimate, sent.max_tokens).unwrap();
     // Worth ten calls, not eleven.
     let cap = MicroUsd(call.0 * 10 + call.0 / 2);
     #[allow(clippy::cast_precision_loss)]
-    let budget: &'static DailyBudget = Box::leak(Box::new(DailyBudget::new(
+    let budget = Arc::new(DailyBudget::new(
         OwnerRolePool::new(pool.clone()),
         cap.0 as f64 / 1e6,
-    )));
+    ));
 
     let turns = (0..100).map(|i| {
-        let agent = agent(Some(budget));
+        let agent = agent(Arc::clone(&model), Some(Arc::clone(&budget)));
         async move {
             agent
                 .start(
@@ -281,17 +272,10 @@ async fn an_unpriced_model_is_refused_under_a_budget(options: PgPoolOptions, con
     let app = common::app_pool(&connect).await;
     let owner = common::new_user(&pool).await;
     let store = TurnStore::new(app.clone());
-    let rules = PermissionRules::default();
-    let budget = DailyBudget::new(OwnerRolePool::new(pool.clone()), 1.0);
-    let mut agent = Agent::new(
-        &store,
-        Scope::new(owner, app),
-        &Unpriced,
-        "s",
-        &rules,
-        Channel::Web,
-    );
-    agent.budget = Some(&budget);
+    let mut config = AgentConfig::new(Arc::new(Unpriced), Channel::Web);
+    config.system = "s".into();
+    config.budget = Some(Arc::new(DailyBudget::new(OwnerRolePool::new(pool.clone()), 1.0)));
+    let agent = Agent::new(store, owner, config).unwrap();
     let Outcome::Finished {
         status, answer, turn, ..
     } = agent
