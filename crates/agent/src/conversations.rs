@@ -1,6 +1,7 @@
 //! Conversations of one owner: the list, one thread, and which one a new message goes to.
 
 use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 use sqlx::PgPool;
@@ -12,7 +13,7 @@ use kakeibo_core::{ConversationId, Message, PendingWrite, Phase, Role, Turn};
 
 use crate::AgentError;
 
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, JsonSchema, sqlx::FromRow)]
 pub struct ConversationSummary {
     pub id: Uuid,
     pub title: Option<String>,
@@ -24,26 +25,26 @@ pub struct ConversationSummary {
     pub messages: i64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Conversation {
     #[serde(flatten)]
     pub summary: ConversationSummary,
-    /// The stored canonical messages, verbatim.
-    pub messages: Vec<Value>,
+    /// The stored canonical messages, in order.
+    pub messages: Vec<Message>,
     /// Its turns waiting for the person, oldest first: a page rebuilds their decision from these.
     pub pending: Vec<PendingTurn>,
 }
 
 /// A turn waiting for the person to allow or decline writes (not yet expired, not being
 /// answered): what it has said so far and what it asks.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct PendingTurn {
     pub suspended_turn_id: Uuid,
     pub run_id: Uuid,
     pub expires_at: DateTime<Utc>,
     /// The turn's own messages so far, stored form: the person's question first, then the
     /// model's steps; the results of calls that ran beside the writes last.
-    pub messages: Vec<Value>,
+    pub messages: Vec<Message>,
     /// The writes it asks for, in the order the model proposed them.
     pub writes: Vec<PendingWrite>,
 }
@@ -84,7 +85,7 @@ pub async fn conversation(
     let Some(summary) = summary else {
         return Ok(None);
     };
-    let messages: Vec<Value> = sqlx::query_scalar(
+    let messages: Vec<sqlx::types::Json<Message>> = sqlx::query_scalar(
         "SELECT message FROM conversation_messages WHERE owner_id = $1 AND conversation_id = $2 ORDER BY seq",
     )
     .bind(owner.as_uuid())
@@ -121,7 +122,7 @@ pub async fn conversation(
         .collect();
     Ok(Some(Conversation {
         summary,
-        messages,
+        messages: messages.into_iter().map(|message| message.0).collect(),
         pending,
     }))
 }
@@ -132,7 +133,7 @@ type WaitingRow = (Uuid, Uuid, DateTime<Utc>, Value, Option<i32>);
 /// A waiting turn's own messages (from `base`, where its history began; for a turn stored
 /// without one, from the person's last message) and its pending writes; `None` for a turn that
 /// is not waiting.
-fn waiting_turn(turn: &Turn, base: Option<usize>) -> Option<(Vec<Value>, Vec<PendingWrite>)> {
+fn waiting_turn(turn: &Turn, base: Option<usize>) -> Option<(Vec<Message>, Vec<PendingWrite>)> {
     let Phase::AwaitConfirm { done, pending, .. } = turn.phase() else {
         return None;
     };
@@ -147,8 +148,7 @@ fn waiting_turn(turn: &Turn, base: Option<usize>) -> Option<(Vec<Value>, Vec<Pen
     if !done.is_empty() {
         own.push(Message::results(done.iter().cloned()));
     }
-    let messages = own.iter().filter_map(|m| serde_json::to_value(m).ok()).collect();
-    Some((messages, pending.clone()))
+    Some((own, pending.clone()))
 }
 
 /// The conversation a new message goes to: `requested` when the owner has it (`None` when not),

@@ -1,6 +1,7 @@
 //! The read side of traces, owner-scoped: the runs list and one run with its events.
 
 use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 use sqlx::PgPool;
@@ -12,7 +13,7 @@ use kakeibo_ledger::{OwnerId, begin_for_owner};
 use crate::AgentError;
 
 /// One row of the runs list.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, JsonSchema, sqlx::FromRow)]
 pub struct RunSummary {
     pub id: Uuid,
     pub conversation_id: Option<Uuid>,
@@ -37,12 +38,14 @@ pub struct RunSummary {
 }
 
 /// One trace event of a run, in `seq` order.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, JsonSchema, sqlx::FromRow)]
 pub struct RunEvent {
     pub seq: i32,
     #[sqlx(rename = "type")]
     #[serde(rename = "type")]
     pub kind: String,
+    /// The event's own fields, as the trace stored them: a JSON object.
+    #[schemars(with = "serde_json::Map<String, Value>")]
     pub payload: Value,
     pub latency_ms: Option<i32>,
     pub input_tokens: Option<i64>,
@@ -52,7 +55,8 @@ pub struct RunEvent {
     pub created_at: DateTime<Utc>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// One run with its trace events (`GET /api/runs/{id}`, and `/api/admin/runs/{id}`).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct RunDetail {
     #[serde(flatten)]
     pub run: RunSummary,

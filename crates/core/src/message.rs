@@ -1,5 +1,6 @@
 //! The provider-neutral conversation: messages of blocks, usage, stop reasons.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -7,11 +8,11 @@ use serde_json::Value;
 /// thinking signature, OpenAI-style `reasoning_content`). The core never reads it. It is kept as
 /// text, so a round trip through PostgreSQL `jsonb` (which reorders object keys) returns it
 /// byte for byte.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(transparent)]
 pub struct ProviderMeta(pub String);
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     User,
@@ -19,7 +20,7 @@ pub enum Role {
 }
 
 /// One piece of a message.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Block {
     Text {
@@ -30,6 +31,8 @@ pub enum Block {
     ToolUse {
         id: String,
         name: String,
+        /// The call's input: a JSON object.
+        #[schemars(with = "serde_json::Map<String, Value>")]
         input: Value,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         provider_meta: Option<ProviderMeta>,
@@ -85,7 +88,7 @@ impl From<ToolResult> for Block {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Message {
     pub role: Role,
     pub content: Vec<Block>,

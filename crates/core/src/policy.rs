@@ -9,11 +9,13 @@ use serde_json::Value;
 use crate::tool::Tier;
 
 /// A write the model asked for, waiting for a person.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PendingWrite {
     /// The tool_use id.
     pub id: String,
     pub tool: String,
+    /// The write's input: a JSON object.
+    #[schemars(with = "serde_json::Map<String, Value>")]
     pub args: Value,
     /// One line for the confirmation card.
     pub summary: String,

@@ -159,7 +159,7 @@ pub fn declarations(pool: &PgPool) -> Arc<[kakeibo_core::Declaration]> {
 }
 
 /// One tool as a catalogue lists it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct ToolInfo {
     pub name: &'static str,
     pub tier: kakeibo_core::Tier,

@@ -26,6 +26,7 @@ use kakeibo_agent::{conversations, runs};
 use kakeibo_api::{ApiError, State, request::QueryOf, visitor};
 use kakeibo_ledger::seed::ensure_demo_ledger;
 use kakeibo_tools::dashboard;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The function's routes, unfinished (the local server merges every function's routes).
@@ -56,6 +57,24 @@ fn answer(resolved: &visitor::Resolved, value: impl Serialize) -> Response {
     resolved.respond(Ok(Json(value).into_response()))
 }
 
+/// `GET /api/runs`: the visitor's runs, newest first.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RunList {
+    pub runs: Vec<runs::RunSummary>,
+}
+
+/// `GET /api/tools`: every tool the agent has.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ToolList {
+    pub tools: Vec<kakeibo_tools::ToolInfo>,
+}
+
+/// `GET /api/conversations`: the visitor's conversations, most recently updated first.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ConversationList {
+    pub conversations: Vec<conversations::ConversationSummary>,
+}
+
 /// A path id (a run's or a conversation's); anything that does not parse cannot name a row, so
 /// it is `404` too.
 fn id<T: std::str::FromStr>(text: &str) -> Result<T, ApiError> {
@@ -73,8 +92,8 @@ async fn list_runs(
     request: Request,
 ) -> Result<Response, ApiError> {
     let resolved = visitor::require(&state, request.headers()).await?;
-    let rows = runs::list_runs(resolved.visitor.owner(), &state.app, query.limit.unwrap_or(100)).await?;
-    Ok(answer(&resolved, serde_json::json!({"runs": rows})))
+    let runs = runs::list_runs(resolved.visitor.owner(), &state.app, query.limit.unwrap_or(100)).await?;
+    Ok(answer(&resolved, RunList { runs }))
 }
 
 async fn run_detail(
@@ -117,7 +136,10 @@ async fn dashboard(
 
 /// The agent's tools, from the real registry: no visitor's data, so no session needed.
 async fn list_tools(Shared(state): Shared<Arc<State>>) -> Response {
-    Json(serde_json::json!({"tools": kakeibo_tools::catalogue(&state.app)})).into_response()
+    Json(ToolList {
+        tools: kakeibo_tools::catalogue(&state.app),
+    })
+    .into_response()
 }
 
 async fn list_conversations(
@@ -125,8 +147,8 @@ async fn list_conversations(
     request: Request,
 ) -> Result<Response, ApiError> {
     let resolved = visitor::require(&state, request.headers()).await?;
-    let rows = conversations::list_conversations(resolved.visitor.owner(), &state.app).await?;
-    Ok(answer(&resolved, serde_json::json!({"conversations": rows})))
+    let conversations = conversations::list_conversations(resolved.visitor.owner(), &state.app).await?;
+    Ok(answer(&resolved, ConversationList { conversations }))
 }
 
 async fn conversation(

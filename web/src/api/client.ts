@@ -6,15 +6,15 @@ import type {
   AccountKind,
   AdminOverview,
   Conversation,
-  ConversationSummary,
+  ConversationList,
   Dashboard,
   EvalReport,
   ImportPreview,
   RefusalBody,
   RunDetail,
-  RunSummary,
+  RunList,
   Session,
-  ToolInfo,
+  ToolList,
   Upload,
   LedgerEdit,
   RegisterPage,
@@ -170,7 +170,7 @@ export const api = {
   uploads: () => orSignedOut(json<{ uploads: Upload[] }>('/api/uploads')),
   deleteUpload: (id: string) => json<unknown>(`/api/uploads/${encodeURIComponent(id)}`, { method: 'DELETE' }),
 
-  runs: () => orSignedOut(json<{ runs: RunSummary[] }>('/api/runs?limit=100')),
+  runs: () => orSignedOut(json<RunList>('/api/runs?limit=100')),
   run: (id: string) => orNull(orSignedOut(json<RunDetail>(`/api/runs/${encodeURIComponent(id)}`))),
   /** One page of the register; `query` is the search as URL parameters. */
   transactions: (query: string) => orSignedOut(json<RegisterPage>(`/api/transactions${query ? `?${query}` : ''}`)),
@@ -205,10 +205,10 @@ export const api = {
   deleteBudget: (id: string) => json<{ deleted: string }>(`/api/budgets/${encodeURIComponent(id)}`, { method: 'DELETE' }),
   dashboard: (month: string | null) =>
     orSignedOut(json<Dashboard>(month ? `/api/dashboard?month=${encodeURIComponent(month)}` : '/api/dashboard')),
-  conversations: () => orSignedOut(json<{ conversations: ConversationSummary[] }>('/api/conversations')),
+  conversations: () => orSignedOut(json<ConversationList>('/api/conversations')),
   conversation: (id: string) => orNull(orSignedOut(json<Conversation>(`/api/conversations/${encodeURIComponent(id)}`))),
   latestEvaluation: () => orNull(json<EvalReport>('/api/evals/latest')),
-  tools: () => json<{ tools: ToolInfo[] }>('/api/tools'),
+  tools: () => json<ToolList>('/api/tools'),
 
   adminOverview: () => orNull(json<AdminOverview>('/api/admin/overview')),
   /** Any visitor's run, for the operator; `null` for everyone else (the route is 404 to them). */

@@ -2,9 +2,45 @@
 // integer minor units with their currency; USD costs are list-price estimates in dollars.
 
 import type { Amount } from '../lib/money';
-import type { Event, EventUsage, Tier as WireTier, ToolOutcome, TurnEnd, WriteDecision } from './wire';
+import type {
+  Block,
+  Conversation,
+  ConversationList,
+  ConversationSummary,
+  Event,
+  EventUsage,
+  Message,
+  PendingTurn,
+  RunDetail,
+  RunEvent,
+  RunList,
+  RunSummary,
+  Tier as WireTier,
+  ToolInfo,
+  ToolList,
+  ToolOutcome,
+  TurnEnd,
+  WriteDecision,
+} from './wire';
 
 export type Tier = WireTier;
+
+// The read side's answers, generated from the Rust types (`wire.ts`).
+export type {
+  Conversation,
+  ConversationList,
+  ConversationSummary,
+  PendingTurn,
+  RunDetail,
+  RunEvent,
+  RunList,
+  RunSummary,
+  ToolInfo,
+  ToolList,
+};
+/** A stored canonical message, as the conversation holds it. */
+export type StoredMessage = Message;
+export type StoredBlock = Block;
 
 export interface Visitor {
   id: string;
@@ -258,42 +294,6 @@ export interface ImportPreview {
 
 // region: the read side
 
-export interface RunSummary {
-  id: string;
-  conversation_id: string | null;
-  started_at: string;
-  finished_at: string | null;
-  channel: string;
-  provider: string;
-  model: string;
-  status: string;
-  iterations: number;
-  input_tokens: number;
-  output_tokens: number;
-  cached_tokens: number;
-  /** A list-price estimate in integer micro-dollars (`1_500_000` is $1.50). */
-  cost_micro_usd: number;
-  latency_ms: number;
-  /** The person's message that began the run; null for runs from before runs kept it. */
-  question?: string | null;
-}
-
-export interface RunEvent {
-  seq: number;
-  type: string;
-  payload: Record<string, unknown>;
-  latency_ms: number | null;
-  input_tokens: number | null;
-  output_tokens: number | null;
-  cached_tokens: number | null;
-  thought_summary: string | null;
-  created_at: string;
-}
-
-export interface RunDetail extends RunSummary {
-  events: RunEvent[];
-}
-
 export interface SpendGroup extends Amount {
   group: string;
   transactions: number;
@@ -363,47 +363,6 @@ export interface Balances {
   net_worth: Amount[];
   history: (Amount & { month: string })[];
   in_transit: (Amount & { transaction_id: string; date: string; account: string; description: string })[];
-}
-
-export interface ConversationSummary {
-  id: string;
-  title: string | null;
-  created_at: string;
-  updated_at: string;
-  message_count: number;
-}
-
-export type StoredBlock =
-  | { type: 'text'; text: string }
-  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
-  | { type: 'tool_result'; tool_use_id: string; name: string; content: string; is_error?: boolean }
-  | { type: 'thought_summary'; text: string };
-
-export interface StoredMessage {
-  role: 'user' | 'assistant';
-  content: StoredBlock[];
-}
-
-/** A turn of the conversation waiting for the person to allow or decline writes. */
-export interface PendingTurn {
-  suspended_turn_id: string;
-  run_id: string;
-  expires_at: string;
-  /** The turn's own messages so far: the question first. */
-  messages: StoredMessage[];
-  writes: { id: string; tool: string; args: Record<string, unknown>; summary: string }[];
-}
-
-export interface Conversation extends ConversationSummary {
-  messages: StoredMessage[];
-  /** Its turns waiting for a decision (a page rebuilds their card from these). */
-  pending?: PendingTurn[];
-}
-
-export interface ToolInfo {
-  name: string;
-  tier: Tier;
-  description: string;
 }
 
 // endregion

@@ -7,7 +7,7 @@ import { WIRE_TS, wireTypes } from '../../scripts/wire.mjs';
 describe('the generated wire types', () => {
   it('are what the committed schema (made from the Rust types) says', async () => {
     const committed = await readFile(WIRE_TS, 'utf8');
-    // On a difference: `npm run wire` (after `KAKEIBO_WRITE_WIRE=1 cargo test -p kakeibo-core --lib wire`).
+    // On a difference: `npm run wire` (after `KAKEIBO_WRITE_WIRE=1 cargo test -p kakeibo-devserver --test it wire`).
     expect(committed).toBe(await wireTypes());
   });
 

@@ -28,3 +28,4 @@ mod router;
 mod sessions;
 mod web_api;
 mod web_app;
+mod wire;

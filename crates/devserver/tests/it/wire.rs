@@ -1,0 +1,61 @@
+//! The wire the web app reads — the event stream and every REST answer a page reads — as one
+//! JSON Schema made from the Rust types of every function, checked against the committed
+//! `web/src/api/wire.schema.json` (from which `npm run wire` makes `wire.ts`).
+//!
+//! After changing a type of the wire: `KAKEIBO_WRITE_WIRE=1 cargo test -p kakeibo-devserver
+//! --test it wire`, then `npm run wire` in `web/`.
+
+use std::path::PathBuf;
+
+use kakeibo_agent::{conversations::Conversation, runs::RunDetail};
+use kakeibo_core::wire::WireSchema;
+use kakeibo_runs::{ConversationList, RunList, ToolList};
+use serde_json::Value;
+
+/// The schema of the event stream and of each REST answer, named as the pages name them.
+fn wire() -> Value {
+    let mut wire = WireSchema::events();
+    wire.add::<RunList>("run_list")
+        .add::<RunDetail>("run_detail")
+        .add::<ToolList>("tool_list")
+        .add::<ConversationList>("conversation_list")
+        .add::<Conversation>("conversation");
+    wire.finish()
+}
+
+fn committed() -> PathBuf {
+    kakeibo_testkit::workspace_root().join("web/src/api/wire.schema.json")
+}
+
+#[test]
+fn the_committed_wire_schema_is_what_the_types_say() {
+    let generated = format!("{}\n", serde_json::to_string_pretty(&wire()).unwrap());
+    let path = committed();
+    if std::env::var_os("KAKEIBO_WRITE_WIRE").is_some() {
+        std::fs::write(&path, &generated).unwrap();
+    }
+    let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        on_disk == generated,
+        "{} is not what the Rust types say: run `KAKEIBO_WRITE_WIRE=1 cargo test -p kakeibo-devserver --test it wire`, then `npm run wire` in web/",
+        path.display()
+    );
+}
+
+#[test]
+fn every_answer_a_page_reads_is_named() {
+    let schema = wire();
+    for name in [
+        "event",
+        "run_list",
+        "run_detail",
+        "tool_list",
+        "conversation_list",
+        "conversation",
+    ] {
+        assert!(schema["properties"].get(name).is_some(), "{name}");
+    }
+    // A typed message, not any JSON: the page reads its blocks.
+    let text = schema.to_string();
+    assert!(text.contains("tool_use_id"), "stored messages are typed");
+}
