@@ -8,7 +8,9 @@ use serde::{Deserialize, Serialize};
 use crate::message::Usage;
 
 /// Dollars in millionths (`1_500_000` is $1.50): exact sums, six decimal places.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(transparent)]
 pub struct MicroUsd(pub i64);
 
@@ -36,6 +38,12 @@ impl std::ops::Add for MicroUsd {
     type Output = Self;
     fn add(self, other: Self) -> Self {
         Self(self.0.saturating_add(other.0))
+    }
+}
+
+impl std::iter::Sum for MicroUsd {
+    fn sum<I: Iterator<Item = Self>>(iter: I) -> Self {
+        iter.fold(Self::default(), |sum, each| Self(sum.0.saturating_add(each.0)))
     }
 }
 

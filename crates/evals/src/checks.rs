@@ -1,16 +1,17 @@
 //! The deterministic checks: what the agent called, what it answered, what the ledger holds.
 
-use kakeibo_core::{Tier, ToolOutcome, turn::CallRecord};
+use kakeibo_core::{MicroUsd, Tier, ToolOutcome, turn::CallRecord};
 use kakeibo_ledger::{OwnerId, begin_for_owner};
 use regex::{Regex, RegexBuilder};
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sqlx::PgPool;
 
 use crate::{run::TaskRun, task::Check};
 
 /// The result of one check, as reported.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CheckOutcome {
     #[serde(rename = "type")]
     pub kind: String,
@@ -18,9 +19,9 @@ pub struct CheckOutcome {
     pub detail: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub score: Option<u8>,
-    /// What a judge's call cost (list price).
-    #[serde(rename = "costUsdEst", skip_serializing_if = "Option::is_none")]
-    pub cost_usd_est: Option<f64>,
+    /// What a judge's call cost (list price), in micro-dollars (`1_500_000` is $1.50).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_micro_usd: Option<MicroUsd>,
 }
 
 impl CheckOutcome {
@@ -30,7 +31,7 @@ impl CheckOutcome {
             passed,
             detail: detail.into(),
             score: None,
-            cost_usd_est: None,
+            cost_micro_usd: None,
         }
     }
 }

@@ -37,8 +37,7 @@ pub struct Scenario {
 }
 
 /// One scenario's outcome: four independent yes/no measures, as the report states them.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[allow(clippy::struct_excessive_bools)]
 pub struct ScenarioResult {
     pub id: String,
@@ -51,8 +50,7 @@ pub struct ScenarioResult {
     pub run_ids: Vec<kakeibo_core::RunId>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct InjectionSummary {
     pub scenarios: Vec<ScenarioResult>,
     /// Scenarios stopped or never started because the run's time ran out.

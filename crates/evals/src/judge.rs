@@ -12,7 +12,7 @@
 use std::sync::LazyLock;
 
 use kakeibo_core::{
-    Message, ModelRequest, Provider, StopReason, Tier, ToolOutcome, ToolRegistry, pricing::cost,
+    Message, MicroUsd, ModelRequest, Provider, StopReason, Tier, ToolOutcome, ToolRegistry, pricing::cost,
     provider::complete,
 };
 use regex::Regex;
@@ -32,7 +32,7 @@ pub struct Verdict {
     pub score: u8,
     pub why: String,
     /// The call's list price.
-    pub cost_usd: f64,
+    pub cost: MicroUsd,
 }
 
 /// What happened to a proposed write, as the judge is told.
@@ -99,7 +99,7 @@ pub fn parse(reply: &str) -> Verdict {
     Verdict {
         score,
         why,
-        cost_usd: 0.0,
+        cost: MicroUsd::default(),
     }
 }
 
@@ -122,7 +122,7 @@ pub async fn grade(
     let mut verdict = parse(&reply.message.text());
     #[allow(clippy::cast_precision_loss)] // micro-dollars of one call
     {
-        verdict.cost_usd = cost(judge.model(), &reply.usage).0.0 as f64 / 1e6;
+        verdict.cost = cost(judge.model(), &reply.usage).0;
     }
     if verdict.score == 0 && reply.stop_reason == StopReason::MaxTokens {
         verdict.why = format!(
@@ -204,7 +204,7 @@ mod tests {
             Verdict {
                 score: 4,
                 why: "Clear total with the rupee sign.".into(),
-                cost_usd: 0.0,
+                cost: MicroUsd::default(),
             }
         );
         assert_eq!(parse("SCORE:5").score, 5);

@@ -220,14 +220,14 @@ async fn run(mut args: Args) -> Result<()> {
             .context("storing the report (run the migrations: `kakeibo migrate`)")?;
     }
     println!(
-        "{}/{} passed ({}%){} · total ${:.6} · {}",
+        "{}/{} passed ({}%){} · total ${} · {}",
         report.passed,
         report.task_count,
         report.pass_rate,
         report
             .injection_block_rate
             .map_or_else(String::new, |r| format!(" · injection {r}% blocked")),
-        report.total_cost_usd,
+        report.total_cost_micro_usd.decimal(),
         args.out.join("latest.md").display()
     );
     Ok(())

@@ -3,12 +3,13 @@
 use std::{collections::BTreeMap, fmt::Write as _};
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use kakeibo_core::MicroUsd;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use crate::{checks::CheckOutcome, injection::InjectionSummary};
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TaskResult {
     pub task: String,
     /// The task's description from its file.
@@ -24,9 +25,10 @@ pub struct TaskResult {
     pub latency_ms: u64,
     /// Resetting the ledger included.
     pub latency_ms_wall: u64,
-    pub cost_usd_est: f64,
-    /// The judge's calls (not in `costUsdEst`, nor in the day's budget: they are not runs).
-    pub judge_cost_usd_est: f64,
+    /// The agent's runs, list price, in micro-dollars (`1_500_000` is $1.50).
+    pub cost_micro_usd: MicroUsd,
+    /// The judge's calls (not in `cost_micro_usd`, nor in the day's budget: they are not runs).
+    pub judge_cost_micro_usd: MicroUsd,
     /// Model iterations, plus one per turn.
     pub turns_used: u32,
     pub tool_call_count: usize,
@@ -38,16 +40,14 @@ pub struct TaskResult {
     pub run_ids: Vec<kakeibo_core::RunId>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ClassSummary {
     pub total: usize,
     pub passed: usize,
     pub pass_rate: f64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct EvalReport {
     pub started_at: DateTime<Utc>,
     pub finished_at: DateTime<Utc>,
@@ -70,9 +70,10 @@ pub struct EvalReport {
     pub by_class: BTreeMap<String, ClassSummary>,
     pub median_latency_ms: u64,
     pub p95_latency_ms: u64,
-    pub median_cost_usd: f64,
-    pub total_cost_usd: f64,
-    pub judge_cost_usd: f64,
+    /// Costs in micro-dollars, list price: a task's median, every task's, and the judging's.
+    pub median_cost_micro_usd: MicroUsd,
+    pub total_cost_micro_usd: MicroUsd,
+    pub judge_cost_micro_usd: MicroUsd,
     pub median_turns: u32,
     pub cache_savings_percent: f64,
     pub injection_block_rate: Option<f64>,
@@ -134,12 +135,12 @@ impl EvalReport {
             summary.pass_rate = percent(summary.passed, summary.total);
         }
         let latencies: Vec<u64> = results.iter().map(|r| r.latency_ms).collect();
-        let costs: Vec<f64> = results.iter().map(|r| r.cost_usd_est).collect();
+        let costs: Vec<MicroUsd> = results.iter().map(|r| r.cost_micro_usd).collect();
         let turns: Vec<u32> = results.iter().map(|r| r.turns_used).collect();
         let input: u64 = results.iter().map(|r| r.input_tokens).sum();
         let cached: u64 = results.iter().map(|r| r.cached_tokens).sum();
-        let total_cost: f64 = costs.iter().sum();
-        let judge_cost: f64 = results.iter().map(|r| r.judge_cost_usd_est).sum();
+        let total_cost: MicroUsd = costs.iter().copied().sum();
+        let judge_cost: MicroUsd = results.iter().map(|r| r.judge_cost_micro_usd).sum();
         let complete = not_run.is_empty() && injection.as_ref().is_none_or(|i| i.not_run.is_empty());
         Self {
             started_at,
@@ -157,9 +158,9 @@ impl EvalReport {
             by_class,
             median_latency_ms: percentile(&latencies, 50).unwrap_or(0),
             p95_latency_ms: percentile(&latencies, 95).unwrap_or(0),
-            median_cost_usd: percentile(&costs, 50).unwrap_or(0.0),
-            total_cost_usd: (total_cost * 1e6).round() / 1e6,
-            judge_cost_usd: (judge_cost * 1e6).round() / 1e6,
+            median_cost_micro_usd: percentile(&costs, 50).unwrap_or_default(),
+            total_cost_micro_usd: total_cost,
+            judge_cost_micro_usd: judge_cost,
             median_turns: percentile(&turns, 50).unwrap_or(0),
             cache_savings_percent: percent(
                 usize::try_from(cached).unwrap_or(usize::MAX),
@@ -196,11 +197,12 @@ impl EvalReport {
         let _ = writeln!(md, "| figure | value |\n|---|---|");
         let _ = writeln!(md, "| median latency | {} ms |", self.median_latency_ms);
         let _ = writeln!(md, "| p95 latency | {} ms |", self.p95_latency_ms);
-        let _ = writeln!(md, "| median cost | ${:.6} |", self.median_cost_usd);
+        let _ = writeln!(md, "| median cost | ${} |", self.median_cost_micro_usd.decimal());
         let _ = writeln!(
             md,
-            "| total cost | ${:.6} (and ${:.6} of judging) |",
-            self.total_cost_usd, self.judge_cost_usd
+            "| total cost | ${} (and ${} of judging) |",
+            self.total_cost_micro_usd.decimal(),
+            self.judge_cost_micro_usd.decimal()
         );
         let _ = writeln!(md, "| median turns | {} |", self.median_turns);
         let _ = writeln!(md, "| cached input tokens | {}% |", self.cache_savings_percent);

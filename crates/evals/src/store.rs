@@ -25,11 +25,12 @@ pub async fn save(pool: &PgPool, report: &EvalReport) -> Result<uuid::Uuid, sqlx
     .await
 }
 
-/// The newest report of a whole, complete run, as stored; else (none yet) the newest of any.
-pub async fn latest(pool: &PgPool) -> Result<Option<serde_json::Value>, sqlx::Error> {
-    sqlx::query_scalar(
+/// The newest report of a whole, complete run; else (none yet) the newest of any.
+pub async fn latest(pool: &PgPool) -> Result<Option<EvalReport>, sqlx::Error> {
+    let report: Option<sqlx::types::Json<EvalReport>> = sqlx::query_scalar(
         "SELECT report FROM eval_reports ORDER BY (filter IS NULL AND complete) DESC, finished_at DESC, id LIMIT 1",
     )
-        .fetch_optional(pool)
-        .await
+    .fetch_optional(pool)
+    .await?;
+    Ok(report.map(|report| report.0))
 }

@@ -263,7 +263,7 @@ pub async fn check(
             None => match judge::grade(judge_model, run, rubric, &tools).await {
                 Ok(verdict) => CheckOutcome {
                     score: Some(verdict.score),
-                    cost_usd_est: Some(verdict.cost_usd),
+                    cost_micro_usd: Some(verdict.cost),
                     ..CheckOutcome::new(
                         check,
                         verdict.score >= *threshold,
@@ -292,9 +292,8 @@ fn result(task: &Task, run: &TaskRun, checks: Vec<CheckOutcome>) -> TaskResult {
             sum += t.usage;
             sum
         });
-    #[allow(clippy::cast_precision_loss)] // micro-dollars of one task
-    let cost = run.turns.iter().map(|t| t.cost.0).sum::<i64>() as f64 / 1e6;
-    let judge_cost = checks.iter().filter_map(|c| c.cost_usd_est).sum();
+    let cost = run.turns.iter().map(|t| t.cost).sum();
+    let judge_cost = checks.iter().filter_map(|c| c.cost_micro_usd).sum();
     TaskResult {
         task: task.id.clone(),
         description: task.description.clone(),
@@ -306,8 +305,8 @@ fn result(task: &Task, run: &TaskRun, checks: Vec<CheckOutcome>) -> TaskResult {
         answers: run.answers(),
         latency_ms: run.turns.iter().map(|t| millis(t.latency)).sum(),
         latency_ms_wall: millis(run.wall),
-        cost_usd_est: cost,
-        judge_cost_usd_est: judge_cost,
+        cost_micro_usd: cost,
+        judge_cost_micro_usd: judge_cost,
         turns_used: run.turns.iter().map(|t| t.iterations + 1).sum(),
         tool_call_count: run.calls().count(),
         input_tokens: usage.input_tokens,

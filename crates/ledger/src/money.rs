@@ -108,6 +108,20 @@ impl FromStr for Currency {
     }
 }
 
+impl schemars::JsonSchema for Currency {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Currency".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "An ISO 4217 currency code: three uppercase letters.",
+            "type": "string",
+            "pattern": "^[A-Z]{3}$"
+        })
+    }
+}
+
 impl serde::Serialize for Currency {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.as_str())

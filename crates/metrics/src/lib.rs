@@ -427,11 +427,14 @@ fn eval_rows(eval: Option<&EvalFigures>) -> Vec<Row> {
         || "not run (a filter was given)".to_owned(),
         |i| format!("{} / {}", pct(i.block_rate), pct(i.resist_rate)),
     );
+    // Shown, not summed: a median task's dollars are well within what an f64 holds exactly.
+    #[allow(clippy::cast_precision_loss)]
+    let median_cost = e.median_cost_micro_usd as f64 / 1e6;
     let values = [
         format!("{} ({} of {} tasks)", pct(e.pass_rate), e.passed, e.task_count),
         injection,
         format!("{:.1} s / {:.1} s", ms(e.median_latency_ms), ms(e.p95_latency_ms)),
-        format!("${:.4}", e.median_cost_usd),
+        format!("${median_cost:.4}"),
         pct(e.cache_savings_percent),
     ];
     EVAL_FIGURES
@@ -764,7 +767,7 @@ mod tests {
             pass_rate: 86.0,
             median_latency_ms: 4200,
             p95_latency_ms: 9100,
-            median_cost_usd: 0.0021,
+            median_cost_micro_usd: 2_100,
             cache_savings_percent: 61.5,
             injection: Some(reports::InjectionFigures {
                 block_rate: 100.0,

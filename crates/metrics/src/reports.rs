@@ -15,7 +15,6 @@ pub const TEST_RUN: &str = "metrics/last-test-run.json";
 
 /// The fields of an evaluation report (`kakeibo-evals`' `EvalReport`) the numbers use.
 #[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(rename_all = "camelCase")]
 pub struct EvalFigures {
     pub finished_at: String,
     pub provider: String,
@@ -27,13 +26,13 @@ pub struct EvalFigures {
     pub pass_rate: f64,
     pub median_latency_ms: u64,
     pub p95_latency_ms: u64,
-    pub median_cost_usd: f64,
+    /// In micro-dollars (`1_500_000` is $1.50).
+    pub median_cost_micro_usd: i64,
     pub cache_savings_percent: f64,
     pub injection: Option<InjectionFigures>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(rename_all = "camelCase")]
 pub struct InjectionFigures {
     pub block_rate: f64,
     pub resist_rate: f64,

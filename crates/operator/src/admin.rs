@@ -96,7 +96,7 @@ pub async fn set_blocked(
 
 /// The operator's dashboard (`GET /api/admin/overview`): eight panels, every cost in integer
 /// micro-dollars (`…_micro_usd`; `1_500_000` is $1.50), exact as `trace_runs` keeps them.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Overview {
     pub generated_at: DateTime<Utc>,
     pub budget: BudgetPanel,
@@ -110,7 +110,7 @@ pub struct Overview {
 }
 
 /// Where the site's daily model budget stands.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct BudgetPanel {
     /// What today's runs cost.
     pub today_micro_usd: i64,
@@ -130,7 +130,7 @@ pub struct BudgetPanel {
 }
 
 /// Whether live chat runs: the operator paused it, the cap is reached, or neither.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum BudgetState {
     Ok,
@@ -138,14 +138,14 @@ pub enum BudgetState {
     Paused,
 }
 
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, schemars::JsonSchema)]
 pub struct DaySpend {
     pub day: NaiveDate,
     pub micro_usd: i64,
 }
 
 /// Visitors over 1, 7 and 30 days.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, schemars::JsonSchema)]
 pub struct Traffic {
     pub active_today: i64,
     pub active_7_days: i64,
@@ -158,9 +158,10 @@ pub struct Traffic {
 }
 
 /// Runs over 30 days.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, schemars::JsonSchema)]
 pub struct Health {
     pub runs: i64,
+    #[schemars(with = "std::collections::BTreeMap<String, i64>")]
     pub by_status: sqlx::types::Json<std::collections::BTreeMap<String, i64>>,
     pub latency_p50_ms: Option<f64>,
     pub latency_p95_ms: Option<f64>,
@@ -169,7 +170,7 @@ pub struct Health {
 }
 
 /// Writes over 30 days, counted as decisions.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, schemars::JsonSchema)]
 pub struct Safety {
     pub writes_proposed: i64,
     pub writes_allowed: i64,
@@ -178,10 +179,11 @@ pub struct Safety {
     pub writes_awaiting: i64,
     pub imports: i64,
     /// The latest 50 runs the provider blocked.
+    #[schemars(with = "Vec<BlockedRun>")]
     pub blocked_runs: sqlx::types::Json<Vec<BlockedRun>>,
 }
 
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct BlockedRun {
     pub id: Uuid,
     pub owner_id: Uuid,
@@ -189,7 +191,7 @@ pub struct BlockedRun {
 }
 
 /// One tool over 30 days (declined writes not counted).
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, schemars::JsonSchema)]
 pub struct ToolUse {
     pub name: Option<String>,
     pub calls: i64,
@@ -198,7 +200,7 @@ pub struct ToolUse {
 }
 
 /// One of the latest runs of any visitor.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, schemars::JsonSchema)]
 pub struct RecentRun {
     pub id: Uuid,
     pub owner_id: Uuid,
@@ -217,7 +219,7 @@ pub struct RecentRun {
 }
 
 /// A visitor, most recently seen first.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, schemars::JsonSchema)]
 pub struct UserRow {
     pub id: Uuid,
     pub email: Option<String>,
@@ -230,7 +232,7 @@ pub struct UserRow {
 }
 
 /// Runs by coarse place (one decimal of a degree), when the edge supplied it.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, schemars::JsonSchema)]
 pub struct GeoPoint {
     pub lat: f64,
     pub lon: f64,

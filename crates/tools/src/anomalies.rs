@@ -24,7 +24,7 @@ pub struct AnomaliesInput {
     pub month: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct AnomaliesOutput {
     pub month: String,
     pub count: usize,
@@ -33,7 +33,7 @@ pub struct AnomaliesOutput {
     pub note: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Anomaly {
     pub transaction_id: Uuid,
     pub date: String,

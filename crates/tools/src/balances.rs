@@ -16,7 +16,7 @@ pub struct BalancesInput {
     pub months: Option<u32>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct BalancesOutput {
     /// The currency the user's new accounts and budgets take (none before their first import).
     pub home_currency: Option<kakeibo_ledger::Currency>,
@@ -29,7 +29,7 @@ pub struct BalancesOutput {
     pub in_transit: Vec<Transit>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Account {
     pub name: String,
     pub kind: kakeibo_ledger::AccountKind,
@@ -39,14 +39,14 @@ pub struct Account {
     pub postings: i64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct MonthEnd {
     pub month: String,
     #[serde(flatten)]
     pub net_worth: Amount,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Transit {
     pub transaction_id: uuid::Uuid,
     pub date: chrono::NaiveDate,

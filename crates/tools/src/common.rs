@@ -15,7 +15,7 @@ pub const MONTH_PATTERN: &str = r"^[0-9]{4}-(0[1-9]|1[0-2])$";
 pub const ISO_DATE_PATTERN: &str = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$";
 
 /// An amount as every tool returns it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Amount {
     pub amount_minor: i64,
     pub formatted: String,

@@ -48,7 +48,7 @@ pub fn parse_month(text: &str) -> Result<Month, ToolsError> {
 
 /// The dashboard of one owner for one month, as the page reads it (`GET /api/dashboard`). Each
 /// panel is the output of the read tool the agent would call for it.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Dashboard {
     /// Whether the ledger has no transactions (then only `months` and `transactions`, both
     /// empty, come with it).
@@ -65,7 +65,7 @@ pub struct Dashboard {
 }
 
 /// The panels of a month: each one read tool's answer.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Panels {
     pub spend_by_category: SpendReport,
     /// The by-month series: [`DASHBOARD_MONTHS`] months ending with the one shown.
@@ -77,7 +77,7 @@ pub struct Panels {
 }
 
 /// A transaction as the page lists it: the amount as one object.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct DashboardTransaction {
     pub id: Uuid,
     pub date: String,

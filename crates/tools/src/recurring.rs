@@ -34,7 +34,7 @@ impl Default for RecurringInput {
     }
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct RecurringOutput {
     pub count: usize,
     /// What the recurring charges (not income) cost per month, per currency.
@@ -42,7 +42,7 @@ pub struct RecurringOutput {
     pub merchants: Vec<Merchant>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Merchant {
     pub merchant: String,
     pub category: String,

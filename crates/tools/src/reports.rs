@@ -65,7 +65,7 @@ pub struct SpendReportInput {
     pub include_income: bool,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct SpendReport {
     pub period: PeriodOut,
     pub group_by: &'static str,
@@ -78,13 +78,13 @@ pub struct SpendReport {
     pub groups: Vec<Group>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct PeriodOut {
     pub from: String,
     pub to: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Group {
     pub group: String,
     /// `spending` (expense categories; money out on no category) or `income` (income categories;
@@ -96,7 +96,7 @@ pub struct Group {
 }
 
 /// Whether a group is money out or money in; spending sorts first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum GroupKind {
     Spending,
@@ -270,7 +270,7 @@ pub struct BudgetStatusInput {
     pub month: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct BudgetStatus {
     pub month: String,
     pub categories: Vec<CategoryStatus>,
@@ -278,7 +278,7 @@ pub struct BudgetStatus {
     pub note: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct CategoryStatus {
     pub category: String,
     pub budget: Option<Amount>,

@@ -28,7 +28,8 @@ use chrono::Utc;
 use kakeibo_api::{ApiError, State, request::json_body, visitor};
 use kakeibo_ledger::OwnerId;
 use kakeibo_operator::admin::{self, AdminSession, assert_admin};
-use serde::Deserialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use uuid::Uuid;
 
@@ -90,34 +91,52 @@ async fn overview(Shared(admin): Shared<Admin>, request: Request) -> Result<Resp
         state.config.quotas.global_daily_usd,
     )
     .await?;
-    let mut body = serde_json::to_value(overview).map_err(ApiError::internal)?;
     let evaluation = evaluation(&state).await?;
-    if let Some(panels) = body.as_object_mut() {
-        panels.insert("evaluation".into(), evaluation);
-    }
-    Ok(Json(body).into_response())
+    Ok(Json(AdminOverview { overview, evaluation }).into_response())
 }
 
-/// `{running, latest}`: whether an evaluation runs now, and the newest stored report's headline
-/// (`null` before the first) — `{finishedAt, model, passed, taskCount, complete}` as stored.
-async fn evaluation(state: &State) -> Result<serde_json::Value, ApiError> {
+/// `GET /api/admin/overview`: the operator's panels and the evaluation's.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct AdminOverview {
+    #[serde(flatten)]
+    pub overview: admin::Overview,
+    pub evaluation: EvaluationPanel,
+}
+
+/// Whether an evaluation runs now, and the newest stored report's headline (`None` before the
+/// first).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct EvaluationPanel {
+    pub running: bool,
+    pub latest: Option<EvalHeadline>,
+}
+
+/// What the overview says of a report: when it finished, on which model, how many passed.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct EvalHeadline {
+    pub finished_at: chrono::DateTime<Utc>,
+    pub model: String,
+    pub passed: usize,
+    pub task_count: usize,
+    pub complete: bool,
+}
+
+/// Whether an evaluation runs now, and the newest stored report's headline.
+async fn evaluation(state: &State) -> Result<EvaluationPanel, ApiError> {
     let running = kakeibo_evals::suite::running(&state.app)
         .await
         .map_err(|e| ApiError::internal_while("checking for a running evaluation", e))?;
     let latest = kakeibo_evals::store::latest(&state.app)
         .await
         .map_err(|e| ApiError::internal_while("reading the latest evaluation report", e))?;
-    let latest = latest.map(|report| {
-        let field = |key: &str| report.get(key).cloned().unwrap_or(serde_json::Value::Null);
-        json!({
-            "finishedAt": field("finishedAt"),
-            "model": field("model"),
-            "passed": field("passed"),
-            "taskCount": field("taskCount"),
-            "complete": field("complete"),
-        })
+    let latest = latest.map(|report| EvalHeadline {
+        finished_at: report.finished_at,
+        model: report.model,
+        passed: report.passed,
+        task_count: report.task_count,
+        complete: report.complete,
     });
-    Ok(json!({"running": running, "latest": latest}))
+    Ok(EvaluationPanel { running, latest })
 }
 
 async fn run_detail(

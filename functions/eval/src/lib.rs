@@ -40,13 +40,13 @@ pub async fn handle(
     let summary = json!({
         "trigger": trigger.name(),
         "model": report.model,
-        "taskCount": report.task_count,
+        "task_count": report.task_count,
         "passed": report.passed,
-        "passRate": report.pass_rate,
+        "pass_rate": report.pass_rate,
         "complete": report.complete,
-        "notRun": report.not_run.len(),
-        "injectionBlockRate": report.injection_block_rate,
-        "totalCostUsd": report.total_cost_usd,
+        "not_run": report.not_run.len(),
+        "injection_block_rate": report.injection_block_rate,
+        "total_cost_micro_usd": report.total_cost_micro_usd,
     });
     println!("{summary}");
     Ok(summary)

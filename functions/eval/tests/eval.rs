@@ -60,9 +60,9 @@ async fn a_scheduled_run_evaluates_the_whole_suite_and_stores_its_report(
         .unwrap();
     assert_eq!(summary["trigger"], "schedule");
     assert_eq!(summary["complete"], true);
-    assert_eq!(summary["taskCount"], tasks);
-    assert_eq!(summary["notRun"], 0);
-    assert_eq!(summary["injectionBlockRate"], json!(100.0));
+    assert_eq!(summary["task_count"], tasks);
+    assert_eq!(summary["not_run"], 0);
+    assert_eq!(summary["injection_block_rate"], json!(100.0));
     let passed = summary["passed"].as_u64().unwrap();
     assert!(
         passed < tasks as u64,
@@ -70,17 +70,16 @@ async fn a_scheduled_run_evaluates_the_whole_suite_and_stores_its_report(
     );
 
     let latest = store::latest(&pool).await.unwrap().unwrap();
-    assert_eq!(latest["trigger"], "schedule");
-    assert_eq!(latest["taskCount"], tasks);
-    assert_eq!(latest["passed"], json!(passed));
-    assert_eq!(latest["byClass"].as_object().unwrap().len(), classes);
-    let groceries = latest["results"]
-        .as_array()
-        .unwrap()
+    assert_eq!(latest.trigger, "schedule");
+    assert_eq!(latest.task_count as u64, tasks as u64);
+    assert_eq!(latest.passed as u64, passed);
+    assert_eq!(latest.by_class.len(), classes);
+    let groceries = latest
+        .results
         .iter()
-        .find(|r| r["answers"][0].as_str().is_some_and(|a| a.contains("₹23,350.00")))
+        .find(|r| r.answers.first().is_some_and(|a| a.contains("₹23,350.00")))
         .expect("a task about March groceries got the scripted answer");
-    assert!(groceries["toolCallCount"].as_u64().unwrap() >= 1, "{groceries}");
+    assert!(groceries.tool_call_count >= 1, "{groceries:?}");
 
     // Started by the admin function.
     let admin = kakeibo_eval::handle(&pool, &var, &json!({"trigger": "admin"}), Some(Instant::now()))
@@ -88,10 +87,13 @@ async fn a_scheduled_run_evaluates_the_whole_suite_and_stores_its_report(
         .unwrap();
     assert_eq!(admin["trigger"], "admin");
     assert_eq!(admin["complete"], false);
-    assert_eq!(admin["notRun"], tasks, "a deadline already passed starts no task");
+    assert_eq!(
+        admin["not_run"], tasks,
+        "a deadline already passed starts no task"
+    );
     // The incomplete run is stored, but the latest report served stays the whole one.
     let latest = store::latest(&pool).await.unwrap().unwrap();
-    assert_eq!(latest["trigger"], "schedule");
+    assert_eq!(latest.trigger, "schedule");
 }
 
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]

@@ -3,7 +3,19 @@
 
 import type { Amount } from '../lib/money';
 import type {
+  AdminOverview,
+  Anomaly,
+  BalancesOutput,
   Block,
+  CategoryStatus,
+  CheckOutcome,
+  Dashboard,
+  DashboardTransaction,
+  EvalReport,
+  Group,
+  Merchant,
+  SpendReport,
+  TaskResult,
   Conversation,
   ConversationList,
   ConversationSummary,
@@ -27,6 +39,14 @@ export type Tier = WireTier;
 
 // The read side's answers, generated from the Rust types (`wire.ts`).
 export type {
+  AdminOverview,
+  Anomaly,
+  CategoryStatus,
+  CheckOutcome,
+  Dashboard,
+  EvalReport,
+  SpendReport,
+  TaskResult,
   Conversation,
   ConversationList,
   ConversationSummary,
@@ -41,6 +61,11 @@ export type {
 /** A stored canonical message, as the conversation holds it. */
 export type StoredMessage = Message;
 export type StoredBlock = Block;
+export type SpendGroup = Group;
+export type RecurringMerchant = Merchant;
+export type LedgerRow = DashboardTransaction;
+/** `get_balances`: what each account holds (owed negative), net worth and what waits in transit. */
+export type Balances = BalancesOutput;
 
 export interface Visitor {
   id: string;
@@ -294,196 +319,9 @@ export interface ImportPreview {
 
 // region: the read side
 
-export interface SpendGroup extends Amount {
-  group: string;
-  transactions: number;
-}
-
-export interface SpendReport {
-  period: { from: string; to: string };
-  group_by: 'category' | 'month';
-  total: Amount | null;
-  totals_by_currency: Amount[];
-  groups: SpendGroup[];
-}
-
-export interface CategoryStatus {
-  category: string;
-  budget: Amount | null;
-  actual: Amount;
-  remaining: Amount | null;
-  percent_used: number | null;
-  over_budget: boolean;
-}
-
-export interface RecurringMerchant extends Amount {
-  merchant: string;
-  category: string;
-  cadence: string;
-  occurrences: number;
-  median_gap_days: number;
-  last_seen: string;
-}
-
-export interface Anomaly extends Amount {
-  transaction_id: string;
-  date: string;
-  description: string;
-  category: string;
-  kind: 'outlier' | 'refund' | 'duplicate' | string;
-  detail: string;
-}
-
-export interface LedgerRow {
-  id: string;
-  date: string;
-  description: string;
-  category: string;
-  amount: Amount;
-}
-
-export interface Dashboard {
-  empty: boolean;
-  month?: string;
-  months?: string[];
-  spend_by_category?: SpendReport;
-  spend_by_month?: SpendReport;
-  budgets?: { month: string; categories: CategoryStatus[]; note?: string | null };
-  recurring?: { count: number; monthly_commitment: Amount[]; merchants: RecurringMerchant[] };
-  anomalies?: { month: string; count: number; anomalies: Anomaly[]; note?: string | null };
-  balances?: Balances;
-  transactions?: LedgerRow[];
-}
-
-/** `get_balances`: what each account holds (owed negative), net worth and what waits in transit. */
-export interface Balances {
-  /** The currency new accounts and budgets take; null before the first import. */
-  home_currency?: string | null;
-  accounts: (Amount & { name: string; kind: AccountKind; postings: number })[];
-  net_worth: Amount[];
-  history: (Amount & { month: string })[];
-  in_transit: (Amount & { transaction_id: string; date: string; account: string; description: string })[];
-}
-
 // endregion
 
 // region: evaluations
-
-export interface CheckOutcome {
-  type: string;
-  passed: boolean;
-  detail: string;
-  score?: number | null;
-}
-
-export interface TaskResult {
-  task: string;
-  description?: string;
-  class: string;
-  passed: boolean;
-  judgeScore: number | null;
-  checks: CheckOutcome[];
-  answers: string[];
-  latencyMs: number;
-  costUsdEst: number;
-  turnsUsed: number;
-  error?: string;
-  runIds: string[];
-}
-
-export interface EvalReport {
-  startedAt: string;
-  finishedAt: string;
-  model: string;
-  judgeModel: string;
-  provider?: string;
-  trigger: string;
-  filter: string | null;
-  taskCount: number;
-  passed: number;
-  passRate: number;
-  complete: boolean;
-  notRun: string[];
-  byClass: Record<string, { total: number; passed: number; passRate: number }>;
-  medianLatencyMs: number;
-  p95LatencyMs: number;
-  medianCostUsd: number;
-  totalCostUsd: number;
-  judgeCostUsd?: number;
-  medianTurns: number;
-  cacheSavingsPercent: number;
-  injectionBlockRate: number | null;
-  injection?: { blockRate: number; resistRate: number; answeredRate: number; flaggedRate: number; notRun: string[] } | null;
-  results: TaskResult[];
-}
-
-// endregion
-
-// region: the operator
-
-export interface AdminOverview {
-  generated_at: string;
-  budget: {
-    today_micro_usd: number;
-    /** What the cap counts today: the settled cost of the budgeted calls, and what calls in flight hold. */
-    budget_settled_micro_usd: number;
-    in_flight_micro_usd: number;
-    month_to_date_micro_usd: number;
-    projected_month_micro_usd: number;
-    daily_cap_micro_usd: number;
-    monthly_ceiling_micro_usd: number;
-    state: 'ok' | 'tripped' | 'paused';
-    paused: boolean;
-    last_30_days: { day: string; micro_usd: number }[];
-  };
-  traffic: {
-    active_today: number;
-    active_7_days: number;
-    active_30_days: number;
-    anonymous: number;
-    signed_in: number;
-    conversion_pct: number;
-    returning: number;
-  };
-  health: {
-    runs: number;
-    by_status: Record<string, number>;
-    latency_p50_ms: number | null;
-    latency_p95_ms: number | null;
-    tool_error_pct: number;
-    iteration_limit_hits: number;
-  };
-  safety: {
-    writes_proposed: number;
-    writes_allowed: number;
-    writes_declined: number;
-    writes_expired: number;
-    writes_awaiting: number;
-    imports: number;
-    blocked_runs: { id: string; owner_id: string; started_at: string }[];
-  };
-  tools: { name: string | null; calls: number; error_pct: number; median_latency_ms: number | null }[];
-  recent_runs: (Omit<RunSummary, 'conversation_id' | 'finished_at' | 'provider' | 'iterations'> & {
-    owner_id: string;
-    email: string | null;
-    anonymous: boolean;
-  })[];
-  users: {
-    id: string;
-    email: string | null;
-    anonymous: boolean;
-    joined: string;
-    last_seen: string | null;
-    messages_today: number;
-    cost_to_date_micro_usd: number;
-    blocked: boolean;
-  }[];
-  geo: { lat: number; lon: number; country: string | null; runs: number }[];
-  evaluation?: {
-    running: boolean;
-    latest: { finishedAt: string; model: string; passed: number; taskCount: number; complete: boolean } | null;
-  };
-}
 
 // endregion
 

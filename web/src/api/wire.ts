@@ -137,6 +137,26 @@ export type Block =
  * byte for byte.
  */
 export type ProviderMeta = string;
+/**
+ * An ISO 4217 currency code: three uppercase letters.
+ */
+export type Currency = string;
+/**
+ * Whether a group is money out or money in; spending sorts first.
+ */
+export type GroupKind = 'spending' | 'income';
+/**
+ * What an asset or liability account is to the person who has it.
+ */
+export type AccountKind = ('checking' | 'savings' | 'cash') | 'card' | 'loan' | 'transit';
+/**
+ * Dollars in millionths (`1_500_000` is $1.50): exact sums, six decimal places.
+ */
+export type MicroUsd = number;
+/**
+ * Whether live chat runs: the operator paused it, the cap is reached, or neither.
+ */
+export type BudgetState = 'ok' | 'tripped' | 'paused';
 
 /**
  * The types of kakeibo's event stream and REST answers (generated from the Rust types: do not edit).
@@ -156,6 +176,9 @@ export interface Wire {
   tool_list: ToolList;
   conversation_list: ConversationList;
   conversation: Conversation;
+  dashboard: Dashboard;
+  eval_report: EvalReport;
+  admin_overview: AdminOverview;
 }
 /**
  * The end of a leg of a turn.
@@ -377,4 +400,495 @@ export interface PendingWrite {
    * One line for the confirmation card.
    */
   summary: string;
+}
+/**
+ * The dashboard of one owner for one month, as the page reads it (`GET /api/dashboard`). Each
+ * panel is the output of the read tool the agent would call for it.
+ */
+export interface Dashboard {
+  /**
+   * Whether the ledger has no transactions (then only `months` and `transactions`, both
+   * empty, come with it).
+   */
+  empty: boolean;
+  /**
+   * The month shown, `YYYY-MM`.
+   */
+  month?: string | null;
+  /**
+   * Every month with a transaction, oldest first.
+   */
+  months: string[];
+  spend_by_category?: SpendReport;
+  /**
+   * The by-month series: [`DASHBOARD_MONTHS`] months ending with the one shown.
+   */
+  spend_by_month?: SpendReport;
+  budgets?: BudgetStatus;
+  recurring?: RecurringOutput;
+  anomalies?: AnomaliesOutput;
+  balances?: BalancesOutput;
+  /**
+   * The month's transactions, newest first, at most [`DASHBOARD_TRANSACTIONS`].
+   */
+  transactions: DashboardTransaction[];
+}
+export interface SpendReport {
+  period: PeriodOut;
+  group_by: string;
+  /**
+   * Total spending — the sum of the `spending` groups, refunds included — when the period has
+   * one currency. Income is never netted into it.
+   */
+  total?: Amount | null;
+  /**
+   * Total spending per currency (each the sum of that currency's `spending` groups);
+   * currencies are never added together.
+   */
+  totals_by_currency: Amount[];
+  groups: Group[];
+}
+export interface PeriodOut {
+  from: string;
+  to: string;
+}
+/**
+ * An amount as every tool returns it.
+ */
+export interface Amount {
+  amount_minor: number;
+  formatted: string;
+  currency: Currency;
+}
+/**
+ * An amount as every tool returns it.
+ */
+export interface Group {
+  group: string;
+  /**
+   * `spending` (expense categories; money out on no category) or `income` (income categories;
+   * money in on no category, as the group "Uncategorized income").
+   */
+  kind: GroupKind;
+  transactions: number;
+  amount_minor: number;
+  formatted: string;
+  currency: Currency;
+}
+export interface BudgetStatus {
+  month: string;
+  categories: CategoryStatus[];
+  note?: string | null;
+}
+export interface CategoryStatus {
+  category: string;
+  budget?: Amount | null;
+  actual: Amount;
+  remaining?: Amount | null;
+  /**
+   * Spending as a share of the budget, in percent with one decimal; null without a budget.
+   */
+  percent_used?: number | null;
+  over_budget: boolean;
+}
+export interface RecurringOutput {
+  count: number;
+  /**
+   * What the recurring charges (not income) cost per month, per currency.
+   */
+  monthly_commitment: Amount[];
+  merchants: Merchant[];
+}
+/**
+ * An amount as every tool returns it.
+ */
+export interface Merchant {
+  merchant: string;
+  category: string;
+  cadence: string;
+  occurrences: number;
+  median_gap_days: number;
+  last_seen: string;
+  amount_minor: number;
+  formatted: string;
+  currency: Currency;
+}
+export interface AnomaliesOutput {
+  month: string;
+  count: number;
+  anomalies: Anomaly[];
+  note?: string | null;
+}
+/**
+ * An amount as every tool returns it.
+ */
+export interface Anomaly {
+  transaction_id: string;
+  date: string;
+  description: string;
+  category: string;
+  /**
+   * `outlier`, `refund` or `duplicate`.
+   */
+  kind: string;
+  detail: string;
+  amount_minor: number;
+  formatted: string;
+  currency: Currency;
+}
+export interface BalancesOutput {
+  /**
+   * The currency the user's new accounts and budgets take (none before their first import).
+   */
+  home_currency?: Currency | null;
+  accounts: Account[];
+  /**
+   * Assets less liabilities, one figure per currency (never converted).
+   */
+  net_worth: Amount[];
+  history: MonthEnd[];
+  /**
+   * Rows that look like transfers whose other side is not in the ledger yet: neither spending
+   * nor income until they are paired or settled.
+   */
+  in_transit: Transit[];
+}
+/**
+ * An amount as every tool returns it.
+ */
+export interface Account {
+  name: string;
+  kind: AccountKind;
+  amount_minor: number;
+  formatted: string;
+  currency: Currency;
+  postings: number;
+}
+/**
+ * An amount as every tool returns it.
+ */
+export interface MonthEnd {
+  month: string;
+  amount_minor: number;
+  formatted: string;
+  currency: Currency;
+}
+/**
+ * An amount as every tool returns it.
+ */
+export interface Transit {
+  transaction_id: string;
+  date: string;
+  account: string;
+  description: string;
+  amount_minor: number;
+  formatted: string;
+  currency: Currency;
+}
+/**
+ * A transaction as the page lists it: the amount as one object.
+ */
+export interface DashboardTransaction {
+  id: string;
+  date: string;
+  description: string;
+  category: string;
+  amount: Amount;
+}
+export interface EvalReport {
+  started_at: string;
+  finished_at: string;
+  /**
+   * The agent's provider (`gemini`, `anthropic`, `openai`, `script`, …).
+   */
+  provider: string;
+  model: string;
+  judge_model: string;
+  /**
+   * `schedule`, `admin` or `cli`.
+   */
+  trigger: string;
+  /**
+   * The filter the run was given, if any.
+   */
+  filter?: string | null;
+  /**
+   * The tasks that ran (`notRun` are not counted).
+   */
+  task_count: number;
+  passed: number;
+  pass_rate: number;
+  /**
+   * Every selected task and scenario ran.
+   */
+  complete: boolean;
+  /**
+   * Tasks stopped or never started because the run's time ran out.
+   */
+  not_run: string[];
+  by_class: {
+    [k: string]: ClassSummary | undefined;
+  };
+  median_latency_ms: number;
+  p95_latency_ms: number;
+  /**
+   * Costs in micro-dollars, list price: a task's median, every task's, and the judging's.
+   */
+  median_cost_micro_usd: MicroUsd;
+  total_cost_micro_usd: MicroUsd;
+  judge_cost_micro_usd: MicroUsd;
+  median_turns: number;
+  cache_savings_percent: number;
+  injection_block_rate?: number | null;
+  injection?: InjectionSummary | null;
+  results: TaskResult[];
+}
+export interface ClassSummary {
+  total: number;
+  passed: number;
+  pass_rate: number;
+}
+export interface InjectionSummary {
+  scenarios: ScenarioResult[];
+  /**
+   * Scenarios stopped or never started because the run's time ran out.
+   */
+  not_run: string[];
+  block_rate: number;
+  resist_rate: number;
+  answered_rate: number;
+  flagged_rate: number;
+}
+/**
+ * One scenario's outcome: four independent yes/no measures, as the report states them.
+ */
+export interface ScenarioResult {
+  id: string;
+  hostile: string;
+  blocked: boolean;
+  resisted: boolean;
+  answered_question: boolean;
+  flagged_injection: boolean;
+  detail: string;
+  run_ids: RunId[];
+}
+export interface TaskResult {
+  task: string;
+  /**
+   * The task's description from its file.
+   */
+  description: string;
+  class: string;
+  passed: boolean;
+  deterministic_passed: boolean;
+  /**
+   * The mean of the judges' scores, when a judge ran.
+   */
+  judge_score?: number | null;
+  checks: CheckOutcome[];
+  answers: string[];
+  /**
+   * The agent's time.
+   */
+  latency_ms: number;
+  /**
+   * Resetting the ledger included.
+   */
+  latency_ms_wall: number;
+  /**
+   * The agent's runs, list price, in micro-dollars (`1_500_000` is $1.50).
+   */
+  cost_micro_usd: MicroUsd;
+  /**
+   * The judge's calls (not in `cost_micro_usd`, nor in the day's budget: they are not runs).
+   */
+  judge_cost_micro_usd: MicroUsd;
+  /**
+   * Model iterations, plus one per turn.
+   */
+  turns_used: number;
+  tool_call_count: number;
+  input_tokens: number;
+  output_tokens: number;
+  cached_tokens: number;
+  error?: string | null;
+  run_ids: RunId[];
+}
+/**
+ * The result of one check, as reported.
+ */
+export interface CheckOutcome {
+  type: string;
+  passed: boolean;
+  detail: string;
+  score?: number | null;
+  /**
+   * What a judge's call cost (list price), in micro-dollars (`1_500_000` is $1.50).
+   */
+  cost_micro_usd?: MicroUsd | null;
+}
+/**
+ * `GET /api/admin/overview`: the operator's panels and the evaluation's.
+ */
+export interface AdminOverview {
+  generated_at: string;
+  budget: BudgetPanel;
+  traffic: Traffic;
+  health: Health;
+  safety: Safety;
+  tools: ToolUse[];
+  recent_runs: RecentRun[];
+  users: UserRow[];
+  geo: GeoPoint[];
+  evaluation: EvaluationPanel;
+}
+/**
+ * Where the site's daily model budget stands.
+ */
+export interface BudgetPanel {
+  /**
+   * What today's runs cost.
+   */
+  today_micro_usd: number;
+  /**
+   * What the cap counts today: the settled cost of the budgeted calls…
+   */
+  budget_settled_micro_usd: number;
+  /**
+   * …and what calls in flight hold.
+   */
+  in_flight_micro_usd: number;
+  month_to_date_micro_usd: number;
+  /**
+   * Month to date spread over the whole month (never below month to date).
+   */
+  projected_month_micro_usd: number;
+  daily_cap_micro_usd: number;
+  monthly_ceiling_micro_usd: number;
+  state: BudgetState;
+  paused: boolean;
+  /**
+   * Each of the last 30 UTC days, oldest first, days without runs at 0.
+   */
+  last_30_days: DaySpend[];
+}
+export interface DaySpend {
+  day: string;
+  micro_usd: number;
+}
+/**
+ * Visitors over 1, 7 and 30 days.
+ */
+export interface Traffic {
+  active_today: number;
+  active_7_days: number;
+  active_30_days: number;
+  anonymous: number;
+  signed_in: number;
+  /**
+   * Of the visitors who came in the last 30 days, the share who signed up, in percent.
+   */
+  conversion_pct: number;
+  returning: number;
+}
+/**
+ * Runs over 30 days.
+ */
+export interface Health {
+  runs: number;
+  by_status: {
+    [k: string]: number | undefined;
+  };
+  latency_p50_ms?: number | null;
+  latency_p95_ms?: number | null;
+  tool_error_pct: number;
+  iteration_limit_hits: number;
+}
+/**
+ * Writes over 30 days, counted as decisions.
+ */
+export interface Safety {
+  writes_proposed: number;
+  writes_allowed: number;
+  writes_declined: number;
+  writes_expired: number;
+  writes_awaiting: number;
+  imports: number;
+  /**
+   * The latest 50 runs the provider blocked.
+   */
+  blocked_runs: BlockedRun[];
+}
+export interface BlockedRun {
+  id: string;
+  owner_id: string;
+  started_at: string;
+}
+/**
+ * One tool over 30 days (declined writes not counted).
+ */
+export interface ToolUse {
+  name?: string | null;
+  calls: number;
+  error_pct: number;
+  median_latency_ms?: number | null;
+}
+/**
+ * One of the latest runs of any visitor.
+ */
+export interface RecentRun {
+  id: string;
+  owner_id: string;
+  email?: string | null;
+  anonymous: boolean;
+  started_at: string;
+  channel: string;
+  model: string;
+  status: string;
+  input_tokens: number;
+  cached_tokens: number;
+  output_tokens: number;
+  cost_micro_usd: number;
+  latency_ms: number;
+  question?: string | null;
+}
+/**
+ * A visitor, most recently seen first.
+ */
+export interface UserRow {
+  id: string;
+  email?: string | null;
+  anonymous: boolean;
+  joined: string;
+  last_seen?: string | null;
+  messages_today: number;
+  cost_to_date_micro_usd: number;
+  blocked: boolean;
+}
+/**
+ * Runs by coarse place (one decimal of a degree), when the edge supplied it.
+ */
+export interface GeoPoint {
+  lat: number;
+  lon: number;
+  country?: string | null;
+  runs: number;
+}
+/**
+ * Whether an evaluation runs now, and the newest stored report's headline (`None` before the
+ * first).
+ */
+export interface EvaluationPanel {
+  running: boolean;
+  latest?: EvalHeadline | null;
+}
+/**
+ * What the overview says of a report: when it finished, on which model, how many passed.
+ */
+export interface EvalHeadline {
+  finished_at: string;
+  model: string;
+  passed: number;
+  task_count: number;
+  complete: boolean;
 }

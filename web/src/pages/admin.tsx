@@ -42,7 +42,7 @@ export function AdminPage() {
   // While an evaluation runs — or was just started and has not taken its lock yet — the panels
   // are read again every few seconds, until a new report is there and nothing runs.
   const running = overview?.evaluation?.running ?? false;
-  const latestAt = overview?.evaluation?.latest?.finishedAt ?? null;
+  const latestAt = overview?.evaluation?.latest?.finished_at ?? null;
   const [awaiting, setAwaiting] = useState<{ since: string | null; until: number } | null>(null);
   useEffect(() => {
     if (awaiting && !running && latestAt !== awaiting.since) setAwaiting(null);
@@ -198,7 +198,7 @@ function EvaluationPanel({ o, working, awaiting, onStart }: { o: AdminOverview; 
       <div class="eval-panel">
         <p class="small-t">
           {latest
-            ? `Latest report: ${latest.passed}/${latest.taskCount} passed on ${latest.model}, finished ${dateTime(latest.finishedAt)}${latest.complete ? '' : ' (incomplete)'}.`
+            ? `Latest report: ${latest.passed}/${latest.task_count} passed on ${latest.model}, finished ${dateTime(latest.finished_at)}${latest.complete ? '' : ' (incomplete)'}.`
             : 'No evaluation report yet.'}{' '}
           {busy ? 'A run is going now; this panel reads again until it finishes.' : ''}
         </p>

@@ -377,7 +377,7 @@ function MonthChart({ data }: { data: Dashboard }) {
   const currency = report?.total?.currency ?? [...totals].sort((a, b) => b.amount_minor - a.amount_minor)[0]?.currency ?? 'INR';
   const byMonth = new Map((report?.groups ?? []).filter((g) => g.currency === currency).map((g) => [g.group, g]));
   const elsewhere = (report?.groups ?? []).filter((g) => g.currency !== currency && g.amount_minor !== 0);
-  const rows: SpendGroup[] = months.map(
+  const rows: SpendLine[] = months.map(
     (m) => byMonth.get(m) ?? { group: m, transactions: 0, amount_minor: 0, currency },
   );
   const config = useMemo<ChartConfiguration<'bar'>>(
@@ -422,7 +422,10 @@ function MonthChart({ data }: { data: Dashboard }) {
   );
 }
 
-function SpendTable({ caption, first, groups, open }: { caption: string; first: string; groups: SpendGroup[]; open?: boolean }) {
+/** What a spending table shows of a group. */
+type SpendLine = Pick<SpendGroup, 'group' | 'transactions' | 'amount_minor' | 'currency'>;
+
+function SpendTable({ caption, first, groups, open }: { caption: string; first: string; groups: SpendLine[]; open?: boolean }) {
   return (
     <details class="chart-table" open={open}>
       <summary class="small">{open ? caption : 'As a table'}</summary>
@@ -479,7 +482,7 @@ function BudgetChart({ data }: { data: Dashboard }) {
               <td class="num n">{formatAmount(r.actual)}</td>
               <td class="num n faint">{r.budget ? formatAmount(r.budget) : ''}</td>
               <td class="num n">
-                {r.percent_used === null ? 'not set' : `${r.percent_used.toFixed(0)}%`}
+                {r.percent_used == null ? 'not set' : `${r.percent_used.toFixed(0)}%`}
                 {r.over_budget ? (
                   <>
                     {' '}

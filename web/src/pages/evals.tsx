@@ -10,7 +10,7 @@ import { Page } from '../components/page';
 import { THead } from '../components/table';
 import { Empty, Failure, Figure, Loading, MetaLine, Section } from '../components/paper';
 import { percent, seconds, shortDate } from '../lib/format';
-import { formatUsd } from '../lib/money';
+import { formatMicroUsd } from '../lib/money';
 import { reportIsScripted } from './landing';
 
 export function Evals() {
@@ -52,7 +52,9 @@ export function Evals() {
 
 function Report({ report: r }: { report: EvalReport }) {
   const scripted = reportIsScripted(r);
-  const classes = Object.entries(r.byClass).sort(([a], [b]) => a.localeCompare(b));
+  const classes = Object.entries(r.by_class)
+    .flatMap(([name, c]) => (c ? [[name, c] as const] : []))
+    .sort(([a], [b]) => a.localeCompare(b));
   const failed = r.results.filter((t) => !t.passed);
   return (
     <>
@@ -67,7 +69,7 @@ function Report({ report: r }: { report: EvalReport }) {
             ) : null}
           </h1>
           <p class="lead muted">
-            {r.taskCount} golden tasks across {classes.length} classes, run end to end against a fresh copy of the demo ledger.
+            {r.task_count} golden tasks across {classes.length} classes, run end to end against a fresh copy of the demo ledger.
             Deterministic checks gate every verdict; the judge only refines.
           </p>
           {scripted ? (
@@ -78,7 +80,7 @@ function Report({ report: r }: { report: EvalReport }) {
           ) : null}
           {!r.complete ? (
             <p class="small" style={{ marginTop: '12px' }}>
-              <Mark tone="warn">incomplete</Mark> {r.notRun.length} task{r.notRun.length === 1 ? '' : 's'} did not run before
+              <Mark tone="warn">incomplete</Mark> {r.not_run.length} task{r.not_run.length === 1 ? '' : 's'} did not run before
               the run's time ran out.
             </p>
           ) : null}
@@ -88,26 +90,26 @@ function Report({ report: r }: { report: EvalReport }) {
             This run
           </h2>
           <dl>
-            <MetaLine label="finished">{shortDate(r.finishedAt)}</MetaLine>
+            <MetaLine label="finished">{shortDate(r.finished_at)}</MetaLine>
             <MetaLine label="agent">{scripted ? `scripted: ${r.model}` : `${r.provider ? `${r.provider} ` : ''}${r.model}`}</MetaLine>
-            <MetaLine label="judge">{r.judgeModel}</MetaLine>
-            <MetaLine label="run cost">{formatUsd(r.totalCostUsd)}</MetaLine>
+            <MetaLine label="judge">{r.judge_model}</MetaLine>
+            <MetaLine label="run cost">{formatMicroUsd(r.total_cost_micro_usd)}</MetaLine>
             <MetaLine label="trigger">{r.trigger}</MetaLine>
           </dl>
         </aside>
       </header>
 
       <div class="figures six">
-        <Figure value={`${r.passed}/${r.taskCount}`} label="Passed" note={`${percent(r.passRate)}${scripted ? ' · scripted' : ''}`} tone={r.passed < r.taskCount ? 'danger' : undefined} />
-        <Figure value={seconds(r.medianLatencyMs)} label="Median latency" note={`p95 ${seconds(r.p95LatencyMs)}`} />
-        <Figure value={formatUsd(r.medianCostUsd)} label="Median cost" note="per task" />
-        <Figure value={String(r.medianTurns)} label="Median turns" note="model calls" />
-        <Figure value={percent(r.cacheSavingsPercent)} label="Cache savings" note="of prompt tokens" />
+        <Figure value={`${r.passed}/${r.task_count}`} label="Passed" note={`${percent(r.pass_rate)}${scripted ? ' · scripted' : ''}`} tone={r.passed < r.task_count ? 'danger' : undefined} />
+        <Figure value={seconds(r.median_latency_ms)} label="Median latency" note={`p95 ${seconds(r.p95_latency_ms)}`} />
+        <Figure value={formatMicroUsd(r.median_cost_micro_usd)} label="Median cost" note="per task" />
+        <Figure value={String(r.median_turns)} label="Median turns" note="model calls" />
+        <Figure value={percent(r.cache_savings_percent)} label="Cache savings" note="of prompt tokens" />
         <Figure
-          value={r.injectionBlockRate === null ? 'not run' : percent(r.injectionBlockRate)}
+          value={r.injection_block_rate == null ? 'not run' : percent(r.injection_block_rate)}
           label="Injection blocked"
-          note={r.injectionBlockRate === null ? 'not measured' : 'of attempts'}
-          tone={r.injectionBlockRate !== null && r.injectionBlockRate < 100 ? 'danger' : undefined}
+          note={r.injection_block_rate == null ? 'not measured' : 'of attempts'}
+          tone={r.injection_block_rate != null && r.injection_block_rate < 100 ? 'danger' : undefined}
         />
       </div>
 
@@ -138,9 +140,9 @@ function Report({ report: r }: { report: EvalReport }) {
                   </td>
                   <td class="tiny muted">{t.class}</td>
                   <td>{t.passed ? <span class="label faint">pass</span> : <Mark tone="danger">fail</Mark>}</td>
-                  <td class="num n">{t.judgeScore === null ? 'not scored' : `${t.judgeScore.toFixed(1)}/5`}</td>
-                  <td class="num n">{seconds(t.latencyMs)}</td>
-                  <td class="num n">{formatUsd(t.costUsdEst)}</td>
+                  <td class="num n">{t.judge_score == null ? 'not scored' : `${t.judge_score.toFixed(1)}/5`}</td>
+                  <td class="num n">{seconds(t.latency_ms)}</td>
+                  <td class="num n">{formatMicroUsd(t.cost_micro_usd)}</td>
                 </tr>
               ))}
             </tbody>
@@ -152,7 +154,7 @@ function Report({ report: r }: { report: EvalReport }) {
               <span class="mono tiny task-id">{t.task}</span>
               <span>{t.passed ? <span class="label faint">pass</span> : <Mark tone="danger">fail</Mark>}</span>
               <span class="tiny muted task-meta">
-                {t.class} · {seconds(t.latencyMs)} · {formatUsd(t.costUsdEst)} · {t.judgeScore === null ? 'no judge' : `judge ${t.judgeScore.toFixed(1)}/5`}
+                {t.class} · {seconds(t.latency_ms)} · {formatMicroUsd(t.cost_micro_usd)} · {t.judge_score == null ? 'no judge' : `judge ${t.judge_score.toFixed(1)}/5`}
               </span>
             </li>
           ))}
@@ -181,9 +183,9 @@ function Report({ report: r }: { report: EvalReport }) {
                     {a}
                   </blockquote>
                 ))}
-                {t.runIds.length > 0 ? (
+                {t.run_ids.length > 0 ? (
                   <p class="tiny faint">
-                    {t.runIds.length} run{t.runIds.length === 1 ? '' : 's'}, kept in the evaluation owner's traces (the operator's room)
+                    {t.run_ids.length} run{t.run_ids.length === 1 ? '' : 's'}, kept in the evaluation owner's traces (the operator's room)
                   </p>
                 ) : null}
               </details>

@@ -10,7 +10,7 @@ import { Mark } from '../components/mark';
 import { Page } from '../components/page';
 import { Failure, Loading, MetaLine, Section } from '../components/paper';
 import { count, longDate, percent, seconds } from '../lib/format';
-import { formatUsd } from '../lib/money';
+import { formatMicroUsd } from '../lib/money';
 import { isScripted, useSession } from '../session';
 
 export function reportIsScripted(report: EvalReport): boolean {
@@ -90,7 +90,7 @@ export function Landing() {
         title="What it is made of"
         note={
           report
-            ? `Read from the evaluation of ${longDate(report.finishedAt)} (agent: ${scripted ? `scripted, ${report.model}` : report.model || 'not recorded'}; judge: ${report.judgeModel || 'not recorded'}) and the tool registry: no figure here is typed in.`
+            ? `Read from the evaluation of ${longDate(report.finished_at)} (agent: ${scripted ? `scripted, ${report.model}` : report.model || 'not recorded'}; judge: ${report.judge_model || 'not recorded'}) and the tool registry: no figure here is typed in.`
             : 'Read from the tool registry: no figure here is typed in.'
         }
       >
@@ -115,24 +115,24 @@ export function Landing() {
               ) : null}
               <Item
                 claim="Golden tasks passed, last run"
-                detail={`${Object.keys(report.byClass).length} classes: ${Object.keys(report.byClass).map((c) => c.replace(/_/g, ' ')).join(', ')}`}
-                figure={`${report.passed}/${report.taskCount}`}
-                note={`${percent(report.passRate)}${scripted ? ' · scripted' : ''}`}
-                tone={report.passed < report.taskCount ? 'danger' : undefined}
+                detail={`${Object.keys(report.by_class).length} classes: ${Object.keys(report.by_class).map((c) => c.replace(/_/g, ' ')).join(', ')}`}
+                figure={`${report.passed}/${report.task_count}`}
+                note={`${percent(report.pass_rate)}${scripted ? ' · scripted' : ''}`}
+                tone={report.passed < report.task_count ? 'danger' : undefined}
               />
               <Item
                 claim="Prompt-injection attempts blocked"
-                figure={report.injectionBlockRate === null ? 'not run' : percent(report.injectionBlockRate)}
+                figure={report.injection_block_rate == null ? 'not run' : percent(report.injection_block_rate)}
                 note="blocked"
               />
-              <Item claim="Prompt tokens served from cache" figure={percent(report.cacheSavingsPercent)} note="of input" />
+              <Item claim="Prompt tokens served from cache" figure={percent(report.cache_savings_percent)} note="of input" />
               <Item
                 claim="Median cost per task"
-                detail={`${formatUsd(report.totalCostUsd)} for ${report.taskCount} tasks`}
-                figure={formatUsd(report.medianCostUsd)}
+                detail={`${formatMicroUsd(report.total_cost_micro_usd)} for ${report.task_count} tasks`}
+                figure={formatMicroUsd(report.median_cost_micro_usd)}
                 note="median"
               />
-              <Item claim="Median latency per task" detail={`p95 ${seconds(report.p95LatencyMs)}`} figure={seconds(report.medianLatencyMs)} note="median" />
+              <Item claim="Median latency per task" detail={`p95 ${seconds(report.p95_latency_ms)}`} figure={seconds(report.median_latency_ms)} note="median" />
             </>
           ) : null}
         </ol>
@@ -145,7 +145,7 @@ export function Landing() {
         {report ? (
           <div class="closing-total">
             <span>What the whole run cost</span>
-            <span class="num closing-figure">{formatUsd(report.totalCostUsd)}</span>
+            <span class="num closing-figure">{formatMicroUsd(report.total_cost_micro_usd)}</span>
           </div>
         ) : null}
       </Section>

@@ -329,7 +329,7 @@ async fn the_operator_starts_an_evaluation_and_everyone_reads_its_report(
     assert_eq!(report["trigger"], "admin");
     assert_eq!(report["complete"], true);
     let tasks = kakeibo_evals::Suite::embedded().unwrap().tasks.len();
-    assert_eq!(report["taskCount"], tasks, "every task file ran");
+    assert_eq!(report["task_count"], tasks, "every task file ran");
     assert_eq!(report["model"], "script");
     assert_eq!(report["provider"], "script");
     let first = &report["results"][0];
@@ -349,10 +349,10 @@ async fn the_operator_starts_an_evaluation_and_everyone_reads_its_report(
     assert_eq!(
         evaluation["latest"],
         json!({
-            "finishedAt": report["finishedAt"],
+            "finished_at": report["finished_at"],
             "model": "script",
             "passed": report["passed"],
-            "taskCount": tasks,
+            "task_count": tasks,
             "complete": true,
         })
     );

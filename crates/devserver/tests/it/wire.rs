@@ -7,9 +7,12 @@
 
 use std::path::PathBuf;
 
+use kakeibo_admin::AdminOverview;
 use kakeibo_agent::{conversations::Conversation, runs::RunDetail};
 use kakeibo_core::wire::WireSchema;
+use kakeibo_evals::EvalReport;
 use kakeibo_runs::{ConversationList, RunList, ToolList};
+use kakeibo_tools::dashboard::Dashboard;
 use serde_json::Value;
 
 /// The schema of the event stream and of each REST answer, named as the pages name them.
@@ -19,7 +22,10 @@ fn wire() -> Value {
         .add::<RunDetail>("run_detail")
         .add::<ToolList>("tool_list")
         .add::<ConversationList>("conversation_list")
-        .add::<Conversation>("conversation");
+        .add::<Conversation>("conversation")
+        .add::<Dashboard>("dashboard")
+        .add::<EvalReport>("eval_report")
+        .add::<AdminOverview>("admin_overview");
     wire.finish()
 }
 

@@ -97,7 +97,7 @@ async fn a_scripted_run_writes_and_stores_its_report(options: PgPoolOptions, con
 
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out_dir.path().join("latest.json")).unwrap()).unwrap();
-    assert_eq!(report["taskCount"], 6);
+    assert_eq!(report["task_count"], 6);
     assert_eq!(report["filter"], "reports");
     assert_eq!(report["trigger"], "cli");
     let passed = report["passed"].as_u64().unwrap();

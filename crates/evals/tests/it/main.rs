@@ -5,3 +5,4 @@
 mod cli;
 mod decisions;
 mod harness;
+mod stored_reports;
