@@ -3,13 +3,13 @@
 -- The reports stored before (camelCase, costs as dollar floats) are rewritten here, so the code
 -- writes and reads one shape. The class names under `byClass` are names, not keys: kept.
 
-CREATE FUNCTION pg_temp.snake_keys(doc jsonb) RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
+CREATE OR REPLACE FUNCTION pg_temp.snake_keys(doc jsonb) RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
     SELECT coalesce(jsonb_object_agg(lower(regexp_replace(key, '([A-Z])', '_\1', 'g')), value), '{}'::jsonb)
     FROM jsonb_each(doc)
 $$;
 
 -- `dollars` (a number, or null) as `micro`, a whole number of micro-dollars.
-CREATE FUNCTION pg_temp.to_micro(doc jsonb, dollars text, micro text) RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
+CREATE OR REPLACE FUNCTION pg_temp.to_micro(doc jsonb, dollars text, micro text) RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
     SELECT CASE WHEN doc ? dollars
         THEN (doc - dollars) || jsonb_build_object(micro, round((doc ->> dollars)::numeric * 1000000)::bigint)
         ELSE doc END

@@ -89,8 +89,10 @@ async fn a_report_stored_in_camel_case_reads_back_typed(options: PgPoolOptions, 
     .unwrap();
     let migration =
         std::fs::read_to_string(repo_root().join("migrations/0035_eval_reports_one_casing.sql")).unwrap();
-    sqlx::raw_sql(sqlx::AssertSqlSafe(migration))
-        .execute(&pool)
+    // Both runs on one connection: the second meets the first's session functions.
+    let mut conn = pool.acquire().await.unwrap();
+    sqlx::raw_sql(sqlx::AssertSqlSafe(migration.clone()))
+        .execute(&mut *conn)
         .await
         .unwrap();
 
@@ -122,10 +124,8 @@ async fn a_report_stored_in_camel_case_reads_back_typed(options: PgPoolOptions, 
         .fetch_one(&pool)
         .await
         .unwrap();
-    let migration =
-        std::fs::read_to_string(repo_root().join("migrations/0035_eval_reports_one_casing.sql")).unwrap();
     sqlx::raw_sql(sqlx::AssertSqlSafe(migration))
-        .execute(&pool)
+        .execute(&mut *conn)
         .await
         .unwrap();
     let after: serde_json::Value = sqlx::query_scalar("SELECT report FROM eval_reports")
