@@ -110,7 +110,7 @@ pub async fn current_or_new(
 }
 
 /// The header a bot-check token travels in on routes whose body is not JSON of ours (an upload,
-/// say); a chat message carries it as `turnstileToken` in its body instead.
+/// say); a chat message carries it as `turnstile_token` in its body instead.
 pub const BOT_CHECK_HEADER: &str = "x-turnstile-token";
 
 /// The bot check's token of a request: `from_body` when the body carried one, else the

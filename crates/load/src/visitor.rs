@@ -213,7 +213,7 @@ impl Visitor<'_> {
             self.messages_here = 0;
         }
         let body = match &self.conversation {
-            Some(conversation) => json!({"message": message, "conversationId": conversation}),
+            Some(conversation) => json!({"message": message, "conversation_id": conversation}),
             None => json!({"message": message}),
         };
         let reply = self
@@ -299,7 +299,7 @@ impl Visitor<'_> {
         };
         let allowed = roll() >= 25;
         let body = json!({
-            "suspendedTurnId": asked.get("suspended_turn_id"),
+            "suspended_turn_id": asked.get("suspended_turn_id"),
             "decisions": [{"id": asked.get("id"), "allowed": allowed}],
         });
         let mut write = Write {

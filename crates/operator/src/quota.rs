@@ -96,14 +96,22 @@ pub async fn address_messages_today(pool: &OwnerRolePool, address_key: &str) -> 
 }
 
 /// What the message counter shows: the limit that binds, and which one it is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct MessagesLeft {
     pub limit: i32,
     pub used: i32,
     pub left: i32,
-    /// `visitor`: the visitor's (or account's) own daily limit; `network`: the limit shared by the
-    /// anonymous visitors behind one address, which runs out first.
-    pub binding: &'static str,
+    pub binding: Binding,
+}
+
+/// Which limit binds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Binding {
+    /// The visitor's (or account's) own daily limit.
+    Visitor,
+    /// The limit shared by the anonymous visitors behind one address, which runs out first.
+    Network,
 }
 
 impl MessagesLeft {
@@ -115,14 +123,14 @@ impl MessagesLeft {
             limit: own.0,
             used: own.1,
             left: own.0.saturating_sub(own.1).max(0),
-            binding: "visitor",
+            binding: Binding::Visitor,
         };
         match address {
             Some((limit, used)) if limit.saturating_sub(used).max(0) < mine.left => Self {
                 limit,
                 used,
                 left: limit.saturating_sub(used).max(0),
-                binding: "network",
+                binding: Binding::Network,
             },
             _ => mine,
         }
@@ -335,7 +343,7 @@ mod tests {
                 limit: 20,
                 used: 18,
                 left: 2,
-                binding: "network"
+                binding: Binding::Network
             }
         );
         assert_eq!(
@@ -344,7 +352,7 @@ mod tests {
                 limit: 8,
                 used: 3,
                 left: 5,
-                binding: "visitor"
+                binding: Binding::Visitor
             }
         );
         // A signed-in person has no address limit; a spent one shows 0, never less.
@@ -354,7 +362,7 @@ mod tests {
                 limit: 25,
                 used: 30,
                 left: 0,
-                binding: "visitor"
+                binding: Binding::Visitor
             }
         );
     }

@@ -57,7 +57,7 @@ impl Month {
 }
 
 /// A category's budget for the month.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Budget {
     pub id: Uuid,
     pub amount_minor: i64,
@@ -65,7 +65,7 @@ pub struct Budget {
 }
 
 /// What was spent in one currency.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Spent {
     pub currency: String,
     /// Positive: spending net of refunds.
@@ -73,7 +73,7 @@ pub struct Spent {
 }
 
 /// One spending category in the month.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Line {
     pub category_id: Uuid,
     pub category: String,
@@ -85,7 +85,7 @@ pub struct Line {
 }
 
 /// The budgets screen for one month.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct MonthView {
     pub month: String,
     pub from: NaiveDate,

@@ -21,7 +21,7 @@ use crate::{
 };
 
 /// What a category is to the household.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Side {
     /// Spending.
@@ -39,7 +39,7 @@ impl Side {
 }
 
 /// One category as the screen lists it.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, schemars::JsonSchema)]
 pub struct Category {
     pub id: Uuid,
     pub name: String,
@@ -183,7 +183,7 @@ pub async fn rename(
 }
 
 /// A budget row, kept whole in a merge's record.
-#[derive(Debug, Clone, Serialize, Deserialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, Deserialize, sqlx::FromRow, schemars::JsonSchema)]
 struct BudgetRow {
     id: Uuid,
     account_id: Uuid,
@@ -193,7 +193,7 @@ struct BudgetRow {
 }
 
 /// What a merge moved besides transactions, so its revert can put it back.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, schemars::JsonSchema)]
 struct Merged {
     /// The category merged away: its id, name and side.
     id: Uuid,
@@ -368,7 +368,7 @@ pub async fn merge(
     let edit = record_with(
         owner,
         &mut *conn,
-        "merge",
+        crate::edits::EditKind::Merge,
         &summary,
         (&before, &after),
         None,

@@ -21,13 +21,36 @@ use crate::{
     snapshot::{self, Posting, Snapshot},
 };
 
+/// What an edit did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, sqlx::Type, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[sqlx(type_name = "text", rename_all = "snake_case")]
+pub enum EditKind {
+    /// A transaction filed under another category.
+    Recategorize,
+    /// A transaction's description changed.
+    Describe,
+    /// A transaction split across categories.
+    Split,
+    /// A transaction deleted.
+    Delete,
+    /// An import's transactions taken out.
+    UndoImport,
+    /// An earlier edit put back.
+    Revert,
+    /// A category merged into another.
+    Merge,
+    /// A rule's category given to the past rows like it.
+    ApplyRule,
+}
+
 /// One recorded edit.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, schemars::JsonSchema)]
 pub struct Edit {
     pub id: Uuid,
     pub made_at: DateTime<Utc>,
     pub made_by: String,
-    pub kind: String,
+    pub kind: EditKind,
     /// What it did, in a sentence.
     pub summary: String,
     /// The import an `undo_import` undid.
@@ -172,7 +195,16 @@ pub async fn recategorize(
     }
     sort(&mut after);
     let summary = format!("{}: {was} → {}", named(&before), target.name);
-    record(owner, conn, "recategorize", &summary, &[before], &[after], None).await
+    record(
+        owner,
+        conn,
+        EditKind::Recategorize,
+        &summary,
+        &[before],
+        &[after],
+        None,
+    )
+    .await
 }
 
 /// Gives transaction `id` a new description (the statement's own text is kept).
@@ -195,7 +227,16 @@ pub async fn describe(
     let mut after = before.clone();
     after.description = text.to_owned();
     let summary = format!("{} renamed “{text}”", named(&before));
-    record(owner, conn, "describe", &summary, &[before], &[after], None).await
+    record(
+        owner,
+        conn,
+        EditKind::Describe,
+        &summary,
+        &[before],
+        &[after],
+        None,
+    )
+    .await
 }
 
 /// Splits transaction `id` across categories: the shares' sizes add up to what it spent (or
@@ -257,7 +298,7 @@ pub async fn split(
         .collect::<Vec<_>>()
         .join(", ");
     let summary = format!("{} split: {shares_text}", named(&before));
-    record(owner, conn, "split", &summary, &[before], &[after], None).await
+    record(owner, conn, EditKind::Split, &summary, &[before], &[after], None).await
 }
 
 /// Deletes transaction `id` (recorded: it can be put back).
@@ -285,7 +326,7 @@ pub async fn delete(owner: OwnerId, conn: &mut PgConnection, id: Uuid) -> Result
         before.description,
         before.date.format("%-d %b %Y")
     );
-    record(owner, conn, "delete", &summary, &[before], &[], None).await
+    record(owner, conn, EditKind::Delete, &summary, &[before], &[], None).await
 }
 
 /// An import as an undo reads it.
@@ -300,7 +341,7 @@ struct Batch {
 /// A recorded edit as a revert reads it.
 #[derive(sqlx::FromRow)]
 struct Recorded {
-    kind: String,
+    kind: EditKind,
     detail: Option<sqlx::types::Json<serde_json::Value>>,
     summary: String,
     before: sqlx::types::Json<Vec<Snapshot>>,
@@ -410,7 +451,7 @@ pub async fn undo_import(
     let edit = record(
         owner,
         &mut *conn,
-        "undo_import",
+        EditKind::UndoImport,
         &summary,
         &before,
         &after,
@@ -448,8 +489,8 @@ pub async fn revert(owner: OwnerId, conn: &mut PgConnection, id: Uuid) -> Result
         return Err(RegisterError::Invalid("that edit is reverted already".into()));
     }
     let detail = detail.map(|d| d.0);
-    let undoes_merge = kind == "merge";
-    if kind == "revert" && detail.as_ref().is_some_and(|d| d["undoes"] == "merge") {
+    let undoes_merge = kind == EditKind::Merge;
+    if kind == EditKind::Revert && detail.as_ref().is_some_and(|d| d["undoes"] == "merge") {
         return Err(RegisterError::Invalid(
             "that put a merged category back: merge the two again instead".into(),
         ));
@@ -462,7 +503,7 @@ pub async fn revert(owner: OwnerId, conn: &mut PgConnection, id: Uuid) -> Result
     let edit = record_with(
         owner,
         &mut *conn,
-        "revert",
+        EditKind::Revert,
         &text,
         (&after.0, &before.0),
         batch,
@@ -510,7 +551,7 @@ pub(crate) fn sort(s: &mut Snapshot) {
 pub(crate) async fn record(
     owner: OwnerId,
     conn: &mut PgConnection,
-    kind: &str,
+    kind: EditKind,
     summary: &str,
     before: &[Snapshot],
     after: &[Snapshot],
@@ -523,7 +564,7 @@ pub(crate) async fn record(
 pub(crate) async fn record_with(
     owner: OwnerId,
     conn: &mut PgConnection,
-    kind: &str,
+    kind: EditKind,
     summary: &str,
     (before, after): (&[Snapshot], &[Snapshot]),
     batch: Option<Uuid>,

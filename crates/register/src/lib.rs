@@ -20,6 +20,7 @@
 // A person's request can hold anything: no indexing that can panic.
 #![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
 
+pub mod answers;
 pub mod budgets;
 pub mod categories;
 pub mod edits;

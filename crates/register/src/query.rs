@@ -14,7 +14,7 @@ use crate::RegisterError;
 /// How many rows a page holds at most.
 pub const MAX_PER_PAGE: u32 = 200;
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SortBy {
     #[default]
@@ -51,7 +51,7 @@ pub struct Search {
 }
 
 /// What a row is for the household.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, sqlx::Type)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, sqlx::Type, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[sqlx(type_name = "text", rename_all = "snake_case")]
 pub enum Kind {
@@ -66,14 +66,14 @@ pub enum Kind {
 }
 
 /// One category's share of a row.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Part {
     pub category: String,
     /// Positive: spent in (or earned from) this category.
     pub amount_minor: i64,
 }
 
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, schemars::JsonSchema)]
 pub struct Row {
     pub id: Uuid,
     pub date: NaiveDate,
@@ -95,7 +95,7 @@ pub struct Row {
     pub import_file: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Page {
     pub rows: Vec<Row>,
     /// Rows matching, over every page.

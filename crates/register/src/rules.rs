@@ -20,7 +20,7 @@ use crate::{
 };
 
 /// One rule as the screen lists it.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, schemars::JsonSchema)]
 pub struct Rule {
     pub id: Uuid,
     pub pattern: String,
@@ -33,7 +33,7 @@ pub struct Rule {
 }
 
 /// A rule as a person writes it.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RuleInput {
     pub pattern: String,
@@ -169,7 +169,7 @@ pub async fn delete(owner: OwnerId, conn: &mut PgConnection, id: Uuid) -> Result
 }
 
 /// One past row a rule would file.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct LikeRow {
     pub id: Uuid,
     pub date: NaiveDate,
@@ -182,7 +182,7 @@ pub struct LikeRow {
 }
 
 /// What giving a rule's category to the past rows like it would do.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Like {
     pub pattern: String,
     pub category: String,
@@ -304,5 +304,14 @@ pub async fn apply(
         like.pattern,
         like.category
     );
-    record(owner, conn, "apply_rule", &summary, &before, &after, None).await
+    record(
+        owner,
+        conn,
+        crate::edits::EditKind::ApplyRule,
+        &summary,
+        &before,
+        &after,
+        None,
+    )
+    .await
 }

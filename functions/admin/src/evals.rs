@@ -32,7 +32,7 @@ impl LambdaInvoke {
 impl StartEval for LambdaInvoke {
     fn start<'a>(&'a self, requested_by: &'a str) -> BoxFuture<'a, Result<String, String>> {
         Box::pin(async move {
-            let payload = json!({"trigger": "admin", "requestedBy": requested_by}).to_string();
+            let payload = json!({"trigger": "admin", "requested_by": requested_by}).to_string();
             let out = self
                 .client
                 .invoke()

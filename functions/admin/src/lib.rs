@@ -156,14 +156,8 @@ async fn run_detail(
 #[derive(Debug, Deserialize)]
 #[serde(tag = "action", rename_all = "snake_case", deny_unknown_fields)]
 enum Action {
-    PauseLiveChat {
-        paused: bool,
-    },
-    BlockOwner {
-        #[serde(rename = "ownerId", alias = "owner_id")]
-        owner_id: Uuid,
-        blocked: bool,
-    },
+    PauseLiveChat { paused: bool },
+    BlockOwner { owner_id: Uuid, blocked: bool },
     RunEval {},
 }
 
@@ -181,7 +175,7 @@ async fn action(Shared(admin): Shared<Admin>, request: Request) -> Result<Respon
             if !admin::set_blocked(&session, &state.owner_pool, OwnerId::new(owner_id), blocked).await? {
                 return Err(ApiError::BadRequest(format!("there is no visitor {owner_id}")));
             }
-            Ok(Json(json!({"ok": true, "ownerId": owner_id, "blocked": blocked})).into_response())
+            Ok(Json(json!({"ok": true, "owner_id": owner_id, "blocked": blocked})).into_response())
         }
         Action::RunEval {} => {
             let Some(evals) = &admin.evals else {

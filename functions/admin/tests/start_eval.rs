@@ -94,7 +94,7 @@ async fn the_eval_function_is_invoked_asynchronously_with_the_operator_named() {
         "{authorization}"
     );
     assert_eq!(request.body["trigger"], "admin");
-    assert_eq!(request.body["requestedBy"], "ops@kakeibo.example");
+    assert_eq!(request.body["requested_by"], "ops@kakeibo.example");
 }
 
 #[tokio::test]

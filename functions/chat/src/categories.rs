@@ -29,12 +29,12 @@ use axum::{
 };
 use kakeibo_api::{ApiError, State, request::QueryOf, request::json_body};
 use kakeibo_register::{
+    answers::{CategoryList, Deleted, RuleList},
     budgets::{self, Month},
     categories::{self, Side},
     rules::{self, RuleInput},
 };
 use serde::Deserialize;
-use serde_json::json;
 use uuid::Uuid;
 
 use crate::register::{id, run};
@@ -52,7 +52,11 @@ fn created(response: Result<Response, ApiError>) -> Result<Response, ApiError> {
 /// `GET /api/categories`.
 pub(crate) async fn list(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Response, ApiError> {
     run(&state, request.headers(), move |owner, conn| {
-        Box::pin(async move { Ok(json!({"categories": categories::list(owner, conn).await?})) })
+        Box::pin(async move {
+            Ok(CategoryList {
+                categories: categories::list(owner, conn).await?,
+            })
+        })
     })
     .await
 }
@@ -124,7 +128,11 @@ pub(crate) async fn list_rules(
     request: Request,
 ) -> Result<Response, ApiError> {
     run(&state, request.headers(), move |owner, conn| {
-        Box::pin(async move { Ok(json!({"rules": rules::list(owner, conn).await?})) })
+        Box::pin(async move {
+            Ok(RuleList {
+                rules: rules::list(owner, conn).await?,
+            })
+        })
     })
     .await
 }
@@ -167,7 +175,11 @@ pub(crate) async fn delete_rule(
 ) -> Result<Response, ApiError> {
     let rule = id(&rule)?;
     run(&state, request.headers(), move |owner, conn| {
-        Box::pin(async move { Ok(json!({"deleted": rules::delete(owner, conn, rule).await?})) })
+        Box::pin(async move {
+            Ok(Deleted {
+                deleted: rules::delete(owner, conn, rule).await?,
+            })
+        })
     })
     .await
 }
@@ -276,7 +288,11 @@ pub(crate) async fn delete_budget(
 ) -> Result<Response, ApiError> {
     let budget = id(&budget)?;
     run(&state, request.headers(), move |owner, conn| {
-        Box::pin(async move { Ok(json!({"deleted": budgets::delete(owner, conn, budget).await?})) })
+        Box::pin(async move {
+            Ok(Deleted {
+                deleted: budgets::delete(owner, conn, budget).await?,
+            })
+        })
     })
     .await
 }

@@ -35,11 +35,11 @@ use crate::MAX_MESSAGE_CHARS;
 #[serde(deny_unknown_fields)]
 pub(crate) struct ChatBody {
     message: String,
-    #[serde(default, rename = "conversationId", alias = "conversation_id")]
+    #[serde(default)]
     conversation_id: Option<kakeibo_core::ConversationId>,
     /// The bot check's token (Turnstile), needed until the visitor has passed it once when
     /// `TURNSTILE_SECRET` is set; ignored otherwise.
-    #[serde(default, rename = "turnstileToken")]
+    #[serde(default)]
     turnstile_token: Option<String>,
 }
 

@@ -3,7 +3,7 @@
 //!
 //! | route | answer |
 //! |---|---|
-//! | `POST /api/chat` `{message, conversationId?}` | SSE: `token`, `tool_call`, `tool_result`, `confirm_request`, `turn_end`, `error` |
+//! | `POST /api/chat` `{message, conversation_id?, turnstile_token?}` | SSE: `token`, `tool_call`, `tool_result`, `confirm_request`, `turn_end`, `error` |
 //! | `GET /api/session` | `{visitor, model, messages?}`: the visitor (or `null`), the model (or `null`), and with a visitor today's messages `{limit, used, left, binding}` — the limit that binds: `visitor` (their own) or `network` (the address's, shared by the anonymous visitors behind it) |
 //! | `POST /api/session` | the same, after starting an anonymous visit when there is none (`201` then, `200` when one existed) |
 //! | `POST /api/session/sign-up` `{email, password}` | the visitor, now with an account |
@@ -44,6 +44,8 @@ mod google_sign_in;
 mod register;
 mod session;
 mod uploads;
+
+pub use session::{BotCheckView, ModelView, SessionView, SignedIn, VisitorView};
 
 /// The longest message accepted, in characters.
 pub const MAX_MESSAGE_CHARS: usize = 4000;

@@ -23,9 +23,8 @@ use axum::{
 };
 use kakeibo_api::{ApiError, State, request::QueryOf, request::json_body, visitor};
 use kakeibo_ledger::{OwnerId, seed::ensure_demo_ledger, with_owner};
-use kakeibo_register::{RegisterError, Search, Share, edits, query};
+use kakeibo_register::{RegisterError, Search, Share, answers::EditList, edits, query};
 use serde::Deserialize;
-use serde_json::json;
 use uuid::Uuid;
 
 pub(crate) fn api_error(e: RegisterError) -> ApiError {
@@ -113,7 +112,7 @@ pub(crate) async fn change(
             if let Some(description) = &change.description {
                 made.push(edits::describe(owner, &mut *conn, transaction, description).await?);
             }
-            Ok(json!({"edits": made}))
+            Ok(EditList { edits: made })
         })
     })
     .await
@@ -187,7 +186,11 @@ pub(crate) async fn list_edits(
     request: Request,
 ) -> Result<Response, ApiError> {
     run(&state, request.headers(), move |owner, conn| {
-        Box::pin(async move { Ok(json!({"edits": edits::list(owner, conn, 100).await?})) })
+        Box::pin(async move {
+            Ok(EditList {
+                edits: edits::list(owner, conn, 100).await?,
+            })
+        })
     })
     .await
 }

@@ -20,44 +20,107 @@ use kakeibo_operator::{
     admin::assert_admin,
     quota::{self},
 };
-use serde::Deserialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
+use uuid::Uuid;
 
 use crate::{account, chat::address_key};
 
 /// The visitor as the page sees it. `operator` says whether the admin door opens for them (an
 /// operator account on `ADMIN_EMAILS`), so the nav can show the operator's room; it is not the
 /// boundary — every admin route checks again and answers `404`.
-pub(crate) fn visitor_json(state: &State, visitor: &Visitor) -> serde_json::Value {
-    let operator = !visitor.is_anonymous
-        && !visitor.blocked
-        && assert_admin(visitor.email.as_deref(), visitor.operator, &state.config.admins).is_some();
-    json!({"id": visitor.id, "email": visitor.email, "anonymous": visitor.is_anonymous,
-           "emailVerified": visitor.email_verified, "blocked": visitor.blocked, "operator": operator})
+#[derive(Debug, Serialize, JsonSchema)]
+#[allow(clippy::struct_excessive_bools)] // what the page knows of the visitor, one flag each
+pub struct VisitorView {
+    pub id: Uuid,
+    pub email: Option<String>,
+    pub anonymous: bool,
+    /// The address is proven (by the link mailed to it, or by Google).
+    pub email_verified: bool,
+    pub blocked: bool,
+    pub operator: bool,
 }
 
-/// The body of both session routes: `{visitor, model, botCheck, googleSignIn, mail}`, and with a
-/// visitor `messages`. `mail` says whether the site sends mail (a reset link, say).
-/// `botCheck` is `{provider: "turnstile", siteKey}` while the next message needs the check's
-/// token (it is configured, and the visitor has not passed it), else `null`.
+impl VisitorView {
+    pub(crate) fn of(state: &State, visitor: &Visitor) -> Self {
+        let operator = !visitor.is_anonymous
+            && !visitor.blocked
+            && assert_admin(visitor.email.as_deref(), visitor.operator, &state.config.admins).is_some();
+        Self {
+            id: visitor.id,
+            email: visitor.email.clone(),
+            anonymous: visitor.is_anonymous,
+            email_verified: visitor.email_verified,
+            blocked: visitor.blocked,
+            operator,
+        }
+    }
+}
+
+/// The model the site's turns run on.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ModelView {
+    pub provider: String,
+    pub model: String,
+}
+
+/// The bot check the next message needs the token of.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct BotCheckView {
+    /// `turnstile`.
+    pub provider: String,
+    pub site_key: String,
+}
+
+/// `GET`/`POST /api/session`: the visitor (or `None`), the model, whether the next message needs
+/// the bot check's token (it is configured, and the visitor has not passed it), whether Google
+/// sign-in is on and the site sends mail (a reset link, say), and with a visitor the messages left
+/// today.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SessionView {
+    pub visitor: Option<VisitorView>,
+    pub model: Option<ModelView>,
+    pub bot_check: Option<BotCheckView>,
+    pub google_sign_in: bool,
+    pub mail: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub messages: Option<quota::MessagesLeft>,
+}
+
+/// Signing up or in: the visitor now.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SignedIn {
+    pub visitor: VisitorView,
+}
+
+/// The body of both session routes.
 pub(crate) async fn session_json(
     state: &State,
     visitor: Option<&Visitor>,
     address_key: &str,
-) -> Result<serde_json::Value, ApiError> {
-    let model = state
-        .model
-        .as_ref()
-        .ok()
-        .map(|m| json!({"provider": m.name(), "model": m.model()}));
+) -> Result<SessionView, ApiError> {
+    let model = state.model.as_ref().ok().map(|m| ModelView {
+        provider: m.name().to_owned(),
+        model: m.model().to_owned(),
+    });
     let bot_check = state
         .bot_check
         .as_ref()
         .filter(|_| !visitor.is_some_and(|v| v.human_checked))
-        .map(|check| json!({"provider": "turnstile", "siteKey": check.site_key()}));
+        .map(|check| BotCheckView {
+            provider: "turnstile".to_owned(),
+            site_key: check.site_key().to_owned(),
+        });
     let Some(visitor) = visitor else {
-        return Ok(json!({"visitor": null, "model": model, "botCheck": bot_check,
-                   "googleSignIn": state.google.is_some(), "mail": state.sends_mail()}));
+        return Ok(SessionView {
+            visitor: None,
+            model,
+            bot_check,
+            google_sign_in: state.google.is_some(),
+            mail: state.sends_mail(),
+            messages: None,
+        });
     };
     let quotas = &state.config.quotas;
     let limit = if visitor.is_anonymous {
@@ -73,14 +136,14 @@ pub(crate) async fn session_json(
         )),
         None => None,
     };
-    Ok(json!({
-        "visitor": visitor_json(state, visitor),
-        "model": model,
-        "botCheck": bot_check,
-        "googleSignIn": state.google.is_some(),
-        "mail": state.sends_mail(),
-        "messages": quota::MessagesLeft::of((limit, used), address),
-    }))
+    Ok(SessionView {
+        visitor: Some(VisitorView::of(state, visitor)),
+        model,
+        bot_check,
+        google_sign_in: state.google.is_some(),
+        mail: state.sends_mail(),
+        messages: Some(quota::MessagesLeft::of((limit, used), address)),
+    })
 }
 
 pub(crate) async fn session(
@@ -100,7 +163,7 @@ pub(crate) async fn session(
 #[serde(deny_unknown_fields)]
 pub(crate) struct VisitBody {
     /// The bot check's token, when the session asks for one (or in `X-Turnstile-Token`).
-    #[serde(default, rename = "turnstileToken")]
+    #[serde(default)]
     turnstile_token: Option<String>,
 }
 
@@ -138,14 +201,17 @@ pub(crate) struct Credentials {
     email: String,
     password: String,
     /// The bot check's token, for a sign-up that starts or grows a visit not yet checked.
-    #[serde(default, rename = "turnstileToken")]
+    #[serde(default)]
     turnstile_token: Option<String>,
 }
 
 /// The visitor after signing up or in, with a fresh session.
 pub(crate) fn signed_in(state: &State, visitor: &Visitor) -> Result<Response, ApiError> {
     let cookie = visitor::issue(state, visitor)?;
-    let mut response = Json(json!({"visitor": visitor_json(state, visitor)})).into_response();
+    let mut response = Json(SignedIn {
+        visitor: VisitorView::of(state, visitor),
+    })
+    .into_response();
     let value = HeaderValue::from_str(&cookie).map_err(ApiError::internal)?;
     response.headers_mut().append(header::SET_COOKIE, value);
     Ok(response)

@@ -1,7 +1,7 @@
 //! The `confirm` function: a person's decisions on a suspended turn, and the rest of that turn as
 //! server-sent events.
 //!
-//! `POST /api/confirm` `{suspendedTurnId, decisions: [{id, allowed}]}`. The claim is taken before
+//! `POST /api/confirm` `{suspended_turn_id, decisions: [{id, allowed}]}`. The claim is taken before
 //! the stream starts, so losing it is a status: `409` while another request holds it, `410` once
 //! it is finished or when it never existed for this visitor (another visitor's id included —
 //! never `403`, nothing to detect). A write without a decision is declined. Quota kind `resume`:
@@ -59,7 +59,6 @@ struct Decision {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ConfirmBody {
-    #[serde(rename = "suspendedTurnId", alias = "suspended_turn_id")]
     suspended_turn_id: kakeibo_core::SuspendedTurnId,
     decisions: Vec<Decision>,
 }

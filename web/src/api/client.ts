@@ -119,9 +119,9 @@ export const api = {
   session: () => json<Session>('/api/session'),
   /** Starts an anonymous visit without a message (before an upload); with the bot check on, its
    * token goes along (it also passes the check for a visit that has not). */
-  startVisit: (turnstileToken?: string) => json<Session>('/api/session', post(turnstileToken ? { turnstileToken } : {})),
+  startVisit: (turnstileToken?: string) => json<Session>('/api/session', post(turnstileToken ? { turnstile_token: turnstileToken } : {})),
   signUp: (email: string, password: string, turnstileToken?: string) =>
-    json<Pick<Session, 'visitor'>>('/api/session/sign-up', post({ email, password, ...(turnstileToken ? { turnstileToken } : {}) })),
+    json<Pick<Session, 'visitor'>>('/api/session/sign-up', post({ email, password, ...(turnstileToken ? { turnstile_token: turnstileToken } : {}) })),
   signIn: (email: string, password: string) => json<Pick<Session, 'visitor'>>('/api/session/sign-in', post({ email, password })),
   signOut: () => json<unknown>('/api/session/sign-out', post({})),
   /** Every other session of the account ends; this browser gets a fresh one. */
@@ -141,13 +141,13 @@ export const api = {
     request(
       '/api/chat',
       post(
-        { message, ...(conversationId ? { conversationId } : {}), ...(turnstileToken ? { turnstileToken } : {}) },
+        { message, ...(conversationId ? { conversation_id: conversationId } : {}), ...(turnstileToken ? { turnstile_token: turnstileToken } : {}) },
         'POST',
         signal,
       ),
     ),
   confirm: async (suspendedTurnId: string, decisions: Decision[], signal: AbortSignal) =>
-    request('/api/confirm', post({ suspendedTurnId, decisions }, 'POST', signal)),
+    request('/api/confirm', post({ suspended_turn_id: suspendedTurnId, decisions }, 'POST', signal)),
 
   upload: (file: File) =>
     json<Upload>(`/api/uploads?filename=${encodeURIComponent(file.name)}`, {

@@ -4,6 +4,28 @@
 import type { Amount } from '../lib/money';
 import type {
   AdminOverview,
+  BotCheckView,
+  Budget,
+  Category,
+  CategoryList,
+  Deleted,
+  Edit,
+  EditKind,
+  EditList,
+  Kind,
+  Like,
+  Line,
+  MessagesLeft,
+  ModelView,
+  MonthView,
+  Page,
+  Row,
+  Rule,
+  RuleInput,
+  RuleList,
+  SessionView,
+  SignedIn,
+  VisitorView,
   Anomaly,
   BalancesOutput,
   Block,
@@ -39,6 +61,14 @@ export type Tier = WireTier;
 
 // The read side's answers, generated from the Rust types (`wire.ts`).
 export type {
+  CategoryList,
+  Deleted,
+  EditKind,
+  EditList,
+  MessagesLeft,
+  RuleInput,
+  RuleList,
+  SignedIn,
   AdminOverview,
   Anomaly,
   CategoryStatus,
@@ -61,56 +91,31 @@ export type {
 /** A stored canonical message, as the conversation holds it. */
 export type StoredMessage = Message;
 export type StoredBlock = Block;
+export type Session = SessionView;
+export type Visitor = VisitorView;
+export type ModelInfo = ModelView;
+export type BotCheck = BotCheckView;
+export type MessagesToday = MessagesLeft;
+export type RegisterKind = Kind;
+export type RegisterRow = Row;
+export type RegisterPage = Page;
+export type LedgerEdit = Edit;
+/** A category of the person's chart (`GET /api/categories`). */
+export type CategoryItem = Category;
+/** A categorisation rule (`GET /api/rules`), in the order rules are tried. */
+export type RuleItem = Rule;
+/** What giving a rule's category to the past rows like it would do (`POST /api/rules/preview`). */
+export type RuleLike = Like;
+export type BudgetAmount = Budget;
+/** One spending category in a month (`GET /api/budgets`). */
+export type BudgetLine = Line;
+export type BudgetMonth = MonthView;
 export type SpendGroup = Group;
 export type RecurringMerchant = Merchant;
 export type LedgerRow = DashboardTransaction;
 /** `get_balances`: what each account holds (owed negative), net worth and what waits in transit. */
 export type Balances = BalancesOutput;
 
-export interface Visitor {
-  id: string;
-  email: string | null;
-  anonymous: boolean;
-  /** Whether the address is proven (its mailed link followed, or Google's word). */
-  emailVerified?: boolean;
-  blocked: boolean;
-  /** An operator account on the allowlist: the nav shows the operator's room. */
-  operator?: boolean;
-}
-
-export interface ModelInfo {
-  provider: string;
-  model: string;
-}
-
-export interface MessagesToday {
-  limit: number;
-  used: number;
-  left: number;
-  /** The limit that binds: the visitor's own, or the one shared by the anonymous visitors on
-   * their network (address). */
-  binding?: 'visitor' | 'network';
-}
-
-/** The bot check the next message needs (the server verifies its token), or `null`. */
-export interface BotCheck {
-  provider: 'turnstile';
-  siteKey: string;
-}
-
-export interface Session {
-  visitor: Visitor | null;
-  model: ModelInfo | null;
-  /** Present while the visitor has not passed the bot check; asked once per visitor. */
-  botCheck?: BotCheck | null;
-  /** Whether Google sign-in is on (`GET /api/session/google/start` starts it). */
-  googleSignIn?: boolean;
-  /** Whether the site sends mail (reset and confirmation links). */
-  mail?: boolean;
-  messages?: MessagesToday;
-}
-
-/** A refusal before any event: `{error, reason?}` with the HTTP status. */
 export interface RefusalBody {
   error?: string;
   reason?: string;
@@ -327,110 +332,3 @@ export interface ImportPreview {
 
 // region: the register (GET /api/transactions, the edits)
 
-export type RegisterKind = 'spending' | 'income' | 'transfer' | 'transit' | 'other';
-
-export interface RegisterRow {
-  id: string;
-  date: string;
-  description: string;
-  raw_description: string;
-  /** The person's accounts the money moved in ("Checking", or "Checking → Savings"). */
-  account: string;
-  /** The category, "Split" for several, null for a transfer. */
-  category: string | null;
-  /** Each category's share, positive. */
-  parts: { category: string; amount_minor: number }[];
-  /** Signed: what the row did to the person's money; a transfer: the amount moved. */
-  amount_minor: number;
-  currency: string;
-  kind: RegisterKind;
-  import_batch_id: string | null;
-  import_file: string | null;
-}
-
-export interface RegisterPage {
-  rows: RegisterRow[];
-  total: number;
-  page: number;
-  per_page: number;
-  accounts: string[];
-  categories: string[];
-}
-
-export interface LedgerEdit {
-  id: string;
-  made_at: string;
-  made_by: string;
-  kind: 'recategorize' | 'describe' | 'split' | 'delete' | 'undo_import' | 'revert' | 'merge' | 'apply_rule';
-  summary: string;
-  import_batch_id: string | null;
-  transactions: number;
-  reverted_at: string | null;
-  reverted_by: string | null;
-}
-
-/** A category of the person's chart (`GET /api/categories`). */
-export interface CategoryItem {
-  id: string;
-  name: string;
-  side: 'expense' | 'income';
-  /** One of the starting chart's: it keeps its name and cannot be merged away. */
-  standard: boolean;
-  transactions: number;
-  rules: number;
-  budgets: number;
-}
-
-/** A categorisation rule (`GET /api/rules`), in the order rules are tried. */
-export interface RuleItem {
-  id: string;
-  pattern: string;
-  category: string;
-  priority: number;
-  created_at: string;
-  /** Rows of the ledger whose description holds the pattern. */
-  matches: number;
-}
-
-export interface RuleInput {
-  pattern: string;
-  category: string;
-  priority?: number;
-}
-
-/** What giving a rule's category to the past rows like it would do (`POST /api/rules/preview`). */
-export interface RuleLike {
-  pattern: string;
-  category: string;
-  to_file: number;
-  /** The first hundred of them. */
-  rows: { id: string; date: string; description: string; amount_minor: number; currency: string; category: string }[];
-  already: number;
-  /** Transfers between own accounts, splits, opening balances: left as they are. */
-  left_alone: number;
-}
-
-export interface BudgetAmount {
-  id: string;
-  amount_minor: number;
-  currency: string;
-}
-
-/** One spending category in a month (`GET /api/budgets`). */
-export interface BudgetLine {
-  category_id: string;
-  category: string;
-  budget: BudgetAmount | null;
-  /** Spending net of refunds, per currency, largest first. */
-  spent: { currency: string; amount_minor: number }[];
-  transactions: number;
-}
-
-export interface BudgetMonth {
-  month: string;
-  from: string;
-  to: string;
-  /** The currency a new budget takes. */
-  currency: string;
-  lines: BudgetLine[];
-}

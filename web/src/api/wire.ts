@@ -157,6 +157,19 @@ export type MicroUsd = number;
  * Whether live chat runs: the operator paused it, the cap is reached, or neither.
  */
 export type BudgetState = 'ok' | 'tripped' | 'paused';
+/**
+ * What a row is for the household.
+ */
+export type Kind = ('spending' | 'income') | 'transfer' | 'transit' | 'other';
+/**
+ * What an edit did.
+ */
+export type EditKind =
+  'recategorize' | 'describe' | 'split' | 'delete' | 'undo_import' | 'revert' | 'merge' | 'apply_rule';
+/**
+ * Which limit binds.
+ */
+export type Binding = 'visitor' | 'network';
 
 /**
  * The types of kakeibo's event stream and REST answers (generated from the Rust types: do not edit).
@@ -179,6 +192,20 @@ export interface Wire {
   dashboard: Dashboard;
   eval_report: EvalReport;
   admin_overview: AdminOverview;
+  register_page: Page;
+  edit_list: EditList;
+  edit: Edit;
+  category_list: CategoryList;
+  category: Category;
+  rule_list: RuleList;
+  rule: Rule;
+  rule_input: RuleInput;
+  rule_preview: Like;
+  budget_month: MonthView;
+  budget: Budget;
+  deleted: Deleted;
+  session: SessionView;
+  signed_in: SignedIn;
 }
 /**
  * The end of a leg of a turn.
@@ -891,4 +918,307 @@ export interface EvalHeadline {
   passed: number;
   task_count: number;
   complete: boolean;
+}
+export interface Page {
+  rows: Row[];
+  /**
+   * Rows matching, over every page.
+   */
+  total: number;
+  page: number;
+  per_page: number;
+  /**
+   * The owner's accounts that hold money and their categories, by name: what a search and an
+   * edit may name.
+   */
+  accounts: string[];
+  categories: string[];
+}
+export interface Row {
+  id: string;
+  date: string;
+  description: string;
+  /**
+   * The text as the statement had it.
+   */
+  raw_description: string;
+  /**
+   * The person's accounts the money moved in ("Checking", or "Checking → Savings").
+   */
+  account: string;
+  /**
+   * The category, "Split" for several, none for a transfer.
+   */
+  category?: string | null;
+  parts: Part[];
+  /**
+   * Signed: what the row did to the person's money (a transfer: the amount moved, positive).
+   */
+  amount_minor: number;
+  currency: string;
+  kind: Kind;
+  import_batch_id?: string | null;
+  /**
+   * The statement it came from.
+   */
+  import_file?: string | null;
+}
+/**
+ * One category's share of a row.
+ */
+export interface Part {
+  category: string;
+  /**
+   * Positive: spent in (or earned from) this category.
+   */
+  amount_minor: number;
+}
+/**
+ * `GET /api/edits` (the newest first), and what a change to a transaction recorded.
+ */
+export interface EditList {
+  edits: Edit[];
+}
+/**
+ * One recorded edit.
+ */
+export interface Edit {
+  id: string;
+  made_at: string;
+  made_by: string;
+  kind: EditKind;
+  /**
+   * What it did, in a sentence.
+   */
+  summary: string;
+  /**
+   * The import an `undo_import` undid.
+   */
+  import_batch_id?: string | null;
+  /**
+   * How many transactions it touched.
+   */
+  transactions: number;
+  reverted_at?: string | null;
+  /**
+   * The edit that reverted it.
+   */
+  reverted_by?: string | null;
+}
+/**
+ * `GET /api/categories`: the person's chart of categories.
+ */
+export interface CategoryList {
+  categories: Category[];
+}
+/**
+ * One category as the screen lists it.
+ */
+export interface Category {
+  id: string;
+  name: string;
+  /**
+   * `expense` or `income`.
+   */
+  side: string;
+  /**
+   * One of the starting chart's: it keeps its name and cannot be merged away.
+   */
+  standard: boolean;
+  /**
+   * Transactions with a posting on it.
+   */
+  transactions: number;
+  rules: number;
+  budgets: number;
+}
+/**
+ * `GET /api/rules`: the rules in the order they are tried.
+ */
+export interface RuleList {
+  rules: Rule[];
+}
+/**
+ * One rule as the screen lists it.
+ */
+export interface Rule {
+  id: string;
+  pattern: string;
+  category: string;
+  /**
+   * Lower wins when several rules match a row.
+   */
+  priority: number;
+  created_at: string;
+  /**
+   * The rows of the ledger whose description holds the pattern, whatever their category.
+   */
+  matches: number;
+}
+/**
+ * A rule as a person writes it.
+ */
+export interface RuleInput {
+  pattern: string;
+  category: string;
+  /**
+   * 1 to 1000; 100 when not given.
+   */
+  priority?: number | null;
+}
+/**
+ * What giving a rule's category to the past rows like it would do.
+ */
+export interface Like {
+  pattern: string;
+  category: string;
+  /**
+   * Rows that would move to the category (the first [`PREVIEW_ROWS`] of them listed).
+   */
+  to_file: number;
+  rows: LikeRow[];
+  /**
+   * Rows like it already in the category.
+   */
+  already: number;
+  /**
+   * Rows like it that take no single category: transfers between own accounts, splits,
+   * opening balances. They are left as they are.
+   */
+  left_alone: number;
+}
+/**
+ * One past row a rule would file.
+ */
+export interface LikeRow {
+  id: string;
+  date: string;
+  description: string;
+  /**
+   * Signed: what the row did to the person's money.
+   */
+  amount_minor: number;
+  currency: string;
+  /**
+   * Its category now.
+   */
+  category: string;
+}
+/**
+ * The budgets screen for one month.
+ */
+export interface MonthView {
+  month: string;
+  from: string;
+  to: string;
+  /**
+   * The currency a new budget takes when none is given.
+   */
+  currency: string;
+  /**
+   * Budgeted categories first (by name), then the rest with spending, then the unused ones.
+   */
+  lines: Line[];
+}
+/**
+ * One spending category in the month.
+ */
+export interface Line {
+  category_id: string;
+  category: string;
+  budget?: Budget | null;
+  /**
+   * One entry per currency spent in, largest first; empty when nothing was.
+   */
+  spent: Spent[];
+  /**
+   * Transactions with a posting on the category in the month.
+   */
+  transactions: number;
+}
+/**
+ * A category's budget for the month.
+ */
+export interface Budget {
+  id: string;
+  amount_minor: number;
+  currency: string;
+}
+/**
+ * What was spent in one currency.
+ */
+export interface Spent {
+  currency: string;
+  /**
+   * Positive: spending net of refunds.
+   */
+  amount_minor: number;
+}
+/**
+ * `DELETE` of a rule or a budget: the id of what is gone.
+ */
+export interface Deleted {
+  deleted: string;
+}
+/**
+ * `GET`/`POST /api/session`: the visitor (or `None`), the model, whether the next message needs
+ * the bot check's token (it is configured, and the visitor has not passed it), whether Google
+ * sign-in is on and the site sends mail (a reset link, say), and with a visitor the messages left
+ * today.
+ */
+export interface SessionView {
+  visitor?: VisitorView | null;
+  model?: ModelView | null;
+  bot_check?: BotCheckView | null;
+  google_sign_in: boolean;
+  mail: boolean;
+  messages?: MessagesLeft | null;
+}
+/**
+ * The visitor as the page sees it. `operator` says whether the admin door opens for them (an
+ * operator account on `ADMIN_EMAILS`), so the nav can show the operator's room; it is not the
+ * boundary — every admin route checks again and answers `404`.
+ */
+export interface VisitorView {
+  id: string;
+  email?: string | null;
+  anonymous: boolean;
+  /**
+   * The address is proven (by the link mailed to it, or by Google).
+   */
+  email_verified: boolean;
+  blocked: boolean;
+  operator: boolean;
+}
+/**
+ * The model the site's turns run on.
+ */
+export interface ModelView {
+  provider: string;
+  model: string;
+}
+/**
+ * The bot check the next message needs the token of.
+ */
+export interface BotCheckView {
+  /**
+   * `turnstile`.
+   */
+  provider: string;
+  site_key: string;
+}
+/**
+ * What the message counter shows: the limit that binds, and which one it is.
+ */
+export interface MessagesLeft {
+  limit: number;
+  used: number;
+  left: number;
+  binding: Binding;
+}
+/**
+ * Signing up or in: the visitor now.
+ */
+export interface SignedIn {
+  visitor: VisitorView;
 }

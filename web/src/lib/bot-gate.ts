@@ -1,5 +1,5 @@
 // The bot check's gate on the composer. While the session asks for the check (the server's
-// `botCheck`), a message may go only with a token the widget issued and no turn has spent yet;
+// `bot_check`), a message may go only with a token the widget issued and no turn has spent yet;
 // tokens are single-use, so each try spends the one it carried and the widget issues the next.
 // Once the visitor passed, the session stops asking and the gate stays open.
 

@@ -4,10 +4,10 @@ import { messagesText } from './messages';
 describe('messagesText', () => {
   it('counts the visitor’s own limit', () => {
     expect(messagesText({ limit: 8, used: 3, left: 5, binding: 'visitor' }, true, false)).toBe('5 of 8 messages left today.');
-    expect(messagesText({ limit: 8, used: 8, left: 0 }, true, true)).toBe(
+    expect(messagesText({ limit: 8, used: 8, left: 0, binding: 'visitor' }, true, true)).toBe(
       'No messages left today (8 a day; signing up raises it). They renew at midnight UTC.',
     );
-    expect(messagesText({ limit: 25, used: 25, left: 0 }, false, true)).toBe('No messages left today (25 a day). They renew at midnight UTC.');
+    expect(messagesText({ limit: 25, used: 25, left: 0, binding: 'visitor' }, false, true)).toBe('No messages left today (25 a day). They renew at midnight UTC.');
   });
 
   it('says so when the network’s shared limit is the one that binds', () => {

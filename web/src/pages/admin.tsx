@@ -124,7 +124,7 @@ export function AdminPage() {
           </div>
           <MapPanel o={overview} />
           <RecentRuns o={overview} />
-          <UsersPanel o={overview} working={working} onBlock={(id, blocked) => void act(`block-${id}`, { action: 'block_owner', ownerId: id, blocked })} />
+          <UsersPanel o={overview} working={working} onBlock={(id, blocked) => void act(`block-${id}`, { action: 'block_owner', owner_id: id, blocked })} />
           <p class="term-sub">Panels as of {dateTime(overview.generated_at)}; days are UTC.</p>
         </>
       ) : null}

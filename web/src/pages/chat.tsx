@@ -84,7 +84,7 @@ export function Chat() {
   const visitor = session?.visitor ?? null;
   const messages = session?.messages;
   // The bot check, while the session asks for it: the widget's unspent token opens the composer.
-  const botCheck = session?.botCheck ?? null;
+  const botCheck = session?.bot_check ?? null;
   const [botToken, setBotToken] = useState<string | null>(null);
   const [botRound, setBotRound] = useState(0);
   const open = mayAsk({ asked: botCheck !== null, token: botToken });
@@ -348,7 +348,7 @@ export function Chat() {
   // A conversation that is not the visitor's is the 404 page, exactly like one that never existed.
   if (missing) return <NotFound />;
   const waiting = exchanges.some((x) => x.status === 'waiting');
-  const outOfMessages = messages !== undefined && messages.left <= 0;
+  const outOfMessages = messages != null && messages.left <= 0;
 
   return (
     <Page genre="paper" title="Chat" mainClass="chat-main">
@@ -394,7 +394,7 @@ export function Chat() {
         <UploadPanel busy={busy || waiting} ensureVisit={ensureVisit} onClose={() => setUploadOpen(false)} onImport={(message) => void ask(message)} />
       ) : null}
       <div ref={end} class="chat-end" />
-      {botCheck ? <BotCheckWidget siteKey={botCheck.siteKey} round={botRound} onToken={setBotToken} /> : null}
+      {botCheck ? <BotCheckWidget siteKey={botCheck.site_key} round={botRound} onToken={setBotToken} /> : null}
       <form
         class="composer"
         onSubmit={(e) => {

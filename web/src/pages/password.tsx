@@ -244,7 +244,7 @@ export function AccountSecurity() {
   return (
     <Section title="Address and password">
       <p class="prose">
-        {visitor.emailVerified ? (
+        {visitor.email_verified ? (
           <>
             <Mark tone="ok">confirmed</Mark> {visitor.email}
           </>

@@ -1,7 +1,7 @@
 // /sign-in and /sign-up: an email and a password. Signing up keeps the ledger the visitor built
 // anonymously (the same visitor gets credentials); signing in brings an anonymous visitor's
 // conversations along. A failed sign-in never says which of the two was wrong. With Google sign-in
-// on (the session says `googleSignIn`), a link starts it; its failures come back as `?error=`.
+// on (the session says `google_sign_in`), a link starts it; its failures come back as `?error=`.
 
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
@@ -23,7 +23,7 @@ export function SignIn() {
   const anonymous = session?.visitor?.anonymous ?? true;
   // Signing up starts or grows a visit: while the session asks for the bot check, its token goes
   // along (single-use: each try spends one and the widget issues the next).
-  const botCheck = up ? (session?.botCheck ?? null) : null;
+  const botCheck = up ? (session?.bot_check ?? null) : null;
   const [botToken, setBotToken] = useState<string | null>(null);
   const [botRound, setBotRound] = useState(0);
 
@@ -96,12 +96,12 @@ export function SignIn() {
             <Mark tone="danger">failed</Mark> {error}
           </p>
         ) : null}
-        {botCheck ? <BotCheckWidget siteKey={botCheck.siteKey} round={botRound} onToken={setBotToken} /> : null}
+        {botCheck ? <BotCheckWidget siteKey={botCheck.site_key} round={botRound} onToken={setBotToken} /> : null}
         <button type="submit" class="btn btn-primary" disabled={busy || (botCheck !== null && botToken === null)} style={{ marginTop: '28px' }}>
           {busy ? (up ? 'Signing up…' : 'Signing in…') : up ? 'Sign up' : 'Sign in'}
         </button>
       </form>
-      {session?.googleSignIn ? (
+      {session?.google_sign_in ? (
         <p style={{ marginTop: '24px' }}>
           {/* A real navigation (to Google and back), which the client-side router must leave alone. */}
           <a class="btn btn-secondary" href="/api/session/google/start" target="_top">

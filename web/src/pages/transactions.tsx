@@ -468,7 +468,7 @@ function RowEditor({
             </button>
           ) : null}
           {categorised ? (
-            <a class="btn btn-secondary compact" href={ruleAddress(row.description, category || row.category)}>
+            <a class="btn btn-secondary compact" href={ruleAddress(row.description, category || (row.category ?? null))}>
               All like this…
             </a>
           ) : null}

@@ -33,7 +33,7 @@ async fn an_address_is_proven_by_its_link_once(_: PgPoolOptions, connect: PgConn
     let (app, _state, outbox) = site(&connect).await;
     assert_eq!(app.get("/api/session", None).await.json()["mail"], true);
     let account = app.signed_up("Ana@Example.com", PASSWORD).await;
-    assert_eq!(app.visitor_of(&account).await["emailVerified"], false);
+    assert_eq!(app.visitor_of(&account).await["email_verified"], false);
 
     let sent = mails(&outbox);
     assert_eq!(sent.len(), 1, "one mail for one sign-up: {sent:?}");
@@ -50,7 +50,7 @@ async fn an_address_is_proven_by_its_link_once(_: PgPoolOptions, connect: PgConn
         .post("/api/session/verify-email", json!({"token": token}), None)
         .await;
     assert_eq!(verified.status, StatusCode::OK, "{}", verified.body);
-    assert_eq!(app.visitor_of(&account).await["emailVerified"], true);
+    assert_eq!(app.visitor_of(&account).await["email_verified"], true);
     let again = app
         .post("/api/session/verify-email", json!({"token": token}), None)
         .await;
@@ -161,7 +161,7 @@ async fn a_password_is_reset_by_mail_and_every_session_ends(_: PgPoolOptions, co
     let (status, fresh) = app.sign_in("cy@example.com", "a brand new secret phrase").await;
     assert_eq!(status, StatusCode::OK);
     // The link reached the address: it is proven.
-    assert_eq!(app.visitor_of(&fresh.unwrap()).await["emailVerified"], true);
+    assert_eq!(app.visitor_of(&fresh.unwrap()).await["email_verified"], true);
     let reused = app
         .post(
             "/api/session/password-reset/confirm",
@@ -359,7 +359,7 @@ async fn without_mail_the_links_are_off_and_said_so(_: PgPoolOptions, connect: P
     let app = TestApp::new(&state);
     assert_eq!(app.get("/api/session", None).await.json()["mail"], false);
     let account = app.signed_up("hal@example.com", PASSWORD).await;
-    assert_eq!(app.visitor_of(&account).await["emailVerified"], false);
+    assert_eq!(app.visitor_of(&account).await["email_verified"], false);
     let reset = app
         .post(
             "/api/session/password-reset",

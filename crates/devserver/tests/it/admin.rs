@@ -248,7 +248,7 @@ async fn the_operator_sees_the_panels_and_pauses_and_blocks(_: PgPoolOptions, co
     let block = app
         .post(
             "/api/admin/action",
-            json!({"action": "block_owner", "ownerId": visitor_id, "blocked": true}),
+            json!({"action": "block_owner", "owner_id": visitor_id, "blocked": true}),
             Some(&operator),
         )
         .await;
@@ -262,7 +262,7 @@ async fn the_operator_sees_the_panels_and_pauses_and_blocks(_: PgPoolOptions, co
     // Bad actions say what is wrong.
     for bad in [
         json!({"action": "shutdown"}),
-        json!({"action": "block_owner", "ownerId": uuid::Uuid::new_v4(), "blocked": true}),
+        json!({"action": "block_owner", "owner_id": uuid::Uuid::new_v4(), "blocked": true}),
         json!({"action": "pause_live_chat"}),
     ] {
         let answer = app.post("/api/admin/action", bad.clone(), Some(&operator)).await;

@@ -72,7 +72,7 @@ async fn count(state: &kakeibo_api::State, sql: &str) -> i64 {
 
 fn chat(message: &str, token: Option<&str>) -> Value {
     match token {
-        Some(token) => json!({"message": message, "turnstileToken": token}),
+        Some(token) => json!({"message": message, "turnstile_token": token}),
         None => json!({"message": message}),
     }
 }
@@ -96,7 +96,7 @@ async fn a_first_message_needs_a_verified_token_and_only_once(_: PgPoolOptions, 
 
     // The page learns that the check is on, and with which site key.
     let session = app.get("/api/session", None).await.json();
-    assert_eq!(session["botCheck"]["siteKey"], "site-key-for-the-page");
+    assert_eq!(session["bot_check"]["site_key"], "site-key-for-the-page");
 
     // Refused, each in words and with its reason, before a visitor is made or a message charged.
     let missing = app.post("/api/chat", chat("hello", None), None).await;
@@ -143,7 +143,7 @@ async fn a_first_message_needs_a_verified_token_and_only_once(_: PgPoolOptions, 
     assert_eq!(asked.lock().unwrap().len(), calls, "no second verification");
     let session = app.get("/api/session", Some(&cookie)).await.json();
     assert_eq!(
-        session["botCheck"],
+        session["bot_check"],
         Value::Null,
         "the page shows no widget any more"
     );
@@ -280,14 +280,14 @@ async fn every_route_that_makes_or_grows_a_visit_asks_for_the_check(
     let signed_up = app
         .post(
             "/api/session/sign-up",
-            json!({"email": "human@example.com", "password": "a long enough password", "turnstileToken": "pass-4"}),
+            json!({"email": "human@example.com", "password": "a long enough password", "turnstile_token": "pass-4"}),
             Some(&other),
         )
         .await;
     assert!(signed_up.status.is_success(), "{}", signed_up.body);
     let cookie = signed_up.session_cookie().unwrap();
     assert_eq!(
-        app.get("/api/session", Some(&cookie)).await.json()["botCheck"],
+        app.get("/api/session", Some(&cookie)).await.json()["bot_check"],
         Value::Null
     );
 
@@ -319,7 +319,7 @@ async fn every_route_that_makes_or_grows_a_visit_asks_for_the_check(
     assert_eq!(
         app.get("/api/session", Some(&signed_in.session_cookie().unwrap()))
             .await
-            .json()["botCheck"],
+            .json()["bot_check"],
         Value::Null,
         "the checked visit's mark moved onto the account"
     );
@@ -330,7 +330,7 @@ async fn off_without_a_secret(_: PgPoolOptions, connect: PgConnectOptions) {
     let state = state(&connect, Isolation::Rls, &[]).await;
     let app = TestApp::new(&state);
     assert_eq!(
-        app.get("/api/session", None).await.json()["botCheck"],
+        app.get("/api/session", None).await.json()["bot_check"],
         Value::Null
     );
     let answered = app.post("/api/chat", chat("hello", None), None).await;

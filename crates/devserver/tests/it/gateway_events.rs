@@ -122,7 +122,7 @@ async fn every_route_answers_real_gateway_events(_: PgPoolOptions, connect: PgCo
             .1;
 
         // confirm: allowed; the rest of the turn streams.
-        let body = json!({"suspendedTurnId": request["suspended_turn_id"], "decisions": [{"id": request["id"], "allowed": true}]});
+        let body = json!({"suspended_turn_id": request["suspended_turn_id"], "decisions": [{"id": request["id"], "allowed": true}]});
         let confirmed = gw
             .call(confirm, "POST", "/api/confirm", Some(body.clone()), Some(&cookie))
             .await;

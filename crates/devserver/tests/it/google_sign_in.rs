@@ -251,7 +251,7 @@ async fn site(connect: &PgConnectOptions) -> (Site, Arc<kakeibo_api::State>) {
 async fn a_visitor_signs_in_with_google_and_keeps_what_they_did(_: PgPoolOptions, connect: PgConnectOptions) {
     let (site, state) = site(&connect).await;
     assert_eq!(
-        site.app.get("/api/session", None).await.json()["googleSignIn"],
+        site.app.get("/api/session", None).await.json()["google_sign_in"],
         true
     );
 
@@ -458,7 +458,10 @@ async fn an_operator_account_is_never_reached_through_google(_: PgPoolOptions, c
 async fn off_without_a_client_id(_: PgPoolOptions, connect: PgConnectOptions) {
     let state = state(&connect, Isolation::Rls, &[]).await;
     let app = TestApp::new(&state);
-    assert_eq!(app.get("/api/session", None).await.json()["googleSignIn"], false);
+    assert_eq!(
+        app.get("/api/session", None).await.json()["google_sign_in"],
+        false
+    );
     assert_eq!(
         app.get("/api/session/google/start", None).await.status,
         StatusCode::NOT_FOUND
@@ -598,7 +601,7 @@ async fn signed_in_with_its_password_an_account_links_google(_: PgPoolOptions, c
     let session = app
         .signed_up("mine@gmail.example", "a long enough password")
         .await;
-    assert_eq!(app.visitor_of(&session).await["emailVerified"], false);
+    assert_eq!(app.visitor_of(&session).await["email_verified"], false);
     let joined = site
         .sign_in(
             Some(&session),
@@ -608,7 +611,7 @@ async fn signed_in_with_its_password_an_account_links_google(_: PgPoolOptions, c
     assert_eq!(joined.status, StatusCode::SEE_OTHER, "{}", joined.body);
     assert_eq!(joined.headers["location"], "/chat");
     let renewed = joined.session_cookie().unwrap();
-    assert_eq!(app.visitor_of(&renewed).await["emailVerified"], true);
+    assert_eq!(app.visitor_of(&renewed).await["email_verified"], true);
     // From elsewhere, Google alone reaches it now.
     let elsewhere = site
         .sign_in(None, &Consent::of("google-sub-mine", "mine@gmail.example"))

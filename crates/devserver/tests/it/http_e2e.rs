@@ -95,7 +95,7 @@ async fn chat_confirm_and_the_trace_over_http(_: PgPoolOptions, connect: PgConne
     let pending = &events[2].1;
     assert_eq!(pending["tool"], "set_budget");
 
-    let confirm = json!({"suspendedTurnId": pending["suspended_turn_id"], "decisions": [{"id": pending["id"], "allowed": true}]});
+    let confirm = json!({"suspended_turn_id": pending["suspended_turn_id"], "decisions": [{"id": pending["id"], "allowed": true}]});
     let (status, body, _) = post(&client, &format!("{base}/api/confirm"), &confirm, Some(&cookie)).await;
     assert_eq!(status, 200, "{body}");
     let end = sse_events(&body)

@@ -131,7 +131,7 @@ async fn bad_requests_get_clear_answers(_: PgPoolOptions, connect: PgConnectOpti
         (&b""[..], "needs a JSON body"),
         (&br#"{"message":"   "}"#[..], "message is required"),
         (&br#"{"message":"hi","extra":1}"#[..], "unknown field `extra`"),
-        (&br#"{"message":"hi","conversationId":"nope"}"#[..], "UUID"),
+        (&br#"{"message":"hi","conversation_id":"nope"}"#[..], "UUID"),
     ] {
         let answer = post(&app, "/api/chat", &[json, site], body.to_vec()).await;
         assert_eq!(answer.status, 400, "{}", answer.body);

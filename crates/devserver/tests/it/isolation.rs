@@ -152,7 +152,7 @@ async fn reads_and_lists(w: &World) {
     let into = app
         .post(
             "/api/chat",
-            json!({"message": "hello", "conversationId": a_conversation}),
+            json!({"message": "hello", "conversation_id": a_conversation}),
             Some(b),
         )
         .await;
@@ -183,14 +183,14 @@ async fn confirms(w: &World) {
     let theirs = app
         .post(
             "/api/confirm",
-            json!({"suspendedTurnId": a_suspended, "decisions": decisions}),
+            json!({"suspended_turn_id": a_suspended, "decisions": decisions}),
             Some(b),
         )
         .await;
     let nobodys = app
         .post(
             "/api/confirm",
-            json!({"suspendedTurnId": Uuid::new_v4(), "decisions": decisions}),
+            json!({"suspended_turn_id": Uuid::new_v4(), "decisions": decisions}),
             Some(b),
         )
         .await;
@@ -203,7 +203,7 @@ async fn confirms(w: &World) {
     let own = app
         .post(
             "/api/confirm",
-            json!({"suspendedTurnId": a_suspended, "decisions": decisions}),
+            json!({"suspended_turn_id": a_suspended, "decisions": decisions}),
             Some(a),
         )
         .await;

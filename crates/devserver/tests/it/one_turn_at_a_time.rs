@@ -25,7 +25,7 @@ async fn a_conversation_waiting_for_a_confirmation_takes_no_other_message(
     let again = app
         .post(
             "/api/chat",
-            json!({"message": "and dining?", "conversationId": conversation}),
+            json!({"message": "and dining?", "conversation_id": conversation}),
             Some(&cookie),
         )
         .await;
@@ -72,7 +72,7 @@ async fn a_conversation_waiting_for_a_confirmation_takes_no_other_message(
     let next = app
         .post(
             "/api/chat",
-            json!({"message": "and dining?", "conversationId": conversation}),
+            json!({"message": "and dining?", "conversation_id": conversation}),
             Some(&cookie),
         )
         .await;

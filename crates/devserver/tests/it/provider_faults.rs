@@ -259,7 +259,7 @@ async fn every_provider_fault_ends_a_turn_truthfully_and_the_visitor_can_send_ag
         let next = app
             .post(
                 "/api/chat",
-                json!({"message": "and now?", "conversationId": conversation}),
+                json!({"message": "and now?", "conversation_id": conversation}),
                 Some(&cookie),
             )
             .await;

@@ -84,7 +84,7 @@ async fn a_hundred_confirms_at_once_stream_once_and_write_once(_: PgPoolOptions,
         .find(|(e, _)| e == "confirm_request")
         .unwrap()
         .1;
-    let confirm = json!({"suspendedTurnId": pending["suspended_turn_id"], "decisions": [{"id": pending["id"], "allowed": true}]});
+    let confirm = json!({"suspended_turn_id": pending["suspended_turn_id"], "decisions": [{"id": pending["id"], "allowed": true}]});
 
     let attempts = (0..100).map(|_| {
         let (client, url, cookie, body) = (

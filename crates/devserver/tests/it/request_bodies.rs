@@ -19,10 +19,10 @@ use support::{Isolation, SITE, TestApp, state, the_rules};
 /// Field names the routes read, and a few they do not.
 const KEYS: &[&str] = &[
     "message",
-    "conversationId",
     "conversation_id",
-    "suspendedTurnId",
+    "conversationId",
     "suspended_turn_id",
+    "suspendedTurnId",
     "decisions",
     "id",
     "allowed",
@@ -32,7 +32,7 @@ const KEYS: &[&str] = &[
     "currency",
     "action",
     "owner",
-    "ownerId",
+    "owner_id",
     "paused",
     "name",
     "side",
@@ -94,14 +94,14 @@ fn flag() -> impl Strategy<Value = Value> {
 /// A body of one route's own shape, its values arbitrary text or JSON.
 fn shaped() -> impl Strategy<Value = Value> {
     prop_oneof![
-        (text(), json()).prop_map(|(m, c)| serde_json::json!({"message": m, "conversationId": c})),
+        (text(), json()).prop_map(|(m, c)| serde_json::json!({"message": m, "conversation_id": c})),
         text().prop_map(|m| serde_json::json!({"message": m})),
         (text(), vec((text(), json()), 0..3)).prop_map(|(id, d)| {
             let decisions: Vec<Value> = d
                 .into_iter()
                 .map(|(i, a)| serde_json::json!({"id": i, "allowed": a}))
                 .collect();
-            serde_json::json!({"suspendedTurnId": id, "decisions": decisions})
+            serde_json::json!({"suspended_turn_id": id, "decisions": decisions})
         }),
         (text(), text()).prop_map(|(e, p)| serde_json::json!({"email": e, "password": p})),
         (json(), json()).prop_map(|(a, c)| serde_json::json!({"account": a, "currency": c})),
@@ -121,7 +121,7 @@ fn shaped() -> impl Strategy<Value = Value> {
         }),
         flag().prop_map(|flag| serde_json::json!({"action": "pause_live_chat", "paused": flag})),
         (prop_oneof![text().prop_map(Value::String), json()], flag()).prop_map(|(owner, flag)| {
-            serde_json::json!({"action": "block_owner", "ownerId": owner, "blocked": flag})
+            serde_json::json!({"action": "block_owner", "owner_id": owner, "blocked": flag})
         }),
         (select(ACTIONS), json())
             .prop_map(|(action, extra)| serde_json::json!({"action": action, "x": extra})),
@@ -152,7 +152,7 @@ fn bodies(cases: usize) -> Vec<Vec<u8>> {
     let seeds = [
         serde_json::json!({"message": "how much did I spend"}),
         serde_json::json!({"email": "seed@example.com", "password": "a long enough password"}),
-        serde_json::json!({"suspendedTurnId": "00000000-0000-0000-0000-000000000000", "decisions": []}),
+        serde_json::json!({"suspended_turn_id": "00000000-0000-0000-0000-000000000000", "decisions": []}),
         serde_json::json!({"account": "Checking", "currency": "INR"}),
         serde_json::json!({"figures": [{"line": 2, "take": "balance"}]}),
         serde_json::json!({"action": "pause_live_chat", "paused": false}),

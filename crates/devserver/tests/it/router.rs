@@ -124,7 +124,7 @@ async fn a_conversation_is_routed_once_and_keeps_its_model(_: PgPoolOptions, con
     let answer = app
         .post(
             "/api/chat",
-            json!({"message": "set a ₹20,000 monthly budget for groceries", "conversationId": conversation}),
+            json!({"message": "set a ₹20,000 monthly budget for groceries", "conversation_id": conversation}),
             Some(&cookie),
         )
         .await;

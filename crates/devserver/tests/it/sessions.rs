@@ -304,7 +304,7 @@ async fn an_anonymous_ledger_moves_onto_an_account_that_has_none(
         .find(|(e, _)| e == "confirm_request")
         .unwrap()
         .1;
-    let confirm = json!({"suspendedTurnId": pending["suspended_turn_id"], "decisions": [{"id": pending["id"], "allowed": true}]});
+    let confirm = json!({"suspended_turn_id": pending["suspended_turn_id"], "decisions": [{"id": pending["id"], "allowed": true}]});
     assert_eq!(
         app.post("/api/confirm", confirm, Some(&y)).await.status,
         StatusCode::OK

@@ -550,7 +550,7 @@ async fn a_message_without_a_conversation_starts_one(_: PgPoolOptions, connect: 
     let a = turn_end(&first)["conversation_id"].clone();
     let second = chat(&app, "hello again", &cookie).await;
     let b = turn_end(&second)["conversation_id"].clone();
-    assert_ne!(a, b, "no conversationId: a new conversation");
+    assert_ne!(a, b, "no conversation_id: a new conversation");
     let listed = app.conversations(Some(&cookie)).await.json();
     let mut titles: Vec<&str> = listed["conversations"]
         .as_array()
@@ -565,7 +565,7 @@ async fn a_message_without_a_conversation_starts_one(_: PgPoolOptions, connect: 
     let continued = app
         .post(
             "/api/chat",
-            json!({"message": "and once more", "conversationId": a}),
+            json!({"message": "and once more", "conversation_id": a}),
             Some(&cookie),
         )
         .await;
@@ -598,7 +598,7 @@ async fn a_message_without_a_conversation_starts_one(_: PgPoolOptions, connect: 
     let into = app
         .post(
             "/api/chat",
-            json!({"message": "let me in", "conversationId": a}),
+            json!({"message": "let me in", "conversation_id": a}),
             Some(&other),
         )
         .await;

@@ -9,8 +9,17 @@ use std::path::PathBuf;
 
 use kakeibo_admin::AdminOverview;
 use kakeibo_agent::{conversations::Conversation, runs::RunDetail};
+use kakeibo_chat::{SessionView, SignedIn};
 use kakeibo_core::wire::WireSchema;
 use kakeibo_evals::EvalReport;
+use kakeibo_register::{
+    answers::{CategoryList, Deleted, EditList, RuleList},
+    budgets::{Budget, MonthView},
+    categories::Category,
+    edits::Edit,
+    query::Page,
+    rules::{Like, Rule, RuleInput},
+};
 use kakeibo_runs::{ConversationList, RunList, ToolList};
 use kakeibo_tools::dashboard::Dashboard;
 use serde_json::Value;
@@ -25,7 +34,21 @@ fn wire() -> Value {
         .add::<Conversation>("conversation")
         .add::<Dashboard>("dashboard")
         .add::<EvalReport>("eval_report")
-        .add::<AdminOverview>("admin_overview");
+        .add::<AdminOverview>("admin_overview")
+        .add::<Page>("register_page")
+        .add::<EditList>("edit_list")
+        .add::<Edit>("edit")
+        .add::<CategoryList>("category_list")
+        .add::<Category>("category")
+        .add::<RuleList>("rule_list")
+        .add::<Rule>("rule")
+        .add::<RuleInput>("rule_input")
+        .add::<Like>("rule_preview")
+        .add::<MonthView>("budget_month")
+        .add::<Budget>("budget")
+        .add::<Deleted>("deleted")
+        .add::<SessionView>("session")
+        .add::<SignedIn>("signed_in");
     wire.finish()
 }
 

@@ -261,7 +261,7 @@ impl TestApp {
             .iter()
             .map(|(id, allowed)| serde_json::json!({"id": id, "allowed": allowed}))
             .collect();
-        let body = serde_json::json!({"suspendedTurnId": suspended_turn_id, "decisions": decisions});
+        let body = serde_json::json!({"suspended_turn_id": suspended_turn_id, "decisions": decisions});
         self.post("/api/confirm", body, cookie).await
     }
 
