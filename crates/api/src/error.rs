@@ -13,7 +13,6 @@ use kakeibo_operator::{OperatorError, UploadError, quota::Refusal};
 use kakeibo_core::{CallError, ToolError};
 use kakeibo_identity::bot_check::BotRefusal;
 use kakeibo_tools::ToolsError;
-use serde_json::json;
 
 /// Clears the session cookie on a `401`, so the browser starts a fresh visit next time: under both
 /// its names (an answer does not know whether the site is HTTPS; a browser ignores the one that
@@ -118,24 +117,42 @@ impl ApiError {
     }
 }
 
+/// The body of every refusal and failure: the sentence to show, and for those a page acts on,
+/// a reason code (`turn_running`, `daily_limit`, `confirm_in_progress`, …).
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct ErrorBody {
+    pub error: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl ErrorBody {
+    fn new(error: impl Into<String>, reason: Option<&str>) -> Self {
+        Self {
+            error: error.into(),
+            reason: reason.map(str::to_owned),
+        }
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let status = self.status();
         let body = match &self {
-            Self::Refused(refusal) => json!({"error": refusal.message(), "reason": refusal.reason()}),
-            Self::Busy(busy) => json!({"error": busy.message(), "reason": busy.reason()}),
-            Self::BotCheck(refusal) => json!({"error": refusal.message(), "reason": refusal.reason()}),
-            Self::InProgress { message, .. } => json!({"error": message, "reason": "confirm_in_progress"}),
+            Self::Refused(refusal) => ErrorBody::new(refusal.message(), Some(refusal.reason())),
+            Self::Busy(busy) => ErrorBody::new(busy.message(), Some(busy.reason())),
+            Self::BotCheck(refusal) => ErrorBody::new(refusal.message(), Some(refusal.reason())),
+            Self::InProgress { message, .. } => ErrorBody::new(message.as_str(), Some("confirm_in_progress")),
             Self::DatabaseUnavailable(cause) => {
                 tracing::warn!(detail = %chain(cause.as_ref()), "the database is unavailable");
-                json!({"error": self.to_string(), "reason": "database_unavailable"})
+                ErrorBody::new(self.to_string(), Some("database_unavailable"))
             }
-            Self::Unavailable { error, reason } => json!({"error": error, "reason": reason}),
+            Self::Unavailable { error, reason } => ErrorBody::new(error.as_str(), Some(reason)),
             Self::Internal(detail) => {
                 tracing::error!(detail = %chain(detail.as_ref()), "internal error");
-                json!({"error": "internal error"})
+                ErrorBody::new("internal error", None)
             }
-            other => json!({"error": other.to_string()}),
+            other => ErrorBody::new(other.to_string(), None),
         };
         let mut response = (status, Json(body)).into_response();
         let headers = response.headers_mut();

@@ -18,7 +18,7 @@ pub const MAX_UPLOADS_PER_OWNER: i64 = 20;
 /// How many bytes of statements one visitor may keep at a time.
 pub const MAX_UPLOAD_STORAGE: i64 = 50 * 1024 * 1024;
 
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema, sqlx::FromRow)]
 pub struct Upload {
     pub id: Uuid,
     pub filename: String,
@@ -35,12 +35,18 @@ pub struct Upload {
 }
 
 /// An upload kept: a new one, or the one already holding the same bytes.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Kept {
     #[serde(flatten)]
     pub upload: Upload,
     /// The same bytes were kept already: this is that upload, and no slot was used.
     pub reused: bool,
+}
+
+/// `GET /api/uploads`: the visitor's kept statements, newest first.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct UploadList {
+    pub uploads: Vec<Upload>,
 }
 
 /// The columns of [`Upload`], for `uploads u`: its last committed import of the same bytes.

@@ -110,8 +110,8 @@ pub(crate) async fn list_uploads(
     request: Request,
 ) -> Result<Response, ApiError> {
     let resolved = visitor::require(&state, request.headers()).await?;
-    let rows = uploads_of(resolved.visitor.owner(), &state.app).await?;
-    Ok(resolved.respond(Ok(Json(json!({"uploads": rows})).into_response())))
+    let uploads = uploads_of(resolved.visitor.owner(), &state.app).await?;
+    Ok(resolved.respond(Ok(Json(uploads::UploadList { uploads }).into_response())))
 }
 
 pub(crate) async fn delete_upload(

@@ -16,6 +16,7 @@ import type {
   Session,
   ToolList,
   Upload,
+  UploadList,
   LedgerEdit,
   RegisterPage,
   BudgetAmount,
@@ -40,9 +41,10 @@ export class ApiError extends Error {
 }
 
 async function refusal(response: Response): Promise<ApiError> {
-  let body: RefusalBody = {};
+  // What a proxy in between says need not be ours: read it as at most a refusal's body.
+  let body: Partial<RefusalBody> = {};
   try {
-    body = (await response.json()) as RefusalBody;
+    body = (await response.json()) as Partial<RefusalBody>;
   } catch {
     // Not JSON (a proxy's page): the status says enough.
   }
@@ -167,7 +169,7 @@ export const api = {
     json<ImportPreview>(`/api/uploads/plans/${encodeURIComponent(planId)}/answers`, post({ answers })),
   /** The currency new accounts and budgets take. */
   setHomeCurrency: (currency: string) => json<{ home_currency: string }>('/api/session/home-currency', post({ currency })),
-  uploads: () => orSignedOut(json<{ uploads: Upload[] }>('/api/uploads')),
+  uploads: () => orSignedOut(json<UploadList>('/api/uploads')),
   deleteUpload: (id: string) => json<unknown>(`/api/uploads/${encodeURIComponent(id)}`, { method: 'DELETE' }),
 
   runs: () => orSignedOut(json<RunList>('/api/runs?limit=100')),

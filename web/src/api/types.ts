@@ -4,6 +4,10 @@
 import type { Amount } from '../lib/money';
 import type {
   AdminOverview,
+  ErrorBody,
+  Kept,
+  Upload as UploadRow,
+  UploadList,
   BotCheckView,
   Budget,
   Category,
@@ -61,6 +65,7 @@ export type Tier = WireTier;
 
 // The read side's answers, generated from the Rust types (`wire.ts`).
 export type {
+  UploadList,
   CategoryList,
   Deleted,
   EditKind,
@@ -116,10 +121,8 @@ export type LedgerRow = DashboardTransaction;
 /** `get_balances`: what each account holds (owed negative), net worth and what waits in transit. */
 export type Balances = BalancesOutput;
 
-export interface RefusalBody {
-  error?: string;
-  reason?: string;
-}
+/** A refusal's or failure's body: the sentence, and a reason code for those a page acts on. */
+export type RefusalBody = ErrorBody;
 
 // region: turn events (chat and confirm streams)
 //
@@ -141,21 +144,8 @@ export type Usage = EventUsage;
 
 // region: uploads and the import preview
 
-export interface Upload {
-  id: string;
-  filename: string;
-  content_type: string | null;
-  size_bytes: number;
-  sha256: string;
-  created_at: string;
-  /** The shipped sample statement: counted against none of the visitor's room. */
-  sample?: boolean;
-  /** When its statement was last imported, and the rows that import added; null when never. */
-  imported_at?: string | null;
-  imported_rows?: number | null;
-  /** The same bytes were kept already: this is that upload. */
-  reused?: boolean;
-}
+/** An upload as listed, or kept (`reused` then: the same bytes were kept already). */
+export type Upload = Kept | UploadRow;
 
 export interface RowError {
   line: number;

@@ -206,6 +206,9 @@ export interface Wire {
   deleted: Deleted;
   session: SessionView;
   signed_in: SignedIn;
+  upload_list: UploadList;
+  upload: Kept;
+  error_body: ErrorBody;
 }
 /**
  * The end of a leg of a turn.
@@ -1221,4 +1224,61 @@ export interface MessagesLeft {
  */
 export interface SignedIn {
   visitor: VisitorView;
+}
+/**
+ * `GET /api/uploads`: the visitor's kept statements, newest first.
+ */
+export interface UploadList {
+  uploads: Upload[];
+}
+export interface Upload {
+  id: string;
+  filename: string;
+  content_type?: string | null;
+  size_bytes: number;
+  sha256: string;
+  created_at: string;
+  /**
+   * The shipped sample statement: kept like any upload, counted against no limit.
+   */
+  sample: boolean;
+  /**
+   * When its statement was last imported into the ledger (a committed import of the same
+   * bytes, not undone), and how many rows that import added; `None` when it never was.
+   */
+  imported_at?: string | null;
+  imported_rows?: number | null;
+}
+/**
+ * An upload kept: a new one, or the one already holding the same bytes.
+ */
+export interface Kept {
+  id: string;
+  filename: string;
+  content_type?: string | null;
+  size_bytes: number;
+  sha256: string;
+  created_at: string;
+  /**
+   * The shipped sample statement: kept like any upload, counted against no limit.
+   */
+  sample: boolean;
+  /**
+   * When its statement was last imported into the ledger (a committed import of the same
+   * bytes, not undone), and how many rows that import added; `None` when it never was.
+   */
+  imported_at?: string | null;
+  imported_rows?: number | null;
+  /**
+   * The same bytes were kept already: this is that upload, and no slot was used.
+   */
+  reused: boolean;
+}
+/**
+ * The body of every refusal and failure: the sentence to show, and for those a page acts on,
+ * a reason code (`turn_running`, `daily_limit`, `confirm_in_progress`, …).
+ */
+export interface ErrorBody {
+  error: string;
+  reason?: string | null;
 }

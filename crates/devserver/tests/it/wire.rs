@@ -9,9 +9,11 @@ use std::path::PathBuf;
 
 use kakeibo_admin::AdminOverview;
 use kakeibo_agent::{conversations::Conversation, runs::RunDetail};
+use kakeibo_api::error::ErrorBody;
 use kakeibo_chat::{SessionView, SignedIn};
 use kakeibo_core::wire::WireSchema;
 use kakeibo_evals::EvalReport;
+use kakeibo_operator::uploads::{Kept, UploadList};
 use kakeibo_register::{
     answers::{CategoryList, Deleted, EditList, RuleList},
     budgets::{Budget, MonthView},
@@ -48,7 +50,10 @@ fn wire() -> Value {
         .add::<Budget>("budget")
         .add::<Deleted>("deleted")
         .add::<SessionView>("session")
-        .add::<SignedIn>("signed_in");
+        .add::<SignedIn>("signed_in")
+        .add::<UploadList>("upload_list")
+        .add::<Kept>("upload")
+        .add::<ErrorBody>("error_body");
     wire.finish()
 }
 
