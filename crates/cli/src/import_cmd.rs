@@ -203,7 +203,8 @@ pub async fn run(args: ImportArgs) -> Result<()> {
     };
     let (plan_id, plan) = import::plan_into(owner, &mut tx, &filename, &sha256, parsed, &target).await?;
     tx.commit().await?;
-    let preview = import::preview(plan_id, &plan);
+    // The printing below still reads the preview by its keys, as the JSON shows it.
+    let preview = serde_json::to_value(import::preview(plan_id, &plan))?;
     if args.json {
         crate::outln!("{}", json(&serde_json::to_string_pretty(&preview)?));
     } else {

@@ -7,7 +7,18 @@ use uuid::Uuid;
 
 use crate::{error::LedgerError, money::Currency, owner::OwnerId};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, sqlx::Type, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    sqlx::Type,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 #[sqlx(type_name = "account_type", rename_all = "lowercase")]
 #[serde(rename_all = "lowercase")]
 pub enum AccountType {

@@ -119,7 +119,7 @@ pub fn looks_like_transfer(
 }
 
 /// One side of a possible transfer: a row to import, or a transit leg already in the ledger.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Side {
     /// The transit leg's transaction, when it is in the ledger; none for a row to import.
     pub transaction: Option<Uuid>,
@@ -134,7 +134,7 @@ pub struct Side {
 }
 
 /// What becomes of a row to import that looks like a transfer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case", tag = "decision")]
 pub enum Decision {
     /// It is one transfer with `with`.

@@ -105,7 +105,7 @@ async fn a_ten_mib_statement_imports_within_64_mib(options: PgPoolOptions, conne
     .await
     .unwrap();
     let preview = import::preview(plan_id, &plan);
-    assert_eq!(preview["rows_to_add"], rows);
+    assert_eq!(preview.rows_to_add, rows);
     drop((plan, preview));
     tx.commit().await.unwrap();
     stage("plan and preview");

@@ -5,8 +5,8 @@ use std::path::Path;
 use futures_util::future::BoxFuture;
 use kakeibo_core::{Tier, ToolError, TypedTool};
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 use uuid::Uuid;
 
 use sqlx::PgConnection;
@@ -59,7 +59,7 @@ pub struct ImportStatementCsv(pub Scope);
 
 impl TypedTool for ImportStatementCsv {
     type Input = ImportInput;
-    type Output = Value;
+    type Output = ImportOutcome;
     const NAME: &'static str = "import_statement_csv";
     const DESCRIPTION: &'static str = "Import a bank statement (CSV) into the ledger, in two steps that each \
         need the user's confirmation: first a preview (dry_run true, with the upload_id or path) that shows \
@@ -119,7 +119,7 @@ impl TypedTool for ImportStatementCsv {
         })
     }
 
-    fn run(&self, input: ImportInput) -> BoxFuture<'_, Result<Value, ToolError>> {
+    fn run(&self, input: ImportInput) -> BoxFuture<'_, Result<ImportOutcome, ToolError>> {
         in_own_transaction(self, input)
     }
 }
@@ -131,13 +131,52 @@ pub async fn import_statement(
     scope: &Scope,
     conn: &mut PgConnection,
     input: ImportInput,
-) -> Result<Value, ToolsError> {
-    let owner = scope.owner;
-    if !input.dry_run {
-        let plan_id = input.plan_id.ok_or(ToolsError::MissingPlanId)?;
-        let report = import::commit(owner, conn, plan_id, &mut |_, _| {}).await?;
-        return Ok(json!({"dry_run": false, "committed": report}));
+) -> Result<ImportOutcome, ToolsError> {
+    if input.dry_run {
+        return Ok(ImportOutcome::Preview(Box::new(
+            preview_statement(scope, conn, input).await?,
+        )));
     }
+    let plan_id = input.plan_id.ok_or(ToolsError::MissingPlanId)?;
+    let report = import::commit(scope.owner, conn, plan_id, &mut |_, _| {}).await?;
+    Ok(ImportOutcome::Committed(CommitOutcome {
+        dry_run: false,
+        committed: report,
+    }))
+}
+
+/// What the import tool answers: a preview, or what a commit did.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ImportOutcome {
+    Preview(Box<DryRunPreview>),
+    Committed(CommitOutcome),
+}
+
+/// A plan's preview, nothing added yet (`dry_run` is always true).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct DryRunPreview {
+    #[serde(flatten)]
+    pub preview: import::ImportPreview,
+    pub dry_run: bool,
+    /// Made by an earlier preview of the same statement with the same choices.
+    pub reused: bool,
+}
+
+/// What a commit added (`dry_run` is always false).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct CommitOutcome {
+    pub dry_run: bool,
+    pub committed: import::CommitReport,
+}
+
+/// The dry run: a plan made (or the same one again) and its preview; nothing is added.
+async fn preview_statement(
+    scope: &Scope,
+    conn: &mut PgConnection,
+    input: ImportInput,
+) -> Result<DryRunPreview, ToolsError> {
+    let owner = scope.owner;
     // One statement of an owner's is read at a time (a parse holds a core): a second preview
     // while one runs is refused at once, not queued behind it.
     let free: bool = sqlx::query_scalar("SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))")
@@ -191,13 +230,12 @@ pub async fn import_statement(
 }
 
 /// The preview of a stored plan as the tool answers it (`reused`: made by an earlier preview).
-fn dry_run_preview(plan_id: Uuid, plan: &import::Plan, reused: bool) -> Value {
-    let mut preview = import::preview(plan_id, plan);
-    if let Some(fields) = preview.as_object_mut() {
-        fields.insert("dry_run".to_owned(), json!(true));
-        fields.insert("reused".to_owned(), json!(reused));
+fn dry_run_preview(plan_id: Uuid, plan: &import::Plan, reused: bool) -> DryRunPreview {
+    DryRunPreview {
+        preview: import::preview(plan_id, plan),
+        dry_run: true,
+        reused,
     }
-    preview
 }
 
 /// A digest of everything besides the bytes that shapes a plan: the account (as the ledger
@@ -236,7 +274,7 @@ pub async fn preview_upload(
     scope: &Scope,
     upload: Uuid,
     choices: PreviewChoices,
-) -> Result<Option<Value>, ToolsError> {
+) -> Result<Option<DryRunPreview>, ToolsError> {
     let owner = scope.owner;
     let scope_inner = scope.clone();
     kakeibo_ledger::with_owner(owner, &scope.pool, move |conn| {
@@ -261,7 +299,7 @@ pub async fn preview_upload(
                 dry_run: true,
                 figures: choices.figures,
             };
-            import_statement(&scope_inner, conn, input).await.map(Some)
+            preview_statement(&scope_inner, conn, input).await.map(Some)
         })
     })
     .await
@@ -274,7 +312,7 @@ pub async fn answer_transfers(
     scope: &Scope,
     plan_id: Uuid,
     answers: std::collections::BTreeMap<usize, usize>,
-) -> Result<Value, ToolsError> {
+) -> Result<DryRunPreview, ToolsError> {
     let owner = scope.owner;
     kakeibo_ledger::with_owner(owner, &scope.pool, move |conn| {
         Box::pin(async move {

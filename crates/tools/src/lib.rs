@@ -42,8 +42,8 @@ pub use self::{
     currency::{ConvertCurrency, CurrencyCode},
     error::ToolsError,
     import_tool::{
-        ImportInput, ImportStatementCsv, PreviewChoices, answer_transfers, import_statement, preview_upload,
-        read_confined,
+        CommitOutcome, DryRunPreview, ImportInput, ImportOutcome, ImportStatementCsv, PreviewChoices,
+        answer_transfers, import_statement, preview_upload, read_confined,
     },
     list_accounts::ListAccounts,
     recurring::DetectRecurring,

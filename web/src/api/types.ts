@@ -1,9 +1,23 @@
-// The HTTP contract of the functions (README "The functions"), as the page reads it. Amounts are
-// integer minor units with their currency; USD costs are list-price estimates in dollars.
+// The HTTP contract of the functions (README "The functions"), as the page reads it: every answer
+// and event is a type generated from the Rust types (`wire.ts`), named here as the pages name them.
+// Only what the page sends that the server reads as something else (the figures chosen for refused
+// rows) is written by hand. Amounts are integer minor units with their currency; costs are integer
+// micro-dollars, or on the event stream a decimal string.
 
-import type { Amount } from '../lib/money';
 import type {
+  AccountKind,
   AdminOverview,
+  DryRunPreview,
+  DuplicateRow,
+  Figures,
+  LineCount,
+  PlannedAccount,
+  PreviewRow,
+  Reconciliation,
+  RowError,
+  TakenFigure,
+  TransferPreview,
+  TransferSide,
   ErrorBody,
   Kept,
   Upload as UploadRow,
@@ -147,23 +161,7 @@ export type Usage = EventUsage;
 /** An upload as listed, or kept (`reused` then: the same bytes were kept already). */
 export type Upload = Kept | UploadRow;
 
-export interface RowError {
-  line: number;
-  column: string | null;
-  message: string;
-  raw: string;
-  /** A row whose amount disagrees with the balance column: both figures, as they would be booked. */
-  figures?: Figures;
-}
-
-/** A row's amount and the change of the balance column across it, in minor units. */
-export interface Figures {
-  amount_minor: number;
-  balance_minor: number;
-  currency: string;
-}
-
-/** Which figure a refused row is taken in at. */
+/** Which figure of a row the balance column refuses is taken in: its amount or its balance change. */
 export type Figure = 'amount' | 'balance';
 
 /** A refused row, and the figure to take it in at (what the preview is asked with). */
@@ -172,143 +170,20 @@ export interface TakenLine {
   take: Figure;
 }
 
-/** A refused row taken in at the figure its person chose, as the plan records it. */
-export interface TakenFigure extends Figures {
-  line: number;
-  take: Figure;
-}
-
-export interface DuplicateRow {
-  line: number;
-  date: string;
-  description: string;
-  amount_minor: number;
-  reason: string;
-}
-
-/** How a statement's amounts agreed with its running-balance column. */
-export interface Reconciliation {
-  column: string;
-  order: 'oldest_first' | 'newest_first';
-  position: 'after' | 'before';
-  balance_kind: 'held' | 'owed';
-  checked: number;
-  reconciled: number;
-  signs_from_balance: boolean;
-}
-
-/** The kinds of account a person has: cards and loans are owed (liabilities). */
-export type AccountKind = 'checking' | 'savings' | 'card' | 'cash' | 'loan' | 'transit';
-
-/** An account a statement goes into: created on import when it does not exist. */
-export interface PlannedAccount {
-  name: string;
-  currency: string;
-  exists: boolean;
-  kind?: AccountKind;
-  /** Why it is of that kind: asked for, the account's own, the statement's, or the default. */
-  kind_from?: string;
-}
-
-/** One side of a transfer: a row of this statement, or one waiting in transit in the ledger. */
-export interface TransferSide {
-  transaction_id: string | null;
-  line: number | null;
-  account: string;
-  date: string;
-  description: string;
-  amount: Amount;
-}
-
-export interface PlannedTransfer {
-  row: TransferSide;
-  /** Why the row looks like a transfer. */
-  why: string;
-  status: 'paired' | 'in_transit' | 'ask';
-  in_words: string;
-  with: TransferSide | null;
-  /** For a question: the rows that fit equally, and the person's answer (an index) once given. */
-  candidates: TransferSide[];
-  answer?: number | null;
-}
-
-/** A row of the preview, as the statement will be booked. */
-export interface PreviewRow {
-  line: number;
-  date: string;
-  description: string;
-  category: string;
-  amount: Amount;
-  direction: 'in' | 'out';
-}
-
-/** Where every line of the file went; the counts add up to `total`. */
-export interface LineCount {
-  total: number;
-  banner: number;
-  header: number;
-  blank: number;
-  notes: number;
-  rows: number;
-  duplicates: number;
-  skipped: number;
-  unreadable: number;
-  continued: number;
-}
-
-export interface ImportPreview {
-  plan_id: string;
-  filename: string;
-  format?: {
-    reconciliation?: Reconciliation | null;
-    date_order?: 'day_first' | 'month_first' | 'year_first';
-    date_order_assumed?: boolean;
-    /** Where the currency of amounts that name none came from; null when every amount names its own. */
-    currency_from?: string | null;
-    /** The kind of account the statement says it is of, and why. */
-    account_kind?: { kind: AccountKind; why: string } | null;
-    /** Rows the balance column refused that were taken in at the figure chosen. */
-    taken?: TakenFigure[];
-  };
-  /** The detected layout in words. */
-  layout: string;
-  /** How the amounts agreed with the running-balance column, in a sentence; null without one. */
-  balance_check: string | null;
-  accounts: PlannedAccount[];
-  rows_to_add: number;
-  /** Rows that look like money moved between the person's own accounts, and what becomes of each. */
-  transfers?: PlannedTransfer[];
-  transfer_window_days?: number;
-  opening_balance?: { account: string; date: string; amount: Amount } | null;
-  closing_balance?: {
-    account: string;
-    date: string;
-    bank: Amount;
-    ledger: Amount;
-    checked: boolean;
-    agrees: boolean;
-    in_words: string;
-  } | null;
-  /** Rows already in another of the person's accounts (not added again). */
-  elsewhere?: { account: string; rows: number } | null;
-  /** The person's accounts that hold money, to choose another one. */
-  account_choices?: { name: string; kind: AccountKind; currency: string }[];
-  /** Why the statement goes into its account when none was named (the last one of its layout). */
-  account_from?: string | null;
-  date_range: { from: string; to: string } | null;
-  money_in: Amount[];
-  money_out: Amount[];
-  by_category: { category: string; rows: number; amounts: Amount[] }[];
-  uncategorized: number;
-  duplicates_skipped: number;
-  duplicates: DuplicateRow[];
-  parse_errors: number;
-  errors: RowError[];
-  skipped: RowError[];
-  lines: LineCount;
-  first_rows: PreviewRow[];
-  last_rows: PreviewRow[];
-}
+export type ImportPreview = DryRunPreview;
+export type PlannedTransfer = TransferPreview;
+export type {
+  AccountKind,
+  DuplicateRow,
+  Figures,
+  LineCount,
+  PlannedAccount,
+  PreviewRow,
+  Reconciliation,
+  RowError,
+  TakenFigure,
+  TransferSide,
+};
 
 // endregion
 

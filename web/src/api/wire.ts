@@ -170,6 +170,44 @@ export type EditKind =
  * Which limit binds.
  */
 export type Binding = 'visitor' | 'network';
+/**
+ * How a file writes numeric dates that could be read more than one way: `4/6/25` is 4 June 2025
+ * day-first (`dmy`), April 6 month-first (`mdy`), and 6 April 2004 year-first (`ymd`, only with
+ * two-digit years: a four-digit year says where it is).
+ */
+export type DateOrder = 'day_first' | 'month_first' | 'year_first';
+/**
+ * Which character separates the decimals, decided once per file.
+ */
+export type DecimalMark = 'point' | 'comma';
+/**
+ * In which order of time the file lists its rows.
+ */
+export type TimeOrder = 'oldest_first' | 'newest_first';
+/**
+ * Whether a row's balance is the one after it (most banks) or before it.
+ */
+export type BalancePosition = 'after' | 'before';
+/**
+ * What the balance column counts.
+ */
+export type BalanceKind = 'held' | 'owed';
+/**
+ * How a statement's fee column moves the money, as its balance column says.
+ */
+export type Fees = 'taken_off' | 'included' | 'unchecked';
+/**
+ * Which figure a row refused by the balance column is taken in at, as its person said.
+ */
+export type Figure = 'amount' | 'balance';
+/**
+ * What becomes of a row that looks like a transfer.
+ */
+export type TransferStatus = 'paired' | 'in_transit' | 'ask';
+/**
+ * Money in or out of the account.
+ */
+export type Direction = 'in' | 'out';
 
 /**
  * The types of kakeibo's event stream and REST answers (generated from the Rust types: do not edit).
@@ -209,6 +247,7 @@ export interface Wire {
   upload_list: UploadList;
   upload: Kept;
   error_body: ErrorBody;
+  import_preview: DryRunPreview;
 }
 /**
  * The end of a leg of a turn.
@@ -1281,4 +1320,419 @@ export interface Kept {
 export interface ErrorBody {
   error: string;
   reason?: string | null;
+}
+/**
+ * A plan's preview, nothing added yet (`dry_run` is always true).
+ */
+export interface DryRunPreview {
+  plan_id: string;
+  filename: string;
+  /**
+   * The layout as it was read.
+   */
+  format: Format;
+  /**
+   * The layout in sentences ([`layout_in_words`]).
+   */
+  layout: string;
+  /**
+   * The balance column's check in a sentence ([`balance_check`]); none without one.
+   */
+  balance_check?: string | null;
+  accounts: PlannedAccount[];
+  rows_to_add: number;
+  /**
+   * Rows that look like transfers, and what becomes of each.
+   */
+  transfers: TransferPreview[];
+  /**
+   * Why the statement goes into its account when none was named.
+   */
+  account_from?: string | null;
+  transfer_window_days: number;
+  opening_balance?: OpeningBalance | null;
+  closing_balance?: ClosingBalance | null;
+  /**
+   * Rows already in the ledger in another of the owner's accounts.
+   */
+  elsewhere?: Elsewhere | null;
+  /**
+   * The accounts the statement could go into instead.
+   */
+  account_choices: AccountChoice[];
+  date_range?: DateRange | null;
+  /**
+   * Per currency.
+   */
+  money_in: PreviewMoney[];
+  money_out: PreviewMoney[];
+  by_category: CategoryRows[];
+  uncategorized: number;
+  first_rows: PreviewRow[];
+  last_rows: PreviewRow[];
+  duplicates_skipped: number;
+  /**
+   * The first 20.
+   */
+  duplicates: DuplicateRow[];
+  parse_errors: number;
+  /**
+   * The first 50.
+   */
+  errors: RowError[];
+  /**
+   * The first 20.
+   */
+  skipped: RowError[];
+  /**
+   * Every line of the file, accounted for.
+   */
+  lines: LineCount;
+  /**
+   * What to do to import it, in a sentence for the model.
+   */
+  next_step: string;
+  dry_run: boolean;
+  /**
+   * Made by an earlier preview of the same statement with the same choices.
+   */
+  reused: boolean;
+}
+/**
+ * What was detected about the file.
+ */
+export interface Format {
+  encoding: string;
+  delimiter: string;
+  header_line: number;
+  columns: {
+    [k: string]: string | undefined;
+  };
+  date_order: DateOrder;
+  date_order_reason: string;
+  /**
+   * Every numeric date could be read either way and nothing in the file decided: the order is
+   * a hint's or the default, and the preview says so.
+   */
+  date_order_assumed?: boolean;
+  /**
+   * Where the currency of amounts that name none came from ("the currency column", "the
+   * account Checking, which holds INR"); none when every amount names its own.
+   */
+  currency_from?: string | null;
+  decimal_mark: DecimalMark;
+  /**
+   * How the amounts agreed with the running-balance column, when the statement has one.
+   */
+  reconciliation?: Reconciliation | null;
+  /**
+   * Every sign was flipped, as the mapping asked (a statement that writes spending as positive).
+   */
+  inverted?: boolean;
+  /**
+   * Why the amounts are spending written as positive (and so were turned to money out), when
+   * the file's own words say so.
+   */
+  spending_positive?: string | null;
+  /**
+   * Where the mapping came from when it was not given with this import ("the mapping saved
+   * with Checking by the import of jan.csv").
+   */
+  mapping_from?: string | null;
+  /**
+   * The accounts the rows belong to, when the file names more than one in an account column
+   * (an app's export of several); each one's balances are checked on their own.
+   */
+  accounts?: string[];
+  /**
+   * How the fees of a fee column were read, when any row has one.
+   */
+  fees?: Fees | null;
+  /**
+   * What kind of account the statement is of, when the file says (a card's Sale, Payment and
+   * Return rows; a banner naming a credit card), and why.
+   */
+  account_kind?: KindHint | null;
+  /**
+   * Rows the balance column refused that were taken in at the figure their person chose.
+   */
+  taken?: TakenFigure[];
+}
+/**
+ * The outcome, for the preview.
+ */
+export interface Reconciliation {
+  /**
+   * The balance column's header.
+   */
+  column: string;
+  order: TimeOrder;
+  /**
+   * Whether each row's balance is the one after it or before it.
+   */
+  position: BalancePosition;
+  balance_kind: BalanceKind;
+  /**
+   * Rows whose balance change could be checked (each but the opening row of a run).
+   */
+  checked: number;
+  /**
+   * Of those, the rows whose amount equals the change.
+   */
+  reconciled: number;
+  /**
+   * The amounts had no sign; each was given the sign of its balance change.
+   */
+  signs_from_balance: boolean;
+  /**
+   * The file lists some rows out of their order of time (by date, or within a day by their
+   * balances): the rows were checked in the order their dates and balances give.
+   */
+  by_date?: boolean;
+  /**
+   * How many accounts the file's rows belong to, each checked against its own balances.
+   */
+  accounts?: number;
+  /**
+   * What the account held after the statement's last row, by its balance column (what is owed
+   * on a card counts negative), and that row's date: for a file of one account only.
+   */
+  closing?: Closing | null;
+}
+/**
+ * A statement's closing balance, as held (owed money is negative).
+ */
+export interface Closing {
+  date: string;
+  held_minor: number;
+}
+/**
+ * The kind of account a statement says it is of, and the words that say so.
+ */
+export interface KindHint {
+  kind: AccountKind;
+  why: string;
+}
+/**
+ * A row the balance column refused, taken in at the figure its person chose: recorded with the
+ * plan, so the import says which rows were booked on a person's word and at what.
+ */
+export interface TakenFigure {
+  line: number;
+  take: Figure;
+  amount_minor: number;
+  balance_minor: number;
+  currency: Currency;
+  /**
+   * Nothing named the row's currency: the plan gives the figures its rows' (as
+   * [`ParsedRow::currency_unstated`]).
+   */
+  currency_unstated?: boolean;
+}
+/**
+ * An account the statement goes into: created at commit when `exists` is false.
+ */
+export interface PlannedAccount {
+  name: string;
+  currency: Currency;
+  exists: boolean;
+  /**
+   * Its kind (an older plan's account is a checking account).
+   */
+  kind?: AccountKind & string;
+  /**
+   * Why it is of that kind: asked for, the account's own, the statement's, or the default.
+   */
+  kind_from?: string;
+  /**
+   * The account exists, holds nothing yet, and takes the statement's currency at commit.
+   */
+  takes_currency?: boolean;
+}
+/**
+ * A row that looks like a transfer, and what becomes of it, in words too (with the person's
+ * answer, when a question was answered).
+ */
+export interface TransferPreview {
+  row: TransferSide;
+  why: string;
+  status: TransferStatus;
+  in_words: string;
+  /**
+   * The other side, when paired.
+   */
+  with?: TransferSide | null;
+  /**
+   * The person's answer: which candidate it is.
+   */
+  answer?: number | null;
+  /**
+   * The rows that fit equally, when asked.
+   */
+  candidates: TransferSide[];
+}
+/**
+ * One side of a transfer: a row to import, or a transaction in the ledger.
+ */
+export interface TransferSide {
+  transaction_id?: string | null;
+  line?: number | null;
+  account: string;
+  date: string;
+  description: string;
+  amount: PreviewMoney;
+}
+/**
+ * An amount with its currency, and as a person reads it.
+ */
+export interface PreviewMoney {
+  amount_minor: number;
+  formatted: string;
+  currency: Currency;
+}
+/**
+ * The opening balance booked before an account's first row.
+ */
+export interface OpeningBalance {
+  account: string;
+  date: string;
+  amount: PreviewMoney;
+}
+/**
+ * The bank's closing balance beside the ledger's.
+ */
+export interface ClosingBalance {
+  account: string;
+  date: string;
+  bank: PreviewMoney;
+  ledger: PreviewMoney;
+  checked: boolean;
+  agrees: boolean;
+  in_words: string;
+}
+/**
+ * Rows of the statement already in the ledger in another account.
+ */
+export interface Elsewhere {
+  account: string;
+  rows: number;
+}
+/**
+ * An account that holds money, as a person chooses among them.
+ */
+export interface AccountChoice {
+  name: string;
+  kind: AccountKind;
+  currency: Currency;
+}
+/**
+ * The first and last dates of the rows.
+ */
+export interface DateRange {
+  from: string;
+  to: string;
+}
+/**
+ * A category's rows and their sums.
+ */
+export interface CategoryRows {
+  category: string;
+  rows: number;
+  amounts: PreviewMoney[];
+}
+/**
+ * One row as the preview lists it.
+ */
+export interface PreviewRow {
+  line: number;
+  date: string;
+  description: string;
+  /**
+   * A transfer's is Transfers in transit.
+   */
+  category: string;
+  bank_category?: string | null;
+  amount: PreviewMoney;
+  direction: Direction;
+}
+export interface DuplicateRow {
+  line: number;
+  date: string;
+  description: string;
+  amount_minor: number;
+  reason: string;
+}
+/**
+ * One problem row: where, which column, what, and the line as written (clipped).
+ */
+export interface RowError {
+  line: number;
+  column?: string | null;
+  message: string;
+  raw: string;
+  /**
+   * The two figures of a row whose amount disagrees with the statement's balance column: the
+   * person may take it in at either ([`ParseOptions::figures`]).
+   */
+  figures?: Figures | null;
+}
+/**
+ * A row's amount as read and the change of the balance column across it, as they would be
+ * booked (money in positive, after any flip of the statement's signs).
+ */
+export interface Figures {
+  amount_minor: number;
+  balance_minor: number;
+  currency: Currency;
+  /**
+   * Nothing named the row's currency: the plan gives the figures its rows' (as
+   * [`ParsedRow::currency_unstated`]).
+   */
+  currency_unstated?: boolean;
+}
+/**
+ * Where every physical line of a statement went. The counts add up to `total`: no line is
+ * dropped without a word.
+ */
+export interface LineCount {
+  /**
+   * The file's lines.
+   */
+  total: number;
+  /**
+   * Lines above the header row (the bank's banner: account, period, …).
+   */
+  banner: number;
+  /**
+   * The header row (0 for a file without one).
+   */
+  header: number;
+  /**
+   * Empty lines, and lines of empty cells.
+   */
+  blank: number;
+  /**
+   * Lines with neither a date nor an amount (notes, footers) and `#` comments.
+   */
+  notes: number;
+  /**
+   * Rows read; in a plan, the rows to add.
+   */
+  rows: number;
+  /**
+   * In a plan: rows already in the ledger.
+   */
+  duplicates: number;
+  /**
+   * Summary lines ("Closing balance") and rows that move no money.
+   */
+  skipped: number;
+  /**
+   * Lines that could not be read, each in the errors with its reason.
+   */
+  unreadable: number;
+  /**
+   * Lines that continue a quoted cell of the line above (a description written over two lines).
+   */
+  continued: number;
 }

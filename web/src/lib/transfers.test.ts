@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { PlannedTransfer } from '../api/types';
 import { answersWith, transitQuestion } from './transfers';
 
-const usd = (amount_minor: number) => ({ amount_minor, currency: 'USD' });
+const usd = (amount_minor: number) => ({ amount_minor, currency: 'USD', formatted: `$${(amount_minor / 100).toFixed(2)}` });
 const side = (line: number | null, account: string, date: string, amount_minor: number) => ({
   transaction_id: line === null ? `t-${date}` : null,
   line,

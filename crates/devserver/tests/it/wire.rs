@@ -23,7 +23,7 @@ use kakeibo_register::{
     rules::{Like, Rule, RuleInput},
 };
 use kakeibo_runs::{ConversationList, RunList, ToolList};
-use kakeibo_tools::dashboard::Dashboard;
+use kakeibo_tools::{DryRunPreview, dashboard::Dashboard};
 use serde_json::Value;
 
 /// The schema of the event stream and of each REST answer, named as the pages name them.
@@ -53,7 +53,8 @@ fn wire() -> Value {
         .add::<SignedIn>("signed_in")
         .add::<UploadList>("upload_list")
         .add::<Kept>("upload")
-        .add::<ErrorBody>("error_body");
+        .add::<ErrorBody>("error_body")
+        .add::<DryRunPreview>("import_preview");
     wire.finish()
 }
 

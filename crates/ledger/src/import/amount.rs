@@ -5,7 +5,7 @@
 use crate::money::{Currency, Money};
 
 /// Which character separates the decimals, decided once per file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DecimalMark {
     Point,

@@ -9,7 +9,7 @@ use super::{
 };
 
 /// The columns of a statement.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Columns {
     pub date: usize,
     /// Description columns, best first: the first non-empty one describes a row.

@@ -47,7 +47,11 @@ pub use self::{
         PlannedTransfer, RowSummary, Target, account_for, answer, commit, commit_with, neutralise_formula,
         plan, plan_into, transit_account,
     },
-    preview::{END_ROWS, balance_check, layout_in_words, preview},
+    preview::{
+        CategoryRows, ClosingBalance, DateRange, Direction, END_ROWS, ImportPreview, OpeningBalance,
+        PreviewMoney, PreviewRow, TransferPreview, TransferSide, TransferStatus, balance_check,
+        layout_in_words, preview,
+    },
     reconcile::{BalanceKind, BalancePosition, Closing, Reconciliation, TimeOrder},
     saved::{SavedMapping, parse_with_saved, save_mapping, saved_mapping},
     vocabulary::Role,
@@ -87,7 +91,7 @@ pub enum ImportError {
 }
 
 /// One problem row: where, which column, what, and the line as written (clipped).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RowError {
     pub line: usize,
     pub column: Option<String>,
@@ -101,7 +105,7 @@ pub struct RowError {
 
 /// A row's amount as read and the change of the balance column across it, as they would be
 /// booked (money in positive, after any flip of the statement's signs).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Figures {
     pub amount_minor: i64,
     pub balance_minor: i64,
@@ -132,7 +136,9 @@ impl Figures {
 }
 
 /// Which figure a row refused by the balance column is taken in at, as its person said.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Figure {
     /// The amount the row states.
@@ -143,7 +149,7 @@ pub enum Figure {
 
 /// A row the balance column refused, taken in at the figure its person chose: recorded with the
 /// plan, so the import says which rows were booked on a person's word and at what.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TakenFigure {
     pub line: usize,
     pub take: Figure,
@@ -167,7 +173,7 @@ impl TakenFigure {
 }
 
 /// One row read from a statement.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ParsedRow {
     pub line: usize,
     pub date: NaiveDate,
@@ -183,7 +189,7 @@ pub struct ParsedRow {
 }
 
 /// What was detected about the file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Format {
     pub encoding: String,
     pub delimiter: String,
@@ -231,14 +237,14 @@ pub struct Format {
 }
 
 /// The kind of account a statement says it is of, and the words that say so.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct KindHint {
     pub kind: crate::accounts::AccountKind,
     pub why: String,
 }
 
 /// How a statement's fee column moves the money, as its balance column says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Fees {
     /// The balance falls by the amount and the fee (Revolut): each row moves its amount less its fee.
@@ -296,7 +302,7 @@ impl LineCount {
 }
 
 /// A parsed statement.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Parsed {
     pub format: Format,
     pub rows: Vec<ParsedRow>,

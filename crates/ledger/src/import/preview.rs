@@ -3,10 +3,16 @@
 //! file accounted for — duplicates, skipped and unreadable lines with their line numbers. The CLI,
 //! the chat tool, the MCP server and the web card all show this one preview.
 
-use serde_json::{Value, json};
+use chrono::NaiveDate;
+use schemars::JsonSchema;
+use serde::Serialize;
 use uuid::Uuid;
 
-use super::{BalanceKind, DecimalMark, Fees, Format, Plan, PlannedRow, PlannedTransfer, TimeOrder};
+use super::{
+    BalanceKind, DecimalMark, DuplicateRow, Fees, Format, LineCount, Plan, PlannedRow, PlannedTransfer,
+    RowError, TimeOrder,
+    plan::{AccountChoice, Elsewhere, PlannedAccount},
+};
 use crate::{
     money::{Currency, Money},
     transfers::{Decision, Side},
@@ -15,111 +21,280 @@ use crate::{
 /// How many rows the preview shows from each end of the statement.
 pub const END_ROWS: usize = 3;
 
-/// The preview of plan `plan_id`.
-pub fn preview(plan_id: Uuid, plan: &Plan) -> Value {
-    let summary = &plan.summary;
-    let rows = plan.rows_to_add();
-    json!({
-        "plan_id": plan_id,
-        "filename": plan.filename,
-        "format": plan.format,
-        "layout": layout_in_words(&plan.format),
-        "balance_check": balance_check(&plan.format),
-        "accounts": plan.accounts,
-        "rows_to_add": rows,
-        "transfers": plan.transfers.iter().map(|t| transfer(t, &plan.answers)).collect::<Vec<_>>(),
-        "account_from": plan.account_from,
-        "transfer_window_days": plan.window_days,
-        "opening_balance": plan.opening.as_ref().map(|o| json!({
-            "account": o.account,
-            "date": o.date,
-            "amount": money(o.amount_minor, o.currency),
-        })),
-        "closing_balance": plan.balance.as_ref().map(|b| json!({
-            "account": b.account,
-            "date": b.date,
-            "bank": money(b.bank_minor, b.currency),
-            "ledger": money(b.ledger_minor, b.currency),
-            "checked": b.checked,
-            "agrees": b.agrees(),
-            "in_words": b.in_words(),
-        })),
-        "elsewhere": plan.elsewhere,
-        "account_choices": plan.choices,
-        "date_range": summary.dates.map(|(f, l)| json!({"from": f, "to": l})),
-        "money_in": summary.flows.iter().map(|(c, (i, _))| money(*i, *c)).collect::<Vec<_>>(),
-        "money_out": summary.flows.iter().map(|(c, (_, o))| money(*o, *c)).collect::<Vec<_>>(),
-        "by_category": summary.by_category.iter().map(|(name, (count, sums))| json!({
-            "category": name,
-            "rows": count,
-            "amounts": sums.iter().map(|(c, m)| money(*m, *c)).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-        "uncategorized": summary.uncategorized,
-        "first_rows": summary.first.iter().map(row).collect::<Vec<_>>(),
-        "last_rows": summary.last.iter().map(row).collect::<Vec<_>>(),
-        "duplicates_skipped": plan.lines.duplicates.max(plan.duplicates.len()),
-        "duplicates": plan.duplicates.iter().take(20).collect::<Vec<_>>(),
-        "parse_errors": plan.lines.unreadable.max(plan.errors.len()),
-        "errors": plan.errors.iter().take(50).collect::<Vec<_>>(),
-        "skipped": plan.skipped.iter().take(20).collect::<Vec<_>>(),
-        "lines": plan.lines,
-        "next_step": next_step(plan_id, rows),
-    })
+/// The preview of a plan: what the CLI prints, the chat tool answers, the MCP server serves and
+/// the web's card shows.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct ImportPreview {
+    pub plan_id: Uuid,
+    pub filename: String,
+    /// The layout as it was read.
+    pub format: Format,
+    /// The layout in sentences ([`layout_in_words`]).
+    pub layout: String,
+    /// The balance column's check in a sentence ([`balance_check`]); none without one.
+    pub balance_check: Option<String>,
+    pub accounts: Vec<PlannedAccount>,
+    pub rows_to_add: usize,
+    /// Rows that look like transfers, and what becomes of each.
+    pub transfers: Vec<TransferPreview>,
+    /// Why the statement goes into its account when none was named.
+    pub account_from: Option<String>,
+    pub transfer_window_days: u32,
+    pub opening_balance: Option<OpeningBalance>,
+    pub closing_balance: Option<ClosingBalance>,
+    /// Rows already in the ledger in another of the owner's accounts.
+    pub elsewhere: Option<Elsewhere>,
+    /// The accounts the statement could go into instead.
+    pub account_choices: Vec<AccountChoice>,
+    pub date_range: Option<DateRange>,
+    /// Per currency.
+    pub money_in: Vec<PreviewMoney>,
+    pub money_out: Vec<PreviewMoney>,
+    pub by_category: Vec<CategoryRows>,
+    pub uncategorized: usize,
+    pub first_rows: Vec<PreviewRow>,
+    pub last_rows: Vec<PreviewRow>,
+    pub duplicates_skipped: usize,
+    /// The first 20.
+    pub duplicates: Vec<DuplicateRow>,
+    pub parse_errors: usize,
+    /// The first 50.
+    pub errors: Vec<RowError>,
+    /// The first 20.
+    pub skipped: Vec<RowError>,
+    /// Every line of the file, accounted for.
+    pub lines: LineCount,
+    /// What to do to import it, in a sentence for the model.
+    pub next_step: String,
 }
 
-fn money(minor: i64, currency: Currency) -> Value {
-    json!({"amount_minor": minor, "formatted": Money::new(minor, currency).format(), "currency": currency})
+/// An amount with its currency, and as a person reads it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct PreviewMoney {
+    pub amount_minor: i64,
+    pub formatted: String,
+    pub currency: Currency,
 }
 
-fn row(r: &PlannedRow) -> Value {
-    json!({
-        "line": r.line,
-        "date": r.date,
-        "description": r.description,
-        "category": if r.transfer.is_some() { crate::accounts::TRANSIT } else { r.category.as_str() },
-        "bank_category": r.bank_category,
-        "amount": money(r.amount_minor, r.currency),
-        "direction": if r.amount_minor < 0 { "out" } else { "in" },
-    })
+/// The first and last dates of the rows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct DateRange {
+    pub from: NaiveDate,
+    pub to: NaiveDate,
 }
 
-fn side(s: &Side) -> Value {
-    json!({
-        "transaction_id": s.transaction,
-        "line": s.line,
-        "account": s.account,
-        "date": s.date,
-        "description": s.description,
-        "amount": money(s.amount_minor, s.currency),
-    })
+/// The opening balance booked before an account's first row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct OpeningBalance {
+    pub account: String,
+    pub date: NaiveDate,
+    pub amount: PreviewMoney,
+}
+
+/// The bank's closing balance beside the ledger's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct ClosingBalance {
+    pub account: String,
+    pub date: NaiveDate,
+    pub bank: PreviewMoney,
+    pub ledger: PreviewMoney,
+    pub checked: bool,
+    pub agrees: bool,
+    pub in_words: String,
+}
+
+/// A category's rows and their sums.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct CategoryRows {
+    pub category: String,
+    pub rows: usize,
+    pub amounts: Vec<PreviewMoney>,
+}
+
+/// Money in or out of the account.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    In,
+    Out,
+}
+
+/// One row as the preview lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct PreviewRow {
+    pub line: usize,
+    pub date: NaiveDate,
+    pub description: String,
+    /// A transfer's is Transfers in transit.
+    pub category: String,
+    pub bank_category: Option<String>,
+    pub amount: PreviewMoney,
+    pub direction: Direction,
+}
+
+/// One side of a transfer: a row to import, or a transaction in the ledger.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct TransferSide {
+    pub transaction_id: Option<Uuid>,
+    pub line: Option<usize>,
+    pub account: String,
+    pub date: NaiveDate,
+    pub description: String,
+    pub amount: PreviewMoney,
+}
+
+/// What becomes of a row that looks like a transfer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TransferStatus {
+    /// One transfer with a row already in the ledger.
+    Paired,
+    /// It waits in Transfers in transit for its other side.
+    InTransit,
+    /// Several rows fit equally: the person says which.
+    Ask,
 }
 
 /// A row that looks like a transfer, and what becomes of it, in words too (with the person's
 /// answer, when a question was answered).
-fn transfer(t: &PlannedTransfer, answers: &std::collections::BTreeMap<usize, usize>) -> Value {
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct TransferPreview {
+    pub row: TransferSide,
+    pub why: String,
+    pub status: TransferStatus,
+    pub in_words: String,
+    /// The other side, when paired.
+    pub with: Option<TransferSide>,
+    /// The person's answer: which candidate it is.
+    pub answer: Option<usize>,
+    /// The rows that fit equally, when asked.
+    pub candidates: Vec<TransferSide>,
+}
+
+/// The preview of plan `plan_id`.
+pub fn preview(plan_id: Uuid, plan: &Plan) -> ImportPreview {
+    let summary = &plan.summary;
+    let rows = plan.rows_to_add();
+    ImportPreview {
+        plan_id,
+        filename: plan.filename.clone(),
+        format: plan.format.clone(),
+        layout: layout_in_words(&plan.format),
+        balance_check: balance_check(&plan.format),
+        accounts: plan.accounts.clone(),
+        rows_to_add: rows,
+        transfers: plan
+            .transfers
+            .iter()
+            .map(|t| transfer(t, &plan.answers))
+            .collect(),
+        account_from: plan.account_from.clone(),
+        transfer_window_days: plan.window_days,
+        opening_balance: plan.opening.as_ref().map(|o| OpeningBalance {
+            account: o.account.clone(),
+            date: o.date,
+            amount: money(o.amount_minor, o.currency),
+        }),
+        closing_balance: plan.balance.as_ref().map(|b| ClosingBalance {
+            account: b.account.clone(),
+            date: b.date,
+            bank: money(b.bank_minor, b.currency),
+            ledger: money(b.ledger_minor, b.currency),
+            checked: b.checked,
+            agrees: b.agrees(),
+            in_words: b.in_words(),
+        }),
+        elsewhere: plan.elsewhere.clone(),
+        account_choices: plan.choices.clone(),
+        date_range: summary.dates.map(|(from, to)| DateRange { from, to }),
+        money_in: summary.flows.iter().map(|(c, (i, _))| money(*i, *c)).collect(),
+        money_out: summary.flows.iter().map(|(c, (_, o))| money(*o, *c)).collect(),
+        by_category: summary
+            .by_category
+            .iter()
+            .map(|(name, (count, sums))| CategoryRows {
+                category: name.clone(),
+                rows: *count,
+                amounts: sums.iter().map(|(c, m)| money(*m, *c)).collect(),
+            })
+            .collect(),
+        uncategorized: summary.uncategorized,
+        first_rows: summary.first.iter().map(row).collect(),
+        last_rows: summary.last.iter().map(row).collect(),
+        duplicates_skipped: plan.lines.duplicates.max(plan.duplicates.len()),
+        duplicates: plan.duplicates.iter().take(20).cloned().collect(),
+        parse_errors: plan.lines.unreadable.max(plan.errors.len()),
+        errors: plan.errors.iter().take(50).cloned().collect(),
+        skipped: plan.skipped.iter().take(20).cloned().collect(),
+        lines: plan.lines.clone(),
+        next_step: next_step(plan_id, rows),
+    }
+}
+
+fn money(minor: i64, currency: Currency) -> PreviewMoney {
+    PreviewMoney {
+        amount_minor: minor,
+        formatted: Money::new(minor, currency).format(),
+        currency,
+    }
+}
+
+fn row(r: &PlannedRow) -> PreviewRow {
+    PreviewRow {
+        line: r.line,
+        date: r.date,
+        description: r.description.clone(),
+        category: if r.transfer.is_some() {
+            crate::accounts::TRANSIT.to_owned()
+        } else {
+            r.category.clone()
+        },
+        bank_category: r.bank_category.clone(),
+        amount: money(r.amount_minor, r.currency),
+        direction: if r.amount_minor < 0 {
+            Direction::Out
+        } else {
+            Direction::In
+        },
+    }
+}
+
+fn side(s: &Side) -> TransferSide {
+    TransferSide {
+        transaction_id: s.transaction,
+        line: s.line,
+        account: s.account.clone(),
+        date: s.date,
+        description: s.description.clone(),
+        amount: money(s.amount_minor, s.currency),
+    }
+}
+
+/// A row that looks like a transfer, and what becomes of it.
+fn transfer(t: &PlannedTransfer, answers: &std::collections::BTreeMap<usize, usize>) -> TransferPreview {
     let answer = t.row.line.and_then(|line| answers.get(&line).copied());
     let (status, said) = match &t.decision {
         Decision::Paired { with } => (
-            "paired",
+            TransferStatus::Paired,
             format!(
                 "one transfer with {} on {} (“{}”)",
                 with.account, with.date, with.description
             ),
         ),
         Decision::Transit => (
-            "in_transit",
+            TransferStatus::InTransit,
             "waits in Transfers in transit for its other side".to_owned(),
         ),
         Decision::Ask { candidates } => match answer.and_then(|i| candidates.get(i)) {
             Some(with) => (
-                "ask",
+                TransferStatus::Ask,
                 format!(
                     "you said: one transfer with {} on {} (“{}”)",
                     with.account, with.date, with.description
                 ),
             ),
             None => (
-                "ask",
+                TransferStatus::Ask,
                 format!(
                     "{} rows fit equally: say which one it is, or it waits in transit",
                     candidates.len()
@@ -127,18 +302,21 @@ fn transfer(t: &PlannedTransfer, answers: &std::collections::BTreeMap<usize, usi
             ),
         },
     };
-    json!({
-        "row": side(&t.row),
-        "why": t.why,
-        "status": status,
-        "in_words": said,
-        "with": match &t.decision { Decision::Paired { with } => side(with), _ => Value::Null },
-        "answer": answer,
-        "candidates": match &t.decision {
-            Decision::Ask { candidates } => candidates.iter().map(side).collect::<Vec<_>>(),
+    TransferPreview {
+        row: side(&t.row),
+        why: t.why.clone(),
+        status,
+        in_words: said,
+        with: match &t.decision {
+            Decision::Paired { with } => Some(side(with)),
+            _ => None,
+        },
+        answer,
+        candidates: match &t.decision {
+            Decision::Ask { candidates } => candidates.iter().map(side).collect(),
             _ => Vec::new(),
         },
-    })
+    }
 }
 
 fn next_step(plan_id: Uuid, rows: usize) -> String {

@@ -36,7 +36,7 @@ pub struct Link {
 }
 
 /// In which order of time the file lists its rows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TimeOrder {
     OldestFirst,
@@ -44,7 +44,7 @@ pub enum TimeOrder {
 }
 
 /// Whether a row's balance is the one after it (most banks) or before it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum BalancePosition {
     After,
@@ -52,7 +52,7 @@ pub enum BalancePosition {
 }
 
 /// What the balance column counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum BalanceKind {
     /// What the account holds: it falls when money goes out.
@@ -62,7 +62,7 @@ pub enum BalanceKind {
 }
 
 /// The outcome, for the preview.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Reconciliation {
     /// The balance column's header.
     pub column: String,
@@ -90,7 +90,7 @@ pub struct Reconciliation {
 }
 
 /// A statement's closing balance, as held (owed money is negative).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Closing {
     pub date: chrono::NaiveDate,
     pub held_minor: i64,

@@ -526,12 +526,9 @@ async fn a_tie_is_asked_and_the_answer_decides(options: PgPoolOptions, connect: 
     let answered = import::answer(owner, &mut tx, plan_id, &BTreeMap::from([(line, later)]))
         .await
         .unwrap();
-    let words = import::preview(plan_id, &answered)["transfers"][0]["in_words"].clone();
+    let words = import::preview(plan_id, &answered).transfers[0].in_words.clone();
     assert!(
-        words
-            .as_str()
-            .unwrap()
-            .contains("you said: one transfer with Joint Checking on 2025-10-06"),
+        words.contains("you said: one transfer with Joint Checking on 2025-10-06"),
         "{words}"
     );
     let report = import::commit(owner, &mut tx, plan_id, &mut |_, _| {})

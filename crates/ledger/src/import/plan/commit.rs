@@ -25,7 +25,7 @@ use crate::{
 };
 
 /// What a commit did.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct CommitReport {
     pub import_batch_id: Uuid,
     pub imported: usize,

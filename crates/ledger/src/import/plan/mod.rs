@@ -62,7 +62,7 @@ impl Plan {
 }
 
 /// What a commit will do, decided by the dry run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Plan {
     pub version: u32,
     pub filename: String,
@@ -126,7 +126,7 @@ pub struct Plan {
 }
 
 /// An account that holds money, as a person chooses among them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AccountChoice {
     pub name: String,
     pub kind: AccountKind,
@@ -138,7 +138,7 @@ fn default_window() -> u32 {
 }
 
 /// An account the statement goes into: created at commit when `exists` is false.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PlannedAccount {
     pub name: String,
     pub currency: Currency,
@@ -159,7 +159,7 @@ fn checking() -> AccountKind {
 }
 
 /// A row that looks like a transfer, why, and what becomes of it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PlannedTransfer {
     pub row: Side,
     pub why: String,
@@ -169,7 +169,7 @@ pub struct PlannedTransfer {
 
 /// The opening balance of an account, booked against Opening Balances the day before its first
 /// row so that the account ends at the bank's closing balance.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Opening {
     pub account: String,
     pub date: NaiveDate,
@@ -178,7 +178,7 @@ pub struct Opening {
 }
 
 /// The account's balance after the import against the bank's closing balance.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BalanceCheck {
     pub account: String,
     pub date: NaiveDate,
@@ -224,13 +224,13 @@ impl BalanceCheck {
 }
 
 /// Rows of the statement already in the ledger in another account.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Elsewhere {
     pub account: String,
     pub rows: usize,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PlannedRow {
     pub line: usize,
     pub date: NaiveDate,
@@ -250,7 +250,7 @@ pub struct PlannedRow {
 
 /// The rows to add as the preview shows them, gathered as they are planned: a plan's rows are
 /// stored in chunks and never all held at once.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RowSummary {
     /// How many rows there are.
     pub rows: usize,
@@ -307,7 +307,7 @@ impl RowSummary {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DuplicateRow {
     pub line: usize,
     pub date: NaiveDate,
