@@ -11,10 +11,9 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use kakeibo_ledger::{
     Currency, OwnerId, begin_for_owner,
-    import::{self, Mapping, ParseOptions},
+    import::{self, Direction, ImportPreview, LineCount, Mapping, ParseOptions, PreviewMoney, PreviewRow},
     transfers::Decision,
 };
-use serde_json::Value;
 
 use crate::{
     DbArgs, pool, table,
@@ -203,8 +202,7 @@ pub async fn run(args: ImportArgs) -> Result<()> {
     };
     let (plan_id, plan) = import::plan_into(owner, &mut tx, &filename, &sha256, parsed, &target).await?;
     tx.commit().await?;
-    // The printing below still reads the preview by its keys, as the JSON shows it.
-    let preview = serde_json::to_value(import::preview(plan_id, &plan))?;
+    let preview = import::preview(plan_id, &plan);
     if args.json {
         crate::outln!("{}", json(&serde_json::to_string_pretty(&preview)?));
     } else {
@@ -390,16 +388,13 @@ fn mapping(args: &ImportArgs) -> Result<Mapping> {
     Ok(mapping)
 }
 
-fn account_names(preview: &Value) -> String {
-    preview["accounts"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|x| x["name"].as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        })
-        .unwrap_or_default()
+fn account_names(preview: &ImportPreview) -> String {
+    preview
+        .accounts
+        .iter()
+        .map(|a| a.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Asks on stderr and reads one line; end of input or anything but y/yes is no.
@@ -414,25 +409,13 @@ fn confirm(question: &str) -> Result<bool> {
     Ok(matches!(answer.trim().to_lowercase().as_str(), "y" | "yes"))
 }
 
-fn text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        other => other.to_string(),
-    }
-}
-
 /// A list of amounts as "₹1.00, €2.00".
-fn formatted(amounts: &Value) -> String {
+fn formatted(amounts: &[PreviewMoney]) -> String {
     amounts
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|m| text(&m["formatted"]))
-                .collect::<Vec<_>>()
-                .join(", ")
-        })
-        .unwrap_or_default()
+        .iter()
+        .map(|m| m.formatted.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// "1 row", "3 rows".
@@ -445,21 +428,20 @@ fn count(n: u64, one: &str, many: &str) -> String {
 }
 
 /// The preview's counts in words, leaving out the ones that are zero (beyond the first).
-fn counts_line(p: &Value) -> String {
-    let n = |key: &str| p[key].as_u64().unwrap_or(0);
-    let mut line = match n("rows_to_add") {
+fn counts_line(p: &ImportPreview) -> String {
+    let mut line = match p.rows_to_add as u64 {
         0 => "nothing new to add".to_owned(),
         rows => format!("{} to add into {}", count(rows, "row", "rows"), account_names(p)),
     };
     let also = [
         (
-            n("duplicates_skipped"),
+            p.duplicates_skipped,
             "already in the ledger",
             "already in the ledger",
         ),
-        (n("parse_errors"), "unreadable", "unreadable"),
+        (p.parse_errors, "unreadable", "unreadable"),
         (
-            p["lines"]["skipped"].as_u64().unwrap_or(0),
+            p.lines.skipped,
             "line skipped (not a transaction)",
             "lines skipped (not transactions)",
         ),
@@ -467,66 +449,72 @@ fn counts_line(p: &Value) -> String {
     for (k, one, many) in also {
         if k > 0 {
             line.push_str(", ");
-            line.push_str(&count(k, one, many));
+            line.push_str(&count(k as u64, one, many));
         }
     }
     line
 }
 
 /// "24 lines: 1 header, 2 banner, 18 rows to add, 2 already in the ledger, 1 unreadable".
-fn lines_line(lines: &Value) -> Option<String> {
-    let n = |key: &str| lines[key].as_u64().unwrap_or(0);
-    let total = lines["total"].as_u64()?;
+fn lines_line(lines: &LineCount) -> String {
     let parts: Vec<String> = [
-        ("header", "header", "headers"),
-        ("banner", "banner line", "banner lines"),
-        ("rows", "to add", "to add"),
-        ("duplicates", "already in the ledger", "already in the ledger"),
+        (lines.header, "header", "headers"),
+        (lines.banner, "banner line", "banner lines"),
+        (lines.rows, "to add", "to add"),
+        (lines.duplicates, "already in the ledger", "already in the ledger"),
         (
-            "skipped",
+            lines.skipped,
             "skipped (not a transaction)",
             "skipped (not transactions)",
         ),
-        ("unreadable", "unreadable", "unreadable"),
-        ("notes", "note", "notes"),
-        ("blank", "blank", "blank"),
-        ("continued", "continuing a quoted cell", "continuing quoted cells"),
+        (lines.unreadable, "unreadable", "unreadable"),
+        (lines.notes, "note", "notes"),
+        (lines.blank, "blank", "blank"),
+        (
+            lines.continued,
+            "continuing a quoted cell",
+            "continuing quoted cells",
+        ),
     ]
     .into_iter()
-    .filter(|(key, ..)| n(key) > 0)
-    .map(|(key, one, many)| count(n(key), one, many))
+    .filter(|(n, ..)| *n > 0)
+    .map(|(n, one, many)| count(n as u64, one, many))
     .collect();
-    Some(format!(
+    format!(
         "{}: {}",
-        count(total, "line in the file", "lines in the file"),
+        count(lines.total as u64, "line in the file", "lines in the file"),
         parts.join(", ")
-    ))
+    )
 }
 
 /// The first and last rows: line, date, description, in or out, amount.
-fn print_rows(p: &Value) {
-    let row = |r: &Value| {
+fn print_rows(p: &ImportPreview) {
+    let row = |r: &PreviewRow| {
         vec![
-            text(&r["line"]),
-            text(&r["date"]),
-            text(&r["description"]).chars().take(40).collect(),
-            text(&r["direction"]),
-            text(&r["amount"]["formatted"]),
+            r.line.to_string(),
+            r.date.to_string(),
+            r.description.chars().take(40).collect(),
+            match r.direction {
+                Direction::In => "in".to_owned(),
+                Direction::Out => "out".to_owned(),
+            },
+            r.amount.formatted.clone(),
         ]
     };
-    let first = p["first_rows"].as_array().map(Vec::as_slice).unwrap_or_default();
-    let last = p["last_rows"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let (first, last) = (&p.first_rows, &p.last_rows);
     if first.is_empty() {
         return;
     }
     let mut rows: Vec<Vec<String>> = first.iter().map(row).collect();
-    let shown = (first.len() + last.len()) as u64;
-    let total = p["rows_to_add"].as_u64().unwrap_or(shown);
-    if total > shown {
+    let shown = first.len() + last.len();
+    if p.rows_to_add > shown {
         rows.push(vec![
             "…".to_owned(),
             String::new(),
-            format!("({})", count(total - shown, "more row", "more rows")),
+            format!(
+                "({})",
+                count((p.rows_to_add - shown) as u64, "more row", "more rows")
+            ),
             String::new(),
             String::new(),
         ]);
@@ -536,18 +524,18 @@ fn print_rows(p: &Value) {
 }
 
 /// A titled table of lines with a problem or a reason, when there are any.
-fn print_lines(
+fn print_lines<T>(
     title: &str,
-    items: &Value,
-    total: u64,
-    cells: &dyn Fn(&Value) -> Vec<String>,
+    items: &[T],
+    total: usize,
+    cells: &dyn Fn(&T) -> Vec<String>,
     header: &[&str],
 ) {
-    let Some(items) = items.as_array().filter(|i| !i.is_empty()) else {
+    if items.is_empty() {
         return;
-    };
+    }
     crate::outln!();
-    if total > items.len() as u64 {
+    if total > items.len() {
         crate::outln!("{title} (the first {} of {total}):", items.len());
     } else {
         crate::outln!("{title}:");
@@ -558,54 +546,45 @@ fn print_lines(
 
 /// The account the rows go into and its kind, the opening balance, the closing balance check,
 /// and the rows that look like transfers between own accounts.
-fn print_accounts_and_transfers(p: &Value) {
+fn print_accounts_and_transfers(p: &ImportPreview) {
     crate::outln!();
-    for account in p["accounts"].as_array().into_iter().flatten() {
+    for account in &p.accounts {
         crate::outln!(
             "{}: {} {} account ({}){}",
-            visible(&text(&account["name"])),
-            if account["exists"] == true {
-                "an existing"
-            } else {
-                "a new"
-            },
-            text(&account["kind"]),
-            visible(&text(&account["kind_from"])),
-            if account["exists"] == true {
-                ""
-            } else {
-                ", created on import"
-            }
+            visible(&account.name),
+            if account.exists { "an existing" } else { "a new" },
+            account.kind,
+            visible(&account.kind_from),
+            if account.exists { "" } else { ", created on import" }
         );
     }
-    if let Some(opening) = p["opening_balance"].as_object() {
+    if let Some(opening) = &p.opening_balance {
         crate::outln!(
             "opening balance: {} on {}, against Opening Balances",
-            visible(&text(&opening["amount"]["formatted"])),
-            text(&opening["date"])
+            visible(&opening.amount.formatted),
+            opening.date
         );
     }
-    if let Some(words) = p["closing_balance"]["in_words"].as_str() {
-        crate::outln!("{}", visible(words));
+    if let Some(closing) = &p.closing_balance {
+        crate::outln!("{}", visible(&closing.in_words));
     }
-    if let Some(elsewhere) = p["elsewhere"].as_object() {
+    if let Some(elsewhere) = &p.elsewhere {
         crate::outln!(
             "{} of these rows are already in {}: they are not added again",
-            text(&elsewhere["rows"]),
-            visible(&text(&elsewhere["account"]))
+            elsewhere.rows,
+            visible(&elsewhere.account)
         );
     }
-    let transfers: Vec<Vec<String>> = p["transfers"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    let transfers: Vec<Vec<String>> = p
+        .transfers
+        .iter()
         .map(|t| {
             vec![
-                text(&t["row"]["line"]),
-                text(&t["row"]["date"]),
-                text(&t["row"]["description"]),
-                text(&t["row"]["amount"]["formatted"]),
-                text(&t["in_words"]),
+                t.row.line.map(|l| l.to_string()).unwrap_or_default(),
+                t.row.date.to_string(),
+                t.row.description.clone(),
+                t.row.amount.formatted.clone(),
+                t.in_words.clone(),
             ]
         })
         .collect();
@@ -613,7 +592,7 @@ fn print_accounts_and_transfers(p: &Value) {
         crate::outln!();
         crate::outln!(
             "transfers between your own accounts (neither spending nor income; sides within {} days):",
-            text(&p["transfer_window_days"])
+            p.transfer_window_days
         );
         table::print(
             &[">line", "date", "description", ">amount", "becomes"],
@@ -622,15 +601,15 @@ fn print_accounts_and_transfers(p: &Value) {
     }
 }
 
-fn print_preview(p: &Value) {
-    let f = &p["format"];
-    crate::outln!("{}", visible(&text(&p["filename"])));
-    crate::outln!("{}", visible(&text(&p["layout"])));
-    if let Some(check) = p["balance_check"].as_str() {
+fn print_preview(p: &ImportPreview) {
+    let f = &p.format;
+    crate::outln!("{}", visible(&p.filename));
+    crate::outln!("{}", visible(&p.layout));
+    if let Some(check) = &p.balance_check {
         crate::outln!("{}", visible(check));
     }
-    if f["date_order_assumed"] == true {
-        let (read, other) = if f["date_order"] == "month_first" {
+    if f.date_order_assumed {
+        let (read, other) = if f.date_order == import::DateOrder::MonthFirst {
             ("month-first", "dmy (day-first)")
         } else {
             ("day-first", "mdy (month-first)")
@@ -642,10 +621,10 @@ fn print_preview(p: &Value) {
     }
     crate::outln!();
     crate::outln!("{}", visible(&counts_line(p)));
-    if let (Some(from), Some(to)) = (p["date_range"]["from"].as_str(), p["date_range"]["to"].as_str()) {
-        crate::outln!("from {} to {}", visible(from), visible(to));
+    if let Some(range) = &p.date_range {
+        crate::outln!("from {} to {}", range.from, range.to);
     }
-    let money: Vec<String> = [("money in", &p["money_in"]), ("money out", &p["money_out"])]
+    let money: Vec<String> = [("money in", &p.money_in), ("money out", &p.money_out)]
         .into_iter()
         .filter_map(|(label, amounts)| {
             let shown = formatted(amounts);
@@ -655,54 +634,54 @@ fn print_preview(p: &Value) {
     if !money.is_empty() {
         crate::outln!("{}", visible(&money.join("   ")));
     }
-    if p["first_rows"].as_array().is_some_and(|r| !r.is_empty()) {
+    if !p.first_rows.is_empty() {
         crate::outln!();
         print_rows(p);
     }
-    let rows: Vec<Vec<String>> = p["by_category"]
-        .as_array()
-        .map(|cats| {
-            cats.iter()
-                .map(|c| vec![text(&c["category"]), text(&c["rows"]), formatted(&c["amounts"])])
-                .collect()
-        })
-        .unwrap_or_default();
+    let rows: Vec<Vec<String>> = p
+        .by_category
+        .iter()
+        .map(|c| vec![c.category.clone(), c.rows.to_string(), formatted(&c.amounts)])
+        .collect();
     if !rows.is_empty() {
         crate::outln!();
         table::print(&["category", ">rows", ">amount"], &rows);
     }
     print_accounts_and_transfers(p);
-    let n = |key: &str| p[key].as_u64().unwrap_or(0);
     print_lines(
         "already in the ledger (not added)",
-        &p["duplicates"],
-        n("duplicates_skipped"),
+        &p.duplicates,
+        p.duplicates_skipped,
         &|d| {
             vec![
-                text(&d["line"]),
-                text(&d["date"]),
-                text(&d["description"]),
-                text(&d["reason"]),
+                d.line.to_string(),
+                d.date.to_string(),
+                d.description.clone(),
+                d.reason.clone(),
             ]
         },
         &[">line", "date", "description", "why"],
     );
     print_lines(
         "skipped: not transactions",
-        &p["skipped"],
-        p["lines"]["skipped"].as_u64().unwrap_or(0),
-        &|e| vec![text(&e["line"]), text(&e["message"])],
+        &p.skipped,
+        p.lines.skipped,
+        &|e| vec![e.line.to_string(), e.message.clone()],
         &[">line", "why"],
     );
     print_lines(
         "could not be read (not added)",
-        &p["errors"],
-        n("parse_errors"),
-        &|e| vec![text(&e["line"]), text(&e["column"]), text(&e["message"])],
+        &p.errors,
+        p.parse_errors,
+        &|e| {
+            vec![
+                e.line.to_string(),
+                e.column.clone().unwrap_or_default(),
+                e.message.clone(),
+            ]
+        },
         &[">line", "column", "problem"],
     );
-    if let Some(line) = lines_line(&p["lines"]) {
-        crate::outln!();
-        crate::outln!("{}", visible(&line));
-    }
+    crate::outln!();
+    crate::outln!("{}", visible(&lines_line(&p.lines)));
 }
