@@ -90,14 +90,21 @@ pub struct MonthView {
     pub month: String,
     pub from: NaiveDate,
     pub to: NaiveDate,
-    /// The currency a new budget takes when none is given.
-    pub currency: String,
+    /// The currency a new budget takes when none is given: the books' home currency, or `None`
+    /// before they have one (the first import, or the dashboard's choice, sets it).
+    pub currency: Option<String>,
     /// Budgeted categories first (by name), then the rest with spending, then the unused ones.
     pub lines: Vec<Line>,
 }
 
+/// The currency a budget takes when none is given: the books' home currency; never a guess.
 async fn default_currency(owner: OwnerId, conn: &mut PgConnection) -> Result<Currency, RegisterError> {
-    Ok(home_currency(owner, conn).await?.unwrap_or(Currency::INR))
+    home_currency(owner, conn).await?.ok_or_else(|| {
+        RegisterError::Invalid(
+            "say the budget's currency: the books have no home currency yet (the first import sets it)"
+                .into(),
+        )
+    })
 }
 
 /// A spending category with its budget of the month (id, amount, currency) and its transactions.
@@ -186,7 +193,7 @@ pub async fn month(
         month: month.label(),
         from: month.first_day,
         to: month.last_day(),
-        currency: default_currency(owner, conn).await?.as_str().to_owned(),
+        currency: home_currency(owner, conn).await?.map(|c| c.as_str().to_owned()),
         lines,
     })
 }

@@ -1154,9 +1154,10 @@ export interface MonthView {
   from: string;
   to: string;
   /**
-   * The currency a new budget takes when none is given.
+   * The currency a new budget takes when none is given: the books' home currency, or `None`
+   * before they have one (the first import, or the dashboard's choice, sets it).
    */
-  currency: string;
+  currency?: string | null;
   /**
    * Budgeted categories first (by name), then the rest with spending, then the unused ones.
    */

@@ -107,8 +107,8 @@ function BudgetTable({
     return <Empty title="No spending categories" hint={<>Add one on the <a href="/categories">categories</a> page.</>} />;
   }
   const budgeted = view.lines.filter((l) => l.budget !== null);
-  // Totals in the currency of the most budgets (the home currency when none): a sum never mixes two.
-  const currency = budgeted[0]?.budget?.currency ?? view.currency;
+  // Totals in the currency of the first budget: a sum never mixes two.
+  const currency = budgeted[0]?.budget?.currency ?? null;
   const inIt = budgeted.filter((l) => l.budget?.currency === currency);
   const totalBudget = inIt.reduce((sum, l) => sum + (l.budget?.amount_minor ?? 0), 0);
   const totalSpent = inIt.reduce((sum, l) => sum + standing(l).spent, 0);
@@ -117,7 +117,7 @@ function BudgetTable({
       title={`${monthName(view.month)}: ${count(budgeted.length)} of ${count(view.lines.length)} categories budgeted`}
       id="budgets"
       note={
-        budgeted.length > 0
+        currency !== null
           ? `Budgeted categories together: ${formatMinor(totalSpent, currency)} spent of ${formatMinor(totalBudget, currency)}.`
           : 'No budget this month yet: set one on any category.'
       }
@@ -165,12 +165,14 @@ function BudgetTable({
                     </button>
                   </td>
                   <td class="num n">
-                    {line.transactions > 0 ? (
+                    {line.transactions > 0 && spentCurrency ? (
                       <a href={rowsOf(view, line.category)} aria-label={`${line.category}: the rows of ${formatMinor(s.spent, spentCurrency)} spent`}>
                         {formatMinor(s.spent, spentCurrency)}
                       </a>
-                    ) : (
+                    ) : spentCurrency ? (
                       formatMinor(0, spentCurrency)
+                    ) : (
+                      <span class="faint">—</span>
                     )}
                     {s.left !== null ? (
                       <span class="tiny block register-inline">
@@ -206,8 +208,8 @@ function BudgetTable({
 }
 
 /** What is left of a budget, or by how much it is over. */
-function LeftOf({ left, currency }: { left: number | null; currency: string }) {
-  if (left === null) return <span class="faint">—</span>;
+function LeftOf({ left, currency }: { left: number | null; currency: string | null | undefined }) {
+  if (left === null || currency == null) return <span class="faint">—</span>;
   if (left < 0) return <span class="tone-danger">over by {formatMinor(-left, currency)}</span>;
   return <>{formatMinor(left, currency)} left</>;
 }
@@ -223,6 +225,18 @@ function majorText(minor: number, currency: string): string {
 
 function BudgetEditor({ view, line, settle }: { view: BudgetMonth; line: BudgetLine; settle: Settle }) {
   const currency = line.budget?.currency ?? view.currency;
+  if (currency == null) {
+    return (
+      <p class="small row-editor">
+        Your books have no home currency yet, so a budget would not know its currency: choose one on the{' '}
+        <a href="/dashboard">dashboard</a> (an import sets it too).
+      </p>
+    );
+  }
+  return <BudgetForm view={view} line={line} settle={settle} currency={currency} />;
+}
+
+function BudgetForm({ view, line, settle, currency }: { view: BudgetMonth; line: BudgetLine; settle: Settle; currency: string }) {
   const [amount, setAmount] = useState(line.budget ? majorText(line.budget.amount_minor, currency) : '');
   const [problem, setProblem] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);

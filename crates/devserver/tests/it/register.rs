@@ -1163,3 +1163,50 @@ async fn a_months_budgets_show_what_was_spent_traced_to_its_rows(
         StatusCode::UNAUTHORIZED
     );
 }
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn books_without_a_home_currency_take_a_budget_only_in_a_named_currency(
+    _: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let state = state(&connect, Isolation::Rls, &[]).await;
+    let app = TestApp::new(&state);
+    let (cookie, _) = app.visitor("hello").await;
+    let owner = app.visitor_of(&cookie).await["id"].as_str().unwrap().to_owned();
+    sqlx::query("UPDATE users SET home_currency = NULL WHERE id = $1::uuid")
+        .bind(&owner)
+        .execute(state.owner_pool.get())
+        .await
+        .unwrap();
+
+    let view = expect(
+        &app.get("/api/budgets?month=2025-03", Some(&cookie)).await,
+        StatusCode::OK,
+    );
+    assert_eq!(view["currency"], Value::Null, "no currency is guessed: {view}");
+    let category = view["lines"][0]["category_id"].as_str().unwrap().to_owned();
+    let put = |currency: Option<&str>| {
+        let mut body = json!({"category_id": category, "month": "2025-03", "amount_minor": 500_000});
+        if let Some(code) = currency {
+            body["currency"] = json!(code);
+        }
+        app.request(Method::PUT, "/api/budgets", Some(body), Some(&cookie))
+    };
+    let refused = put(None).await;
+    assert_eq!(
+        refused.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        refused.body
+    );
+    assert!(
+        refused.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("no home currency"),
+        "{}",
+        refused.body
+    );
+    let set = expect(&put(Some("EUR")).await, StatusCode::OK);
+    assert_eq!(set["currency"], "EUR");
+}
