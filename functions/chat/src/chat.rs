@@ -115,10 +115,15 @@ pub(crate) async fn chat(Shared(state): Shared<Arc<State>>, request: Request) ->
                 }
                 Err(e) => Err(e),
             };
-            if matches!(
-                result,
-                Err(kakeibo::Error::Turn(ConfirmError::NotStarted(_) | ConfirmError::Busy(_)))
-            ) {
+            let never_started = match &result {
+                Err(kakeibo::Error::Turn(e)) => {
+                    matches!(e, ConfirmError::NotStarted(_) | ConfirmError::Busy(_))
+                }
+                // The agent could not be built: no turn, no model call.
+                Err(_) => true,
+                Ok(_) => false,
+            };
+            if never_started {
                 // Nothing of the turn was recorded and no model was called: the visitor can send
                 // the message again.
                 if let Err(e) = charge.give_back(&state).await {
