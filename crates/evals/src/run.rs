@@ -3,8 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use kakeibo::{Agent, Channel, ConfirmPolicy, Models, Status};
-use kakeibo_agent::turns::TurnStore;
+use kakeibo::{Agent, Channel, ConfirmPolicy, Models};
 use kakeibo_core::{MicroUsd, RunStatus, ToolRegistry, Usage, turn::CallRecord};
 use kakeibo_ledger::{LedgerError, OwnerId, begin_for_owner, seed::reset_demo_ledger};
 use kakeibo_tools::Scope;
@@ -62,16 +61,11 @@ impl TaskRun {
 pub struct Bench {
     pub pool: PgPool,
     pub owner: OwnerId,
-    pub store: TurnStore,
 }
 
 impl Bench {
     pub fn new(pool: PgPool, owner: OwnerId) -> Self {
-        Self {
-            store: TurnStore::new(pool.clone()),
-            pool,
-            owner,
-        }
+        Self { pool, owner }
     }
 
     /// Replaces the owner's ledger with a fresh demo ledger, in one transaction.
@@ -172,15 +166,8 @@ impl Bench {
                 .confirm_policy(policy)
                 .await
                 .map_err(|e| format!("the turn failed: {e}"))?;
-            let status = match result.status {
-                Status::Ok => RunStatus::Ok,
-                Status::Error => RunStatus::Error,
-                Status::Blocked => RunStatus::Blocked,
-                Status::Aborted => RunStatus::Aborted,
-                Status::Stuck => RunStatus::Stuck,
-                Status::Waiting { .. } => {
-                    return Err("the turn waited for a confirmation under an automatic policy".into());
-                }
+            let Some(status) = result.status.finished() else {
+                return Err("the turn waited for a confirmation under an automatic policy".into());
             };
             run.turns.push(TurnRecord {
                 user: spec.user.clone(),

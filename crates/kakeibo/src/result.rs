@@ -31,6 +31,20 @@ pub enum Status {
     },
 }
 
+impl Status {
+    /// How a finished run ended; `None` while a write waits.
+    pub fn finished(&self) -> Option<RunStatus> {
+        Some(match self {
+            Self::Ok => RunStatus::Ok,
+            Self::Error => RunStatus::Error,
+            Self::Blocked => RunStatus::Blocked,
+            Self::Aborted => RunStatus::Aborted,
+            Self::Stuck => RunStatus::Stuck,
+            Self::Waiting { .. } => return None,
+        })
+    }
+}
+
 impl From<RunStatus> for Status {
     fn from(status: RunStatus) -> Self {
         match status {

@@ -173,12 +173,18 @@ impl Agent {
         if let Some(dir) = &config.import_root {
             scope = scope.with_import_root(dir.clone());
         }
-        let mut tools = kakeibo_tools::registry(&scope).tools().to_vec();
-        tools.extend(config.tools.iter().cloned());
+        let finance = kakeibo_tools::registry(&scope);
+        // The finance tools' registry as it is, unless the configuration brings tools of its own
+        // (a web request builds an agent: no second registry for nothing).
+        let tools = if config.tools.is_empty() {
+            finance
+        } else {
+            ToolRegistry::new(finance.tools().iter().chain(&config.tools).cloned().collect())?
+        };
         Ok(Self {
-            tools: ToolRegistry::new(tools)?,
             store,
             scope,
+            tools,
             config,
         })
     }
