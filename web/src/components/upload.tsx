@@ -489,8 +489,9 @@ function PreviewView({
 }) {
   const nothingNew = p.rows_to_add === 0;
   const unnamed = currencyIsChosen(p.format?.currency_from);
-  const shown = currencyRead(p.format?.currency_from, p.accounts[0]?.currency ?? 'INR');
-  const choices = CURRENCIES.includes(shown) ? CURRENCIES : [shown, ...CURRENCIES];
+  // The currency the rows are read in; none named when the preview plans no account.
+  const shown = currencyRead(p.format?.currency_from, p.accounts[0]?.currency ?? '');
+  const choices = shown === '' || CURRENCIES.includes(shown) ? CURRENCIES : [shown, ...CURRENCIES];
   return (
     <div class="preview" aria-label={`Preview of ${p.filename}`}>
       <h3 class="subhead" tabIndex={-1}>

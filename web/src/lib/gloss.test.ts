@@ -3,8 +3,8 @@ import { argumentRows, gloss, resultLine, unfence } from './gloss';
 
 describe('gloss', () => {
   it('formats money keys and drops their suffix', () => {
-    expect(gloss({ category: 'Groceries', month: '2025-06', amount_minor: 2_000_000 })).toBe(
-      'category Groceries · month 2025-06 · amount ₹20,000.00',
+    expect(gloss({ category: 'Groceries', month: '2025-06', amount_minor: 2_000_000, currency: 'INR' })).toBe(
+      'category Groceries · month 2025-06 · amount ₹20,000.00 · currency INR',
     );
     expect(gloss({ minMinor: 500, currency: 'USD' })).toBe('min $5.00 · currency USD');
     expect(gloss({ period: { from: '2025-01-01', to: '2025-06-30' } })).toBe(
@@ -13,10 +13,16 @@ describe('gloss', () => {
   });
 
   it('puts raw minor units beside a formatted amount in the argument table', () => {
-    expect(argumentRows({ amount_minor: 2_000_000, category: 'Groceries' })).toEqual([
+    expect(argumentRows({ amount_minor: 2_000_000, category: 'Groceries', currency: 'INR' })).toEqual([
       { key: 'amount', value: '₹20,000.00', raw: '2000000 minor units' },
       { key: 'category', value: 'Groceries' },
+      { key: 'currency', value: 'INR' },
     ]);
+  });
+
+  it('never names a currency the call did not: bare minor units instead', () => {
+    expect(gloss({ category: 'Groceries', amount_minor: 2_000_000 })).toBe('category Groceries · amount 2000000 minor units');
+    expect(argumentRows({ amount_minor: 2_000_000 })).toEqual([{ key: 'amount', value: '2000000 minor units' }]);
   });
 });
 

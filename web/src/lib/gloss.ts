@@ -10,9 +10,19 @@ function moneyLabel(key: string): string {
   return key.replace(/_minor$|Minor$/, '');
 }
 
+/** An amount of `currency`, or its bare minor units when the call named no currency (the gloss
+ * never guesses one). */
+function money(value: number, currency: string | null): string {
+  return currency ? formatMinor(value, currency) : `${value} minor units`;
+}
+
+function currencyOf(args: Record<string, unknown>): string | null {
+  return typeof args.currency === 'string' ? args.currency : null;
+}
+
 /** A value as the gloss shows it: money keys formatted, objects as JSON. */
-export function glossValue(key: string, value: unknown, currency = 'INR'): string {
-  if (isMoneyKey(key) && typeof value === 'number' && Number.isSafeInteger(value)) return formatMinor(value, currency);
+export function glossValue(key: string, value: unknown, currency: string | null = null): string {
+  if (isMoneyKey(key) && typeof value === 'number' && Number.isSafeInteger(value)) return money(value, currency);
   if (typeof value === 'string') return value;
   return JSON.stringify(value);
 }
@@ -20,7 +30,7 @@ export function glossValue(key: string, value: unknown, currency = 'INR'): strin
 /** The arguments as "key value" pairs joined by " · " (`amount_minor: 2000000` → `amount ₹20,000.00`). */
 export function gloss(args: Record<string, unknown> | null | undefined): string {
   if (!args) return '';
-  const currency = typeof args.currency === 'string' ? args.currency : 'INR';
+  const currency = currencyOf(args);
   return Object.entries(args)
     .map(([key, value]) => `${isMoneyKey(key) ? moneyLabel(key) : key} ${glossValue(key, value, currency)}`)
     .join(' · ');
@@ -28,10 +38,12 @@ export function gloss(args: Record<string, unknown> | null | undefined): string 
 
 /** Rows of an argument table: money shown formatted with its raw minor units beside it. */
 export function argumentRows(args: Record<string, unknown>): { key: string; value: string; raw?: string }[] {
-  const currency = typeof args.currency === 'string' ? args.currency : 'INR';
+  const currency = currencyOf(args);
   return Object.entries(args).map(([key, value]) =>
     isMoneyKey(key) && typeof value === 'number' && Number.isSafeInteger(value)
-      ? { key: moneyLabel(key), value: formatMinor(value, currency), raw: `${value} minor units` }
+      ? currency
+        ? { key: moneyLabel(key), value: formatMinor(value, currency), raw: `${value} minor units` }
+        : { key: moneyLabel(key), value: money(value, null) }
       : { key, value: glossValue(key, value, currency) },
   );
 }

@@ -31,6 +31,9 @@ describe('the search', () => {
 
   it('says so when an amount does not read', () => {
     expect(apiQuery({ ...NO_FILTERS, max: 'lots' }, 'INR')).toEqual({ problem: '“lots” is not an amount.' });
+    // Before a row names the register's currency, amounts read with two decimals; JPY has none.
+    expect(apiQuery({ ...NO_FILTERS, min: '12.5' }, null)).toEqual({ query: 'min_minor=1250&page=1&per_page=50' });
+    expect(apiQuery({ ...NO_FILTERS, min: '1250' }, 'JPY')).toEqual({ query: 'min_minor=1250&page=1&per_page=50' });
   });
 
   it('counts the rows on the page', () => {

@@ -94,9 +94,10 @@ export function addressOf(f: Filters): string {
   return params.toString();
 }
 
-/** The search as the API takes it: amounts in minor units of `currency`. An amount that does not
- * read is a problem to show, not a filter to drop silently. */
-export function apiQuery(f: Filters, currency: string, perPage = 50): { query: string } | { problem: string } {
+/** The search as the API takes it: amounts in minor units of `currency` (with two decimals while
+ * no row has named one). An amount that does not read is a problem to show, not a filter to drop
+ * silently. */
+export function apiQuery(f: Filters, currency: string | null, perPage = 50): { query: string } | { problem: string } {
   const params = new URLSearchParams();
   for (const key of ['q', 'from', 'to', 'account', 'category', 'import'] as const) {
     if (f[key].trim() !== '') params.set(key, f[key].trim());
@@ -106,7 +107,7 @@ export function apiQuery(f: Filters, currency: string, perPage = 50): { query: s
     ['max', 'max_minor'],
   ] as const) {
     if (f[key].trim() === '') continue;
-    const minor = parseMajor(f[key], currency);
+    const minor = parseMajor(f[key], currency ?? '');
     if (minor === null) return { problem: `“${f[key]}” is not an amount.` };
     params.set(name, String(minor));
   }

@@ -6,7 +6,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { ApiError, api } from '../api/client';
-import type { Dashboard, SpendGroup } from '../api/types';
+import type { Dashboard, SpendGroup, SpendReport } from '../api/types';
 import { ChartCanvas } from '../components/chart';
 import { Mark } from '../components/mark';
 import { Page } from '../components/page';
@@ -96,6 +96,14 @@ function EmptyLedger() {
   );
 }
 
+/** The currency a report's chart and figures are drawn in: its total's, else the one spent most
+ * in, else the home currency; none when nothing was spent and the books have no home currency
+ * (the page then says so instead of showing a currency nobody chose). */
+function mainCurrency(report: SpendReport | undefined, home: string | null | undefined): string | null {
+  const totals = report?.totals_by_currency ?? [];
+  return report?.total?.currency ?? [...totals].sort((a, b) => b.amount_minor - a.amount_minor)[0]?.currency ?? home ?? null;
+}
+
 function Filled({ data }: { data: Dashboard }) {
   const month = data.month ?? '';
   const months = data.months ?? [];
@@ -106,7 +114,8 @@ function Filled({ data }: { data: Dashboard }) {
   // figures are in the month's main currency, and spending in any other is listed beside them.
   const report = data.spend_by_category;
   const totals = report?.totals_by_currency ?? [];
-  const currency = report?.total?.currency ?? [...totals].sort((a, b) => b.amount_minor - a.amount_minor)[0]?.currency ?? 'INR';
+  const currency = mainCurrency(report, data.balances?.home_currency);
+  const zero = currency ? formatMinor(0, currency) : 'nothing';
   const spending = (report?.groups ?? []).filter((g) => g.amount_minor > 0);
   const categories = spending.filter((g) => g.currency === currency);
   const elsewhere = spending.filter((g) => g.currency !== currency);
@@ -136,13 +145,13 @@ function Filled({ data }: { data: Dashboard }) {
 
       <div class="figures four">
         <Figure
-          value={spent ? formatAmount(spent) : formatMinor(0, currency)}
+          value={spent ? formatAmount(spent) : zero}
           label="Spent"
           note={otherTotals.length > 0 ? `and ${otherTotals.map(formatAmount).join(', ')}` : undefined}
         />
-        <Figure value={largest ? formatAmount(largest) : formatMinor(0, currency)} label="Largest category" note={largest?.group ?? 'none'} />
+        <Figure value={largest ? formatAmount(largest) : zero} label="Largest category" note={largest?.group ?? 'none'} />
         <Figure
-          value={commitment ? formatAmount(commitment) : formatMinor(0, currency)}
+          value={commitment ? formatAmount(commitment) : zero}
           label="Monthly commitments"
           note={`${charges.length} recurring charge${charges.length === 1 ? '' : 's'}`}
         />
@@ -150,7 +159,7 @@ function Filled({ data }: { data: Dashboard }) {
       </div>
 
       <Section title="Where it went" note="Money out by category, refunds taken off. Money in — income, and money in with no category — is never netted into it." id="where" first>
-        {categories.length === 0 ? <Empty title="No spending recorded this month." /> : <CategoryChart groups={categories} month={month} />}
+        {categories.length === 0 ? <Empty title="No spending recorded this month." /> : <CategoryChart groups={categories} currency={currency ?? ''} month={month} />}
         {elsewhere.length > 0 ? <SpendTable caption="In other currencies" first="category" groups={elsewhere} open /> : null}
       </Section>
 
@@ -349,8 +358,7 @@ function HomeCurrency({ current }: { current: string | null }) {
   );
 }
 
-function CategoryChart({ groups, month }: { groups: SpendGroup[]; month: string }) {
-  const currency = groups[0]?.currency ?? 'INR';
+function CategoryChart({ groups, currency, month }: { groups: SpendGroup[]; currency: string; month: string }) {
   const config = useMemo(
     () =>
       horizontalBars({
@@ -371,10 +379,13 @@ function CategoryChart({ groups, month }: { groups: SpendGroup[]; month: string 
 }
 
 function MonthChart({ data }: { data: Dashboard }) {
+  const currency = mainCurrency(data.spend_by_month, data.balances?.home_currency);
+  return currency ? <MonthBars data={data} currency={currency} /> : <Empty title="No spending recorded in these months." />;
+}
+
+function MonthBars({ data, currency }: { data: Dashboard; currency: string }) {
   const report = data.spend_by_month;
   const months = report ? monthsBetween(report.period.from, report.period.to) : [];
-  const totals = report?.totals_by_currency ?? [];
-  const currency = report?.total?.currency ?? [...totals].sort((a, b) => b.amount_minor - a.amount_minor)[0]?.currency ?? 'INR';
   const byMonth = new Map((report?.groups ?? []).filter((g) => g.currency === currency).map((g) => [g.group, g]));
   const elsewhere = (report?.groups ?? []).filter((g) => g.currency !== currency && g.amount_minor !== 0);
   const rows: SpendLine[] = months.map(

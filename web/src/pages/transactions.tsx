@@ -44,7 +44,9 @@ export function Transactions() {
   const [edits, setEdits] = useState<LedgerEdit[]>([]);
   const [open, setOpen] = useState<string | null>(null);
   const [version, setVersion] = useState(0);
-  const [currency, setCurrency] = useState('INR');
+  // The currency amounts typed in the search are read in: the register's own rows', once one is
+  // read; before that none is named (amounts are read with two decimals).
+  const [currency, setCurrency] = useState<string | null>(null);
   // After an edit or a revert: the sentence, in view and focused; the list read again.
   const status = useSettled(() => {
     setOpen(null);
@@ -139,7 +141,7 @@ function SearchForm({
   onClear,
 }: {
   draft: Filters;
-  currency: string;
+  currency: string | null;
   accounts: string[];
   categories: string[];
   onChange: (f: Filters) => void;
@@ -204,13 +206,13 @@ function SearchForm({
       </div>
       <div class="field">
         <label class="label" for="r-min">
-          At least ({currency})
+          At least{currency ? ` (${currency})` : ''}
         </label>
         <input id="r-min" inputMode="decimal" value={draft.min} onInput={set('min')} size={8} />
       </div>
       <div class="field">
         <label class="label" for="r-max">
-          At most ({currency})
+          At most{currency ? ` (${currency})` : ''}
         </label>
         <input id="r-max" inputMode="decimal" value={draft.max} onInput={set('max')} size={8} />
       </div>
