@@ -343,30 +343,35 @@ struct WebModels {
     cheap_model: Option<Arc<dyn Provider>>,
 }
 
-/// The agent's model (priced by `MODEL_PRICE` when set), the summarizer set apart from it, and
-/// the cheap model the router may give a new conversation.
-fn web_models(config: &Config) -> Result<WebModels, ConfigError> {
-    let lookup = |name: &str| config.var(name);
-    let price = config
-        .var("MODEL_PRICE")
+/// The price the setting `name` gives (`INPUT,OUTPUT[,CACHED]`), if it is set.
+fn price_setting(config: &Config, name: &'static str) -> Result<Option<Price>, ConfigError> {
+    config
+        .var(name)
         .map(|text| Price::parse(&text))
         .transpose()
-        .map_err(|why| ConfigError::Invalid {
-            name: "MODEL_PRICE",
-            why,
-        })?;
+        .map_err(|why| ConfigError::Invalid { name, why })
+}
+
+/// `provider`, at `price` when one is set instead of its list price.
+fn priced(provider: Arc<dyn Provider>, price: Option<Price>) -> Arc<dyn Provider> {
+    match price {
+        Some(price) => Arc::new(Priced {
+            inner: provider,
+            price,
+        }),
+        None => provider,
+    }
+}
+
+/// The agent's model (priced by `MODEL_PRICE` when set), the summarizer set apart from it (by
+/// `SUMMARIZER_PRICE`), and the cheap model the router may give a new conversation.
+fn web_models(config: &Config) -> Result<WebModels, ConfigError> {
+    let lookup = |name: &str| config.var(name);
+    let price = price_setting(config, "MODEL_PRICE")?;
+    let summarizer_price = price_setting(config, "SUMMARIZER_PRICE")?;
     let model = Settings::new(&lookup)
         .provider(ModelRole::Agent)
-        .map(|provider| -> Arc<dyn Provider> {
-            let provider = Arc::from(provider);
-            match price {
-                Some(price) => Arc::new(Priced {
-                    inner: provider,
-                    price,
-                }),
-                None => provider,
-            }
-        })
+        .map(|provider| priced(Arc::from(provider), price))
         .map_err(|e| e.to_string());
     // Only beside an agent model: without one no turn runs, and the page says why.
     let summarizer = match &model {
@@ -375,7 +380,8 @@ fn web_models(config: &Config) -> Result<WebModels, ConfigError> {
             .map_err(|e| ConfigError::Invalid {
                 name: "SUMMARIZER_MODEL",
                 why: e.to_string(),
-            })?,
+            })?
+            .map(|summarizer| priced(summarizer, summarizer_price)),
         Err(_) => None,
     };
     let cheap_model = match (config.var("CHEAP_MODEL"), &model) {
@@ -409,4 +415,48 @@ fn web_models(config: &Config) -> Result<WebModels, ConfigError> {
 pub struct Pools {
     pub app: PgPool,
     pub owner: OwnerRolePool,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    fn config(extra: &[(&str, &str)]) -> Config {
+        let base = [
+            ("DATABASE_URL", "postgres://kakeibo@127.0.0.1/kakeibo"),
+            ("JWT_SECRET", "0123456789abcdef0123456789abcdef"),
+            ("RATE_LIMIT_SALT", "salt"),
+            // A local server with no list price for either model.
+            ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1"),
+            ("AGENT_MODEL", "local-agent"),
+            ("SUMMARIZER_MODEL", "local-summarizer"),
+        ];
+        let vars: BTreeMap<String, String> = base
+            .iter()
+            .chain(extra)
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        Config::from_vars(vars).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn each_model_takes_its_own_price_setting() {
+        let unpriced = web_models(&config(&[])).unwrap();
+        assert!(unpriced.model.as_ref().unwrap().price().is_none());
+        assert!(unpriced.summarizer.as_ref().unwrap().price().is_none());
+
+        let priced = web_models(&config(&[("MODEL_PRICE", "1,2"), ("SUMMARIZER_PRICE", "0,0")])).unwrap();
+        let agent = priced.model.as_ref().unwrap().price().unwrap();
+        let summarizer = priced.summarizer.as_ref().unwrap().price().unwrap();
+        assert_ne!(agent, summarizer, "the summarizer is not priced as the agent");
+        assert_eq!(summarizer, Price::parse("0,0").unwrap());
+        assert_eq!(priced.summarizer.as_ref().unwrap().model(), "local-summarizer");
+
+        let bad = web_models(&config(&[("SUMMARIZER_PRICE", "cheap")]))
+            .err()
+            .map(|e| e.to_string());
+        assert!(bad.is_some_and(|e| e.contains("SUMMARIZER_PRICE")));
+    }
 }
