@@ -344,14 +344,15 @@ impl Agent {
 
     /// [`Agent::confirm`] of a turn already claimed — for a caller that answers a confirm made
     /// twice, or of a turn gone, before it starts streaming (the web's `409` and `410`).
-    /// `decisions` are checked as [`Agent::confirm`] checks them.
+    /// `decisions` are checked as [`Agent::confirm`] checks them. The leg's latency counts from
+    /// `started`, when the caller began answering (as [`Prompt::since`] does for a prompt).
     pub async fn resume(
         &self,
         claim: Claim,
         decisions: &[(String, bool)],
+        started: Instant,
         on_event: impl Fn(&Event) + Send + Sync,
     ) -> Result<RunResult, Error> {
-        let started = Instant::now();
         let conversation = claim.conversation_id;
         let forward = |event: TurnEvent| {
             if let Some(event) = Event::of(event) {

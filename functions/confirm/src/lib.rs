@@ -10,7 +10,7 @@
 // A request, a provider or a person can send anything: no indexing that can panic.
 #![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
 
-use std::sync::Arc;
+use std::{sync::Arc, time::Instant};
 
 use axum::{
     Router,
@@ -96,11 +96,12 @@ async fn confirm(Shared(state): Shared<Arc<State>>, request: Request) -> Result<
         let state = Arc::clone(&state);
         let stream = events.clone();
         spawn_turn(&stream, async move {
+            let started = Instant::now();
             let conversation = claim.conversation_id;
             // The turn goes on with the model it ran on (thought signatures are per model).
             let model = state.model_of(owner, conversation, &model).await;
             let result = match state.web_agent(owner, model).await {
-                Ok(agent) => agent.resume(claim, &decisions, forward(&events)).await,
+                Ok(agent) => agent.resume(claim, &decisions, started, forward(&events)).await,
                 Err(e) => {
                     claim.release().await;
                     Err(e)
