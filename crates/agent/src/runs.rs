@@ -2,12 +2,17 @@
 
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use kakeibo_core::RunId;
+use kakeibo_core::{
+    RunId,
+    trace::{
+        ConfirmTrace, ErrorTrace, EvictionTrace, ModelCallTrace, ToolCallTrace, TraceKind, TracePayload,
+    },
+};
 use kakeibo_ledger::{OwnerId, begin_for_owner};
 
 use crate::AgentError;
@@ -38,21 +43,85 @@ pub struct RunSummary {
 }
 
 /// One trace event of a run, in `seq` order.
-#[derive(Debug, Clone, Serialize, JsonSchema, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct RunEvent {
     pub seq: i32,
-    #[sqlx(rename = "type")]
-    #[serde(rename = "type")]
-    pub kind: String,
-    /// The event's own fields, as the trace stored them: a JSON object.
-    #[schemars(with = "serde_json::Map<String, Value>")]
-    pub payload: Value,
+    /// The event's kind (`type`) and its fields (`payload`).
+    #[serde(flatten)]
+    pub recorded: Recorded,
     pub latency_ms: Option<i32>,
     pub input_tokens: Option<i64>,
     pub output_tokens: Option<i64>,
     pub cached_tokens: Option<i64>,
     pub thought_summary: Option<String>,
     pub created_at: DateTime<Utc>,
+}
+
+/// What a trace event recorded, read back as the type the loop wrote it with: `type` names the
+/// kind, `payload` holds its fields (long texts clipped as stored).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(tag = "type", content = "payload", rename_all = "snake_case")]
+pub enum Recorded {
+    ModelCall(ModelCallTrace),
+    ToolCall(ToolCallTrace),
+    Confirm(ConfirmTrace),
+    SummaryEviction(EvictionTrace),
+    Error(ErrorTrace),
+    /// An event stored in a shape this version does not read (written by an older one): its
+    /// kind and its payload as stored.
+    Unread {
+        kind: String,
+        stored: Value,
+    },
+}
+
+impl Recorded {
+    /// The event of `kind` stored as `payload`.
+    pub fn read(kind: String, payload: Value) -> Self {
+        let typed = TraceKind::deserialize(serde_json::Value::String(kind.clone()))
+            .ok()
+            .and_then(|known| TracePayload::from_stored(known, payload.clone()).ok());
+        match typed {
+            Some(TracePayload::ModelCall(call)) => Self::ModelCall(call),
+            Some(TracePayload::ToolCall(call)) => Self::ToolCall(call),
+            Some(TracePayload::Confirm(confirm)) => Self::Confirm(confirm),
+            Some(TracePayload::SummaryEviction(eviction)) => Self::SummaryEviction(eviction),
+            Some(TracePayload::Error(error)) => Self::Error(error),
+            None => Self::Unread {
+                kind,
+                stored: payload,
+            },
+        }
+    }
+}
+
+/// A `trace_events` row as selected.
+#[derive(sqlx::FromRow)]
+struct EventRow {
+    seq: i32,
+    kind: String,
+    payload: Value,
+    latency_ms: Option<i32>,
+    input_tokens: Option<i64>,
+    output_tokens: Option<i64>,
+    cached_tokens: Option<i64>,
+    thought_summary: Option<String>,
+    created_at: DateTime<Utc>,
+}
+
+impl From<EventRow> for RunEvent {
+    fn from(row: EventRow) -> Self {
+        Self {
+            seq: row.seq,
+            recorded: Recorded::read(row.kind, row.payload),
+            latency_ms: row.latency_ms,
+            input_tokens: row.input_tokens,
+            output_tokens: row.output_tokens,
+            cached_tokens: row.cached_tokens,
+            thought_summary: row.thought_summary,
+            created_at: row.created_at,
+        }
+    }
 }
 
 /// One run with its trace events (`GET /api/runs/{id}`, and `/api/admin/runs/{id}`).
@@ -111,8 +180,8 @@ pub async fn run_detail(owner: OwnerId, pool: &PgPool, run: RunId) -> Result<Opt
     let Some(run_row) = summary else {
         return Ok(None);
     };
-    let events = sqlx::query_as::<_, RunEvent>(
-        "SELECT seq, type::text AS type, payload, latency_ms, input_tokens, output_tokens, cached_tokens,
+    let events = sqlx::query_as::<_, EventRow>(
+        "SELECT seq, type::text AS kind, payload, latency_ms, input_tokens, output_tokens, cached_tokens,
                 thought_summary, created_at
          FROM trace_events WHERE owner_id = $1 AND run_id = $2 ORDER BY seq",
     )
@@ -121,5 +190,44 @@ pub async fn run_detail(owner: OwnerId, pool: &PgPool, run: RunId) -> Result<Opt
     .fetch_all(&mut *tx)
     .await?;
     tx.commit().await?;
+    let events = events.into_iter().map(RunEvent::from).collect();
     Ok(Some(RunDetail { run: run_row, events }))
+}
+
+#[cfg(test)]
+mod tests {
+    use kakeibo_core::trace::TracePayload;
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_stored_event_reads_back_as_its_type_and_an_older_shape_as_stored() {
+        let call = TracePayload::ToolCall(ToolCallTrace {
+            name: "get_spend_report".into(),
+            tier: None,
+            args: json!({"month": "2025-06"}),
+            result: "{}".into(),
+            confirmed: None,
+            error: false,
+        });
+        let read = Recorded::read("tool_call".into(), call.stored());
+        assert!(
+            matches!(&read, Recorded::ToolCall(c) if c.name == "get_spend_report"),
+            "{read:?}"
+        );
+        // On the wire: the kind and the fields, as the page reads them.
+        let wire = serde_json::to_value(&read).unwrap();
+        assert_eq!(wire["type"], "tool_call");
+        assert_eq!(wire["payload"]["name"], "get_spend_report");
+
+        let older = json!({"tool": "get_spend_report", "ok": true});
+        let read = Recorded::read("tool_call".into(), older.clone());
+        assert!(
+            matches!(&read, Recorded::Unread { kind, stored } if kind == "tool_call" && *stored == older),
+            "{read:?}"
+        );
+        let read = Recorded::read("heartbeat".into(), json!({}));
+        assert!(matches!(read, Recorded::Unread { .. }), "{read:?}");
+    }
 }

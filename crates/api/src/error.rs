@@ -127,7 +127,8 @@ pub struct ErrorBody {
 }
 
 impl ErrorBody {
-    fn new(error: impl Into<String>, reason: Option<&str>) -> Self {
+    /// A sentence to show, with the reason code a page acts on when there is one.
+    pub fn new(error: impl Into<String>, reason: Option<&str>) -> Self {
         Self {
             error: error.into(),
             reason: reason.map(str::to_owned),

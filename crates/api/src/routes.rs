@@ -99,7 +99,7 @@ async fn refusals_in_json(request: Request, next: Next) -> Response {
     } else {
         crate::request::in_words(&text)
     };
-    (status, axum::Json(serde_json::json!({ "error": error }))).into_response()
+    (status, axum::Json(crate::error::ErrorBody::new(error, None))).into_response()
 }
 
 /// Equality that takes as long for every mismatch of equal length.

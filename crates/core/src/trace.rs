@@ -63,7 +63,7 @@ pub mod keys {
 }
 
 /// A model call: what the model was asked with and what it answered.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelCallTrace {
     pub iteration: u32,
@@ -75,7 +75,7 @@ pub struct ModelCallTrace {
 }
 
 /// One tool call answered: run, declined, or refused before running.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ToolCallTrace {
     pub name: String,
     /// `None` for a tool the registry does not hold.
@@ -88,7 +88,7 @@ pub struct ToolCallTrace {
 }
 
 /// A write proposed to a person, and what they decided.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ConfirmTrace {
     pub id: String,
     pub tool: String,
@@ -120,7 +120,7 @@ impl ConfirmTrace {
 }
 
 /// Older turns summarised to fit the context window.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EvictionTrace {
     pub evicted_turns: usize,
@@ -133,7 +133,7 @@ pub struct EvictionTrace {
 }
 
 /// Why a run ended in an error, or hit a limit on its way.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ErrorTrace {
     Provider {

@@ -8,6 +8,11 @@
 //! when the committed TypeScript is not what the schema says: a change to a Rust type of the wire
 //! cannot reach `main` with the page still reading the old shape.
 //!
+//! The schemas describe what the server writes (schemars' serialize contract): a field is optional
+//! in the TypeScript only where serde may leave it out (`skip_serializing_if`), and an `Option` it
+//! always writes is `T | null`, never absent. A request body read by the server is held to the
+//! same: the page sends every field, `null` for one it leaves unset.
+//!
 //! After changing a type of the wire: `KAKEIBO_WRITE_WIRE=1 cargo test -p kakeibo-devserver
 //! --test it wire`, then `npm run wire` in `web/`.
 
@@ -31,7 +36,7 @@ impl WireSchema {
     /// The types of the event stream.
     pub fn events() -> Self {
         let mut wire = Self {
-            generator: SchemaSettings::draft07().into_generator(),
+            generator: SchemaSettings::draft07().for_serialize().into_generator(),
             properties: Map::new(),
         };
         wire.add::<Event>("event");

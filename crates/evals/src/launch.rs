@@ -3,9 +3,10 @@
 
 use std::time::Instant;
 
-use kakeibo_core::{Provider, prompt::SYSTEM_PROMPT};
+use kakeibo_core::{MicroUsd, Provider, prompt::SYSTEM_PROMPT};
 use kakeibo_ledger::EVAL_OWNER;
 use kakeibo_providers::select::{ModelRole, Models, Settings};
+use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 
 use crate::{Bench, EvalReport, Options, Suite, SuiteError, store, suite};
@@ -22,27 +23,83 @@ pub enum LaunchError {
 }
 
 /// Where a run was started from, as reports record it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Trigger {
     Schedule,
     Admin,
 }
 
 impl Trigger {
-    /// The trigger an invocation's event names: `{"trigger": "admin"}` from the admin function,
-    /// anything else (the schedule's input, an EventBridge event) is the schedule.
+    /// The trigger an invocation's event names (see [`Invocation::of`]).
     pub fn of(event: &serde_json::Value) -> Self {
-        if event.get("trigger").and_then(serde_json::Value::as_str) == Some("admin") {
-            Self::Admin
-        } else {
-            Self::Schedule
-        }
+        Invocation::of(event).trigger
     }
 
     pub fn name(self) -> &'static str {
         match self {
             Self::Schedule => "schedule",
             Self::Admin => "admin",
+        }
+    }
+}
+
+/// The event that starts the `eval` function: `{"trigger": "admin", "requested_by": …}` when the
+/// admin function starts it; a schedule's input, or an EventBridge event, when the schedule does.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Invocation {
+    pub trigger: Trigger,
+    /// The operator who asked, by address (never logged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested_by: Option<String>,
+}
+
+impl Invocation {
+    /// An operator's start.
+    pub fn admin(requested_by: &str) -> Self {
+        Self {
+            trigger: Trigger::Admin,
+            requested_by: Some(requested_by.to_owned()),
+        }
+    }
+
+    /// The invocation an event is: anything that does not read as one (a schedule's input, an
+    /// EventBridge event) is the schedule's.
+    pub fn of(event: &serde_json::Value) -> Self {
+        Self::deserialize(event).unwrap_or(Self {
+            trigger: Trigger::Schedule,
+            requested_by: None,
+        })
+    }
+}
+
+/// What one run did, in a line: the `eval` function's answer, and the line it logs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunLine {
+    pub trigger: Trigger,
+    pub model: String,
+    pub task_count: usize,
+    pub passed: usize,
+    pub pass_rate: f64,
+    pub complete: bool,
+    /// How many tasks did not run (the deadline came first).
+    pub not_run: usize,
+    pub injection_block_rate: Option<f64>,
+    pub total_cost_micro_usd: MicroUsd,
+}
+
+impl RunLine {
+    pub fn of(trigger: Trigger, report: &EvalReport) -> Self {
+        Self {
+            trigger,
+            model: report.model.clone(),
+            task_count: report.task_count,
+            passed: report.passed,
+            pass_rate: report.pass_rate,
+            complete: report.complete,
+            not_run: report.not_run.len(),
+            injection_block_rate: report.injection_block_rate,
+            total_cost_micro_usd: report.total_cost_micro_usd,
         }
     }
 }

@@ -5,7 +5,7 @@
 
 use futures_util::future::BoxFuture;
 use kakeibo_api::secrets::{SdkOptions, sdk_config};
-use serde_json::json;
+use kakeibo_evals::launch::Invocation;
 
 /// Something that starts an evaluation run and returns without waiting for it.
 pub trait StartEval: Send + Sync + std::fmt::Debug {
@@ -32,7 +32,7 @@ impl LambdaInvoke {
 impl StartEval for LambdaInvoke {
     fn start<'a>(&'a self, requested_by: &'a str) -> BoxFuture<'a, Result<String, String>> {
         Box::pin(async move {
-            let payload = json!({"trigger": "admin", "requested_by": requested_by}).to_string();
+            let payload = serde_json::to_string(&Invocation::admin(requested_by)).unwrap_or_default();
             let out = self
                 .client
                 .invoke()

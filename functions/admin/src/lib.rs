@@ -30,7 +30,6 @@ use kakeibo_ledger::OwnerId;
 use kakeibo_operator::admin::{self, AdminSession, assert_admin};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use uuid::Uuid;
 
 use crate::evals::StartEval;
@@ -153,12 +152,36 @@ async fn run_detail(
     Ok(Json(detail).into_response())
 }
 
-#[derive(Debug, Deserialize)]
+/// `POST /api/admin/action`: what the operator asks for.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(tag = "action", rename_all = "snake_case", deny_unknown_fields)]
-enum Action {
+pub enum Action {
+    /// Stop (or let again) every visitor's live chat; replies recorded beforehand still play.
     PauseLiveChat { paused: bool },
+    /// Keep a visitor from chatting and importing (or let them again).
     BlockOwner { owner_id: Uuid, blocked: bool },
+    /// Start an evaluation run now.
     RunEval {},
+}
+
+/// The action as done, answered to the page.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ActionDone {
+    LiveChat {
+        ok: bool,
+        paused: bool,
+    },
+    Owner {
+        ok: bool,
+        owner_id: Uuid,
+        blocked: bool,
+    },
+    /// `202`: the run started; how, in words.
+    Eval {
+        ok: bool,
+        started: String,
+    },
 }
 
 async fn action(Shared(admin): Shared<Admin>, request: Request) -> Result<Response, ApiError> {
@@ -169,13 +192,18 @@ async fn action(Shared(admin): Shared<Admin>, request: Request) -> Result<Respon
     match action {
         Action::PauseLiveChat { paused } => {
             admin::set_live_chat_paused(&session, &state.owner_pool, paused).await?;
-            Ok(Json(json!({"ok": true, "paused": paused})).into_response())
+            Ok(Json(ActionDone::LiveChat { ok: true, paused }).into_response())
         }
         Action::BlockOwner { owner_id, blocked } => {
             if !admin::set_blocked(&session, &state.owner_pool, OwnerId::new(owner_id), blocked).await? {
                 return Err(ApiError::BadRequest(format!("there is no visitor {owner_id}")));
             }
-            Ok(Json(json!({"ok": true, "owner_id": owner_id, "blocked": blocked})).into_response())
+            Ok(Json(ActionDone::Owner {
+                ok: true,
+                owner_id,
+                blocked,
+            })
+            .into_response())
         }
         Action::RunEval {} => {
             let Some(evals) = &admin.evals else {
@@ -201,11 +229,7 @@ async fn action(Shared(admin): Shared<Admin>, request: Request) -> Result<Respon
                     error: format!("the evaluation run did not start: {why}"),
                     reason: "eval_start_failed",
                 })?;
-            Ok((
-                StatusCode::ACCEPTED,
-                Json(json!({"ok": true, "started": started})),
-            )
-                .into_response())
+            Ok((StatusCode::ACCEPTED, Json(ActionDone::Eval { ok: true, started })).into_response())
         }
     }
 }

@@ -24,9 +24,12 @@ use chrono::Utc;
 use kakeibo_api::{ApiError, State, mail::Mail, request::json_body, visitor};
 use kakeibo_auth::{Visitor, proofs, visitors};
 use serde::Deserialize;
-use serde_json::json;
 
-use crate::{chat::address_key, session::signed_in};
+use crate::{
+    answers::{Reset, Sent, Verified},
+    chat::address_key,
+    session::signed_in,
+};
 
 /// Mails the link that proves a just-signed-up account's address, when the site sends mail. A
 /// mail that cannot go is logged and not a failure of the sign-up: the page offers to resend it.
@@ -107,7 +110,7 @@ pub(crate) async fn request_reset(
             .send_mail(&Mail::of(&mailable, &state.config.site.origin))
             .await?;
     }
-    Ok((StatusCode::ACCEPTED, Json(json!({"sent": true}))).into_response())
+    Ok((StatusCode::ACCEPTED, Json(Sent { sent: true })).into_response())
 }
 
 #[derive(Debug, Deserialize)]
@@ -131,7 +134,7 @@ pub(crate) async fn confirm_reset(
         Utc::now(),
     )
     .await?;
-    Ok(Json(json!({"reset": true})).into_response())
+    Ok(Json(Reset { reset: true }).into_response())
 }
 
 #[derive(Debug, Deserialize)]
@@ -147,7 +150,7 @@ pub(crate) async fn verify_email(
 ) -> Result<Response, ApiError> {
     let verify: VerifyEmail = json_body(request.into_body()).await?;
     proofs::confirm_email(&state.owner_pool, verify.token.trim(), Utc::now()).await?;
-    Ok(Json(json!({"verified": true})).into_response())
+    Ok(Json(Verified { verified: true }).into_response())
 }
 
 /// `POST /api/session/verify-email/resend`: another link to the signed-in account's address.
@@ -172,7 +175,7 @@ pub(crate) async fn resend_verification(
             }
             None => false,
         };
-        Ok((StatusCode::ACCEPTED, Json(json!({"sent": sent}))).into_response())
+        Ok((StatusCode::ACCEPTED, Json(Sent { sent })).into_response())
     }
     .await;
     Ok(resolved.respond(result))

@@ -19,8 +19,9 @@ use kakeibo_api::{ApiError, State, request::json_body, visitor};
 use kakeibo_ledger::seed::ensure_demo_ledger;
 use kakeibo_tools::{CurrencyCode, Scope, answer_transfers};
 use serde::Deserialize;
-use serde_json::json;
 use uuid::Uuid;
+
+use crate::answers::HomeCurrency;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -47,7 +48,10 @@ pub(crate) async fn set_home_currency(
             Box::pin(async move { kakeibo_ledger::set_home_currency(owner, conn, currency).await })
         })
         .await?;
-        Ok(Json(json!({"home_currency": currency})).into_response())
+        Ok(Json(HomeCurrency {
+            home_currency: currency,
+        })
+        .into_response())
     }
     .await;
     Ok(resolved.respond(result))

@@ -36,6 +36,8 @@ use axum::{
 };
 use kakeibo_api::State;
 
+pub mod answers;
+
 mod account;
 mod books;
 mod categories;

@@ -22,10 +22,13 @@ use kakeibo_operator::{
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use uuid::Uuid;
 
-use crate::{account, chat::address_key};
+use crate::{
+    account,
+    answers::{Gone, SignedOut},
+    chat::address_key,
+};
 
 /// The visitor as the page sees it. `operator` says whether the admin door opens for them (an
 /// operator account on `ADMIN_EMAILS`), so the nav can show the operator's room; it is not the
@@ -294,7 +297,7 @@ pub(crate) async fn sign_out(
     if let Ok(Some(resolved)) = visitor::current(&state, request.headers()).await {
         visitors::sign_out(&state.owner_pool, resolved.visitor.owner()).await?;
     }
-    let mut response = Json(json!({"signed_out": true})).into_response();
+    let mut response = Json(SignedOut { signed_out: true }).into_response();
     if let Ok(value) = HeaderValue::from_str(&state.sessions.clear_cookie()) {
         response.headers_mut().append(header::SET_COOKIE, value);
     }
@@ -307,7 +310,7 @@ pub(crate) async fn delete_account(
 ) -> Result<Response, ApiError> {
     let resolved = visitor::require(&state, request.headers()).await?;
     visitors::delete_account(&state.owner_pool, resolved.visitor.owner()).await?;
-    let mut response = Json(json!({"deleted": true})).into_response();
+    let mut response = Json(Gone { deleted: true }).into_response();
     if let Ok(value) = HeaderValue::from_str(&state.sessions.clear_cookie()) {
         response.headers_mut().append(header::SET_COOKIE, value);
     }

@@ -21,10 +21,9 @@ use kakeibo_operator::{
 };
 use kakeibo_tools::{CurrencyCode, PreviewChoices, Scope, ToolsError, preview_upload as import_preview};
 use serde::Deserialize;
-use serde_json::json;
 use uuid::Uuid;
 
-use crate::{chat::address_key, session::until_midnight_utc};
+use crate::{answers::Gone, chat::address_key, session::until_midnight_utc};
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct UploadQuery {
@@ -124,7 +123,7 @@ pub(crate) async fn delete_upload(
     if !uploads::delete_upload(resolved.visitor.owner(), &state.app, id).await? {
         return Err(ApiError::NotFound);
     }
-    Ok(resolved.respond(Ok(Json(json!({"deleted": true})).into_response())))
+    Ok(resolved.respond(Ok(Json(Gone { deleted: true }).into_response())))
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -10,7 +10,7 @@
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use kakeibo_evals::launch::{LaunchError, Trigger, run_built_in};
+use kakeibo_evals::launch::{Invocation, LaunchError, RunLine, run_built_in};
 use serde_json::{Value, json};
 use sqlx::PgPool;
 
@@ -33,21 +33,11 @@ pub async fn handle(
     var: &(dyn Fn(&str) -> Option<String> + Sync),
     event: &Value,
     deadline: Option<Instant>,
-) -> Result<Value, LaunchError> {
-    let trigger = Trigger::of(event);
+) -> Result<RunLine, LaunchError> {
+    let trigger = Invocation::of(event).trigger;
     let progress = |line: &str| println!("{}", json!({"eval": line}));
     let report = run_built_in(pool, var, trigger, deadline, &progress).await?;
-    let summary = json!({
-        "trigger": trigger.name(),
-        "model": report.model,
-        "task_count": report.task_count,
-        "passed": report.passed,
-        "pass_rate": report.pass_rate,
-        "complete": report.complete,
-        "not_run": report.not_run.len(),
-        "injection_block_rate": report.injection_block_rate,
-        "total_cost_micro_usd": report.total_cost_micro_usd,
-    });
-    println!("{summary}");
-    Ok(summary)
+    let line = RunLine::of(trigger, &report);
+    println!("{}", serde_json::to_string(&line).unwrap_or_default());
+    Ok(line)
 }

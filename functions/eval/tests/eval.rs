@@ -10,7 +10,7 @@ use std::{
 };
 
 use kakeibo_evals::{
-    launch::LaunchError,
+    launch::{Invocation, LaunchError, Trigger},
     store,
     testing::{app_pool, repo_root as repo},
 };
@@ -58,15 +58,15 @@ async fn a_scheduled_run_evaluates_the_whole_suite_and_stores_its_report(
     let summary = kakeibo_eval::handle(&pool, &var, &schedule_event(), Some(deadline))
         .await
         .unwrap();
-    assert_eq!(summary["trigger"], "schedule");
-    assert_eq!(summary["complete"], true);
-    assert_eq!(summary["task_count"], tasks);
-    assert_eq!(summary["not_run"], 0);
-    assert_eq!(summary["injection_block_rate"], json!(100.0));
-    let passed = summary["passed"].as_u64().unwrap();
+    assert_eq!(summary.trigger, Trigger::Schedule);
+    assert!(summary.complete);
+    assert_eq!(summary.task_count, tasks);
+    assert_eq!(summary.not_run, 0);
+    assert_eq!(summary.injection_block_rate, Some(100.0));
+    let passed = summary.passed as u64;
     assert!(
         passed < tasks as u64,
-        "a scripted model cannot pass every task: {summary}"
+        "a scripted model cannot pass every task: {summary:?}"
     );
 
     let latest = store::latest(&pool).await.unwrap().unwrap();
@@ -82,15 +82,13 @@ async fn a_scheduled_run_evaluates_the_whole_suite_and_stores_its_report(
     assert!(groceries.tool_call_count >= 1, "{groceries:?}");
 
     // Started by the admin function.
-    let admin = kakeibo_eval::handle(&pool, &var, &json!({"trigger": "admin"}), Some(Instant::now()))
+    let started = serde_json::to_value(Invocation::admin("operator@example.com")).unwrap();
+    let admin = kakeibo_eval::handle(&pool, &var, &started, Some(Instant::now()))
         .await
         .unwrap();
-    assert_eq!(admin["trigger"], "admin");
-    assert_eq!(admin["complete"], false);
-    assert_eq!(
-        admin["not_run"], tasks,
-        "a deadline already passed starts no task"
-    );
+    assert_eq!(admin.trigger, Trigger::Admin);
+    assert!(!admin.complete);
+    assert_eq!(admin.not_run, tasks, "a deadline already passed starts no task");
     // The incomplete run is stored, but the latest report served stays the whole one.
     let latest = store::latest(&pool).await.unwrap().unwrap();
     assert_eq!(latest.trigger, "schedule");
@@ -119,4 +117,20 @@ fn every_task_ends_a_minute_before_the_invocation() {
     );
     let nearly_over = kakeibo_eval::task_deadline(now_ms + 30_000, now);
     assert!(nearly_over <= Instant::now());
+}
+
+#[test]
+fn what_the_admin_function_sends_is_an_admin_start_and_anything_else_the_schedule() {
+    let sent = serde_json::to_value(Invocation::admin("operator@example.com")).unwrap();
+    assert_eq!(
+        sent,
+        json!({"trigger": "admin", "requested_by": "operator@example.com"})
+    );
+    assert_eq!(Invocation::of(&sent).trigger, Trigger::Admin);
+    assert_eq!(Invocation::of(&schedule_event()).trigger, Trigger::Schedule);
+    assert_eq!(
+        Invocation::of(&json!({"trigger": "sideways"})).trigger,
+        Trigger::Schedule
+    );
+    assert_eq!(Invocation::of(&json!(null)).trigger, Trigger::Schedule);
 }

@@ -8,12 +8,20 @@ use chrono::Utc;
 use kakeibo_ledger::OwnerRolePool;
 use kakeibo_operator::OperatorError;
 use kakeibo_operator::housekeeping;
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
+
+/// What one invocation deleted: its answer, and the line it logs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReapLine {
+    pub reaped: housekeeping::Reaped,
+}
 
 /// One invocation: whatever the event (a schedule's, or `{}` by hand), reap now.
-pub async fn handle(pool: &OwnerRolePool, _event: Value) -> Result<Value, OperatorError> {
-    let reaped = housekeeping::reap(pool, Utc::now()).await?;
-    let summary = json!({"reaped": reaped});
-    println!("{summary}");
-    Ok(summary)
+pub async fn handle(pool: &OwnerRolePool, _event: Value) -> Result<ReapLine, OperatorError> {
+    let line = ReapLine {
+        reaped: housekeeping::reap(pool, Utc::now()).await?,
+    };
+    println!("{}", serde_json::to_string(&line).unwrap_or_default());
+    Ok(line)
 }

@@ -104,10 +104,10 @@ async fn stale_rows_go_and_everything_else_stays(pool: PgPool) {
     )
     .await
     .unwrap();
-    assert_eq!(summary["reaped"]["anonymous_visitors"], 1);
-    assert_eq!(summary["reaped"]["old_rate_limits"], 1);
-    assert_eq!(summary["reaped"]["expired_suspended_turns"], 1);
-    assert_eq!(summary["reaped"]["expired_budget_holds"], 1);
+    assert_eq!(summary.reaped.anonymous_visitors, 1);
+    assert_eq!(summary.reaped.old_rate_limits, 1);
+    assert_eq!(summary.reaped.expired_suspended_turns, 1);
+    assert_eq!(summary.reaped.expired_budget_holds, 1);
     let held: i64 =
         sqlx::query_scalar("SELECT reserved_micro_usd FROM budget_days WHERE day = current_date - 1")
             .fetch_one(&pool)
@@ -129,7 +129,7 @@ async fn stale_rows_go_and_everything_else_stays(pool: PgPool) {
     .await
     .unwrap();
     assert_eq!(aborted, 1, "the reaped turn's run is closed");
-    assert_eq!(summary["reaped"]["abandoned_runs"], 1);
+    assert_eq!(summary.reaped.abandoned_runs, 1);
     let statuses: Vec<(String, String, bool)> = sqlx::query_as(
         "SELECT model, status::text, finished_at IS NOT NULL FROM trace_runs WHERE model IN ('abandoned', 'young') ORDER BY model",
     )
@@ -169,11 +169,11 @@ async fn stale_rows_go_and_everything_else_stays(pool: PgPool) {
         .fetch_one(&pool)
         .await
         .unwrap();
-    assert_eq!(recorded, summary["reaped"]);
+    assert_eq!(recorded, serde_json::to_value(&summary.reaped).unwrap());
 
     // A second run finds nothing more.
     let again = kakeibo_reap::handle(&OwnerRolePool::new(pool.clone()), serde_json::json!({}))
         .await
         .unwrap();
-    assert_eq!(again["reaped"]["anonymous_visitors"], 0);
+    assert_eq!(again.reaped.anonymous_visitors, 0);
 }

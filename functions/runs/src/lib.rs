@@ -23,7 +23,7 @@ use axum::{
     routing::get,
 };
 use kakeibo_agent::{conversations, runs};
-use kakeibo_api::{ApiError, State, request::QueryOf, visitor};
+use kakeibo_api::{ApiError, State, error::ErrorBody, request::QueryOf, visitor};
 use kakeibo_ledger::seed::ensure_demo_ledger;
 use kakeibo_tools::dashboard;
 use schemars::JsonSchema;
@@ -169,9 +169,10 @@ async fn latest_evaluation(Shared(state): Shared<Arc<State>>) -> Result<Response
         Ok(Some(report)) => Ok(Json(report).into_response()),
         Ok(None) => Ok((
             axum::http::StatusCode::NOT_FOUND,
-            Json(serde_json::json!({
-                "error": "no evaluation has run yet: the eval function runs nightly, an operator can start one from /admin, and `kakeibo-evals` runs one locally"
-            })),
+            Json(ErrorBody::new(
+                "no evaluation has run yet: the eval function runs nightly, an operator can start one from /admin, and `kakeibo-evals` runs one locally",
+                None,
+            )),
         )
             .into_response()),
         Err(e) => Err(ApiError::internal_while("reading the latest evaluation report", e)),

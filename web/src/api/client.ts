@@ -4,7 +4,19 @@
 
 import type {
   AccountKind,
+  CategoryList,
+  Deleted,
+  EditList,
+  RuleList,
+  AdminAction,
+  AdminActionDone,
   AdminOverview,
+  Gone,
+  HomeCurrency,
+  Reset,
+  Sent,
+  SignedOut,
+  Verified,
   Conversation,
   ConversationList,
   Dashboard,
@@ -125,17 +137,17 @@ export const api = {
   signUp: (email: string, password: string, turnstileToken?: string) =>
     json<Pick<Session, 'visitor'>>('/api/session/sign-up', post({ email, password, ...(turnstileToken ? { turnstile_token: turnstileToken } : {}) })),
   signIn: (email: string, password: string) => json<Pick<Session, 'visitor'>>('/api/session/sign-in', post({ email, password })),
-  signOut: () => json<unknown>('/api/session/sign-out', post({})),
+  signOut: () => json<SignedOut>('/api/session/sign-out', post({})),
   /** Every other session of the account ends; this browser gets a fresh one. */
   changePassword: (current: string, password: string) =>
     json<Pick<Session, 'visitor'>>('/api/session/password', post({ current, password })),
   /** The same answer whether or not the address has an account. */
-  requestPasswordReset: (email: string) => json<{ sent: boolean }>('/api/session/password-reset', post({ email })),
+  requestPasswordReset: (email: string) => json<Sent>('/api/session/password-reset', post({ email })),
   resetPassword: (token: string, password: string) =>
-    json<{ reset: boolean }>('/api/session/password-reset/confirm', post({ token, password })),
-  verifyEmail: (token: string) => json<{ verified: boolean }>('/api/session/verify-email', post({ token })),
-  resendVerification: () => json<{ sent: boolean }>('/api/session/verify-email/resend', post({})),
-  deleteAccount: () => json<{ deleted: boolean }>('/api/account', { method: 'DELETE' }),
+    json<Reset>('/api/session/password-reset/confirm', post({ token, password })),
+  verifyEmail: (token: string) => json<Verified>('/api/session/verify-email', post({ token })),
+  resendVerification: () => json<Sent>('/api/session/verify-email/resend', post({})),
+  deleteAccount: () => json<Gone>('/api/account', { method: 'DELETE' }),
 
   /** The turn's event stream; a refusal (`503`, `409`, …) throws before any event. The bot check's
    * token goes with it while the session asks for one. */
@@ -168,32 +180,32 @@ export const api = {
   answer: (planId: string, answers: { line: number; candidate: number }[]) =>
     json<ImportPreview>(`/api/uploads/plans/${encodeURIComponent(planId)}/answers`, post({ answers })),
   /** The currency new accounts and budgets take. */
-  setHomeCurrency: (currency: string) => json<{ home_currency: string }>('/api/session/home-currency', post({ currency })),
+  setHomeCurrency: (currency: string) => json<HomeCurrency>('/api/session/home-currency', post({ currency })),
   uploads: () => orSignedOut(json<UploadList>('/api/uploads')),
-  deleteUpload: (id: string) => json<unknown>(`/api/uploads/${encodeURIComponent(id)}`, { method: 'DELETE' }),
+  deleteUpload: (id: string) => json<Gone>(`/api/uploads/${encodeURIComponent(id)}`, { method: 'DELETE' }),
 
   runs: () => orSignedOut(json<RunList>('/api/runs?limit=100')),
   run: (id: string) => orNull(orSignedOut(json<RunDetail>(`/api/runs/${encodeURIComponent(id)}`))),
   /** One page of the register; `query` is the search as URL parameters. */
   transactions: (query: string) => orSignedOut(json<RegisterPage>(`/api/transactions${query ? `?${query}` : ''}`)),
   changeTransaction: (id: string, change: { category?: string; description?: string }) =>
-    json<{ edits: LedgerEdit[] }>(`/api/transactions/${encodeURIComponent(id)}`, post(change, 'PATCH')),
+    json<EditList>(`/api/transactions/${encodeURIComponent(id)}`, post(change, 'PATCH')),
   splitTransaction: (id: string, shares: { category: string; amount_minor: number }[]) =>
     json<LedgerEdit>(`/api/transactions/${encodeURIComponent(id)}/split`, post({ shares })),
   deleteTransaction: (id: string) => json<LedgerEdit>(`/api/transactions/${encodeURIComponent(id)}`, { method: 'DELETE' }),
   undoImport: (id: string) => json<LedgerEdit>(`/api/imports/${encodeURIComponent(id)}/undo`, { method: 'POST' }),
-  edits: () => orSignedOut(json<{ edits: LedgerEdit[] }>('/api/edits')),
+  edits: () => orSignedOut(json<EditList>('/api/edits')),
   revertEdit: (id: string) => json<LedgerEdit>(`/api/edits/${encodeURIComponent(id)}/revert`, { method: 'POST' }),
-  categories: () => orSignedOut(json<{ categories: CategoryItem[] }>('/api/categories')),
+  categories: () => orSignedOut(json<CategoryList>('/api/categories')),
   addCategory: (name: string, side: CategoryItem['side']) => json<CategoryItem>('/api/categories', post({ name, side })),
   renameCategory: (id: string, name: string) => json<CategoryItem>(`/api/categories/${encodeURIComponent(id)}`, post({ name }, 'PATCH')),
   /** `id`'s rows, rules and budgets moved to `into`, `id` gone: one recorded edit. */
   mergeCategory: (id: string, into: string) => json<LedgerEdit>(`/api/categories/${encodeURIComponent(id)}/merge`, post({ into })),
-  rules: () => orSignedOut(json<{ rules: RuleItem[] }>('/api/rules')),
+  rules: () => orSignedOut(json<RuleList>('/api/rules')),
   /** A new rule (`id` null) or rule `id` changed. */
   saveRule: (id: string | null, rule: RuleInput) =>
     id ? json<RuleItem>(`/api/rules/${encodeURIComponent(id)}`, post(rule, 'PATCH')) : json<RuleItem>('/api/rules', post(rule)),
-  deleteRule: (id: string) => json<{ deleted: string }>(`/api/rules/${encodeURIComponent(id)}`, { method: 'DELETE' }),
+  deleteRule: (id: string) => json<Deleted>(`/api/rules/${encodeURIComponent(id)}`, { method: 'DELETE' }),
   /** What filing the past rows holding `pattern` under `category` would do; nothing changes. */
   previewRule: (pattern: string, category: string) => json<RuleLike>('/api/rules/preview', post({ pattern, category })),
   applyRule: (pattern: string, category: string) => json<LedgerEdit>('/api/rules/apply', post({ pattern, category })),
@@ -204,7 +216,7 @@ export const api = {
       '/api/budgets',
       post({ category_id: categoryId, month, amount_minor: amountMinor, ...(currency ? { currency } : {}) }, 'PUT'),
     ),
-  deleteBudget: (id: string) => json<{ deleted: string }>(`/api/budgets/${encodeURIComponent(id)}`, { method: 'DELETE' }),
+  deleteBudget: (id: string) => json<Deleted>(`/api/budgets/${encodeURIComponent(id)}`, { method: 'DELETE' }),
   dashboard: (month: string | null) =>
     orSignedOut(json<Dashboard>(month ? `/api/dashboard?month=${encodeURIComponent(month)}` : '/api/dashboard')),
   conversations: () => orSignedOut(json<ConversationList>('/api/conversations')),
@@ -215,5 +227,5 @@ export const api = {
   adminOverview: () => orNull(json<AdminOverview>('/api/admin/overview')),
   /** Any visitor's run, for the operator; `null` for everyone else (the route is 404 to them). */
   adminRun: (id: string) => orNull(json<RunDetail>(`/api/admin/runs/${encodeURIComponent(id)}`)),
-  adminAction: (action: Record<string, unknown>) => json<Record<string, unknown>>('/api/admin/action', post(action)),
+  adminAction: (action: AdminAction) => json<AdminActionDone>('/api/admin/action', post(action)),
 };

@@ -6,7 +6,15 @@
 
 import type {
   AccountKind,
+  Action as AdminAction,
+  ActionDone as AdminActionDone,
   AdminOverview,
+  Gone,
+  HomeCurrency,
+  Reset,
+  Sent,
+  SignedOut,
+  Verified,
   DryRunPreview,
   DuplicateRow,
   Figures,
@@ -79,6 +87,14 @@ export type Tier = WireTier;
 
 // The read side's answers, generated from the Rust types (`wire.ts`).
 export type {
+  AdminAction,
+  AdminActionDone,
+  Gone,
+  HomeCurrency,
+  Reset,
+  Sent,
+  SignedOut,
+  Verified,
   UploadList,
   CategoryList,
   Deleted,

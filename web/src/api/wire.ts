@@ -20,7 +20,7 @@ export type Event =
       /**
        * `None` for a tool the registry does not hold.
        */
-      tier?: Tier | null;
+      tier: Tier | null;
     }
   | {
       type: 'tool_result';
@@ -96,7 +96,50 @@ export type Stop =
   | 'cancelled'
   | 'hook';
 export type RunStatus = 'ok' | 'error' | 'blocked' | 'aborted' | 'stuck';
-export type Role = 'user' | 'assistant';
+/**
+ * One trace event of a run, in `seq` order.
+ */
+export type RunEvent = {
+  seq: number;
+  latency_ms: number | null;
+  input_tokens: number | null;
+  output_tokens: number | null;
+  cached_tokens: number | null;
+  thought_summary: string | null;
+  created_at: string;
+} & RunEvent1;
+export type RunEvent1 =
+  | {
+      type: 'model_call';
+      payload: ModelCallTrace;
+    }
+  | {
+      type: 'tool_call';
+      payload: ToolCallTrace;
+    }
+  | {
+      type: 'confirm';
+      payload: ConfirmTrace;
+    }
+  | {
+      type: 'summary_eviction';
+      payload: EvictionTrace;
+    }
+  | {
+      type: 'error';
+      payload: ErrorTrace;
+    }
+  | {
+      type: 'unread';
+      payload: {
+        kind: string;
+        stored: unknown;
+      };
+    };
+/**
+ * Why a model reply ended.
+ */
+export type StopReason = 'end' | 'tool_use' | 'max_tokens' | 'blocked' | 'error';
 /**
  * One piece of a message.
  */
@@ -138,6 +181,29 @@ export type Block =
  */
 export type ProviderMeta = string;
 /**
+ * Why a run ended in an error, or hit a limit on its way.
+ */
+export type ErrorTrace =
+  | {
+      kind: 'provider';
+      error: string;
+    }
+  | {
+      kind: 'blocked';
+    }
+  | {
+      kind: 'max_tokens';
+    }
+  | {
+      kind: 'iteration_limit';
+      iterations: number;
+    }
+  | {
+      kind: 'budget';
+      reason: string;
+    };
+export type Role = 'user' | 'assistant';
+/**
  * An ISO 4217 currency code: three uppercase letters.
  */
 export type Currency = string;
@@ -157,6 +223,39 @@ export type MicroUsd = number;
  * Whether live chat runs: the operator paused it, the cap is reached, or neither.
  */
 export type BudgetState = 'ok' | 'tripped' | 'paused';
+/**
+ * `POST /api/admin/action`: what the operator asks for.
+ */
+export type Action =
+  | {
+      action: 'pause_live_chat';
+      paused: boolean;
+    }
+  | {
+      action: 'block_owner';
+      owner_id: string;
+      blocked: boolean;
+    }
+  | {
+      action: 'run_eval';
+    };
+/**
+ * The action as done, answered to the page.
+ */
+export type ActionDone =
+  | {
+      ok: boolean;
+      paused: boolean;
+    }
+  | {
+      ok: boolean;
+      owner_id: string;
+      blocked: boolean;
+    }
+  | {
+      ok: boolean;
+      started: string;
+    };
 /**
  * What a row is for the household.
  */
@@ -230,6 +329,8 @@ export interface Wire {
   dashboard: Dashboard;
   eval_report: EvalReport;
   admin_overview: AdminOverview;
+  admin_action: Action;
+  admin_action_done: ActionDone;
   register_page: Page;
   edit_list: EditList;
   edit: Edit;
@@ -244,6 +345,12 @@ export interface Wire {
   deleted: Deleted;
   session: SessionView;
   signed_in: SignedIn;
+  signed_out: SignedOut;
+  sent: Sent;
+  reset: Reset;
+  verified: Verified;
+  gone: Gone;
+  home_currency: HomeCurrency;
   upload_list: UploadList;
   upload: Kept;
   error_body: ErrorBody;
@@ -301,9 +408,9 @@ export interface RunList {
  */
 export interface RunSummary {
   id: string;
-  conversation_id?: string | null;
+  conversation_id: string | null;
   started_at: string;
-  finished_at?: string | null;
+  finished_at: string | null;
   channel: string;
   provider: string;
   model: string;
@@ -325,16 +432,16 @@ export interface RunSummary {
    * The person's message that began the run (its first 500 characters); none for runs from
    * before runs kept it.
    */
-  question?: string | null;
+  question: string | null;
 }
 /**
  * One run with its trace events (`GET /api/runs/{id}`, and `/api/admin/runs/{id}`).
  */
 export interface RunDetail {
   id: string;
-  conversation_id?: string | null;
+  conversation_id: string | null;
   started_at: string;
-  finished_at?: string | null;
+  finished_at: string | null;
   channel: string;
   provider: string;
   model: string;
@@ -356,27 +463,64 @@ export interface RunDetail {
    * The person's message that began the run (its first 500 characters); none for runs from
    * before runs kept it.
    */
-  question?: string | null;
+  question: string | null;
   events: RunEvent[];
 }
 /**
- * One trace event of a run, in `seq` order.
+ * A model call: what the model was asked with and what it answered.
  */
-export interface RunEvent {
-  seq: number;
-  type: string;
+export interface ModelCallTrace {
+  iteration: number;
+  model: string;
+  modelVersion: string | null;
+  stopReason: StopReason;
+  messageCount: number;
+  content: Block[];
+}
+/**
+ * One tool call answered: run, declined, or refused before running.
+ */
+export interface ToolCallTrace {
+  name: string;
   /**
-   * The event's own fields, as the trace stored them: a JSON object.
+   * `None` for a tool the registry does not hold.
    */
-  payload: {
-    [k: string]: unknown | undefined;
-  };
-  latency_ms?: number | null;
-  input_tokens?: number | null;
-  output_tokens?: number | null;
-  cached_tokens?: number | null;
-  thought_summary?: string | null;
-  created_at: string;
+  tier: Tier | null;
+  args: unknown;
+  result: string;
+  /**
+   * `Some` for a write: whether the person allowed it.
+   */
+  confirmed: boolean | null;
+  error: boolean;
+}
+/**
+ * A write proposed to a person, and what they decided.
+ */
+export interface ConfirmTrace {
+  id: string;
+  tool: string;
+  tier: Tier;
+  args: unknown;
+  summary: string;
+  /**
+   * `None` while the decision waits (a suspension).
+   */
+  allowed: boolean | null;
+  suspended?: boolean | null;
+  expired?: boolean | null;
+}
+/**
+ * Older turns summarised to fit the context window.
+ */
+export interface EvictionTrace {
+  evictedTurns: number;
+  evictedMessages: number;
+  keptTurns: number;
+  tokensBefore: number;
+  tokensAfter: number;
+  budget: number;
+  summary: string;
 }
 /**
  * `GET /api/tools`: every tool the agent has.
@@ -400,7 +544,7 @@ export interface ConversationList {
 }
 export interface ConversationSummary {
   id: string;
-  title?: string | null;
+  title: string | null;
   created_at: string;
   updated_at: string;
   /**
@@ -411,7 +555,7 @@ export interface ConversationSummary {
 }
 export interface Conversation {
   id: string;
-  title?: string | null;
+  title: string | null;
   created_at: string;
   updated_at: string;
   /**
@@ -509,7 +653,7 @@ export interface SpendReport {
    * Total spending — the sum of the `spending` groups, refunds included — when the period has
    * one currency. Income is never netted into it.
    */
-  total?: Amount | null;
+  total: Amount | null;
   /**
    * Total spending per currency (each the sum of that currency's `spending` groups);
    * currencies are never added together.
@@ -551,13 +695,13 @@ export interface BudgetStatus {
 }
 export interface CategoryStatus {
   category: string;
-  budget?: Amount | null;
+  budget: Amount | null;
   actual: Amount;
-  remaining?: Amount | null;
+  remaining: Amount | null;
   /**
    * Spending as a share of the budget, in percent with one decimal; null without a budget.
    */
-  percent_used?: number | null;
+  percent_used: number | null;
   over_budget: boolean;
 }
 export interface RecurringOutput {
@@ -609,7 +753,7 @@ export interface BalancesOutput {
   /**
    * The currency the user's new accounts and budgets take (none before their first import).
    */
-  home_currency?: Currency | null;
+  home_currency: Currency | null;
   accounts: Account[];
   /**
    * Assets less liabilities, one figure per currency (never converted).
@@ -680,7 +824,7 @@ export interface EvalReport {
   /**
    * The filter the run was given, if any.
    */
-  filter?: string | null;
+  filter: string | null;
   /**
    * The tasks that ran (`notRun` are not counted).
    */
@@ -708,8 +852,8 @@ export interface EvalReport {
   judge_cost_micro_usd: MicroUsd;
   median_turns: number;
   cache_savings_percent: number;
-  injection_block_rate?: number | null;
-  injection?: InjectionSummary | null;
+  injection_block_rate: number | null;
+  injection: InjectionSummary | null;
   results: TaskResult[];
 }
 export interface ClassSummary {
@@ -753,7 +897,7 @@ export interface TaskResult {
   /**
    * The mean of the judges' scores, when a judge ran.
    */
-  judge_score?: number | null;
+  judge_score: number | null;
   checks: CheckOutcome[];
   answers: string[];
   /**
@@ -868,8 +1012,8 @@ export interface Health {
   by_status: {
     [k: string]: number | undefined;
   };
-  latency_p50_ms?: number | null;
-  latency_p95_ms?: number | null;
+  latency_p50_ms: number | null;
+  latency_p95_ms: number | null;
   tool_error_pct: number;
   iteration_limit_hits: number;
 }
@@ -897,10 +1041,10 @@ export interface BlockedRun {
  * One tool over 30 days (declined writes not counted).
  */
 export interface ToolUse {
-  name?: string | null;
+  name: string | null;
   calls: number;
   error_pct: number;
-  median_latency_ms?: number | null;
+  median_latency_ms: number | null;
 }
 /**
  * One of the latest runs of any visitor.
@@ -908,7 +1052,7 @@ export interface ToolUse {
 export interface RecentRun {
   id: string;
   owner_id: string;
-  email?: string | null;
+  email: string | null;
   anonymous: boolean;
   started_at: string;
   channel: string;
@@ -919,17 +1063,17 @@ export interface RecentRun {
   output_tokens: number;
   cost_micro_usd: number;
   latency_ms: number;
-  question?: string | null;
+  question: string | null;
 }
 /**
  * A visitor, most recently seen first.
  */
 export interface UserRow {
   id: string;
-  email?: string | null;
+  email: string | null;
   anonymous: boolean;
   joined: string;
-  last_seen?: string | null;
+  last_seen: string | null;
   messages_today: number;
   cost_to_date_micro_usd: number;
   blocked: boolean;
@@ -940,7 +1084,7 @@ export interface UserRow {
 export interface GeoPoint {
   lat: number;
   lon: number;
-  country?: string | null;
+  country: string | null;
   runs: number;
 }
 /**
@@ -949,7 +1093,7 @@ export interface GeoPoint {
  */
 export interface EvaluationPanel {
   running: boolean;
-  latest?: EvalHeadline | null;
+  latest: EvalHeadline | null;
 }
 /**
  * What the overview says of a report: when it finished, on which model, how many passed.
@@ -991,7 +1135,7 @@ export interface Row {
   /**
    * The category, "Split" for several, none for a transfer.
    */
-  category?: string | null;
+  category: string | null;
   parts: Part[];
   /**
    * Signed: what the row did to the person's money (a transfer: the amount moved, positive).
@@ -999,11 +1143,11 @@ export interface Row {
   amount_minor: number;
   currency: string;
   kind: Kind;
-  import_batch_id?: string | null;
+  import_batch_id: string | null;
   /**
    * The statement it came from.
    */
-  import_file?: string | null;
+  import_file: string | null;
 }
 /**
  * One category's share of a row.
@@ -1036,16 +1180,16 @@ export interface Edit {
   /**
    * The import an `undo_import` undid.
    */
-  import_batch_id?: string | null;
+  import_batch_id: string | null;
   /**
    * How many transactions it touched.
    */
   transactions: number;
-  reverted_at?: string | null;
+  reverted_at: string | null;
   /**
    * The edit that reverted it.
    */
-  reverted_by?: string | null;
+  reverted_by: string | null;
 }
 /**
  * `GET /api/categories`: the person's chart of categories.
@@ -1106,7 +1250,7 @@ export interface RuleInput {
   /**
    * 1 to 1000; 100 when not given.
    */
-  priority?: number | null;
+  priority: number | null;
 }
 /**
  * What giving a rule's category to the past rows like it would do.
@@ -1157,7 +1301,7 @@ export interface MonthView {
    * The currency a new budget takes when none is given: the books' home currency, or `None`
    * before they have one (the first import, or the dashboard's choice, sets it).
    */
-  currency?: string | null;
+  currency: string | null;
   /**
    * Budgeted categories first (by name), then the rest with spending, then the unused ones.
    */
@@ -1169,7 +1313,7 @@ export interface MonthView {
 export interface Line {
   category_id: string;
   category: string;
-  budget?: Budget | null;
+  budget: Budget | null;
   /**
    * One entry per currency spent in, largest first; empty when nothing was.
    */
@@ -1210,9 +1354,9 @@ export interface Deleted {
  * today.
  */
 export interface SessionView {
-  visitor?: VisitorView | null;
-  model?: ModelView | null;
-  bot_check?: BotCheckView | null;
+  visitor: VisitorView | null;
+  model: ModelView | null;
+  bot_check: BotCheckView | null;
   google_sign_in: boolean;
   mail: boolean;
   messages?: MessagesLeft | null;
@@ -1224,7 +1368,7 @@ export interface SessionView {
  */
 export interface VisitorView {
   id: string;
-  email?: string | null;
+  email: string | null;
   anonymous: boolean;
   /**
    * The address is proven (by the link mailed to it, or by Google).
@@ -1266,6 +1410,43 @@ export interface SignedIn {
   visitor: VisitorView;
 }
 /**
+ * Every session of the visitor ended, and the cookie cleared.
+ */
+export interface SignedOut {
+  signed_out: boolean;
+}
+/**
+ * `202` to a password-reset request (`true` whether or not the address has an account) and to
+ * a verification resend (`false`: the address is proven already).
+ */
+export interface Sent {
+  sent: boolean;
+}
+/**
+ * A password set again by a mailed link; every session of the account has ended.
+ */
+export interface Reset {
+  reset: boolean;
+}
+/**
+ * An address proven by a mailed link.
+ */
+export interface Verified {
+  verified: boolean;
+}
+/**
+ * An account, or a kept upload, deleted.
+ */
+export interface Gone {
+  deleted: boolean;
+}
+/**
+ * The currency new accounts and budgets take from now on.
+ */
+export interface HomeCurrency {
+  home_currency: Currency;
+}
+/**
  * `GET /api/uploads`: the visitor's kept statements, newest first.
  */
 export interface UploadList {
@@ -1274,7 +1455,7 @@ export interface UploadList {
 export interface Upload {
   id: string;
   filename: string;
-  content_type?: string | null;
+  content_type: string | null;
   size_bytes: number;
   sha256: string;
   created_at: string;
@@ -1286,8 +1467,8 @@ export interface Upload {
    * When its statement was last imported into the ledger (a committed import of the same
    * bytes, not undone), and how many rows that import added; `None` when it never was.
    */
-  imported_at?: string | null;
-  imported_rows?: number | null;
+  imported_at: string | null;
+  imported_rows: number | null;
 }
 /**
  * An upload kept: a new one, or the one already holding the same bytes.
@@ -1295,7 +1476,7 @@ export interface Upload {
 export interface Kept {
   id: string;
   filename: string;
-  content_type?: string | null;
+  content_type: string | null;
   size_bytes: number;
   sha256: string;
   created_at: string;
@@ -1307,8 +1488,8 @@ export interface Kept {
    * When its statement was last imported into the ledger (a committed import of the same
    * bytes, not undone), and how many rows that import added; `None` when it never was.
    */
-  imported_at?: string | null;
-  imported_rows?: number | null;
+  imported_at: string | null;
+  imported_rows: number | null;
   /**
    * The same bytes were kept already: this is that upload, and no slot was used.
    */
@@ -1339,7 +1520,7 @@ export interface DryRunPreview {
   /**
    * The balance column's check in a sentence ([`balance_check`]); none without one.
    */
-  balance_check?: string | null;
+  balance_check: string | null;
   accounts: PlannedAccount[];
   rows_to_add: number;
   /**
@@ -1349,19 +1530,19 @@ export interface DryRunPreview {
   /**
    * Why the statement goes into its account when none was named.
    */
-  account_from?: string | null;
+  account_from: string | null;
   transfer_window_days: number;
-  opening_balance?: OpeningBalance | null;
-  closing_balance?: ClosingBalance | null;
+  opening_balance: OpeningBalance | null;
+  closing_balance: ClosingBalance | null;
   /**
    * Rows already in the ledger in another of the owner's accounts.
    */
-  elsewhere?: Elsewhere | null;
+  elsewhere: Elsewhere | null;
   /**
    * The accounts the statement could go into instead.
    */
   account_choices: AccountChoice[];
-  date_range?: DateRange | null;
+  date_range: DateRange | null;
   /**
    * Per currency.
    */
@@ -1415,45 +1596,45 @@ export interface Format {
    * Every numeric date could be read either way and nothing in the file decided: the order is
    * a hint's or the default, and the preview says so.
    */
-  date_order_assumed?: boolean;
+  date_order_assumed: boolean;
   /**
    * Where the currency of amounts that name none came from ("the currency column", "the
    * account Checking, which holds INR"); none when every amount names its own.
    */
-  currency_from?: string | null;
+  currency_from: string | null;
   decimal_mark: DecimalMark;
   /**
    * How the amounts agreed with the running-balance column, when the statement has one.
    */
-  reconciliation?: Reconciliation | null;
+  reconciliation: Reconciliation | null;
   /**
    * Every sign was flipped, as the mapping asked (a statement that writes spending as positive).
    */
-  inverted?: boolean;
+  inverted: boolean;
   /**
    * Why the amounts are spending written as positive (and so were turned to money out), when
    * the file's own words say so.
    */
-  spending_positive?: string | null;
+  spending_positive: string | null;
   /**
    * Where the mapping came from when it was not given with this import ("the mapping saved
    * with Checking by the import of jan.csv").
    */
-  mapping_from?: string | null;
+  mapping_from: string | null;
   /**
    * The accounts the rows belong to, when the file names more than one in an account column
    * (an app's export of several); each one's balances are checked on their own.
    */
-  accounts?: string[];
+  accounts: string[];
   /**
    * How the fees of a fee column were read, when any row has one.
    */
-  fees?: Fees | null;
+  fees: Fees | null;
   /**
    * What kind of account the statement is of, when the file says (a card's Sale, Payment and
    * Return rows; a banner naming a credit card), and why.
    */
-  account_kind?: KindHint | null;
+  account_kind: KindHint | null;
   /**
    * Rows the balance column refused that were taken in at the figure their person chose.
    */
@@ -1489,16 +1670,16 @@ export interface Reconciliation {
    * The file lists some rows out of their order of time (by date, or within a day by their
    * balances): the rows were checked in the order their dates and balances give.
    */
-  by_date?: boolean;
+  by_date: boolean;
   /**
    * How many accounts the file's rows belong to, each checked against its own balances.
    */
-  accounts?: number;
+  accounts: number;
   /**
    * What the account held after the statement's last row, by its balance column (what is owed
    * on a card counts negative), and that row's date: for a file of one account only.
    */
-  closing?: Closing | null;
+  closing: Closing | null;
 }
 /**
  * A statement's closing balance, as held (owed money is negative).
@@ -1540,15 +1721,15 @@ export interface PlannedAccount {
   /**
    * Its kind (an older plan's account is a checking account).
    */
-  kind?: AccountKind & string;
+  kind: AccountKind & string;
   /**
    * Why it is of that kind: asked for, the account's own, the statement's, or the default.
    */
-  kind_from?: string;
+  kind_from: string;
   /**
    * The account exists, holds nothing yet, and takes the statement's currency at commit.
    */
-  takes_currency?: boolean;
+  takes_currency: boolean;
 }
 /**
  * A row that looks like a transfer, and what becomes of it, in words too (with the person's
@@ -1562,11 +1743,11 @@ export interface TransferPreview {
   /**
    * The other side, when paired.
    */
-  with?: TransferSide | null;
+  with: TransferSide | null;
   /**
    * The person's answer: which candidate it is.
    */
-  answer?: number | null;
+  answer: number | null;
   /**
    * The rows that fit equally, when asked.
    */
@@ -1576,8 +1757,8 @@ export interface TransferPreview {
  * One side of a transfer: a row to import, or a transaction in the ledger.
  */
 export interface TransferSide {
-  transaction_id?: string | null;
-  line?: number | null;
+  transaction_id: string | null;
+  line: number | null;
   account: string;
   date: string;
   description: string;
@@ -1652,7 +1833,7 @@ export interface PreviewRow {
    * A transfer's is Transfers in transit.
    */
   category: string;
-  bank_category?: string | null;
+  bank_category: string | null;
   amount: PreviewMoney;
   direction: Direction;
 }
@@ -1668,7 +1849,7 @@ export interface DuplicateRow {
  */
 export interface RowError {
   line: number;
-  column?: string | null;
+  column: string | null;
   message: string;
   raw: string;
   /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { figureLabel, figuresWith, importMessage } from './plan';
 
-const account = (name: string) => ({ name, currency: 'INR', exists: true, kind: 'checking' as const, kind_from: '' });
+const account = (name: string) => ({ name, currency: 'INR', exists: true, kind: 'checking' as const, kind_from: '', takes_currency: false });
 
 describe('the message that commits a previewed plan', () => {
   it('says what and where in words, and ends with the plan for the agent', () => {

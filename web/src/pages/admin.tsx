@@ -5,7 +5,7 @@
 
 import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
 import { api } from '../api/client';
-import type { AdminOverview } from '../api/types';
+import type { AdminAction, AdminActionDone, AdminOverview } from '../api/types';
 import { ChartCanvas } from '../components/chart';
 import { Page } from '../components/page';
 import { RunsTable, THead } from '../components/table';
@@ -57,7 +57,7 @@ export function AdminPage() {
   }, [running, awaiting, load]);
 
   /** Sends an action, then reads the panels again; whether the server took it. */
-  async function act(key: string, action: Record<string, unknown>, done?: (answer: Record<string, unknown>) => string): Promise<boolean> {
+  async function act(key: string, action: AdminAction, done?: (answer: AdminActionDone) => string): Promise<boolean> {
     setWorking(key);
     setSaid(null);
     try {
@@ -112,7 +112,7 @@ export function AdminPage() {
             awaiting={awaiting !== null}
             onStart={async () => {
               const since = latestAt;
-              const started = await act('eval', { action: 'run_eval' }, (a) => String(a.started ?? 'An evaluation run started.'));
+              const started = await act('eval', { action: 'run_eval' }, (a) => ('started' in a ? a.started : 'An evaluation run started.'));
               if (started) setAwaiting({ since, until: Date.now() + 20 * 60_000 });
             }}
           />

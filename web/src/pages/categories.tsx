@@ -482,9 +482,9 @@ function RuleForm({
     setBusy(false);
   }
 
-  function priority(): number | undefined {
+  function priority(): number | null {
     const n = Number.parseInt(draft.priority, 10);
-    return Number.isFinite(n) ? n : undefined;
+    return Number.isFinite(n) ? n : null;
   }
 
   const preview = () =>

@@ -72,15 +72,11 @@ function Timeline({ run }: { run: RunDetail }) {
   );
 }
 
-function str(v: unknown): string {
-  return typeof v === 'string' ? v : '';
-}
-
 function EventCard({ event: e }: { event: RunEvent }) {
-  const p = e.payload ?? {};
   const seq = String(e.seq).padStart(2, '0');
   const latency = e.latency_ms !== null ? <span class="event-latency num">{count(e.latency_ms)} ms</span> : null;
   if (e.type === 'model_call') {
+    const p = e.payload;
     return (
       <div class="card event-card">
         <div class="event-head">
@@ -89,79 +85,77 @@ function EventCard({ event: e }: { event: RunEvent }) {
           <span class="num tiny-t">
             {count(e.input_tokens ?? 0)} in · {count(e.cached_tokens ?? 0)} cached · {count(e.output_tokens ?? 0)} out
           </span>
-          {str(p.stopReason) ? <Badge>{str(p.stopReason)}</Badge> : null}
-          {p.replayed ? <Badge tone="warn">replayed</Badge> : null}
-          {p.cacheRef || p.cachedContent ? <Badge tone="accent">explicit cache</Badge> : null}
+          <Badge>{p.stopReason}</Badge>
           {latency}
         </div>
         {e.thought_summary ? <JsonBlock label="thought summary" value={e.thought_summary} /> : null}
-        <JsonBlock label="content" value={p.content ?? p} />
+        <JsonBlock label="content" value={p.content} />
       </div>
     );
   }
   if (e.type === 'tool_call') {
-    const error = p.error === true;
+    const p = e.payload;
     const write = p.tier === 'write';
-    const confirmed = p.confirmed;
     return (
-      <div class={`card event-card${error ? ' danger' : ''}`}>
+      <div class={`card event-card${p.error ? ' danger' : ''}`}>
         <div class="event-head">
           <span class="event-seq num">{seq}</span>
-          <Badge tone={error ? 'danger' : write ? 'warn' : 'neutral'}>tool · {str(p.name)}</Badge>
+          <Badge tone={p.error ? 'danger' : write ? 'warn' : 'neutral'}>tool · {p.name}</Badge>
           {write ? <Badge tone="warn">write</Badge> : null}
-          {confirmed === true ? <Badge tone="ok">confirmed</Badge> : null}
-          {confirmed === false ? <Badge>declined</Badge> : null}
-          {error ? <Badge tone="danger">error</Badge> : null}
+          {p.confirmed === true ? <Badge tone="ok">confirmed</Badge> : null}
+          {p.confirmed === false ? <Badge>declined</Badge> : null}
+          {p.error ? <Badge tone="danger">error</Badge> : null}
           {latency}
         </div>
-        {error ? <p class="tool-error">{str(p.result).slice(0, 400)}</p> : null}
+        {p.error ? <p class="tool-error">{p.result.slice(0, 400)}</p> : null}
         <JsonBlock label="args" value={p.args} />
         <JsonBlock label="result" value={p.result} />
       </div>
     );
   }
   if (e.type === 'confirm') {
-    const allowed = p.allowed;
+    const p = e.payload;
     return (
       <div class="card event-card warn">
         <div class="event-head">
           <span class="event-seq num">{seq}</span>
           <Badge tone="warn">confirmation</Badge>
-          {allowed === true ? <Badge tone="ok">allowed</Badge> : null}
-          {allowed === false && p.expired !== true ? <Badge>declined</Badge> : null}
+          {p.allowed === true ? <Badge tone="ok">allowed</Badge> : null}
+          {p.allowed === false && p.expired !== true ? <Badge>declined</Badge> : null}
           {p.expired === true ? <Badge tone="warn">expired</Badge> : null}
-          {allowed === null || allowed === undefined ? <Badge tone="warn">awaiting</Badge> : null}
+          {p.allowed == null ? <Badge tone="warn">awaiting</Badge> : null}
           {latency}
         </div>
-        <p class="event-text">{str(p.summary)}</p>
+        <p class="event-text">{p.summary}</p>
         <JsonBlock label="args" value={p.args} />
       </div>
     );
   }
   if (e.type === 'summary_eviction') {
+    const p = e.payload;
     return (
       <div class="card event-card accent">
         <div class="event-head">
           <span class="event-seq num">{seq}</span>
           <Badge tone="accent">context eviction</Badge>
           <span class="tiny-t">
-            {count(Number(p.tokensBefore ?? 0))} → {count(Number(p.tokensAfter ?? 0))} tokens · {count(Number(p.evictedTurns ?? 0))} turns
-            summarised
+            {count(p.tokensBefore)} → {count(p.tokensAfter)} tokens · {count(p.evictedTurns)} turns summarised
           </span>
           {latency}
         </div>
-        <JsonBlock label="summary" value={str(p.summary) || p} open />
+        <JsonBlock label="summary" value={p.summary} open />
       </div>
     );
   }
+  // An error, or an event stored in an older shape: shown as stored.
   return (
     <div class="card event-card danger">
       <div class="event-head">
         <span class="event-seq num">{seq}</span>
-        <Badge tone="danger">{e.type}</Badge>
+        <Badge tone="danger">{e.type === 'unread' ? e.payload.kind : e.type === 'error' ? `error · ${e.payload.kind}` : 'event'}</Badge>
         {latency}
       </div>
-      <JsonBlock label="payload" value={p} open />
+      <JsonBlock label="payload" value={e.type === 'unread' ? e.payload.stored : e.payload} open />
     </div>
   );
 }

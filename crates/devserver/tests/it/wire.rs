@@ -7,10 +7,13 @@
 
 use std::path::PathBuf;
 
-use kakeibo_admin::AdminOverview;
+use kakeibo_admin::{Action, ActionDone, AdminOverview};
 use kakeibo_agent::{conversations::Conversation, runs::RunDetail};
 use kakeibo_api::error::ErrorBody;
-use kakeibo_chat::{SessionView, SignedIn};
+use kakeibo_chat::{
+    SessionView, SignedIn,
+    answers::{Gone, HomeCurrency, Reset, Sent, SignedOut, Verified},
+};
 use kakeibo_core::wire::WireSchema;
 use kakeibo_evals::EvalReport;
 use kakeibo_operator::uploads::{Kept, UploadList};
@@ -37,6 +40,8 @@ fn wire() -> Value {
         .add::<Dashboard>("dashboard")
         .add::<EvalReport>("eval_report")
         .add::<AdminOverview>("admin_overview")
+        .add::<Action>("admin_action")
+        .add::<ActionDone>("admin_action_done")
         .add::<Page>("register_page")
         .add::<EditList>("edit_list")
         .add::<Edit>("edit")
@@ -51,6 +56,12 @@ fn wire() -> Value {
         .add::<Deleted>("deleted")
         .add::<SessionView>("session")
         .add::<SignedIn>("signed_in")
+        .add::<SignedOut>("signed_out")
+        .add::<Sent>("sent")
+        .add::<Reset>("reset")
+        .add::<Verified>("verified")
+        .add::<Gone>("gone")
+        .add::<HomeCurrency>("home_currency")
         .add::<UploadList>("upload_list")
         .add::<Kept>("upload")
         .add::<ErrorBody>("error_body")
