@@ -223,6 +223,37 @@ impl<T: DeserializeOwned, S: Send + Sync> axum::extract::FromRequestParts<S> for
     }
 }
 
+/// A JSON body as `T`, read as [`json_body`] reads it: at most [`JSON_LIMIT`] bytes, and a body
+/// it cannot read is a `400` that says what is wrong.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct JsonOf<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> axum::extract::FromRequest<S> for JsonOf<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, _: &S) -> Result<Self, ApiError> {
+        json_body(request.into_body()).await.map(JsonOf)
+    }
+}
+
+/// The id a route's path names (`/api/rules/{id}`). One that is not an id names nothing the
+/// visitor has: `404`, as an id of someone else's row is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IdOf(pub uuid::Uuid);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for IdOf {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut axum::http::request::Parts, state: &S) -> Result<Self, ApiError> {
+        let axum::extract::Path(text) = axum::extract::Path::<String>::from_request_parts(parts, state)
+            .await
+            .map_err(|_| ApiError::NotFound)?;
+        uuid::Uuid::parse_str(&text)
+            .map(IdOf)
+            .map_err(|_| ApiError::NotFound)
+    }
+}
+
 /// Refuses a state-changing request that does not show it comes from the site: its `Origin` must
 /// be the site's, or, without an `Origin`, the browser's `Sec-Fetch-Site` must say `same-origin`.
 /// The session cookie rides along on cross-site requests, so its writes must come from the site;

@@ -20,14 +20,11 @@
 //!
 //! An id of another visitor's category, rule or budget is `404`, exactly like one that never existed.
 
-use std::sync::Arc;
-
-use axum::{
-    extract::{Path, Request, State as Shared},
-    http::StatusCode,
-    response::Response,
+use axum::{http::StatusCode, response::Response};
+use kakeibo_api::{
+    ApiError,
+    request::{IdOf, JsonOf, QueryOf},
 };
-use kakeibo_api::{ApiError, State, request::QueryOf, request::json_body};
 use kakeibo_register::{
     answers::{CategoryList, Deleted, RuleList},
     budgets::{self, Month},
@@ -37,7 +34,7 @@ use kakeibo_register::{
 use serde::Deserialize;
 use uuid::Uuid;
 
-use crate::register::{id, run};
+use crate::register::Books;
 
 /// Answers `201 Created` in place of a `200`.
 fn created(response: Result<Response, ApiError>) -> Result<Response, ApiError> {
@@ -50,171 +47,146 @@ fn created(response: Result<Response, ApiError>) -> Result<Response, ApiError> {
 }
 
 /// `GET /api/categories`.
-pub(crate) async fn list(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Response, ApiError> {
-    run(&state, request.headers(), move |owner, conn| {
-        Box::pin(async move {
-            Ok(CategoryList {
-                categories: categories::list(owner, conn).await?,
+pub(crate) async fn list(books: Books) -> Result<Response, ApiError> {
+    books
+        .run(move |owner, conn| {
+            Box::pin(async move {
+                Ok(CategoryList {
+                    categories: categories::list(owner, conn).await?,
+                })
             })
         })
-    })
-    .await
+        .await
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct NewCategory {
+pub(crate) struct NewCategory {
     name: String,
     side: Side,
 }
 
 /// `POST /api/categories`.
-pub(crate) async fn add(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Response, ApiError> {
-    let (parts, body) = request.into_parts();
-    let input: NewCategory = json_body(body).await?;
+pub(crate) async fn add(books: Books, JsonOf(input): JsonOf<NewCategory>) -> Result<Response, ApiError> {
     created(
-        run(&state, &parts.headers, move |owner, conn| {
-            Box::pin(async move { categories::add(owner, conn, &input.name, input.side).await })
-        })
-        .await,
+        books
+            .run(move |owner, conn| {
+                Box::pin(async move { categories::add(owner, conn, &input.name, input.side).await })
+            })
+            .await,
     )
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Rename {
+pub(crate) struct Rename {
     name: String,
 }
 
 /// `PATCH /api/categories/{id}`.
 pub(crate) async fn rename(
-    Shared(state): Shared<Arc<State>>,
-    Path(category): Path<String>,
-    request: Request,
+    books: Books,
+    IdOf(category): IdOf,
+    JsonOf(input): JsonOf<Rename>,
 ) -> Result<Response, ApiError> {
-    let (parts, body) = request.into_parts();
-    let category = id(&category)?;
-    let input: Rename = json_body(body).await?;
-    run(&state, &parts.headers, move |owner, conn| {
-        Box::pin(async move { categories::rename(owner, conn, category, &input.name).await })
-    })
-    .await
+    books
+        .run(move |owner, conn| {
+            Box::pin(async move { categories::rename(owner, conn, category, &input.name).await })
+        })
+        .await
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct MergeInto {
+pub(crate) struct MergeInto {
     into: Uuid,
 }
 
 /// `POST /api/categories/{id}/merge`.
 pub(crate) async fn merge(
-    Shared(state): Shared<Arc<State>>,
-    Path(category): Path<String>,
-    request: Request,
+    books: Books,
+    IdOf(category): IdOf,
+    JsonOf(input): JsonOf<MergeInto>,
 ) -> Result<Response, ApiError> {
-    let (parts, body) = request.into_parts();
-    let category = id(&category)?;
-    let input: MergeInto = json_body(body).await?;
-    run(&state, &parts.headers, move |owner, conn| {
-        Box::pin(async move { categories::merge(owner, conn, category, input.into).await })
-    })
-    .await
+    books
+        .run(move |owner, conn| {
+            Box::pin(async move { categories::merge(owner, conn, category, input.into).await })
+        })
+        .await
 }
 
 /// `GET /api/rules`.
-pub(crate) async fn list_rules(
-    Shared(state): Shared<Arc<State>>,
-    request: Request,
-) -> Result<Response, ApiError> {
-    run(&state, request.headers(), move |owner, conn| {
-        Box::pin(async move {
-            Ok(RuleList {
-                rules: rules::list(owner, conn).await?,
+pub(crate) async fn list_rules(books: Books) -> Result<Response, ApiError> {
+    books
+        .run(move |owner, conn| {
+            Box::pin(async move {
+                Ok(RuleList {
+                    rules: rules::list(owner, conn).await?,
+                })
             })
         })
-    })
-    .await
+        .await
 }
 
 /// `POST /api/rules`.
-pub(crate) async fn add_rule(
-    Shared(state): Shared<Arc<State>>,
-    request: Request,
-) -> Result<Response, ApiError> {
-    let (parts, body) = request.into_parts();
-    let input: RuleInput = json_body(body).await?;
+pub(crate) async fn add_rule(books: Books, JsonOf(input): JsonOf<RuleInput>) -> Result<Response, ApiError> {
     created(
-        run(&state, &parts.headers, move |owner, conn| {
-            Box::pin(async move { rules::save(owner, conn, None, &input).await })
-        })
-        .await,
+        books
+            .run(move |owner, conn| Box::pin(async move { rules::save(owner, conn, None, &input).await }))
+            .await,
     )
 }
 
 /// `PATCH /api/rules/{id}`.
 pub(crate) async fn change_rule(
-    Shared(state): Shared<Arc<State>>,
-    Path(rule): Path<String>,
-    request: Request,
+    books: Books,
+    IdOf(rule): IdOf,
+    JsonOf(input): JsonOf<RuleInput>,
 ) -> Result<Response, ApiError> {
-    let (parts, body) = request.into_parts();
-    let rule = id(&rule)?;
-    let input: RuleInput = json_body(body).await?;
-    run(&state, &parts.headers, move |owner, conn| {
-        Box::pin(async move { rules::save(owner, conn, Some(rule), &input).await })
-    })
-    .await
+    books
+        .run(move |owner, conn| Box::pin(async move { rules::save(owner, conn, Some(rule), &input).await }))
+        .await
 }
 
 /// `DELETE /api/rules/{id}`.
-pub(crate) async fn delete_rule(
-    Shared(state): Shared<Arc<State>>,
-    Path(rule): Path<String>,
-    request: Request,
-) -> Result<Response, ApiError> {
-    let rule = id(&rule)?;
-    run(&state, request.headers(), move |owner, conn| {
-        Box::pin(async move {
-            Ok(Deleted {
-                deleted: rules::delete(owner, conn, rule).await?,
+pub(crate) async fn delete_rule(books: Books, IdOf(rule): IdOf) -> Result<Response, ApiError> {
+    books
+        .run(move |owner, conn| {
+            Box::pin(async move {
+                Ok(Deleted {
+                    deleted: rules::delete(owner, conn, rule).await?,
+                })
             })
         })
-    })
-    .await
+        .await
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct LikeInput {
+pub(crate) struct LikeInput {
     pattern: String,
     category: String,
 }
 
 /// `POST /api/rules/preview`: nothing changes.
 pub(crate) async fn preview_rule(
-    Shared(state): Shared<Arc<State>>,
-    request: Request,
+    books: Books,
+    JsonOf(input): JsonOf<LikeInput>,
 ) -> Result<Response, ApiError> {
-    let (parts, body) = request.into_parts();
-    let input: LikeInput = json_body(body).await?;
-    run(&state, &parts.headers, move |owner, conn| {
-        Box::pin(async move { rules::preview(owner, conn, &input.pattern, &input.category).await })
-    })
-    .await
+    books
+        .run(move |owner, conn| {
+            Box::pin(async move { rules::preview(owner, conn, &input.pattern, &input.category).await })
+        })
+        .await
 }
 
 /// `POST /api/rules/apply`.
-pub(crate) async fn apply_rule(
-    Shared(state): Shared<Arc<State>>,
-    request: Request,
-) -> Result<Response, ApiError> {
-    let (parts, body) = request.into_parts();
-    let input: LikeInput = json_body(body).await?;
-    run(&state, &parts.headers, move |owner, conn| {
-        Box::pin(async move { rules::apply(owner, conn, &input.pattern, &input.category).await })
-    })
-    .await
+pub(crate) async fn apply_rule(books: Books, JsonOf(input): JsonOf<LikeInput>) -> Result<Response, ApiError> {
+    books
+        .run(move |owner, conn| {
+            Box::pin(async move { rules::apply(owner, conn, &input.pattern, &input.category).await })
+        })
+        .await
 }
 
 #[derive(Debug, Deserialize)]
@@ -224,32 +196,29 @@ pub(crate) struct MonthQuery {
 }
 
 /// `GET /api/budgets?month=YYYY-MM`.
-pub(crate) async fn month(
-    Shared(state): Shared<Arc<State>>,
-    QueryOf(query): QueryOf<MonthQuery>,
-    request: Request,
-) -> Result<Response, ApiError> {
+pub(crate) async fn month(books: Books, QueryOf(query): QueryOf<MonthQuery>) -> Result<Response, ApiError> {
     let month = query
         .month
         .as_deref()
         .map(Month::parse)
         .transpose()
         .map_err(|e| ApiError::BadRequest(e.to_string()))?;
-    run(&state, request.headers(), move |owner, conn| {
-        Box::pin(async move {
-            let month = match month {
-                Some(month) => month,
-                None => budgets::latest(owner, &mut *conn, chrono::Utc::now().date_naive()).await?,
-            };
-            budgets::month(owner, conn, month).await
+    books
+        .run(move |owner, conn| {
+            Box::pin(async move {
+                let month = match month {
+                    Some(month) => month,
+                    None => budgets::latest(owner, &mut *conn, chrono::Utc::now().date_naive()).await?,
+                };
+                budgets::month(owner, conn, month).await
+            })
         })
-    })
-    .await
+        .await
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct SetBudget {
+pub(crate) struct SetBudget {
     category_id: Uuid,
     month: String,
     amount_minor: i64,
@@ -257,42 +226,34 @@ struct SetBudget {
 }
 
 /// `PUT /api/budgets`.
-pub(crate) async fn set_budget(
-    Shared(state): Shared<Arc<State>>,
-    request: Request,
-) -> Result<Response, ApiError> {
-    let (parts, body) = request.into_parts();
-    let input: SetBudget = json_body(body).await?;
+pub(crate) async fn set_budget(books: Books, JsonOf(input): JsonOf<SetBudget>) -> Result<Response, ApiError> {
     let month = Month::parse(&input.month).map_err(|e| ApiError::Unprocessable(e.to_string()))?;
-    run(&state, &parts.headers, move |owner, conn| {
-        Box::pin(async move {
-            budgets::set(
-                owner,
-                conn,
-                input.category_id,
-                month,
-                input.amount_minor,
-                input.currency.as_deref(),
-            )
-            .await
+    books
+        .run(move |owner, conn| {
+            Box::pin(async move {
+                budgets::set(
+                    owner,
+                    conn,
+                    input.category_id,
+                    month,
+                    input.amount_minor,
+                    input.currency.as_deref(),
+                )
+                .await
+            })
         })
-    })
-    .await
+        .await
 }
 
 /// `DELETE /api/budgets/{id}`.
-pub(crate) async fn delete_budget(
-    Shared(state): Shared<Arc<State>>,
-    Path(budget): Path<String>,
-    request: Request,
-) -> Result<Response, ApiError> {
-    let budget = id(&budget)?;
-    run(&state, request.headers(), move |owner, conn| {
-        Box::pin(async move {
-            Ok(Deleted {
-                deleted: budgets::delete(owner, conn, budget).await?,
+pub(crate) async fn delete_budget(books: Books, IdOf(budget): IdOf) -> Result<Response, ApiError> {
+    books
+        .run(move |owner, conn| {
+            Box::pin(async move {
+                Ok(Deleted {
+                    deleted: budgets::delete(owner, conn, budget).await?,
+                })
             })
         })
-    })
-    .await
+        .await
 }

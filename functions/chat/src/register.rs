@@ -14,18 +14,22 @@
 //!
 //! An id of another visitor's row is `404`, exactly like one that never existed.
 
-use std::sync::Arc;
+use std::{convert::Infallible, sync::Arc};
 
 use axum::{
     Json,
-    extract::{Path, Request, State as Shared},
+    extract::FromRequestParts,
+    http::{HeaderMap, request::Parts},
     response::{IntoResponse, Response},
 };
-use kakeibo_api::{ApiError, State, request::QueryOf, request::json_body, visitor};
+use kakeibo_api::{
+    ApiError, State,
+    request::{IdOf, JsonOf, QueryOf},
+    visitor,
+};
 use kakeibo_ledger::{OwnerId, seed::ensure_demo_ledger, with_owner};
 use kakeibo_register::{RegisterError, Search, Share, answers::EditList, edits, query};
 use serde::Deserialize;
-use uuid::Uuid;
 
 pub(crate) fn api_error(e: RegisterError) -> ApiError {
     match e {
@@ -36,91 +40,98 @@ pub(crate) fn api_error(e: RegisterError) -> ApiError {
     }
 }
 
-pub(crate) fn id(text: &str) -> Result<Uuid, ApiError> {
-    Uuid::parse_str(text).map_err(|_| ApiError::NotFound)
+/// The visitor's books, for a route that reads or changes them: taken from any request (who the
+/// visitor is is asked by [`Books::run`], so a body or a path the route cannot read is refused
+/// first, as it always was).
+pub(crate) struct Books {
+    state: Arc<State>,
+    headers: HeaderMap,
 }
 
-/// Runs `work` for the visitor in one owner-scoped transaction (the demo ledger made first, as
-/// the chat would), answering its value as JSON.
-pub(crate) async fn run<T, F>(
-    state: &Arc<State>,
-    headers: &axum::http::HeaderMap,
-    work: F,
-) -> Result<Response, ApiError>
-where
-    T: serde::Serialize,
-    F: for<'c> FnOnce(
-            OwnerId,
-            &'c mut sqlx::PgConnection,
-        ) -> futures_util::future::BoxFuture<'c, Result<T, RegisterError>>
-        + Send,
-{
-    let resolved = visitor::require(state, headers).await?;
-    let owner = resolved.visitor.owner();
-    let result = async {
-        if !resolved.visitor.demo_cloned {
-            ensure_demo_ledger(owner, &state.app).await?;
-        }
-        let value = with_owner(owner, &state.app, move |conn| work(owner, conn))
-            .await
-            .map_err(api_error)?;
-        Ok(Json(value).into_response())
+impl FromRequestParts<Arc<State>> for Books {
+    type Rejection = Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, state: &Arc<State>) -> Result<Self, Infallible> {
+        Ok(Self {
+            state: Arc::clone(state),
+            headers: parts.headers.clone(),
+        })
     }
-    .await;
-    Ok(resolved.respond(result))
+}
+
+impl Books {
+    /// Runs `work` for the visitor in one owner-scoped transaction (the demo ledger made first,
+    /// as the chat would), answering its value as JSON.
+    pub(crate) async fn run<T, F>(self, work: F) -> Result<Response, ApiError>
+    where
+        T: serde::Serialize,
+        F: for<'c> FnOnce(
+                OwnerId,
+                &'c mut sqlx::PgConnection,
+            ) -> futures_util::future::BoxFuture<'c, Result<T, RegisterError>>
+            + Send,
+    {
+        let state = &self.state;
+        let resolved = visitor::require(state, &self.headers).await?;
+        let owner = resolved.visitor.owner();
+        let result = async {
+            if !resolved.visitor.demo_cloned {
+                ensure_demo_ledger(owner, &state.app).await?;
+            }
+            let value = with_owner(owner, &state.app, move |conn| work(owner, conn))
+                .await
+                .map_err(api_error)?;
+            Ok(Json(value).into_response())
+        }
+        .await;
+        Ok(resolved.respond(result))
+    }
 }
 
 /// `GET /api/transactions`.
-pub(crate) async fn list(
-    Shared(state): Shared<Arc<State>>,
-    QueryOf(search): QueryOf<Search>,
-    request: Request,
-) -> Result<Response, ApiError> {
-    run(&state, request.headers(), move |owner, conn| {
-        Box::pin(async move { query::search(owner, conn, &search).await })
-    })
-    .await
+pub(crate) async fn list(books: Books, QueryOf(search): QueryOf<Search>) -> Result<Response, ApiError> {
+    books
+        .run(move |owner, conn| Box::pin(async move { query::search(owner, conn, &search).await }))
+        .await
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Change {
+pub(crate) struct Change {
     category: Option<String>,
     description: Option<String>,
 }
 
 /// `PATCH /api/transactions/{id}`: a new category, a new description, or both (two edits).
 pub(crate) async fn change(
-    Shared(state): Shared<Arc<State>>,
-    Path(transaction): Path<String>,
-    request: Request,
+    books: Books,
+    IdOf(transaction): IdOf,
+    JsonOf(change): JsonOf<Change>,
 ) -> Result<Response, ApiError> {
-    let (parts, body) = request.into_parts();
-    let transaction = id(&transaction)?;
-    let change: Change = json_body(body).await?;
     if change.category.is_none() && change.description.is_none() {
         return Err(ApiError::BadRequest(
             "say what to change: category or description".into(),
         ));
     }
-    run(&state, &parts.headers, move |owner, conn| {
-        Box::pin(async move {
-            let mut made = Vec::new();
-            if let Some(category) = &change.category {
-                made.push(edits::recategorize(owner, &mut *conn, transaction, category).await?);
-            }
-            if let Some(description) = &change.description {
-                made.push(edits::describe(owner, &mut *conn, transaction, description).await?);
-            }
-            Ok(EditList { edits: made })
+    books
+        .run(move |owner, conn| {
+            Box::pin(async move {
+                let mut made = Vec::new();
+                if let Some(category) = &change.category {
+                    made.push(edits::recategorize(owner, &mut *conn, transaction, category).await?);
+                }
+                if let Some(description) = &change.description {
+                    made.push(edits::describe(owner, &mut *conn, transaction, description).await?);
+                }
+                Ok(EditList { edits: made })
+            })
         })
-    })
-    .await
+        .await
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct SplitBody {
+pub(crate) struct SplitBody {
     shares: Vec<ShareBody>,
 }
 
@@ -133,13 +144,10 @@ struct ShareBody {
 
 /// `POST /api/transactions/{id}/split`.
 pub(crate) async fn split(
-    Shared(state): Shared<Arc<State>>,
-    Path(transaction): Path<String>,
-    request: Request,
+    books: Books,
+    IdOf(transaction): IdOf,
+    JsonOf(input): JsonOf<SplitBody>,
 ) -> Result<Response, ApiError> {
-    let (parts, body) = request.into_parts();
-    let transaction = id(&transaction)?;
-    let input: SplitBody = json_body(body).await?;
     let shares: Vec<Share> = input
         .shares
         .into_iter()
@@ -148,62 +156,43 @@ pub(crate) async fn split(
             amount_minor: s.amount_minor,
         })
         .collect();
-    run(&state, &parts.headers, move |owner, conn| {
-        Box::pin(async move { edits::split(owner, conn, transaction, &shares).await })
-    })
-    .await
+    books
+        .run(move |owner, conn| {
+            Box::pin(async move { edits::split(owner, conn, transaction, &shares).await })
+        })
+        .await
 }
 
 /// `DELETE /api/transactions/{id}`.
-pub(crate) async fn delete(
-    Shared(state): Shared<Arc<State>>,
-    Path(transaction): Path<String>,
-    request: Request,
-) -> Result<Response, ApiError> {
-    let transaction = id(&transaction)?;
-    run(&state, request.headers(), move |owner, conn| {
-        Box::pin(async move { edits::delete(owner, conn, transaction).await })
-    })
-    .await
+pub(crate) async fn delete(books: Books, IdOf(transaction): IdOf) -> Result<Response, ApiError> {
+    books
+        .run(move |owner, conn| Box::pin(async move { edits::delete(owner, conn, transaction).await }))
+        .await
 }
 
 /// `POST /api/imports/{id}/undo`.
-pub(crate) async fn undo_import(
-    Shared(state): Shared<Arc<State>>,
-    Path(batch): Path<String>,
-    request: Request,
-) -> Result<Response, ApiError> {
-    let batch = id(&batch)?;
-    run(&state, request.headers(), move |owner, conn| {
-        Box::pin(async move { edits::undo_import(owner, conn, batch).await })
-    })
-    .await
+pub(crate) async fn undo_import(books: Books, IdOf(batch): IdOf) -> Result<Response, ApiError> {
+    books
+        .run(move |owner, conn| Box::pin(async move { edits::undo_import(owner, conn, batch).await }))
+        .await
 }
 
 /// `GET /api/edits`.
-pub(crate) async fn list_edits(
-    Shared(state): Shared<Arc<State>>,
-    request: Request,
-) -> Result<Response, ApiError> {
-    run(&state, request.headers(), move |owner, conn| {
-        Box::pin(async move {
-            Ok(EditList {
-                edits: edits::list(owner, conn, 100).await?,
+pub(crate) async fn list_edits(books: Books) -> Result<Response, ApiError> {
+    books
+        .run(move |owner, conn| {
+            Box::pin(async move {
+                Ok(EditList {
+                    edits: edits::list(owner, conn, 100).await?,
+                })
             })
         })
-    })
-    .await
+        .await
 }
 
 /// `POST /api/edits/{id}/revert`.
-pub(crate) async fn revert(
-    Shared(state): Shared<Arc<State>>,
-    Path(edit): Path<String>,
-    request: Request,
-) -> Result<Response, ApiError> {
-    let edit = id(&edit)?;
-    run(&state, request.headers(), move |owner, conn| {
-        Box::pin(async move { edits::revert(owner, conn, edit).await })
-    })
-    .await
+pub(crate) async fn revert(books: Books, IdOf(edit): IdOf) -> Result<Response, ApiError> {
+    books
+        .run(move |owner, conn| Box::pin(async move { edits::revert(owner, conn, edit).await }))
+        .await
 }
