@@ -262,3 +262,24 @@ fn the_library_knows_nothing_of_the_functions_or_their_servers() {
         "is what every channel builds its agent with, the functions included: they stand on it",
     );
 }
+
+#[test]
+fn the_importer_and_the_units_of_money_hold_no_database_or_http_crate() {
+    let never: Vec<&str> = DATABASE
+        .iter()
+        .chain(HTTP)
+        .chain(AWS)
+        .copied()
+        .chain(["kakeibo-ledger", "kakeibo-core", "tokio"])
+        .collect();
+    assert_never(
+        "kakeibo-import",
+        &never,
+        "reads bytes into statements and nothing else",
+    );
+    assert_never(
+        "kakeibo-money",
+        &never,
+        "is the books' units, stored by the ledger alone",
+    );
+}

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { formatMicroUsd, formatMinor, formatUsd } from './money';
 
 describe('formatMinor', () => {
-  // The same cases as the ledger's own formatter (crates/ledger/src/money.rs), so the page and the
+  // The same cases as the ledger's own formatter (crates/money/src/money.rs), so the page and the
   // agent never print one amount two ways.
   it('groups INR the Indian way', () => {
     expect(formatMinor(123_456_700, 'INR')).toBe('₹12,34,567.00');

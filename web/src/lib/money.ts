@@ -1,5 +1,5 @@
 // Money as the API sends it: integer minor units of a currency. Formatting mirrors the ledger's
-// own (crates/ledger/src/money.rs): the symbol where one is unambiguous, Indian digit grouping for
+// own (crates/money/src/money.rs): the symbol where one is unambiguous, Indian digit grouping for
 // INR, the currency's own number of decimals, a leading "-" for negatives. No floating point
 // touches an amount: the digits are split as integers.
 

@@ -487,6 +487,27 @@ mod tests {
     use super::*;
     use crate::import::{DateOrder, RowSummary};
 
+    fn layout_of(text: &str) -> String {
+        let parsed = crate::import::parse(text.as_bytes(), &crate::import::ParseOptions::default()).unwrap();
+        layout_in_words(&parsed.format)
+    }
+
+    #[test]
+    fn the_layout_says_whether_fees_were_taken_off() {
+        // Revolut's layout: the balance falls by the amount and the fee.
+        let revolut = "Type,Product,Started Date,Completed Date,Description,Amount,Fee,Currency,State,Balance\n\
+            TOPUP,Current,2022-01-01 10:00:00,2022-01-01 10:00:01,Top-up,100.00,0.00,EUR,COMPLETED,100.00\n\
+            ATM,Current,2022-01-02 10:00:00,2022-01-02 10:00:01,Cash,-20.00,1.00,EUR,COMPLETED,79.00\n";
+        let words = layout_of(revolut);
+        assert!(
+            words.contains("less the fee in “Fee” (the balance falls by both)"),
+            "{words}"
+        );
+        // Without a balance nothing says which: the amounts as written, and the preview says so.
+        let words = layout_of("Date,Description,Amount,Fee\n2022-01-02,Cash,-20.00,1.00\n");
+        assert!(words.contains("the fees in “Fee” are not taken off"), "{words}");
+    }
+
     fn format() -> Format {
         Format {
             encoding: "UTF-8".into(),

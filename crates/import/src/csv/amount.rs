@@ -2,7 +2,7 @@
 //! symbols and codes, thousands separators, decimal points and decimal commas. No arithmetic
 //! here can overflow or panic: a statement chooses every length and figure it meets.
 
-use crate::money::{Currency, Money};
+use kakeibo_money::{Currency, Money};
 
 /// Which character separates the decimals, decided once per file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]

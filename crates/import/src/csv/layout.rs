@@ -353,7 +353,7 @@ fn infer(text: &str, mapping: &Mapping, delimiters: &[u8], skip: usize) -> Optio
                 .iter()
                 .any(|m| {
                     matches!(
-                        amount::parse_amount(c, *m, crate::money::Currency::INR),
+                        amount::parse_amount(c, *m, kakeibo_money::Currency::INR),
                         Ok(Some(_))
                     )
                 })
@@ -429,7 +429,7 @@ fn balance_pair(rows: &[Vec<String>], date: usize, amounts: &[usize]) -> Option<
     let money = |r: &Vec<String>, c: usize| {
         r.get(c)
             .and_then(|cell| {
-                amount::parse_amount(cell, mark, crate::money::Currency::INR)
+                amount::parse_amount(cell, mark, kakeibo_money::Currency::INR)
                     .ok()
                     .flatten()
             })

@@ -65,7 +65,7 @@ pub(super) fn kind_of_statement(
     raw_lines: &[&str],
     data: &[DataRecord],
 ) -> Option<KindHint> {
-    let card = crate::accounts::AccountKind::Card;
+    let card = kakeibo_money::AccountKind::Card;
     if let Some(column) = layout
         .headers
         .iter()

@@ -49,16 +49,6 @@ pub(super) fn settle_amounts(
     }
 }
 
-impl Parsed {
-    /// The figures of rows the balance column refused and of rows taken in anyway.
-    pub(crate) fn figures_mut(&mut self) -> impl Iterator<Item = &mut Figures> {
-        self.errors
-            .iter_mut()
-            .filter_map(|e| e.figures.as_mut())
-            .chain(self.format.taken.iter_mut().map(|t| &mut t.figures))
-    }
-}
-
 /// Every sign turned over: the rows', and the figures of rows refused or taken by the balance
 /// column, so those read as the rows are booked.
 pub(super) fn flip_signs(parsed: &mut Parsed) {

@@ -1,0 +1,283 @@
+//! A statement as read: its rows with their dates, amounts and currencies, the rows refused
+//! with their line and reason, and where every line of the file went. What every format's reader
+//! gives, and what the ledger plans an import from.
+
+use chrono::NaiveDate;
+use kakeibo_money::Currency;
+use serde::{Deserialize, Serialize};
+
+use crate::csv::{DateOrder, DecimalMark, Mapping, Reconciliation};
+
+/// Why a whole file is refused (nothing is written).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ImportError {
+    #[error("the file is empty")]
+    Empty,
+    #[error("the file is not a text statement (it looks binary)")]
+    Binary,
+    #[error("the file is {bytes} bytes; statements up to {limit} bytes are accepted")]
+    TooLarge { bytes: usize, limit: usize },
+    #[error("cannot read the text: {0}")]
+    Encoding(String),
+    #[error(
+        "no header row with a date column and an amount (or debit/credit) column was found in the first lines; \
+         name the date and amount (or debit and credit) columns in the mapping, by header or 1-based number"
+    )]
+    NoHeader,
+    #[error("{0}")]
+    Dates(String),
+    #[error("no data rows under the header (line {header_line})")]
+    NoRows { header_line: usize },
+    #[error("the mapping cannot be used: {0}")]
+    Mapping(String),
+}
+
+/// One problem row: where, which column, what, and the line as written (clipped).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RowError {
+    pub line: usize,
+    pub column: Option<String>,
+    pub message: String,
+    pub raw: String,
+    /// The two figures of a row whose amount disagrees with the statement's balance column: the
+    /// person may take it in at either ([`ParseOptions::figures`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub figures: Option<Figures>,
+}
+
+/// A row's amount as read and the change of the balance column across it, as they would be
+/// booked (money in positive, after any flip of the statement's signs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Figures {
+    pub amount_minor: i64,
+    pub balance_minor: i64,
+    pub currency: Currency,
+    /// Nothing named the row's currency: the plan gives the figures its rows' (as
+    /// [`ParsedRow::currency_unstated`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub currency_unstated: bool,
+}
+
+impl Figures {
+    /// Both figures with their signs turned (a file that writes spending as positive).
+    pub(crate) fn flipped(self) -> Self {
+        Self {
+            amount_minor: self.amount_minor.saturating_neg(),
+            balance_minor: self.balance_minor.saturating_neg(),
+            ..self
+        }
+    }
+
+    /// The figure `take` names.
+    #[must_use]
+    pub fn of(&self, take: Figure) -> i64 {
+        match take {
+            Figure::Amount => self.amount_minor,
+            Figure::Balance => self.balance_minor,
+        }
+    }
+}
+
+/// Which figure a row refused by the balance column is taken in at, as its person said.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Figure {
+    /// The amount the row states.
+    Amount,
+    /// The change of the balance column across the row.
+    Balance,
+}
+
+/// A row the balance column refused, taken in at the figure its person chose: recorded with the
+/// plan, so the import says which rows were booked on a person's word and at what.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TakenFigure {
+    pub line: usize,
+    pub take: Figure,
+    #[serde(flatten)]
+    pub figures: Figures,
+}
+
+impl TakenFigure {
+    /// "line 4 at the balance's change -$12.00", or "line 6 left out: its balance did not move"
+    /// for a row taken at a balance change of nothing (it moves no money, and is not booked).
+    #[must_use]
+    pub fn in_words(&self) -> String {
+        let minor = self.figures.of(self.take);
+        let money = kakeibo_money::Money::new(minor, self.figures.currency).format();
+        match self.take {
+            Figure::Balance if minor == 0 => format!("line {} left out: its balance did not move", self.line),
+            Figure::Balance => format!("line {} at the balance's change {money}", self.line),
+            Figure::Amount => format!("line {} at its amount {money}", self.line),
+        }
+    }
+}
+
+/// One row read from a statement.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ParsedRow {
+    pub line: usize,
+    pub date: NaiveDate,
+    pub description: String,
+    pub amount_minor: i64,
+    pub currency: Currency,
+    /// The statement's own category cell, if it has one.
+    pub category: Option<String>,
+    /// Nothing in the file or the options named this row's currency: the plan takes it from the
+    /// account the statement goes into when that account is in use, or refuses.
+    #[serde(default)]
+    pub currency_unstated: bool,
+}
+
+/// What was detected about the file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Format {
+    pub encoding: String,
+    pub delimiter: String,
+    pub header_line: usize,
+    pub columns: std::collections::BTreeMap<String, String>,
+    pub date_order: DateOrder,
+    pub date_order_reason: String,
+    /// Every numeric date could be read either way and nothing in the file decided: the order is
+    /// a hint's or the default, and the preview says so.
+    #[serde(default)]
+    pub date_order_assumed: bool,
+    /// Where the currency of amounts that name none came from ("the currency column", "the
+    /// account Checking, which holds INR"); none when every amount names its own.
+    #[serde(default)]
+    pub currency_from: Option<String>,
+    pub decimal_mark: DecimalMark,
+    /// How the amounts agreed with the running-balance column, when the statement has one.
+    #[serde(default)]
+    pub reconciliation: Option<Reconciliation>,
+    /// Every sign was flipped, as the mapping asked (a statement that writes spending as positive).
+    #[serde(default)]
+    pub inverted: bool,
+    /// Why the amounts are spending written as positive (and so were turned to money out), when
+    /// the file's own words say so.
+    #[serde(default)]
+    pub spending_positive: Option<String>,
+    /// Where the mapping came from when it was not given with this import ("the mapping saved
+    /// with Checking by the import of jan.csv").
+    #[serde(default)]
+    pub mapping_from: Option<String>,
+    /// The accounts the rows belong to, when the file names more than one in an account column
+    /// (an app's export of several); each one's balances are checked on their own.
+    #[serde(default)]
+    pub accounts: Vec<String>,
+    /// How the fees of a fee column were read, when any row has one.
+    #[serde(default)]
+    pub fees: Option<Fees>,
+    /// What kind of account the statement is of, when the file says (a card's Sale, Payment and
+    /// Return rows; a banner naming a credit card), and why.
+    #[serde(default)]
+    pub account_kind: Option<KindHint>,
+    /// Rows the balance column refused that were taken in at the figure their person chose.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub taken: Vec<TakenFigure>,
+}
+
+/// The kind of account a statement says it is of, and the words that say so.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct KindHint {
+    pub kind: kakeibo_money::AccountKind,
+    pub why: String,
+}
+
+/// How a statement's fee column moves the money, as its balance column says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Fees {
+    /// The balance falls by the amount and the fee (Revolut): each row moves its amount less its fee.
+    TakenOff,
+    /// The balance falls by the amount alone: the fee is already in it (a net amount).
+    Included,
+    /// No balance column says which: the amounts are booked as written, the fees not taken off.
+    Unchecked,
+}
+
+/// Where every physical line of a statement went. The counts add up to `total`: no line is
+/// dropped without a word.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct LineCount {
+    /// The file's lines.
+    pub total: usize,
+    /// Lines above the header row (the bank's banner: account, period, …).
+    pub banner: usize,
+    /// The header row (0 for a file without one).
+    pub header: usize,
+    /// Empty lines, and lines of empty cells.
+    pub blank: usize,
+    /// Lines with neither a date nor an amount (notes, footers) and `#` comments.
+    pub notes: usize,
+    /// Rows read; in a plan, the rows to add.
+    pub rows: usize,
+    /// In a plan: rows already in the ledger.
+    pub duplicates: usize,
+    /// Summary lines ("Closing balance") and rows that move no money.
+    pub skipped: usize,
+    /// Lines that could not be read, each in the errors with its reason.
+    pub unreadable: usize,
+    /// Lines that continue a quoted cell of the line above (a description written over two lines).
+    pub continued: usize,
+}
+
+impl LineCount {
+    /// The sum of every kind of line: `total` when every line is accounted for.
+    #[must_use]
+    pub fn accounted(&self) -> usize {
+        [
+            self.banner,
+            self.header,
+            self.blank,
+            self.notes,
+            self.rows,
+            self.duplicates,
+            self.skipped,
+            self.unreadable,
+            self.continued,
+        ]
+        .into_iter()
+        .fold(0, usize::saturating_add)
+    }
+}
+
+/// A parsed statement.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Parsed {
+    pub format: Format,
+    pub rows: Vec<ParsedRow>,
+    pub errors: Vec<RowError>,
+    /// Rows that move no money (a zero or missing amount), with the reason; not errors.
+    pub skipped: Vec<RowError>,
+    /// Where every line of the file went.
+    pub lines: LineCount,
+    /// The mapping to save with the account when this statement is committed: the one it was read
+    /// with, and the order of day and month its dates decided.
+    #[serde(default)]
+    pub mapping: Mapping,
+}
+
+impl Parsed {
+    /// The figures of rows the balance column refused and of rows taken in anyway.
+    pub fn figures_mut(&mut self) -> impl Iterator<Item = &mut Figures> {
+        self.errors
+            .iter_mut()
+            .filter_map(|e| e.figures.as_mut())
+            .chain(self.format.taken.iter_mut().map(|t| &mut t.figures))
+    }
+
+    /// A statement of this format with nothing read yet.
+    pub(crate) fn new(format: Format) -> Self {
+        Self {
+            format,
+            rows: Vec::new(),
+            errors: Vec::new(),
+            skipped: Vec::new(),
+            lines: LineCount::default(),
+            mapping: Mapping::default(),
+        }
+    }
+}
