@@ -6,7 +6,10 @@ use chrono::NaiveDate;
 use kakeibo_money::Currency;
 use serde::{Deserialize, Serialize};
 
-use crate::csv::{DateOrder, DecimalMark, Mapping, Reconciliation};
+use crate::{
+    csv::{DateOrder, DecimalMark, Mapping, Reconciliation},
+    sniff::StatementFormat,
+};
 
 /// Why a whole file is refused (nothing is written).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -30,6 +33,22 @@ pub enum ImportError {
     NoRows { header_line: usize },
     #[error("the mapping cannot be used: {0}")]
     Mapping(String),
+    /// A statement of a format kakeibo recognises but does not read yet (or a document that is
+    /// no statement at all).
+    #[error("{}", not_read(*.format, .why))]
+    NotRead { format: StatementFormat, why: String },
+}
+
+fn not_read(format: StatementFormat, why: &str) -> String {
+    match format {
+        StatementFormat::OtherXml => {
+            format!("the file is not a bank statement: it is {format}, known by {why}")
+        }
+        _ => format!(
+            "the file is a bank statement in {format}, known by {why}; kakeibo reads only CSV and other delimited \
+             text statements so far: download this statement as CSV from the bank"
+        ),
+    }
 }
 
 /// One problem row: where, which column, what, and the line as written (clipped).
