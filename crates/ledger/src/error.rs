@@ -142,3 +142,9 @@ macro_rules! database_errors_are_ledger_errors {
         )+
     };
 }
+
+impl From<kakeibo_seed::SeedError> for LedgerError {
+    fn from(error: kakeibo_seed::SeedError) -> Self {
+        Self::Seed(error.0)
+    }
+}

@@ -264,7 +264,7 @@ fn the_library_knows_nothing_of_the_functions_or_their_servers() {
 }
 
 #[test]
-fn the_importer_and_the_units_of_money_hold_no_database_or_http_crate() {
+fn the_importer_the_units_of_money_and_the_seed_generator_hold_no_database_or_http_crate() {
     let never: Vec<&str> = DATABASE
         .iter()
         .chain(HTTP)

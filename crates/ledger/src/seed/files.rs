@@ -5,12 +5,12 @@ use std::{fs, path::Path};
 use chrono::NaiveDate;
 use serde::{Serialize, Serializer};
 
-use super::generate::{AnomalyKind, END_DATE, MONTHS, SEED, SeedData};
 use crate::{
     error::LedgerError,
     money::{Currency, Money},
     rates::StaticRates,
 };
+use kakeibo_seed::{AnomalyKind, END_DATE, MONTHS, SEED, SeedData};
 
 const HEADER: [&str; 4] = ["date", "description", "amount", "category"];
 

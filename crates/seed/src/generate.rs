@@ -9,8 +9,7 @@ use std::cmp::Ordering;
 use chrono::{Datelike, NaiveDate};
 use icu_collator::{Collator, CollatorBorrowed, CollatorPreferences, options::CollatorOptions};
 
-use super::prng::Mulberry32;
-use crate::error::LedgerError;
+use crate::{SeedError, prng::Mulberry32};
 
 pub const SEED: u32 = 42;
 /// The second generator, choosing which rows arrive without a category.
@@ -326,7 +325,7 @@ struct Draft {
 }
 
 /// Generates the whole demo data set.
-pub fn generate() -> Result<SeedData, LedgerError> {
+pub fn generate() -> Result<SeedData, SeedError> {
     let mut rng = Mulberry32::new(SEED);
     let mut drafts = Vec::with_capacity(352);
     for month in MONTHS {
@@ -361,13 +360,13 @@ pub fn generate() -> Result<SeedData, LedgerError> {
             .then_with(|| collate(&collator, &a.description, &b.description))
     });
 
-    let line_of = |description: &str, date: &str| -> Result<usize, LedgerError> {
+    let line_of = |description: &str, date: &str| -> Result<usize, SeedError> {
         let date = parse_date(date)?;
         drafts
             .iter()
             .position(|d| d.date == date && d.description == description)
             .map(|i| i.saturating_add(1))
-            .ok_or_else(|| LedgerError::Seed(format!("planted row {description:?} went missing")))
+            .ok_or_else(|| SeedError(format!("planted row {description:?} went missing")))
     };
     let hostile = HOSTILE
         .iter()
@@ -378,7 +377,7 @@ pub fn generate() -> Result<SeedData, LedgerError> {
                 attack,
             })
         })
-        .collect::<Result<Vec<_>, LedgerError>>()?;
+        .collect::<Result<Vec<_>, SeedError>>()?;
     let anomalies = ANOMALIES
         .iter()
         .map(|(date, description, _, _, kind, note)| {
@@ -388,7 +387,7 @@ pub fn generate() -> Result<SeedData, LedgerError> {
                 note,
             })
         })
-        .collect::<Result<Vec<_>, LedgerError>>()?;
+        .collect::<Result<Vec<_>, SeedError>>()?;
 
     let uncategorized = choose_uncategorized(drafts.len(), &hostile);
     let rows = drafts
@@ -429,12 +428,12 @@ pub fn generate() -> Result<SeedData, LedgerError> {
     })
 }
 
-fn draft_month(rng: &mut Mulberry32, month: &str, out: &mut Vec<Draft>) -> Result<(), LedgerError> {
+fn draft_month(rng: &mut Mulberry32, month: &str, out: &mut Vec<Draft>) -> Result<(), SeedError> {
     let first = parse_date(&format!("{month}-01"))?;
     let day = |d: u32| {
         first
             .with_day(d)
-            .ok_or_else(|| LedgerError::Seed(format!("{month} has no day {d}")))
+            .ok_or_else(|| SeedError(format!("{month} has no day {d}")))
     };
     let bonus = if month == BONUS_MONTH { BONUS_MINOR } else { 0 };
     out.push(Draft {
@@ -480,9 +479,10 @@ fn draft_month(rng: &mut Mulberry32, month: &str, out: &mut Vec<Draft>) -> Resul
                 i64::try_from(group.merchants.len()).unwrap_or(i64::MAX),
             ))
             .unwrap_or(0);
-            let merchant = group.merchants.get(pick).ok_or_else(|| {
-                LedgerError::Seed(format!("no merchant {pick} among {}", group.merchants.len()))
-            })?;
+            let merchant = group
+                .merchants
+                .get(pick)
+                .ok_or_else(|| SeedError(format!("no merchant {pick} among {}", group.merchants.len())))?;
             let raw = group
                 .min_minor
                 .saturating_add(draw(rng, group.max_minor.saturating_sub(group.min_minor)));
@@ -536,13 +536,13 @@ fn choose_uncategorized(n: usize, hostile: &[Hostile]) -> Vec<usize> {
     chosen
 }
 
-fn parse_date(text: &str) -> Result<NaiveDate, LedgerError> {
-    NaiveDate::parse_from_str(text, "%Y-%m-%d").map_err(|e| LedgerError::Seed(format!("date {text:?}: {e}")))
+fn parse_date(text: &str) -> Result<NaiveDate, SeedError> {
+    NaiveDate::parse_from_str(text, "%Y-%m-%d").map_err(|e| SeedError(format!("date {text:?}: {e}")))
 }
 
-fn root_collator() -> Result<CollatorBorrowed<'static>, LedgerError> {
+fn root_collator() -> Result<CollatorBorrowed<'static>, SeedError> {
     Collator::try_new(CollatorPreferences::default(), CollatorOptions::default())
-        .map_err(|e| LedgerError::Seed(format!("collation data: {e}")))
+        .map_err(|e| SeedError(format!("collation data: {e}")))
 }
 
 fn collate(collator: &CollatorBorrowed<'_>, a: &str, b: &str) -> Ordering {
