@@ -80,7 +80,7 @@ impl Recorded {
     pub fn read(kind: String, payload: Value) -> Self {
         let typed = TraceKind::deserialize(serde_json::Value::String(kind.clone()))
             .ok()
-            .and_then(|known| TracePayload::from_stored(known, payload.clone()).ok());
+            .and_then(|known| TracePayload::from_stored(known, &payload).ok());
         match typed {
             Some(TracePayload::ModelCall(call)) => Self::ModelCall(call),
             Some(TracePayload::ToolCall(call)) => Self::ToolCall(call),

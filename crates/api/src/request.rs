@@ -236,8 +236,13 @@ impl<T: DeserializeOwned, S: Send + Sync> axum::extract::FromRequest<S> for Json
     }
 }
 
-/// The id a route's path names (`/api/rules/{id}`). One that is not an id names nothing the
-/// visitor has: `404`, as an id of someone else's row is.
+/// An id a route's path names (`/api/runs/{id}`). One that is not an id names nothing the visitor
+/// has: `404`, as an id of someone else's row is.
+pub fn path_id<T: std::str::FromStr>(text: &str) -> Result<T, ApiError> {
+    text.parse().map_err(|_| ApiError::NotFound)
+}
+
+/// [`path_id`] as an extractor, for a route that reads the id before anything else.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IdOf(pub uuid::Uuid);
 
@@ -248,9 +253,7 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for IdOf {
         let axum::extract::Path(text) = axum::extract::Path::<String>::from_request_parts(parts, state)
             .await
             .map_err(|_| ApiError::NotFound)?;
-        uuid::Uuid::parse_str(&text)
-            .map(IdOf)
-            .map_err(|_| ApiError::NotFound)
+        path_id(&text).map(IdOf)
     }
 }
 

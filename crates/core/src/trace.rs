@@ -194,14 +194,15 @@ impl TracePayload {
         clip_payload(value)
     }
 
-    /// A stored payload of `kind` read back.
-    pub fn from_stored(kind: TraceKind, value: Value) -> Result<Self, serde_json::Error> {
+    /// A stored payload of `kind` read back (from a reference: a reader that keeps the stored
+    /// value when it does not read copies nothing).
+    pub fn from_stored(kind: TraceKind, value: &Value) -> Result<Self, serde_json::Error> {
         Ok(match kind {
-            TraceKind::ModelCall => Self::ModelCall(serde_json::from_value(value)?),
-            TraceKind::ToolCall => Self::ToolCall(serde_json::from_value(value)?),
-            TraceKind::Confirm => Self::Confirm(serde_json::from_value(value)?),
-            TraceKind::SummaryEviction => Self::SummaryEviction(serde_json::from_value(value)?),
-            TraceKind::Error => Self::Error(serde_json::from_value(value)?),
+            TraceKind::ModelCall => Self::ModelCall(Deserialize::deserialize(value)?),
+            TraceKind::ToolCall => Self::ToolCall(Deserialize::deserialize(value)?),
+            TraceKind::Confirm => Self::Confirm(Deserialize::deserialize(value)?),
+            TraceKind::SummaryEviction => Self::SummaryEviction(Deserialize::deserialize(value)?),
+            TraceKind::Error => Self::Error(Deserialize::deserialize(value)?),
         })
     }
 }
@@ -376,7 +377,7 @@ mod tests {
             }),
         ];
         for payload in payloads {
-            let back = TracePayload::from_stored(payload.kind(), payload.stored()).unwrap();
+            let back = TracePayload::from_stored(payload.kind(), &payload.stored()).unwrap();
             assert_eq!(back, payload);
         }
         // Kinds are stored under the names the database's `trace_events.type` holds.

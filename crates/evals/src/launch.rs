@@ -31,11 +31,6 @@ pub enum Trigger {
 }
 
 impl Trigger {
-    /// The trigger an invocation's event names (see [`Invocation::of`]).
-    pub fn of(event: &serde_json::Value) -> Self {
-        Invocation::of(event).trigger
-    }
-
     pub fn name(self) -> &'static str {
         match self {
             Self::Schedule => "schedule",

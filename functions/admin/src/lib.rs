@@ -25,7 +25,11 @@ use axum::{
     routing::{get, post},
 };
 use chrono::Utc;
-use kakeibo_api::{ApiError, State, request::json_body, visitor};
+use kakeibo_api::{
+    ApiError, State,
+    request::{json_body, path_id},
+    visitor,
+};
 use kakeibo_ledger::OwnerId;
 use kakeibo_operator::admin::{self, AdminSession, assert_admin};
 use schemars::JsonSchema;
@@ -145,7 +149,7 @@ async fn run_detail(
 ) -> Result<Response, ApiError> {
     let state = admin.state;
     let session = operator(&state, request.headers()).await?;
-    let run: kakeibo_core::RunId = run.parse().map_err(|_| ApiError::NotFound)?;
+    let run: kakeibo_core::RunId = path_id(&run)?;
     let detail = admin::run_detail(&session, &state.owner_pool, run)
         .await?
         .ok_or(ApiError::NotFound)?;

@@ -15,7 +15,11 @@ use axum::{
     extract::{Path, Request, State as Shared},
     response::{IntoResponse, Response},
 };
-use kakeibo_api::{ApiError, State, request::json_body, visitor};
+use kakeibo_api::{
+    ApiError, State,
+    request::{json_body, path_id},
+    visitor,
+};
 use kakeibo_ledger::seed::ensure_demo_ledger;
 use kakeibo_tools::{CurrencyCode, Scope, answer_transfers};
 use serde::Deserialize;
@@ -81,7 +85,7 @@ pub(crate) async fn answer_plan(
     let (parts, body) = request.into_parts();
     let resolved = visitor::require(&state, &parts.headers).await?;
     let result = async {
-        let plan = Uuid::parse_str(&plan).map_err(|_| ApiError::NotFound)?;
+        let plan: Uuid = path_id(&plan)?;
         let input: AnswersBody = json_body(body).await?;
         let answers: BTreeMap<usize, usize> =
             input.answers.into_iter().map(|a| (a.line, a.candidate)).collect();

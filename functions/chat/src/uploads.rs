@@ -11,7 +11,7 @@ use axum::{
 use chrono::Utc;
 use kakeibo_api::{
     ApiError, State,
-    request::{QueryOf, optional_json_body, read_body},
+    request::{QueryOf, optional_json_body, path_id, read_body},
     visitor,
 };
 use kakeibo_ledger::seed::ensure_demo_ledger;
@@ -119,7 +119,7 @@ pub(crate) async fn delete_upload(
     request: Request,
 ) -> Result<Response, ApiError> {
     let resolved = visitor::require(&state, request.headers()).await?;
-    let id = Uuid::parse_str(&id).map_err(|_| ApiError::NotFound)?;
+    let id: Uuid = path_id(&id)?;
     if !uploads::delete_upload(resolved.visitor.owner(), &state.app, id).await? {
         return Err(ApiError::NotFound);
     }
@@ -170,7 +170,7 @@ pub(crate) async fn preview_upload(
     let token = visitor::bot_check_token(&parts.headers, None);
     let resolved = visitor::require_checked(&state, &parts.headers, token).await?;
     let result = async {
-        let id = Uuid::parse_str(&id).map_err(|_| ApiError::NotFound)?;
+        let id: Uuid = path_id(&id)?;
         let input: PreviewBody = optional_json_body(body).await?;
         let owner = resolved.visitor.owner();
         let now = Utc::now();

@@ -23,7 +23,12 @@ use axum::{
     routing::get,
 };
 use kakeibo_agent::{conversations, runs};
-use kakeibo_api::{ApiError, State, error::ErrorBody, request::QueryOf, visitor};
+use kakeibo_api::{
+    ApiError, State,
+    error::ErrorBody,
+    request::{QueryOf, path_id},
+    visitor,
+};
 use kakeibo_ledger::seed::ensure_demo_ledger;
 use kakeibo_tools::dashboard;
 use schemars::JsonSchema;
@@ -77,10 +82,6 @@ pub struct ConversationList {
 
 /// A path id (a run's or a conversation's); anything that does not parse cannot name a row, so
 /// it is `404` too.
-fn id<T: std::str::FromStr>(text: &str) -> Result<T, ApiError> {
-    text.parse().map_err(|_| ApiError::NotFound)
-}
-
 #[derive(Debug, Deserialize)]
 struct Limit {
     limit: Option<i64>,
@@ -102,7 +103,7 @@ async fn run_detail(
     request: Request,
 ) -> Result<Response, ApiError> {
     let resolved = visitor::require(&state, request.headers()).await?;
-    let detail = runs::run_detail(resolved.visitor.owner(), &state.app, id(&run)?)
+    let detail = runs::run_detail(resolved.visitor.owner(), &state.app, path_id(&run)?)
         .await?
         .ok_or(ApiError::NotFound)?;
     Ok(answer(&resolved, detail))
@@ -157,7 +158,7 @@ async fn conversation(
     request: Request,
 ) -> Result<Response, ApiError> {
     let resolved = visitor::require(&state, request.headers()).await?;
-    let found = conversations::conversation(resolved.visitor.owner(), &state.app, id(&conversation)?)
+    let found = conversations::conversation(resolved.visitor.owner(), &state.app, path_id(&conversation)?)
         .await?
         .ok_or(ApiError::NotFound)?;
     Ok(answer(&resolved, found))
