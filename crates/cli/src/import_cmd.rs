@@ -84,6 +84,10 @@ pub struct ImportArgs {
     /// figures of each such row. Repeat for several rows.
     #[arg(long, value_name = "LINE=FIGURE", value_parser = parse_take)]
     take: Vec<(usize, import::Figure)>,
+    /// Which statement of a file that holds several (an OFX download of a bank account and a
+    /// card), by its number as the refusal lists them.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    statement: Option<u16>,
     /// Whose ledger (default: the development owner).
     #[arg(long, value_name = "UUID", default_value_t = kakeibo_ledger::DEV_OWNER.as_uuid())]
     owner: uuid::Uuid,
@@ -161,6 +165,7 @@ pub async fn run(args: ImportArgs) -> Result<()> {
         currency: args.currency.as_deref().map(Currency::parse).transpose()?,
         date_hint: None,
         figures: args.take.iter().copied().collect(),
+        statement: args.statement.map(usize::from),
     };
     let sha256 = import::file_sha256(&bytes);
     let pool = pool(&args.database)?;

@@ -245,6 +245,27 @@ pub fn source_hash(
     hex::encode(digest)
 }
 
+/// The source hash of a row the bank gave its own id (OFX `FITID`): the account, the id, and the
+/// date and amount it came with, so an id a bank reuses for another row is another row; the
+/// `occurrence` tells apart rows a file repeats with the same id.
+pub fn source_hash_of_ref(
+    account: &str,
+    bank_ref: &str,
+    date: NaiveDate,
+    amount_minor: i64,
+    occurrence: u32,
+) -> String {
+    let account = account
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_uppercase();
+    let digest = Sha256::digest(format!(
+        "{account}|ref:{bank_ref}|{date}|{amount_minor}|{occurrence}"
+    ));
+    hex::encode(digest)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -277,6 +277,12 @@ fn the_importer_the_units_of_money_and_the_seed_generator_hold_no_database_or_ht
         &never,
         "reads bytes into statements and nothing else",
     );
+    assert_never("kakeibo-statement", &never, "is what every reader gives, no more");
+    assert_never(
+        "kakeibo-ofx",
+        &never,
+        "reads OFX bytes into statements and nothing else",
+    );
     assert_never(
         "kakeibo-money",
         &never,

@@ -40,6 +40,10 @@ pub struct ImportInput {
     pub currency: Option<CurrencyCode>,
     /// Column choices when the headers are not understood: header names or column numbers.
     pub mapping: Option<Mapping>,
+    /// Which statement of a file that holds several (an OFX file of a bank account and a card),
+    /// by its number (1-based) as the refusal lists them.
+    #[serde(default)]
+    pub statement: Option<usize>,
     /// true (the default): preview and store a plan; false: commit the plan named by plan_id.
     #[serde(default = "preview_by_default")]
     pub dry_run: bool,
@@ -61,13 +65,14 @@ impl TypedTool for ImportStatementCsv {
     type Input = ImportInput;
     type Output = ImportOutcome;
     const NAME: &'static str = "import_statement_csv";
-    const DESCRIPTION: &'static str = "Import a bank statement (CSV) into the ledger, in two steps that each \
+    const DESCRIPTION: &'static str = "Import a bank statement (CSV or other delimited text; OFX, QFX or QBO) into the ledger, in two steps that each \
         need the user's confirmation: first a preview (dry_run true, with the upload_id or path) that shows \
         the rows to add, duplicates skipped and rows that could not be read, the account and its kind, the \
         opening balance, and the rows that look like transfers between the user's own accounts (paired with \
         their other side, or waiting in transit: never spending or income); then the commit (dry_run false \
         with the plan_id of that preview), which adds exactly the previewed rows. Importing the same \
-        statement twice adds nothing.";
+        statement twice adds nothing. A file of several statements (a bank account and a card) is refused \
+        with the list of them: preview each by its number (statement).";
     const TIER: Tier = Tier::Write;
 
     fn check(&self, input: &ImportInput) -> Vec<String> {
@@ -208,6 +213,7 @@ async fn preview_statement(
         currency: input.currency.map(CurrencyCode::currency),
         date_hint: None,
         figures: input.figures,
+        statement: input.statement,
     };
     // The parse is the CPU-heavy part: off the async workers, so it never holds up other requests.
     let parsed =
@@ -249,6 +255,7 @@ fn options_key(account: &str, input: &ImportInput, saved: Option<&import::SavedM
         "mapping": input.mapping,
         "saved": saved.map(|s| json!({"account": s.account, "mapping": s.mapping})),
         "figures": input.figures,
+        "statement": input.statement,
     });
     import::file_sha256(shape.to_string().as_bytes())
 }
@@ -264,6 +271,8 @@ pub struct PreviewChoices {
     pub currency: Option<CurrencyCode>,
     /// Rows the balance column refuses, taken in at the figure chosen.
     pub figures: std::collections::BTreeMap<usize, import::Figure>,
+    /// Which statement of a file of several (1-based).
+    pub statement: Option<usize>,
 }
 
 /// The dry run of [`import_statement`] on an upload of `scope`'s owner, without the model (the
@@ -298,6 +307,7 @@ pub async fn preview_upload(
                 mapping: None,
                 dry_run: true,
                 figures: choices.figures,
+                statement: choices.statement,
             };
             preview_statement(&scope_inner, conn, input).await.map(Some)
         })

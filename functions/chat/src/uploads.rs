@@ -135,12 +135,15 @@ pub(crate) struct PreviewBody {
     /// The kind of a new account: checking, savings, card, cash or loan.
     #[serde(default)]
     kind: Option<kakeibo_ledger::AccountKind>,
-    /// The currency of amounts that name none (default INR).
+    /// The currency of amounts that name none (without one, the plan takes the account's or asks).
     #[serde(default)]
     currency: Option<CurrencyCode>,
     /// Rows the balance column refuses, taken in at the figure the visitor chose.
     #[serde(default)]
     figures: Vec<TakenLine>,
+    /// Which statement of a file that holds several (1-based).
+    #[serde(default)]
+    statement: Option<usize>,
 }
 
 /// One refused row of a preview, and the figure to take it in at.
@@ -201,6 +204,7 @@ pub(crate) async fn preview_upload(
             kind: input.kind,
             currency: input.currency,
             figures: input.figures.iter().map(|t| (t.line, t.take)).collect(),
+            statement: input.statement,
         };
         let scope = Scope::new(owner, state.app.clone());
         let preview = match import_preview(&scope, id, choices).await {

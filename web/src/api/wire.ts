@@ -300,6 +300,42 @@ export type Fees = 'taken_off' | 'included' | 'unchecked';
  */
 export type Figure = 'amount' | 'balance';
 /**
+ * The kinds of statement a bank gives.
+ */
+export type StatementFormat =
+  | {
+      format: 'delimited';
+    }
+  | {
+      format: 'ofx';
+      syntax: OfxSyntax;
+    }
+  | {
+      format: 'camt';
+      message: CamtMessage;
+      version: number | null;
+    }
+  | {
+      format: 'mt940';
+    }
+  | {
+      format: 'mt942';
+    }
+  | {
+      format: 'qif';
+    }
+  | {
+      format: 'other_xml';
+    };
+/**
+ * How an OFX file is written.
+ */
+export type OfxSyntax = 'sgml' | 'xml';
+/**
+ * Which camt message a file holds.
+ */
+export type CamtMessage = 'account_report' | 'statement' | 'notification';
+/**
  * What becomes of a row that looks like a transfer.
  */
 export type TransferStatus = 'paired' | 'in_transit' | 'ask';
@@ -1639,6 +1675,11 @@ export interface Format {
    * Rows the balance column refused that were taken in at the figure their person chose.
    */
   taken?: TakenFigure[];
+  /**
+   * A structured statement's own account, period, stated balances and notes (OFX): none for
+   * delimited text, whose layout the fields above describe.
+   */
+  statement?: StatementInfo | null;
 }
 /**
  * The outcome, for the preview.
@@ -1710,6 +1751,68 @@ export interface TakenFigure {
    * [`ParsedRow::currency_unstated`]).
    */
   currency_unstated?: boolean;
+}
+/**
+ * What a structured statement says of itself: the format and why it was recognised, which
+ * statement of the file it is, its account, period and balances, and what the reader noticed.
+ */
+export interface StatementInfo {
+  format: StatementFormat;
+  /**
+   * What in the file said so ("the header line `OFXHEADER:100`").
+   */
+  recognised_by: string;
+  /**
+   * Which statement of the file this is (1-based), and how many the file holds.
+   */
+  number: number;
+  of: number;
+  /**
+   * The bank's account, as the statement names it.
+   */
+  account: StatementAccount | null;
+  /**
+   * The statement's own currency (OFX `CURDEF`), when it names one.
+   */
+  currency: Currency | null;
+  /**
+   * The period the statement covers, as it states it.
+   *
+   * @minItems 2
+   * @maxItems 2
+   */
+  period: [string, string] | null;
+  /**
+   * The booked balance the statement states (OFX `LEDGERBAL`), as held: what is owed on a card
+   * is negative. The plan checks the account against it.
+   */
+  closing: Closing | null;
+  /**
+   * The available balance, shown and never checked (it counts holds and limits).
+   */
+  available: Closing | null;
+  /**
+   * What the reader noticed and did not change: an amount whose sign its transaction type
+   * contradicts, corrections not applied, investment lines left out. One sentence each.
+   */
+  notes: string[];
+}
+/**
+ * A bank account as a statement names it.
+ */
+export interface StatementAccount {
+  /**
+   * The account number as written (`ACCTID`).
+   */
+  id: string;
+  /**
+   * The bank's routing number or id, when given (`BANKID`).
+   */
+  bank: string | null;
+  /**
+   * The kind of account in the statement's own word (`CHECKING`, `CREDITCARD`).
+   */
+  kind_word: string;
 }
 /**
  * An account the statement goes into: created at commit when `exists` is false.

@@ -3,14 +3,7 @@
 //! here can overflow or panic: a statement chooses every length and figure it meets.
 
 use kakeibo_money::{Currency, Money};
-
-/// Which character separates the decimals, decided once per file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum DecimalMark {
-    Point,
-    Comma,
-}
+use kakeibo_statement::DecimalMark;
 
 /// A parsed amount: minor units (signed as the cell says) and the currency the cell named, if any.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,32 +1,7 @@
 //! Dates as banks write them. Numeric day/month order is decided once per file, from the data.
 
 use chrono::NaiveDate;
-
-/// How a file writes numeric dates that could be read more than one way: `4/6/25` is 4 June 2025
-/// day-first (`dmy`), April 6 month-first (`mdy`), and 6 April 2004 year-first (`ymd`, only with
-/// two-digit years: a four-digit year says where it is).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum DateOrder {
-    #[serde(alias = "dmy")]
-    DayFirst,
-    #[serde(alias = "mdy")]
-    MonthFirst,
-    #[serde(alias = "ymd")]
-    YearFirst,
-}
-
-impl DateOrder {
-    /// "day-first", "month-first" or "year-first".
-    #[must_use]
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::DayFirst => "day-first",
-            Self::MonthFirst => "month-first",
-            Self::YearFirst => "year-first",
-        }
-    }
-}
+use kakeibo_statement::DateOrder;
 
 /// The pieces of a date cell before the order is known.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,6 +1,7 @@
 //! Where the data is: the delimiter, the header row past any banner lines, and which column
 //! holds what, by header names in English and common bank vocabularies.
 
+use kakeibo_statement::{DateOrder, DecimalMark, Mapping};
 use std::collections::BTreeMap;
 
 use super::{
@@ -30,83 +31,6 @@ pub struct Columns {
     /// A fee charged on each row beside its amount: the row moves the amount less the fee.
     #[serde(default)]
     pub fee: Option<usize>,
-}
-
-/// How to read a statement where the importer's own detection needs help: column choices that
-/// override what the headers suggest (header names, case-insensitive, or 1-based column numbers),
-/// the delimiter, lines to skip, whether there is a header row, the order of day and month, and
-/// whether every sign is flipped. `--mapping FILE` reads one (or a Firefly III Data Importer
-/// configuration); the import tool takes one; the last one used for an account is saved with it.
-#[derive(
-    Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
-#[serde(deny_unknown_fields)]
-pub struct Mapping {
-    pub date: Option<String>,
-    pub description: Option<String>,
-    pub amount: Option<String>,
-    pub debit: Option<String>,
-    pub credit: Option<String>,
-    pub currency: Option<String>,
-    pub category: Option<String>,
-    /// The running-balance column, which every row's amount is reconciled against.
-    #[serde(default)]
-    pub balance: Option<String>,
-    /// A column saying which way each amount goes (debit/credit, Af/Bij, S/H, DR/CR).
-    #[serde(default)]
-    pub direction: Option<String>,
-    /// How numeric dates are written when every date could be read either way (4/6: day_first is 4 June).
-    #[serde(default)]
-    pub date_order: Option<super::DateOrder>,
-    /// The statement shows spending as positive amounts (most card statements): flip every sign.
-    #[serde(default)]
-    pub invert: bool,
-    /// The delimiter: "," ";" "tab" or "|" (found from the file when unset).
-    #[serde(default)]
-    pub delimiter: Option<String>,
-    /// Lines at the top of the file to pass over before the header (or the first row).
-    #[serde(default)]
-    pub skip_lines: Option<usize>,
-    /// Whether the first line after the skipped ones is a header row (found from the file when
-    /// unset); false means every line is a row and columns are named by number.
-    #[serde(default)]
-    pub header: Option<bool>,
-}
-
-impl Mapping {
-    /// Whether the mapping names any column (rather than only hints such as the date order).
-    #[must_use]
-    pub fn names_columns(&self) -> bool {
-        [
-            &self.date,
-            &self.description,
-            &self.amount,
-            &self.debit,
-            &self.credit,
-            &self.currency,
-            &self.category,
-            &self.balance,
-            &self.direction,
-        ]
-        .iter()
-        .any(|c| c.is_some())
-    }
-
-    /// The delimiter byte it names, if any; an unknown one is an error naming the accepted ones.
-    pub fn delimiter_byte(&self) -> Result<Option<u8>, ImportError> {
-        let Some(name) = self.delimiter.as_deref() else {
-            return Ok(None);
-        };
-        match name {
-            "," | "comma" => Ok(Some(b',')),
-            ";" | "semicolon" => Ok(Some(b';')),
-            "\t" | "tab" => Ok(Some(b'\t')),
-            "|" | "pipe" => Ok(Some(b'|')),
-            other => Err(ImportError::Mapping(format!(
-                "the delimiter {other:?} is not one of \",\" \";\" \"tab\" \"|\""
-            ))),
-        }
-    }
 }
 
 /// The shape of a statement.
@@ -344,19 +268,17 @@ fn infer(text: &str, mapping: &Mapping, delimiters: &[u8], skip: usize) -> Optio
             }
         };
         let is_date = |c: &str| {
-            date::parse_date(c, date::DateOrder::DayFirst)
-                .or_else(|_| date::parse_date(c, date::DateOrder::MonthFirst))
+            date::parse_date(c, DateOrder::DayFirst)
+                .or_else(|_| date::parse_date(c, DateOrder::MonthFirst))
                 .is_ok()
         };
         let is_amount = |c: &str| {
-            [amount::DecimalMark::Point, amount::DecimalMark::Comma]
-                .iter()
-                .any(|m| {
-                    matches!(
-                        amount::parse_amount(c, *m, kakeibo_money::Currency::INR),
-                        Ok(Some(_))
-                    )
-                })
+            [DecimalMark::Point, DecimalMark::Comma].iter().any(|m| {
+                matches!(
+                    amount::parse_amount(c, *m, kakeibo_money::Currency::INR),
+                    Ok(Some(_))
+                )
+            })
         };
         let Some(date) = (0..width).find(|c| share(*c, &is_date) >= 0.8) else {
             continue;
@@ -437,8 +359,8 @@ fn balance_pair(rows: &[Vec<String>], date: usize, amounts: &[usize]) -> Option<
     };
     let day = |r: &Vec<String>| {
         let cell = r.get(date)?;
-        dates::parse_date(cell, dates::DateOrder::DayFirst)
-            .or_else(|_| dates::parse_date(cell, dates::DateOrder::MonthFirst))
+        dates::parse_date(cell, DateOrder::DayFirst)
+            .or_else(|_| dates::parse_date(cell, DateOrder::MonthFirst))
             .ok()
     };
     let mut best: Option<((usize, usize), usize)> = None;

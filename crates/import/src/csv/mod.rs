@@ -21,12 +21,16 @@ mod vocabulary;
 
 use kakeibo_money::Currency;
 
+pub use kakeibo_statement::{
+    BalanceKind, BalancePosition, Closing, DateOrder, DecimalMark, Mapping, ParseOptions, Reconciliation,
+    TimeOrder,
+};
+
 pub use self::{
-    amount::{DecimalMark, decide_decimal_mark, parse_amount},
-    date::{DateOrder, decide_order, parse_date},
-    layout::{Columns, Layout, Mapping, Record, detect, spanned_records},
+    amount::{decide_decimal_mark, parse_amount},
+    date::{decide_order, parse_date},
+    layout::{Columns, Layout, Record, detect, spanned_records},
     mapping::{MappingFile, read_mapping},
-    reconcile::{BalanceKind, BalancePosition, Closing, Reconciliation, TimeOrder},
     vocabulary::Role,
 };
 use self::{
@@ -37,29 +41,10 @@ use self::{
     rows::{Chain, RowContext, cell, direction_marked, flipped, read_rows, unmarked_debit},
     settle::settle_amounts,
 };
-use crate::{
-    decode::decode,
-    statement::{
-        Fees, Figure, Figures, Format, ImportError, KindHint, LineCount, Parsed, ParsedRow, RowError,
-        TakenFigure,
-    },
+use kakeibo_statement::{
+    Fees, Figure, Figures, Format, ImportError, KindHint, LineCount, Parsed, ParsedRow, RowError,
+    TakenFigure, decode,
 };
-
-/// How to read a statement.
-#[derive(Debug, Clone, Default)]
-pub struct ParseOptions {
-    pub mapping: Mapping,
-    /// The currency of amounts that name none (when unset and nothing in the file names one, the
-    /// rows are marked `currency_unstated` and the plan decides).
-    pub currency: Option<Currency>,
-    /// The order of day and month to take when every date reads either way, and why (a previous
-    /// import into the same account); the file's own dates and the mapping's order come first.
-    pub date_hint: Option<(DateOrder, String)>,
-    /// Rows the balance column refuses, taken in anyway at the figure their person chose (by
-    /// line). A line the balance column does not refuse, or refuses with no change to take, is
-    /// left as it would be without.
-    pub figures: std::collections::BTreeMap<usize, Figure>,
-}
 
 const RAW_CLIP: usize = 200;
 
@@ -121,6 +106,7 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
         fees: None,
         account_kind: kind_of_statement(&layout, &raw_lines, &data),
         taken: Vec::new(),
+        statement: None,
     });
     parsed.lines = line_count;
     parsed.errors = swallowed;

@@ -16,9 +16,9 @@ mod saved;
 pub use kakeibo_import::{
     BalanceKind, BalancePosition, Closing, Columns, DateOrder, DecimalMark, Decoded, Fees, Figure, Figures,
     Format, ImportError, KindHint, Layout, LineCount, MAX_BYTES, Mapping, MappingFile, ParseOptions, Parsed,
-    ParsedRow, Reconciliation, Record, Role, RowError, TakenFigure, TimeOrder, bank_categories,
-    decide_decimal_mark, decide_order, decode, detect, file_sha256, parse, parse_amount, parse_date,
-    read_mapping, spanned_records,
+    ParsedRow, Reconciliation, Record, Role, RowError, StatementAccount, StatementFormat, StatementInfo,
+    TakenFigure, TimeOrder, bank_categories, decide_decimal_mark, decide_order, decode, detect, file_sha256,
+    parse, parse_amount, parse_date, read_mapping, spanned_records,
 };
 
 pub use self::{

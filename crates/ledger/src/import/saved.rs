@@ -72,7 +72,9 @@ pub fn parse_with_saved(
     options: &ParseOptions,
     saved: Option<&SavedMapping>,
 ) -> Result<Parsed, ImportError> {
-    let Some(saved) = saved else {
+    // A mapping says how delimited text is laid out; a structured statement says it itself.
+    let delimited = kakeibo_import::sniff(bytes).format == kakeibo_import::StatementFormat::Delimited;
+    let Some(saved) = saved.filter(|_| delimited) else {
         return parse(bytes, options);
     };
     let hint = saved.mapping.date_order.map(|order| {

@@ -12,6 +12,7 @@ mod household_properties;
 mod import_corpus;
 mod import_expectations;
 mod import_firefly;
+mod import_ofx;
 mod ledger_db;
 mod properties;
 mod schema;

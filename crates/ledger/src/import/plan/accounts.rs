@@ -148,6 +148,34 @@ pub(super) async fn last_account_for_layout(
     }))
 }
 
+/// The account the last committed statement of the bank's `account` went into, and why.
+async fn last_account_for_bank_account(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+    account: &crate::import::StatementAccount,
+) -> Result<Option<(String, String)>, LedgerError> {
+    let found: Option<(String, String)> = sqlx::query_as(
+        "SELECT plan->>'base_account', filename FROM import_batches
+         WHERE owner_id = $1 AND status = 'committed' AND plan IS NOT NULL
+           AND plan->'format'->'statement'->'account'->>'id' = $2
+           AND coalesce(plan->'format'->'statement'->'account'->>'bank', '') = $3
+           AND coalesce(plan->>'base_account', '') <> ''
+         ORDER BY imported_at DESC NULLS LAST LIMIT 1",
+    )
+    .bind(owner.as_uuid())
+    .bind(&account.id)
+    .bind(account.bank.as_deref().unwrap_or_default())
+    .fetch_optional(conn)
+    .await?;
+    Ok(found.map(|(name, file)| {
+        let why = format!(
+            "the statement of {} in {file} went into {name}",
+            account.in_words()
+        );
+        (name, why)
+    }))
+}
+
 /// The account a statement goes into — the one named, else the one the last statement of its
 /// layout went into (and why), else Checking.
 pub(super) async fn base_account(
@@ -159,6 +187,18 @@ pub(super) async fn base_account(
 ) -> Result<(String, Option<String>), LedgerError> {
     if let Some(named) = &target.account {
         return Ok((named.trim().to_owned(), None));
+    }
+    if let Some(statement) = &format.statement {
+        // A structured statement names its account: it goes where that account's last statement
+        // went, else into an account of its own named after it. Layouts say nothing here (every
+        // OFX file has the same one).
+        let Some(account) = &statement.account else {
+            return Ok((CHECKING.to_owned(), None));
+        };
+        return Ok(last_account_for_bank_account(owner, conn, account)
+            .await?
+            .filter(|(name, _)| existing.iter().any(|a| a.name == *name))
+            .map_or_else(|| (account.ledger_name(), None), |(name, why)| (name, Some(why))));
     }
     Ok(last_account_for_layout(owner, conn, format)
         .await?

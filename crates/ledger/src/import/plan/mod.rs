@@ -40,7 +40,7 @@ use crate::{
     error::LedgerError,
     money::{Currency, Money},
     owner::OwnerId,
-    transactions::source_hash,
+    transactions::{source_hash, source_hash_of_ref},
     transfers::{self, Decision, Side},
 };
 
@@ -322,6 +322,26 @@ fn count_once_more(counts: &mut HashMap<u64, u32>, key: u64) -> u32 {
     std::mem::replace(seen, seen.saturating_add(1))
 }
 
+/// A row's source hash. A row with the bank's own id (OFX FITID) is known by it, scoped to its
+/// account and checked against its date and amount (banks that number each file's rows 1, 2, 3
+/// reuse ids); a row without one by its text. Either way, the n-th equal row of a file is its own.
+fn row_hash(
+    account: &str,
+    row: &super::ParsedRow,
+    description_key: &str,
+    occurrences: &mut HashMap<u64, u32>,
+) -> String {
+    if let Some(bank_ref) = &row.bank_ref {
+        let key = row_key(account, row.date, row.amount_minor, &format!("\u{1}{bank_ref}"));
+        let occurrence = count_once_more(occurrences, key);
+        source_hash_of_ref(account, bank_ref, row.date, row.amount_minor, occurrence)
+    } else {
+        let key = row_key(account, row.date, row.amount_minor, description_key);
+        let occurrence = count_once_more(occurrences, key);
+        source_hash(account, row.date, row.amount_minor, &row.description, occurrence)
+    }
+}
+
 /// Where a statement goes: the account (default Checking), its kind when the account is new
 /// (else the statement's, else checking), and the days apart a transfer's two sides may be.
 #[derive(Debug, Clone, Default)]
@@ -418,9 +438,7 @@ pub async fn plan_into(
         let account = planned_account.map_or(base.to_owned(), |a| a.name.clone());
         let row_kind = planned_account.map_or(kind, |a| a.kind);
         let description_key = row.description.to_uppercase();
-        let key = row_key(&account, row.date, row.amount_minor, &description_key);
-        let occurrence = count_once_more(&mut occurrences, key);
-        let hash = source_hash(&account, row.date, row.amount_minor, &row.description, occurrence);
+        let hash = row_hash(&account, &row, &description_key, &mut occurrences);
         if let Some(place) = &elsewhere
             && place
                 .keys

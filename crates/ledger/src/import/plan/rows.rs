@@ -199,11 +199,7 @@ pub(super) async fn opening_and_balance(
     existing: &[Account],
     (statement_sum, first_date, summary): (i128, Option<NaiveDate>, &RowSummary),
 ) -> Result<(Option<Opening>, Option<BalanceCheck>), LedgerError> {
-    let (Some(closing), [account], Some(first)) = (
-        format.reconciliation.as_ref().and_then(|r| r.closing),
-        accounts,
-        first_date,
-    ) else {
+    let (Some(closing), [account], Some(first)) = (format.closing(), accounts, first_date) else {
         return Ok((None, None));
     };
     let to_add: i64 = summary.flows.values().map(|(i, o)| i.saturating_add(*o)).sum();

@@ -2,7 +2,7 @@
 
 use encoding_rs::{Encoding, UTF_8, UTF_16BE, UTF_16LE, WINDOWS_1252};
 
-use super::ImportError;
+use crate::parsed::ImportError;
 
 /// The largest statement accepted, in bytes.
 pub const MAX_BYTES: usize = 10 * 1024 * 1024;

@@ -7,7 +7,8 @@ use kakeibo_money::Currency;
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    csv::{DateOrder, DecimalMark, Mapping, Reconciliation},
+    options::{DateOrder, DecimalMark, Mapping},
+    reconciliation::Reconciliation,
     sniff::StatementFormat,
 };
 
@@ -37,6 +38,17 @@ pub enum ImportError {
     /// no statement at all).
     #[error("{}", not_read(*.format, .why))]
     NotRead { format: StatementFormat, why: String },
+    /// A structured statement that cannot be read as a whole (an error answer from the bank, a
+    /// file cut short, markup nested past the limit), in words.
+    #[error("{0}")]
+    Statement(String),
+    /// A file of several statements (accounts) when one reads into one account: which ones, so
+    /// its person can name the one to import.
+    #[error(
+        "the file holds {} statements: {}; import one at a time, naming it by its number (`--statement N`)",
+        .statements.len(), .statements.iter().enumerate().map(|(i, s)| format!("{}. {s}", i.saturating_add(1))).collect::<Vec<_>>().join(", ")
+    )]
+    SeveralStatements { statements: Vec<String> },
 }
 
 fn not_read(format: StatementFormat, why: &str) -> String {
@@ -45,8 +57,8 @@ fn not_read(format: StatementFormat, why: &str) -> String {
             format!("the file is not a bank statement: it is {format}, known by {why}")
         }
         _ => format!(
-            "the file is a bank statement in {format}, known by {why}; kakeibo reads only CSV and other delimited \
-             text statements so far: download this statement as CSV from the bank"
+            "the file is a bank statement in {format}, known by {why}; kakeibo reads CSV (and other \
+             delimited text) and OFX, QFX and QBO statements so far: download this statement as CSV or OFX from the bank"
         ),
     }
 }
@@ -79,7 +91,8 @@ pub struct Figures {
 
 impl Figures {
     /// Both figures with their signs turned (a file that writes spending as positive).
-    pub(crate) fn flipped(self) -> Self {
+    #[must_use]
+    pub fn flipped(self) -> Self {
         Self {
             amount_minor: self.amount_minor.saturating_neg(),
             balance_minor: self.balance_minor.saturating_neg(),
@@ -148,6 +161,10 @@ pub struct ParsedRow {
     /// account the statement goes into when that account is in use, or refuses.
     #[serde(default)]
     pub currency_unstated: bool,
+    /// The bank's own id of the row when the format has one (OFX `FITID`): what tells two equal
+    /// rows apart, and a row downloaded twice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bank_ref: Option<String>,
 }
 
 /// What was detected about the file.
@@ -196,6 +213,92 @@ pub struct Format {
     /// Rows the balance column refused that were taken in at the figure their person chose.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub taken: Vec<TakenFigure>,
+    /// A structured statement's own account, period, stated balances and notes (OFX): none for
+    /// delimited text, whose layout the fields above describe.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub statement: Option<StatementInfo>,
+}
+
+impl Format {
+    /// The balance the statement says its account closed at: a delimited file's balance column
+    /// after its last row, or a structured statement's booked balance.
+    #[must_use]
+    pub fn closing(&self) -> Option<crate::Closing> {
+        self.reconciliation
+            .as_ref()
+            .and_then(|r| r.closing)
+            .or_else(|| self.statement.as_ref().and_then(|s| s.closing))
+    }
+}
+
+/// What a structured statement says of itself: the format and why it was recognised, which
+/// statement of the file it is, its account, period and balances, and what the reader noticed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct StatementInfo {
+    pub format: StatementFormat,
+    /// What in the file said so ("the header line `OFXHEADER:100`").
+    pub recognised_by: String,
+    /// Which statement of the file this is (1-based), and how many the file holds.
+    pub number: usize,
+    pub of: usize,
+    /// The bank's account, as the statement names it.
+    pub account: Option<StatementAccount>,
+    /// The statement's own currency (OFX `CURDEF`), when it names one.
+    pub currency: Option<kakeibo_money::Currency>,
+    /// The period the statement covers, as it states it.
+    pub period: Option<(NaiveDate, NaiveDate)>,
+    /// The booked balance the statement states (OFX `LEDGERBAL`), as held: what is owed on a card
+    /// is negative. The plan checks the account against it.
+    pub closing: Option<crate::Closing>,
+    /// The available balance, shown and never checked (it counts holds and limits).
+    pub available: Option<crate::Closing>,
+    /// What the reader noticed and did not change: an amount whose sign its transaction type
+    /// contradicts, corrections not applied, investment lines left out. One sentence each.
+    pub notes: Vec<String>,
+}
+
+/// A bank account as a statement names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct StatementAccount {
+    /// The account number as written (`ACCTID`).
+    pub id: String,
+    /// The bank's routing number or id, when given (`BANKID`).
+    pub bank: Option<String>,
+    /// The kind of account in the statement's own word (`CHECKING`, `CREDITCARD`).
+    pub kind_word: String,
+}
+
+impl StatementAccount {
+    /// "checking account …5678": the kind in words and the number's last four characters.
+    #[must_use]
+    pub fn in_words(&self) -> String {
+        format!(
+            "{} account …{}",
+            self.kind_word.to_lowercase(),
+            last_four(&self.id)
+        )
+    }
+
+    /// The name of the ledger account a statement of this account goes into when none is named
+    /// and none was before: "Checking …5678", "Credit Card …2222".
+    #[must_use]
+    pub fn ledger_name(&self) -> String {
+        let kind = match self.kind_word.to_ascii_uppercase().as_str() {
+            "CHECKING" => "Checking",
+            "SAVINGS" | "MONEYMRKT" | "CD" => "Savings",
+            "CREDITCARD" | "CREDITLINE" => "Credit Card",
+            "INVESTMENT" => "Brokerage Cash",
+            _ => "Account",
+        };
+        format!("{kind} …{}", last_four(&self.id))
+    }
+}
+
+/// The last four characters of an account number, spaces left out: all a page shows of it.
+#[must_use]
+pub fn last_four(id: &str) -> String {
+    let chars: Vec<char> = id.chars().filter(|c| !c.is_whitespace()).collect();
+    chars.iter().skip(chars.len().saturating_sub(4)).collect()
 }
 
 /// The kind of account a statement says it is of, and the words that say so.
@@ -289,7 +392,7 @@ impl Parsed {
     }
 
     /// A statement of this format with nothing read yet.
-    pub(crate) fn new(format: Format) -> Self {
+    pub fn new(format: Format) -> Self {
         Self {
             format,
             rows: Vec::new(),

@@ -1,0 +1,191 @@
+//! OFX statements through the plan and the commit: each statement of a file into its own
+//! account, named after the bank's account and remembered by its number; `LEDGERBAL` checked;
+//! a second import of a file adds nothing; an overlapping, longer download adds exactly its new
+//! rows; two identical purchases on one day both land; a bank that numbers each file's rows
+//! 1, 2, 3 loses none of them.
+
+use crate::common;
+
+use std::fmt::Write as _;
+
+use common::{new_user, owner_pool};
+use kakeibo_ledger::{
+    OwnerId, begin_for_owner,
+    import::{self, ParseOptions, Target},
+};
+use sqlx::{
+    PgPool,
+    postgres::{PgConnectOptions, PgPoolOptions},
+};
+
+const HEADER: &str = "OFXHEADER:100\nDATA:OFXSGML\nVERSION:102\nCHARSET:1252\n\n";
+
+/// A file of a checking statement with `rows` (date, amount, FITID, name) and a closing balance,
+/// and, when `card` is given, a card statement after it.
+fn ofx(
+    rows: &[(&str, &str, &str, &str)],
+    closing: &str,
+    card: Option<&[(&str, &str, &str, &str)]>,
+) -> Vec<u8> {
+    let transactions = |rows: &[(&str, &str, &str, &str)]| {
+        let mut text = String::new();
+        for (date, amount, fitid, name) in rows {
+            let _ = writeln!(
+                text,
+                "<STMTTRN><TRNTYPE>POS<DTPOSTED>{date}120000[-5:EST]<TRNAMT>{amount}<FITID>{fitid}<NAME>{name}</STMTTRN>"
+            );
+        }
+        text
+    };
+    let mut text = format!(
+        "{HEADER}<OFX><BANKMSGSRSV1><STMTTRNRS><STMTRS><CURDEF>USD\n\
+         <BANKACCTFROM><BANKID>021000021<ACCTID>000123456789<ACCTTYPE>CHECKING</BANKACCTFROM>\n<BANKTRANLIST>\n{}\
+         </BANKTRANLIST><LEDGERBAL><BALAMT>{closing}<DTASOF>20240229</LEDGERBAL></STMTRS></STMTTRNRS></BANKMSGSRSV1>\n",
+        transactions(rows)
+    );
+    if let Some(card) = card {
+        let _ = write!(
+            text,
+            "<CREDITCARDMSGSRSV1><CCSTMTTRNRS><CCSTMTRS><CURDEF>USD<CCACCTFROM><ACCTID>4111000011112222</CCACCTFROM>\n\
+             <BANKTRANLIST>\n{}</BANKTRANLIST><LEDGERBAL><BALAMT>-25.00<DTASOF>20240229</LEDGERBAL></CCSTMTRS></CCSTMTTRNRS></CREDITCARDMSGSRSV1>\n",
+            transactions(card)
+        );
+    }
+    text.push_str("</OFX>\n");
+    text.into_bytes()
+}
+
+/// Previews and commits statement `statement` of `bytes` into the account it names (or
+/// `account`); the plan and the report.
+async fn import(
+    pool: &PgPool,
+    owner: OwnerId,
+    bytes: &[u8],
+    statement: Option<usize>,
+    account: Option<&str>,
+) -> (import::Plan, import::CommitReport) {
+    let options = ParseOptions {
+        statement,
+        ..ParseOptions::default()
+    };
+    let parsed = import::parse(bytes, &options).unwrap();
+    let mut tx = begin_for_owner(owner, pool).await.unwrap();
+    let target = Target {
+        account: account.map(str::to_owned),
+        ..Target::default()
+    };
+    let (plan_id, plan) = import::plan_into(
+        owner,
+        &mut tx,
+        "download.qbo",
+        &import::file_sha256(bytes),
+        parsed,
+        &target,
+    )
+    .await
+    .unwrap();
+    let report = import::commit(owner, &mut tx, plan_id, &mut |_, _| {})
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    (plan, report)
+}
+
+const FEBRUARY: [(&str, &str, &str, &str); 3] = [
+    ("20240205", "-4.50", "A1", "COFFEE"),
+    ("20240205", "-4.50", "A2", "COFFEE"),
+    ("20240210", "-100.00", "A3", "RENT SHARE"),
+];
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn ofx_statements_land_once_each_in_their_own_accounts(
+    options: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let pool = owner_pool(options, connect).await;
+    let owner = new_user(&pool).await;
+    let card_rows = [("20240203", "-25.00", "C1", "BOOKS")];
+    let file = ofx(&FEBRUARY, "891.00", Some(&card_rows));
+    assert!(matches!(
+        import::parse(&file, &ParseOptions::default()),
+        Err(import::ImportError::SeveralStatements { .. })
+    ));
+
+    // The checking statement: its own account, named after the bank's; both coffees; the
+    // bank's LEDGERBAL is where the account ends (an opening balance makes up the rest).
+    let (plan, report) = import(&pool, owner, &file, Some(1), None).await;
+    assert_eq!(plan.base_account, "Checking …6789");
+    assert_eq!(report.imported, 3, "two identical purchases are two rows");
+    let balance = report.balance.unwrap();
+    assert!(balance.agrees() && balance.bank_minor == 89_100, "{balance:?}");
+
+    // The card statement: a card account of its own, a liability owing what LEDGERBAL says.
+    let (plan, report) = import(&pool, owner, &file, Some(2), None).await;
+    assert_eq!(plan.base_account, "Credit Card …2222");
+    assert_eq!(
+        plan.accounts.first().map(|a| a.kind),
+        Some(kakeibo_ledger::AccountKind::Card)
+    );
+    assert_eq!(report.imported, 1);
+    assert!(report.balance.unwrap().agrees());
+
+    // The same file again: nothing new.
+    for (statement, rows) in [(1, 3), (2, 1)] {
+        let (plan, report) = import(&pool, owner, &file, Some(statement), None).await;
+        assert_eq!(
+            (report.imported, plan.lines.duplicates),
+            (0, rows),
+            "statement {statement} a second time"
+        );
+    }
+
+    // A longer download overlapping the first: only its new rows. Its account is remembered,
+    // even after the person renamed nothing and named no account.
+    let mut march = FEBRUARY.to_vec();
+    march.push(("20240301", "-4.50", "A4", "COFFEE"));
+    march.push(("20240302", "250.00", "A5", "REFUND"));
+    let longer = ofx(&march, "1136.50", None);
+    let (plan, report) = import(&pool, owner, &longer, None, None).await;
+    assert_eq!(plan.base_account, "Checking …6789");
+    assert!(
+        plan.account_from
+            .as_deref()
+            .is_some_and(|why| why.contains("checking account …6789")),
+        "{plan:?}"
+    );
+    assert_eq!((report.imported, plan.lines.duplicates), (2, 3));
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_bank_that_numbers_each_file_from_one_loses_no_row(
+    options: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let pool = owner_pool(options, connect).await;
+    let owner = new_user(&pool).await;
+    let january = ofx(
+        &[
+            ("20240105", "-16.85", "1", "ALDI"),
+            ("20240106", "-3.00", "2", "BUS"),
+        ],
+        "100.00",
+        None,
+    );
+    let february = ofx(
+        &[
+            ("20240205", "-20.00", "1", "ALDI"),
+            ("20240206", "-3.00", "2", "BUS"),
+        ],
+        "77.00",
+        None,
+    );
+    let (_, first) = import(&pool, owner, &january, None, Some("Everyday")).await;
+    let (_, second) = import(&pool, owner, &february, None, Some("Everyday")).await;
+    assert_eq!(
+        (first.imported, second.imported),
+        (2, 2),
+        "FITID 1 of February is not FITID 1 of January"
+    );
+    let (_, again) = import(&pool, owner, &february, None, Some("Everyday")).await;
+    assert_eq!(again.imported, 0);
+}
