@@ -341,6 +341,65 @@ describe('a visitor on /chat', () => {
     await context.close();
   });
 
+  it('imports an OFX and a camt statement: each into the account it names, its balance checked, a second upload adds nothing', async () => {
+    const { context, page } = await visitor(browser);
+    await page.goto('/chat');
+    const ofx = Buffer.from(
+      'OFXHEADER:100\nDATA:OFXSGML\nVERSION:102\nCHARSET:1252\n\n<OFX><BANKMSGSRSV1><STMTTRNRS><STMTRS><CURDEF>USD\n' +
+        '<BANKACCTFROM><BANKID>021000021<ACCTID>000123456789<ACCTTYPE>CHECKING</BANKACCTFROM>\n<BANKTRANLIST>\n' +
+        '<STMTTRN><TRNTYPE>POS<DTPOSTED>20250905120000[-5:EST]<TRNAMT>-4.50<FITID>A1<NAME>OFX COFFEE</STMTTRN>\n' +
+        '<STMTTRN><TRNTYPE>POS<DTPOSTED>20250905120000[-5:EST]<TRNAMT>-4.50<FITID>A2<NAME>OFX COFFEE</STMTTRN>\n' +
+        '<STMTTRN><TRNTYPE>CREDIT<DTPOSTED>20250906<TRNAMT>250.00<FITID>A3<NAME>OFX REFUND</STMTTRN>\n' +
+        '</BANKTRANLIST><LEDGERBAL><BALAMT>1241.00<DTASOF>20250930</LEDGERBAL></STMTRS></STMTTRNRS></BANKMSGSRSV1></OFX>\n',
+    );
+    const camt = Buffer.from(
+      '<?xml version="1.0" encoding="UTF-8"?>\n<Document xmlns="urn:iso:std:iso:20022:tech:xsd:camt.053.001.08"><BkToCstmrStmt>\n' +
+        '<Stmt><Id>1</Id><Acct><Id><IBAN>DE89370400440532013000</IBAN></Id><Tp><Cd>CACC</Cd></Tp><Ccy>EUR</Ccy></Acct>\n' +
+        '<Bal><Tp><CdOrPrtry><Cd>OPBD</Cd></CdOrPrtry></Tp><Amt Ccy="EUR">100.00</Amt><CdtDbtInd>CRDT</CdtDbtInd><Dt><Dt>2025-09-01</Dt></Dt></Bal>\n' +
+        '<Bal><Tp><CdOrPrtry><Cd>CLBD</Cd></CdOrPrtry></Tp><Amt Ccy="EUR">80.00</Amt><CdtDbtInd>CRDT</CdtDbtInd><Dt><Dt>2025-09-30</Dt></Dt></Bal>\n' +
+        '<Ntry><Amt Ccy="EUR">20.00</Amt><CdtDbtInd>DBIT</CdtDbtInd><Sts><Cd>BOOK</Cd></Sts><BookgDt><Dt>2025-09-10</Dt></BookgDt>' +
+        '<AcctSvcrRef>R1</AcctSvcrRef><NtryDtls><TxDtls><RltdPties><Cdtr><Pty><Nm>CAMT BAKERY</Nm></Pty></Cdtr></RltdPties></TxDtls></NtryDtls></Ntry>\n' +
+        '<Ntry><Amt Ccy="EUR">9.99</Amt><CdtDbtInd>DBIT</CdtDbtInd><Sts><Cd>PDNG</Cd></Sts><BookgDt><Dt>2025-09-30</Dt></BookgDt></Ntry>\n' +
+        '</Stmt></BkToCstmrStmt></Document>\n',
+    );
+    const cases: [string, string, Buffer, RegExp, string, number][] = [
+      ['september.ofx', 'application/x-ofx', ofx, /OFX 1 \(SGML\), known by the header line/, 'Checking …6789', 3],
+      ['september.xml', 'application/xml', camt, /ISO 20022 camt\.053\.001\.08/, 'Checking …3000', 1],
+    ];
+    for (const [name, mimeType, buffer, format, account, rows] of cases) {
+      await page.getByRole('button', { name: 'Statement' }).click();
+      await page.locator('.upload input[type=file]').setInputFiles({ name, mimeType, buffer });
+      const preview = page.locator('.preview');
+      await expect.poll(() => preview.locator('h3.subhead').innerText(), { timeout: 20_000 }).toMatch(new RegExp(`^${rows} rows? to add from`));
+      expect(await preview.locator('.preview-layout').innerText(), name).toMatch(format);
+      await expect.poll(() => preview.locator('.preview-kind').innerText()).toContain(`${account}: a new checking account`);
+      await preview.getByRole('button', { name: new RegExp(`^Import ${rows} rows?$`) }).click();
+      await waitSettled(page);
+      const slip = page.locator('.slip').last();
+      await slip.getByRole('button', { name: 'Allow', exact: true }).click();
+      await waitSettled(page);
+      await expect.poll(() => slip.locator('.slip-verdict').innerText()).toMatch(/^Allowed/);
+    }
+    const owner = (await visitorId(page))!;
+    // Each account holds its bank's closing balance: what the statement said, with the opening
+    // balance that makes it so; the pending camt entry is not in the ledger.
+    const held = await sql<{ name: string; held: string }>(
+      `SELECT a.name, sum(p.amount_minor)::text AS held FROM postings p JOIN accounts a ON a.id = p.account_id AND a.owner_id = p.owner_id
+        WHERE p.owner_id = $1 AND a.name IN ('Checking …6789', 'Checking …3000') GROUP BY a.name ORDER BY a.name`,
+      [owner],
+    );
+    expect(held).toEqual([
+      { name: 'Checking …3000', held: '8000' },
+      { name: 'Checking …6789', held: '124100' },
+    ]);
+    // The same OFX again adds nothing.
+    await page.getByRole('button', { name: 'Statement' }).click();
+    await page.locator('.upload input[type=file]').setInputFiles({ name: 'september-again.ofx', mimeType: 'application/x-ofx', buffer: ofx });
+    const again = page.locator('.preview');
+    await expect.poll(() => again.locator('h3.subhead').innerText(), { timeout: 20_000 }).toMatch(/^Nothing new from september\.ofx/);
+    await context.close();
+  });
+
   it('takes in a row the balance column refuses, at the figure the person chooses; on a phone too', async () => {
     // Line 4 states −21.00 where the balance fell by 12.00; the rest agree.
     const statement = Buffer.from(

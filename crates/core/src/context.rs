@@ -134,7 +134,7 @@ impl Divisors {
     pub const GEMINI: Self = Self {
         prose: 4.15,
         json: 3.27,
-        declarations: 10.28,
+        declarations: 10.62,
         digits: 0.76,
         opaque: 5.18,
     };

@@ -4,8 +4,9 @@
 //! `kakeibo-statement`): its rows, the rows it refuses with their line and reason, and where every
 //! line went. The ledger (`kakeibo-ledger`) plans an import from it and commits the plan. The
 //! format is [`sniff`]ed from the content, never the file's name: delimited text (CSV and its kin)
-//! is read by [`csv`], OFX, QFX and QBO by `kakeibo-ofx`; camt, MT940/MT942 and QIF are recognised
-//! and refused with a sentence that names the format and what in the file said so.
+//! is read by [`csv`], OFX, QFX and QBO by `kakeibo-ofx`, camt.052/053/054 by `kakeibo-camt`,
+//! MT940 and MT942 by `kakeibo-mt940`, QIF by `kakeibo-qif`; an XML document that is no
+//! statement is refused with a sentence that names what in the file said so.
 
 // Offsets, line numbers and amounts here come from a file anyone may upload: none of their
 // arithmetic may overflow or panic, so every step is checked or saturating; no indexing panics.
@@ -34,7 +35,12 @@ pub fn parse(bytes: &[u8], options: &ParseOptions) -> Result<Parsed, ImportError
     match sniffed.format {
         StatementFormat::Delimited => csv::parse(bytes, options),
         StatementFormat::Ofx { syntax } => kakeibo_ofx::parse(bytes, syntax, &sniffed.why, options),
-        format => Err(ImportError::NotRead {
+        StatementFormat::Camt { .. } => kakeibo_camt::parse(bytes, sniffed.format, &sniffed.why, options),
+        StatementFormat::Mt940 | StatementFormat::Mt942 => {
+            kakeibo_mt940::parse(bytes, sniffed.format, &sniffed.why, options)
+        }
+        StatementFormat::Qif => kakeibo_qif::parse(bytes, &sniffed.why, options),
+        format @ StatementFormat::OtherXml => Err(ImportError::NotRead {
             format,
             why: sniffed.why,
         }),

@@ -20,6 +20,8 @@ pub enum MoneyError {
     BadAmount(String),
     #[error("{0:?} is too large an amount")]
     Overflow(String),
+    #[error("{amount:?} has more decimals than {currency} carries, and rounding would change the money")]
+    TooPrecise { amount: String, currency: Currency },
 }
 
 impl Currency {
@@ -190,6 +192,29 @@ impl Money {
         Ok(Self::new(signed, currency))
     }
 
+    /// Parses a plain decimal exactly: as [`Money::parse_decimal`], with `.` or `,` as the
+    /// radix, and digits past the currency's decimals allowed only when they are zeros
+    /// (`-3.77000` is -3.77; `-3.775` is refused, never rounded). What statements' structured
+    /// formats (OFX, camt, MT940) write.
+    pub fn parse_exact(text: &str, currency: Currency) -> Result<Self, MoneyError> {
+        let trimmed = text.trim();
+        if trimmed.bytes().filter(|b| *b == b'.' || *b == b',').count() > 1 {
+            return Err(MoneyError::BadAmount(text.to_owned()));
+        }
+        let point = trimmed.replace(',', ".");
+        let decimals = currency.decimals() as usize;
+        let beyond = point
+            .split_once('.')
+            .map_or("", |(_, fraction)| fraction.get(decimals..).unwrap_or(""));
+        if beyond.bytes().any(|b| b != b'0') && beyond.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(MoneyError::TooPrecise {
+                amount: text.to_owned(),
+                currency,
+            });
+        }
+        Self::parse_decimal(&point, currency)
+    }
+
     /// The amount as a plain decimal with the currency's decimals and no grouping: `-3255.00`.
     pub fn to_decimal_string(&self) -> String {
         let (sign, whole, fraction) = self.parts();
@@ -281,6 +306,27 @@ mod tests {
             expected,
             "{minor} {currency}"
         );
+    }
+
+    #[test]
+    fn exact_amounts_take_either_radix_and_never_round() {
+        let exact = |text: &str, currency| Money::parse_exact(text, currency).map(|m| m.amount_minor);
+        assert_eq!(exact("-200,00", Currency::EUR), Ok(-20_000));
+        assert_eq!(exact("18.150", Currency::EUR), Ok(1815));
+        assert_eq!(exact("5442.09000", Currency::USD), Ok(544_209));
+        assert_eq!(exact("2700", Currency::JPY), Ok(2700));
+        assert!(matches!(
+            exact("-3.775", Currency::USD),
+            Err(MoneyError::TooPrecise { .. })
+        ));
+        assert!(matches!(
+            exact("1,234.56", Currency::USD),
+            Err(MoneyError::BadAmount(_))
+        ));
+        assert!(matches!(
+            exact("$120", Currency::USD),
+            Err(MoneyError::BadAmount(_))
+        ));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! decimal with `.` or `,` as its radix, a payee the most telling of `NAME`, `PAYEE` and `MEMO`.
 
 use chrono::NaiveDate;
-use kakeibo_money::Currency;
+use kakeibo_money::{Currency, Money};
 
 /// The calendar date of an OFX date-time (`YYYYMMDD[HHMMSS[.XXX]][[±h[.mm]][:TZ]]`): its first
 /// eight digits as written, never moved through a time zone (OFX rule O6: converting is what puts
@@ -32,52 +32,18 @@ pub fn calendar_date(text: &str) -> Result<NaiveDate, String> {
 /// zeros (`-3.77000`); anything else is refused rather than rounded.
 pub fn amount_minor(text: &str, currency: Currency) -> Result<i64, String> {
     let text = text.trim();
-    let bad = |why: &str| format!("{:?} is not an amount: {why}", clip(text));
     if text.is_empty() {
         return Err("no amount".to_owned());
     }
     if text.len() > 32 {
-        return Err(bad("longer than 32 characters"));
+        return Err(format!(
+            "{:?} is not an amount: longer than 32 characters",
+            clip(text)
+        ));
     }
-    let (negative, unsigned) = match text.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, text.strip_prefix('+').unwrap_or(text)),
-    };
-    let radixes = unsigned.bytes().filter(|b| *b == b'.' || *b == b',').count();
-    if radixes > 1 {
-        return Err(bad("more than one radix mark (OFX writes no grouping)"));
-    }
-    let (whole, fraction) = unsigned.split_once(['.', ',']).unwrap_or((unsigned, ""));
-    let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
-    if (whole.is_empty() && fraction.is_empty()) || !all_digits(whole) || !all_digits(fraction) {
-        return Err(bad("only a sign, digits and one `.` or `,`"));
-    }
-    let decimals = usize::try_from(currency.decimals()).unwrap_or(2);
-    let (kept, beyond) = if fraction.len() > decimals {
-        (
-            fraction.get(..decimals).unwrap_or_default(),
-            fraction.get(decimals..).unwrap_or_default(),
-        )
-    } else {
-        (fraction, "")
-    };
-    if beyond.bytes().any(|b| b != b'0') {
-        return Err(bad(&format!(
-            "{currency} has {decimals} decimals, and rounding would change the money"
-        )));
-    }
-    let mut minor: i64 = 0;
-    for digit in whole
-        .bytes()
-        .chain(kept.bytes())
-        .chain(std::iter::repeat_n(b'0', decimals.saturating_sub(kept.len())))
-    {
-        minor = minor
-            .checked_mul(10)
-            .and_then(|m| m.checked_add(i64::from(digit.saturating_sub(b'0'))))
-            .ok_or_else(|| bad("too large"))?;
-    }
-    Ok(if negative { minor.saturating_neg() } else { minor })
+    Money::parse_exact(text, currency)
+        .map(|money| money.amount_minor)
+        .map_err(|e| e.to_string())
 }
 
 /// What a transaction is called: `PAYEE`'s name or `NAME`, unless it is empty or only digits

@@ -23,7 +23,8 @@ mod read;
 use kakeibo_money::{AccountKind, Currency};
 use kakeibo_statement::{
     Closing, DateOrder, DecimalMark, Format, ImportError, KindHint, LineCount, MAX_BYTES, OfxSyntax,
-    ParseOptions, Parsed, ParsedRow, RowError, StatementAccount, StatementFormat, StatementInfo, last_four,
+    ParseOptions, Parsed, ParsedRow, RowError, StatementAccount, StatementFormat, StatementInfo, choose,
+    last_four,
 };
 
 use self::{
@@ -49,7 +50,7 @@ pub fn parse(
         return Err(ImportError::Empty);
     }
     let document = markup::decode(bytes).map_err(ImportError::Encoding)?;
-    let body = read::read(&document.body, document.body_line).map_err(|unreadable| {
+    let body = read::read(document.body(), document.body_line).map_err(|unreadable| {
         ImportError::Statement(match unreadable {
             Unreadable::TooDeep { line } => format!(
                 "the OFX file nests elements deeper than {} at line {line}; no statement does",
@@ -76,24 +77,13 @@ pub fn parse(
         }));
     }
     let count = statements.len();
-    let index = match options.statement {
-        Some(number) if (1..=count).contains(&number) => number.saturating_sub(1),
-        Some(number) => {
-            return Err(ImportError::Statement(format!(
-                "there is no statement {number}: the file holds {count}"
-            )));
-        }
-        None if count == 1 => 0,
-        None => {
-            return Err(ImportError::SeveralStatements {
-                statements: statements.iter().map(statement_in_words).collect(),
-            });
-        }
-    };
+    let index = choose(options.statement, count, || {
+        statements.iter().map(statement_in_words).collect()
+    })?;
     let total_lines = document
         .body_line
         .saturating_sub(1)
-        .saturating_add(count_lines(&document.body));
+        .saturating_add(count_lines(document.body()));
     let statement = statements.into_iter().nth(index).ok_or(ImportError::Empty)?;
     let info = Info {
         format: StatementFormat::Ofx { syntax },

@@ -18,9 +18,11 @@ const MAX_NAME: usize = 64;
 
 /// What the header said and the body's text.
 #[derive(Debug)]
-pub struct Document {
-    /// The body, from the first element.
-    pub body: String,
+pub struct Document<'a> {
+    /// The file's text: its own bytes when they are UTF-8 (a 10 MiB file is not copied).
+    text: std::borrow::Cow<'a, str>,
+    /// Where the body starts, at the first element.
+    body_start: usize,
     /// The line the body starts on (1-based): header lines above it are counted as header.
     pub body_line: usize,
     /// How the bytes were decoded, and why ("windows-1252, as `CHARSET:1252` declares").
@@ -66,7 +68,7 @@ fn encoding_of(declared: &str) -> Option<&'static Encoding> {
 /// Decodes an OFX file: valid UTF-8 is UTF-8 whatever the header says (a header often declares
 /// `1252` over plain ASCII, and a lying one over UTF-8); otherwise the declared charset, and
 /// without one Windows-1252.
-pub fn decode(bytes: &[u8]) -> Result<Document, String> {
+pub fn decode(bytes: &[u8]) -> Result<Document<'_>, String> {
     let bytes = bytes.strip_prefix(&[0xEF, 0xBB, 0xBF]).unwrap_or(bytes);
     let start = String::from_utf8_lossy(bytes.get(..4096.min(bytes.len())).unwrap_or(bytes)).into_owned();
     let declared = declared_charset(&start);
@@ -77,7 +79,7 @@ pub fn decode(bytes: &[u8]) -> Result<Document, String> {
             }
             _ => "UTF-8".to_owned(),
         };
-        (text.to_owned(), encoding)
+        (std::borrow::Cow::Borrowed(text), encoding)
     } else {
         let (encoding, why) = match declared.as_deref().map(|d| (d, encoding_of(d))) {
             Some((d, Some(e))) if e != UTF_8 => (e, format!("as the header declares {d}")),
@@ -94,17 +96,27 @@ pub fn decode(bytes: &[u8]) -> Result<Document, String> {
         if had_errors {
             return Err(format!("the bytes are neither UTF-8 nor {}", encoding.name()));
         }
-        (text.into_owned(), format!("{} ({why})", encoding.name()))
+        (
+            std::borrow::Cow::Owned(text.into_owned()),
+            format!("{} ({why})", encoding.name()),
+        )
     };
     let first = text.find("<OFX").or_else(|| text.find("<ofx")).unwrap_or(0);
     let head = text.get(..first).unwrap_or_default();
     let body_line = head.matches('\n').count().saturating_add(1);
-    let body = text.get(first..).unwrap_or_default().to_owned();
     Ok(Document {
-        body,
+        text,
+        body_start: first,
         body_line,
         encoding,
     })
+}
+
+impl Document<'_> {
+    /// The body, from the first element.
+    pub fn body(&self) -> &str {
+        self.text.get(self.body_start..).unwrap_or_default()
+    }
 }
 
 /// One piece of the body.
@@ -369,12 +381,12 @@ mod tests {
     fn the_declared_charset_decides_bytes_that_are_not_utf8() {
         let latin1 = b"OFXHEADER:100\nCHARSET:8859-1\n\n<OFX><NAME>pr\xe9pay\xe9e</OFX>";
         let document = decode(latin1).unwrap();
-        assert!(document.body.contains("prépayée"), "{}", document.body);
+        assert!(document.body().contains("prépayée"), "{}", document.body());
         assert_eq!(document.body_line, 4);
         assert!(document.encoding.contains("8859-1"), "{}", document.encoding);
         let utf8 = "OFXHEADER:100\nCHARSET:1252\n\n<OFX><NAME>prépayée</OFX>";
         let document = decode(utf8.as_bytes()).unwrap();
-        assert!(document.body.contains("prépayée"));
+        assert!(document.body().contains("prépayée"));
         assert!(
             document.encoding.starts_with("UTF-8 (the bytes are valid UTF-8"),
             "{}",

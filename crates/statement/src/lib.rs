@@ -19,7 +19,7 @@ pub use self::{
     options::{DateOrder, DecimalMark, Mapping, ParseOptions},
     parsed::{
         Fees, Figure, Figures, Format, ImportError, KindHint, LineCount, Parsed, ParsedRow, RowError,
-        StatementAccount, StatementInfo, TakenFigure, last_four,
+        StatementAccount, StatementInfo, TakenFigure, choose, last_four,
     },
     reconciliation::{BalanceKind, BalancePosition, Closing, Reconciliation, TimeOrder},
     sniff::{CamtMessage, OfxSyntax, SNIFF_BYTES, Sniffed, StatementFormat, sniff},

@@ -57,8 +57,8 @@ fn not_read(format: StatementFormat, why: &str) -> String {
             format!("the file is not a bank statement: it is {format}, known by {why}")
         }
         _ => format!(
-            "the file is a bank statement in {format}, known by {why}; kakeibo reads CSV (and other \
-             delimited text) and OFX, QFX and QBO statements so far: download this statement as CSV or OFX from the bank"
+            "the file is a bank statement in {format}, known by {why}, which this reader does not read: import it \
+             with `kakeibo import`, which reads every format"
         ),
     }
 }
@@ -257,6 +257,54 @@ pub struct StatementInfo {
     pub notes: Vec<String>,
 }
 
+impl StatementInfo {
+    /// The statement as a person would say it: "OFX 1 (SGML), known by the header line
+    /// `OFXHEADER:100`; windows-1252. Statement 1 of 2 is of the checking account …6789, from
+    /// 2024-02-01 to 2024-02-29. Dates are the bank's calendar day as written; …", its notes after.
+    #[must_use]
+    pub fn in_words(&self, encoding: &str) -> String {
+        let mut sentences = vec![format!(
+            "{}, known by {}; {encoding}.",
+            self.format, self.recognised_by
+        )];
+        let which = if self.of > 1 {
+            format!("Statement {} of {}", self.number, self.of)
+        } else {
+            "The statement".to_owned()
+        };
+        let account = self.account.as_ref().map_or_else(
+            || "names no account".to_owned(),
+            |a| format!("is of the {}", a.in_words()),
+        );
+        let period = self
+            .period
+            .map(|(from, to)| format!(", from {from} to {to}"))
+            .unwrap_or_default();
+        sentences.push(format!("{which} {account}{period}."));
+        sentences.push(
+            "Dates are the bank's calendar day as written (no time zone moves them); amounts are signed as the bank \
+             signs them, money out negative."
+                .to_owned(),
+        );
+        if let (Some(available), Some(currency)) = (self.available, self.currency) {
+            sentences.push(format!(
+                "The bank's available balance on {} (not checked: it counts holds) is {}.",
+                available.date,
+                kakeibo_money::Money::new(available.held_minor, currency).format()
+            ));
+        }
+        sentences.extend(self.notes.iter().map(|n| {
+            let mut note = n.clone();
+            if let Some(first) = note.get(..1) {
+                let upper = first.to_uppercase();
+                note.replace_range(..1, &upper);
+            }
+            format!("{note}.")
+        }));
+        sentences.join(" ")
+    }
+}
+
 /// A bank account as a statement names it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StatementAccount {
@@ -401,5 +449,23 @@ impl Parsed {
             lines: LineCount::default(),
             mapping: Mapping::default(),
         }
+    }
+}
+
+/// Which statement of a file of `count` to read: the one `requested` (1-based), or the only one;
+/// a file of several with none requested is refused with each in words (`listed`), so its
+/// person can name one. Gives the 0-based index.
+pub fn choose(
+    requested: Option<usize>,
+    count: usize,
+    listed: impl FnOnce() -> Vec<String>,
+) -> Result<usize, ImportError> {
+    match requested {
+        Some(number) if (1..=count).contains(&number) => Ok(number.saturating_sub(1)),
+        Some(number) => Err(ImportError::Statement(format!(
+            "there is no statement {number}: the file holds {count}"
+        ))),
+        None if count == 1 => Ok(0),
+        None => Err(ImportError::SeveralStatements { statements: listed() }),
     }
 }

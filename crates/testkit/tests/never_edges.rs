@@ -283,6 +283,13 @@ fn the_importer_the_units_of_money_and_the_seed_generator_hold_no_database_or_ht
         &never,
         "reads OFX bytes into statements and nothing else",
     );
+    for reader in ["kakeibo-camt", "kakeibo-mt940", "kakeibo-qif"] {
+        assert_never(
+            reader,
+            &never,
+            "reads a statement format's bytes into statements and nothing else",
+        );
+    }
     assert_never(
         "kakeibo-money",
         &never,

@@ -327,57 +327,12 @@ fn next_step(plan_id: Uuid, rows: usize) -> String {
     }
 }
 
-/// A structured statement as a person would say it: "OFX 1 (SGML), known by the header line
-/// `OFXHEADER:100`; windows-1252. Statement 1 of 2: checking account …6789, 1 Feb 2024 to 29 Feb
-/// 2024. Dates are the bank's calendar day as written; amounts signed as the bank signs them."
-fn statement_in_words(format: &Format, statement: &super::StatementInfo) -> String {
-    let mut sentences = vec![format!(
-        "{}, known by {}; {}.",
-        statement.format, statement.recognised_by, format.encoding
-    )];
-    let which = if statement.of > 1 {
-        format!("Statement {} of {}", statement.number, statement.of)
-    } else {
-        "The statement".to_owned()
-    };
-    let account = statement.account.as_ref().map_or_else(
-        || "names no account".to_owned(),
-        |a| format!("is of the {}", a.in_words()),
-    );
-    let period = statement
-        .period
-        .map(|(from, to)| format!(", from {from} to {to}"))
-        .unwrap_or_default();
-    sentences.push(format!("{which} {account}{period}."));
-    sentences.push(
-        "Dates are the bank's calendar day as written (no time zone moves them); amounts are signed as the bank \
-         signs them, money out negative."
-            .to_owned(),
-    );
-    if let (Some(available), Some(currency)) = (statement.available, statement.currency) {
-        sentences.push(format!(
-            "The bank's available balance on {} (not checked: it counts holds) is {}.",
-            available.date,
-            crate::money::Money::new(available.held_minor, currency).format()
-        ));
-    }
-    sentences.extend(statement.notes.iter().map(|n| {
-        let mut note = n.clone();
-        if let Some(first) = note.get(..1) {
-            let upper = first.to_uppercase();
-            note.replace_range(..1, &upper);
-        }
-        format!("{note}.")
-    }));
-    sentences.join(" ")
-}
-
 /// The detected layout as a person would say it: "Comma-separated, UTF-8, header on line 1.
 /// Dates from “Date”, day-first (13/01/2025 has no month 13). Amounts from “Amount”, decimal
 /// point. …"
 pub fn layout_in_words(format: &Format) -> String {
     if let Some(statement) = &format.statement {
-        return statement_in_words(format, statement);
+        return statement.in_words(&format.encoding);
     }
     let columns = &format.columns;
     let quoted = |role: &str| columns.get(role).map(|h| format!("“{h}”"));

@@ -1,0 +1,80 @@
+//! The camt reader never panics: arbitrary bytes, text shaped like camt, and the corpus's files
+//! cut and mutated. `PROPTEST_CASES` runs more.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Tests may panic on what they did not expect.
+
+use kakeibo_statement::{CamtMessage, ParseOptions, StatementFormat};
+use proptest::prelude::*;
+
+fn read(bytes: &[u8]) {
+    let format = StatementFormat::Camt {
+        message: CamtMessage::Statement,
+        version: None,
+    };
+    for statement in [None, Some(1), Some(2)] {
+        let options = ParseOptions {
+            statement,
+            ..ParseOptions::default()
+        };
+        if let Ok(parsed) = kakeibo_camt::parse(bytes, format, "a property", &options) {
+            assert!(parsed.rows.len() <= bytes.len());
+        }
+    }
+}
+
+fn piece() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>".to_owned()),
+        Just("<Document><BkToCstmrStmt>".to_owned()),
+        Just("</BkToCstmrStmt></Document>".to_owned()),
+        Just("<Stmt><Acct><Id><IBAN>DE89370400440532013000</IBAN></Id><Ccy>EUR</Ccy></Acct>".to_owned()),
+        Just("</Stmt>".to_owned()),
+        Just("<Ntry>".to_owned()),
+        Just("</Ntry>".to_owned()),
+        Just("<Bal><Tp><CdOrPrtry><Cd>CLBD</Cd></CdOrPrtry></Tp>".to_owned()),
+        Just("</Bal>".to_owned()),
+        Just("<NtryDtls><TxDtls>".to_owned()),
+        Just("</TxDtls></NtryDtls>".to_owned()),
+        Just("<!DOCTYPE d [<!ENTITY a \"&a;\">]>".to_owned()),
+        "<(Amt Ccy=\"EUR\"|CdtDbtInd|Sts|RvslInd|AcctSvcrRef|Ustrd|Nm)>".prop_map(|s| s),
+        "</(Amt|CdtDbtInd|Sts|RvslInd|AcctSvcrRef|Ustrd|Nm)>".prop_map(|s| s),
+        "<BookgDt><(Dt|DtTm)>[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9:]{8})?</(Dt|DtTm)></BookgDt>".prop_map(|s| s),
+        "(CRDT|DBIT|BOOK|PDNG|INFO|true)".prop_map(|s| s),
+        "-?[0-9]{0,20}(\\.[0-9]{0,6})?".prop_map(|s| s),
+        "[ -~\n\u{e4}&;]{0,12}".prop_map(|s| s),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn any_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
+        read(&bytes);
+    }
+
+    #[test]
+    fn camt_shaped_text(pieces in proptest::collection::vec(piece(), 0..64)) {
+        read(pieces.concat().as_bytes());
+    }
+
+    #[test]
+    fn corpus_files_cut_and_mutated(
+        file in 0usize..64,
+        cut in any::<proptest::sample::Index>(),
+        flips in proptest::collection::vec((any::<proptest::sample::Index>(), any::<u8>()), 0..8),
+    ) {
+        let Some(root) = kakeibo_testkit::corpus_dir("statements/camt", "mutated camt corpus files") else {
+            return Ok(());
+        };
+        let mut files: Vec<_> = std::fs::read_dir(root).unwrap().map(|e| e.unwrap().path()).collect();
+        files.sort();
+        let mut bytes = std::fs::read(&files[file % files.len()]).unwrap();
+        bytes.truncate(cut.index(bytes.len() + 1));
+        for (at, byte) in flips {
+            if !bytes.is_empty() {
+                let i = at.index(bytes.len());
+                bytes[i] = byte;
+            }
+        }
+        read(&bytes);
+    }
+}

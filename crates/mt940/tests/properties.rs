@@ -1,0 +1,68 @@
+//! The MT940 reader never panics: arbitrary bytes, text shaped like MT940, and the corpus's files
+//! cut and mutated. `PROPTEST_CASES` runs more.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Tests may panic on what they did not expect.
+
+use kakeibo_statement::{ParseOptions, StatementFormat};
+use proptest::prelude::*;
+
+fn read(bytes: &[u8]) {
+    for format in [StatementFormat::Mt940, StatementFormat::Mt942] {
+        for statement in [None, Some(1), Some(2)] {
+            let options = ParseOptions {
+                statement,
+                ..ParseOptions::default()
+            };
+            if let Ok(parsed) = kakeibo_mt940::parse(bytes, format, "a property", &options) {
+                assert!(parsed.rows.len() <= bytes.len());
+            }
+        }
+    }
+}
+
+fn piece() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("{1:F01BANK}{2:O940}{4:\n".to_owned()),
+        Just("-}\n".to_owned()),
+        Just("-\n".to_owned()),
+        "\n:(20|25|28C|60F|60M|62F|62M|64|86|34F|13D|90D):".prop_map(|s| s),
+        "\n:61:[0-9]{6}([0-9]{4})?(C|D|RC|RD)[A-Z]?[0-9]{0,12},[0-9]{0,4}N[A-Z0-9]{3}[A-Z ]{0,8}(//[0-9]{0,10})?".prop_map(|s| s),
+        "[CD][0-9]{6}[A-Z]{3}[0-9]{0,10},[0-9]{0,3}".prop_map(|s| s),
+        "\\?[0-9]{2}[ -~]{0,20}".prop_map(|s| s),
+        "[ -~\n\u{e4}\u{1}\u{3}]{0,20}".prop_map(|s| s),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn any_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
+        read(&bytes);
+    }
+
+    #[test]
+    fn mt940_shaped_text(pieces in proptest::collection::vec(piece(), 0..64)) {
+        read(pieces.concat().as_bytes());
+    }
+
+    #[test]
+    fn corpus_files_cut_and_mutated(
+        file in 0usize..64,
+        cut in any::<proptest::sample::Index>(),
+        flips in proptest::collection::vec((any::<proptest::sample::Index>(), any::<u8>()), 0..8),
+    ) {
+        let Some(root) = kakeibo_testkit::corpus_dir("statements/mt940", "mutated MT940 corpus files") else {
+            return Ok(());
+        };
+        let mut files: Vec<_> = std::fs::read_dir(root).unwrap().map(|e| e.unwrap().path()).collect();
+        files.sort();
+        let mut bytes = std::fs::read(&files[file % files.len()]).unwrap();
+        bytes.truncate(cut.index(bytes.len() + 1));
+        for (at, byte) in flips {
+            if !bytes.is_empty() {
+                let i = at.index(bytes.len());
+                bytes[i] = byte;
+            }
+        }
+        read(&bytes);
+    }
+}

@@ -1,0 +1,519 @@
+//! QIF (Quicken Interchange Format) statements read — bank, card, cash and other asset or
+//! liability accounts; investment accounts refused with a sentence. Bytes in, a [`Parsed`]
+//! statement out, no database, no HTTP.
+//!
+//! QIF has no date standard: `D2/10'2020`, `D12/21' 7`, `D2024'01'02` and `D25/11/2023` all
+//! occur. The order of day and month is decided per file from the evidence (a first number past
+//! 12 is a day, a second past 12 is a day), else taken from the mapping or a previous import
+//! (`--date-order`, as for CSV), else asked. An apostrophe before a two-digit year means the
+//! 2000s. Amounts may group thousands with `,` (or `.` where `,` is the decimal mark, decided per
+//! file). A record's splits (`S`/`E`/`$`) are listed in the notes with their sum checked against
+//! the record's amount; the record is one row. A category in brackets (`L[Savings]`) is a
+//! transfer to that account, said in the row's words for the transfer matching. QIF has no
+//! transaction id: rows are known by their content and their occurrence in the file. A file of
+//! several accounts (`!Account` blocks) is read one account at a time, by its number.
+
+// Everything here comes from a file anyone may upload: no arithmetic may overflow or panic and no
+// indexing may panic.
+#![cfg_attr(not(test), deny(clippy::arithmetic_side_effects))]
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
+
+use chrono::NaiveDate;
+use kakeibo_money::{AccountKind, Currency, Money};
+use kakeibo_statement::{
+    DateOrder, DecimalMark, Format, ImportError, KindHint, LineCount, ParseOptions, Parsed, ParsedRow,
+    RowError, StatementAccount, StatementFormat, StatementInfo, choose, decode,
+};
+
+/// One record (`^`-terminated) as written.
+#[derive(Debug, Clone, Default)]
+struct Record {
+    line: usize,
+    last_line: usize,
+    date: String,
+    amount: String,
+    payee: String,
+    memo: String,
+    category: String,
+    number: String,
+    splits: Vec<(String, String)>,
+}
+
+/// One account's records: its `!Type:` and its name when an `!Account` block gave one.
+#[derive(Debug, Clone, Default)]
+struct Block {
+    kind: String,
+    name: String,
+    records: Vec<Record>,
+}
+
+fn blocks(text: &str) -> Vec<Block> {
+    let mut blocks: Vec<Block> = Vec::new();
+    let mut pending_name = String::new();
+    let mut in_account_list = false;
+    let mut record: Option<Record> = None;
+    for (index, raw) in text.lines().enumerate() {
+        let number = index.saturating_add(1);
+        let line = raw.trim_end_matches('\r');
+        if let Some(header) = line.strip_prefix('!') {
+            let header = header.trim();
+            let upper = header.to_ascii_uppercase();
+            if upper == "ACCOUNT" {
+                in_account_list = true;
+            } else if let Some(kind) = header.get(5..).filter(|_| upper.starts_with("TYPE:")) {
+                in_account_list = false;
+                blocks.push(Block {
+                    kind: kind.trim().to_owned(),
+                    name: std::mem::take(&mut pending_name),
+                    records: Vec::new(),
+                });
+            }
+            // `!Option:AutoSwitch` and `!Clear:AutoSwitch` only frame the account list.
+            continue;
+        }
+        let Some(code) = line.chars().next() else { continue };
+        let value = line.get(code.len_utf8()..).unwrap_or_default().trim();
+        if in_account_list {
+            if code == 'N' {
+                value.clone_into(&mut pending_name);
+            }
+            continue;
+        }
+        if blocks.is_empty() {
+            // Records before any `!Type:` (a file that starts without one): a bank account's.
+            blocks.push(Block {
+                kind: "Bank".to_owned(),
+                ..Block::default()
+            });
+        }
+        let current = record.get_or_insert_with(|| Record {
+            line: number,
+            ..Record::default()
+        });
+        current.last_line = number;
+        match code {
+            '^' => {
+                if let (Some(done), Some(block)) = (record.take(), blocks.last_mut()) {
+                    block.records.push(done);
+                }
+            }
+            'D' => value.clone_into(&mut current.date),
+            'T' => value.clone_into(&mut current.amount),
+            'U' if current.amount.is_empty() => value.clone_into(&mut current.amount),
+            'P' => value.clone_into(&mut current.payee),
+            'M' => value.clone_into(&mut current.memo),
+            'L' => value.clone_into(&mut current.category),
+            'N' => value.clone_into(&mut current.number),
+            'S' => current.splits.push((value.to_owned(), String::new())),
+            '$' => {
+                if let Some(split) = current.splits.last_mut() {
+                    value.clone_into(&mut split.1);
+                }
+            }
+            _ => {}
+        }
+    }
+    if let (Some(done), Some(block)) = (record, blocks.last_mut())
+        && (!done.date.is_empty() || !done.amount.is_empty())
+    {
+        block.records.push(done);
+    }
+    blocks
+}
+
+/// A QIF date's three numbers and whether its year came after an apostrophe.
+fn date_parts(text: &str) -> Option<(u32, u32, i32, usize, bool)> {
+    let cleaned: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    let apostrophe = cleaned.contains('\'');
+    let numbers: Vec<&str> = cleaned
+        .split(['/', '-', '.', '\''])
+        .filter(|s| !s.is_empty())
+        .collect();
+    let [a, b, c] = numbers.as_slice() else {
+        return None;
+    };
+    if !cleaned
+        .bytes()
+        .all(|ch| ch.is_ascii_digit() || b"/-.'".contains(&ch))
+    {
+        return None;
+    }
+    if a.len() == 4 {
+        // Year first: `2024'01'02`, `2024-01-02`.
+        return Some((b.parse().ok()?, c.parse().ok()?, a.parse().ok()?, 4, false));
+    }
+    Some((
+        a.parse().ok()?,
+        b.parse().ok()?,
+        c.parse().ok()?,
+        c.len(),
+        apostrophe,
+    ))
+}
+
+fn full_year(year: i32, digits: usize, apostrophe: bool) -> i32 {
+    match (digits, apostrophe) {
+        (4, _) => year,
+        (_, true) => 2000_i32.saturating_add(year),
+        _ if year < 50 => 2000_i32.saturating_add(year),
+        _ => 1900_i32.saturating_add(year),
+    }
+}
+
+/// The order of day and month the file's dates decide, and why; none when every date reads both ways.
+fn decided_order(records: &[Record]) -> Option<(DateOrder, String)> {
+    for record in records {
+        let Some((a, b, _, digits, _)) = date_parts(&record.date) else {
+            continue;
+        };
+        if digits == 4
+            && record
+                .date
+                .trim()
+                .get(..4)
+                .is_some_and(|y| y.bytes().all(|c| c.is_ascii_digit()))
+        {
+            continue;
+        }
+        if a > 12 && b <= 12 {
+            return Some((
+                DateOrder::DayFirst,
+                format!("day-first: line {} reads {}", record.line, record.date),
+            ));
+        }
+        if b > 12 && a <= 12 {
+            return Some((
+                DateOrder::MonthFirst,
+                format!("month-first: line {} reads {}", record.line, record.date),
+            ));
+        }
+    }
+    None
+}
+
+fn date_of(text: &str, order: DateOrder) -> Result<NaiveDate, String> {
+    let (a, b, year, digits, apostrophe) =
+        date_parts(text).ok_or_else(|| format!("{text:?} is not a date"))?;
+    let year = full_year(year, digits, apostrophe);
+    let year_first = text
+        .trim()
+        .get(..4)
+        .is_some_and(|y| y.bytes().all(|c| c.is_ascii_digit()));
+    let (month, day) = if year_first || order == DateOrder::MonthFirst {
+        (a, b)
+    } else {
+        (b, a)
+    };
+    NaiveDate::from_ymd_opt(year, month, day).ok_or_else(|| format!("{text:?} is not a date"))
+}
+
+/// Whether the file writes decimal commas (`1.234,56`, `-12,5`): an amount ending in a comma and
+/// one or two digits.
+fn decimal_comma(records: &[Record]) -> bool {
+    records.iter().any(|r| {
+        let amount = r.amount.trim();
+        amount.rsplit_once(',').is_some_and(|(_, tail)| {
+            (1..=2).contains(&tail.len()) && tail.bytes().all(|b| b.is_ascii_digit())
+        })
+    })
+}
+
+fn amount_of(text: &str, comma: bool, currency: Currency) -> Result<i64, String> {
+    let grouping = if comma { '.' } else { ',' };
+    let plain: String = text
+        .trim()
+        .chars()
+        .filter(|c| *c != grouping && !c.is_whitespace())
+        .collect();
+    Money::parse_exact(&plain, currency)
+        .map(|m| m.amount_minor)
+        .map_err(|e| e.to_string())
+}
+
+/// Reads a QIF file's bytes into the account `options.statement` names (the only one, when the
+/// file is of one).
+pub fn parse(bytes: &[u8], recognised_by: &str, options: &ParseOptions) -> Result<Parsed, ImportError> {
+    let decoded = decode(bytes)?;
+    let total = {
+        let newlines = decoded.text.matches('\n').count();
+        if decoded.text.ends_with('\n') {
+            newlines
+        } else {
+            newlines.saturating_add(1)
+        }
+    };
+    let all = blocks(&decoded.text);
+    let (investments, cash): (Vec<Block>, Vec<Block>) = all
+        .into_iter()
+        .partition(|b| b.kind.to_ascii_lowercase().starts_with("invst"));
+    let cash: Vec<Block> = cash
+        .into_iter()
+        .filter(|b| !b.records.is_empty() || b.kind.is_empty())
+        .collect();
+    if cash.is_empty() {
+        return Err(ImportError::Statement(if investments.is_empty() {
+            "the QIF file holds no transactions".to_owned()
+        } else {
+            "the QIF file is of an investment account (!Type:Invst): kakeibo keeps cash accounts, so there is \
+             nothing in it to import"
+                .to_owned()
+        }));
+    }
+    let count = cash.len();
+    let index = choose(options.statement, count, || {
+        cash.iter()
+            .map(|b| {
+                let name = if b.name.is_empty() {
+                    "an unnamed account"
+                } else {
+                    b.name.as_str()
+                };
+                format!("{name} ({}, {} transactions)", b.kind, b.records.len())
+            })
+            .collect()
+    })?;
+    let block = cash.into_iter().nth(index).ok_or(ImportError::Empty)?;
+    let (order, reason, assumed) = order_of(&block.records, options)?;
+    let comma = decimal_comma(&block.records);
+    let currency = options.currency.unwrap_or(Currency::INR);
+    let currency_unstated = options.currency.is_none();
+    let kind = match block.kind.to_ascii_lowercase().as_str() {
+        "ccard" => Some((AccountKind::Card, "its !Type is CCard, a credit card")),
+        "cash" => Some((AccountKind::Cash, "its !Type is Cash")),
+        "bank" => Some((AccountKind::Checking, "its !Type is Bank")),
+        "oth l" => Some((AccountKind::Loan, "its !Type is Oth L, a liability")),
+        _ => None,
+    };
+    let mut parsed = Parsed::new(Format {
+        encoding: decoded.encoding.clone(),
+        delimiter: String::new(),
+        header_line: 0,
+        columns: std::collections::BTreeMap::new(),
+        date_order: order,
+        date_order_reason: reason,
+        date_order_assumed: assumed,
+        currency_from: None,
+        decimal_mark: if comma {
+            DecimalMark::Comma
+        } else {
+            DecimalMark::Point
+        },
+        reconciliation: None,
+        inverted: false,
+        spending_positive: None,
+        mapping_from: None,
+        accounts: Vec::new(),
+        fees: None,
+        account_kind: kind.map(|(kind, why)| KindHint {
+            kind,
+            why: why.to_owned(),
+        }),
+        taken: Vec::new(),
+        statement: None,
+    });
+    parsed.mapping.date_order = Some(order);
+    let mut notes = Vec::new();
+    if !investments.is_empty() {
+        notes.push(format!(
+            "{} investment account(s) in the file (!Type:Invst) are left out: kakeibo keeps cash accounts",
+            investments.len()
+        ));
+    }
+    let mut lines = LineCount {
+        total,
+        ..LineCount::default()
+    };
+    read_records(
+        &block.records,
+        (order, comma),
+        (currency, currency_unstated),
+        &mut parsed,
+        &mut lines,
+        &mut notes,
+    );
+    lines.banner = total.saturating_sub(lines.accounted());
+    parsed.lines = lines;
+    let first = parsed.rows.iter().map(|r| r.date).min();
+    let last = parsed.rows.iter().map(|r| r.date).max();
+    parsed.format.statement = Some(StatementInfo {
+        format: StatementFormat::Qif,
+        recognised_by: recognised_by.to_owned(),
+        number: index.saturating_add(1),
+        of: count,
+        account: (!block.name.is_empty()).then(|| StatementAccount {
+            id: block.name.clone(),
+            bank: None,
+            kind_word: block.kind.to_ascii_uppercase(),
+        }),
+        currency: options.currency,
+        period: first.zip(last),
+        closing: None,
+        available: None,
+        notes,
+    });
+    Ok(parsed)
+}
+
+/// The order of day and month the dates are read in, why, and whether it was assumed.
+fn order_of(records: &[Record], options: &ParseOptions) -> Result<(DateOrder, String, bool), ImportError> {
+    let decided = decided_order(records)
+        .or_else(|| {
+            options
+                .mapping
+                .date_order
+                .map(|o| (o, format!("{} as the mapping says", o.name())))
+        })
+        .or_else(|| options.date_hint.clone());
+    if let Some((order, reason)) = decided {
+        return Ok((order, reason, false));
+    }
+    let year_first = |text: &str| {
+        text.trim()
+            .get(..4)
+            .is_some_and(|y| y.bytes().all(|c| c.is_ascii_digit()))
+    };
+    if records
+        .iter()
+        .all(|r| date_parts(&r.date).is_none_or(|(a, b, _, _, _)| a == b) || year_first(&r.date))
+    {
+        return Ok((DateOrder::MonthFirst, "no date reads two ways".to_owned(), false));
+    }
+    Err(ImportError::Dates(
+        "every date of the QIF file reads either way (day-first or month-first) and nothing in it says which: give \
+         the order (--date-order dmy or mdy)"
+            .to_owned(),
+    ))
+}
+
+/// Reads each record into a row, one moving no money, or an unreadable one, counting their lines.
+fn read_records(
+    records: &[Record],
+    (order, comma): (DateOrder, bool),
+    (currency, currency_unstated): (Currency, bool),
+    parsed: &mut Parsed,
+    lines: &mut LineCount,
+    notes: &mut Vec<String>,
+) {
+    for record in records {
+        lines.continued = lines
+            .continued
+            .saturating_add(record.last_line.saturating_sub(record.line));
+        match row_of(record, order, comma, currency, currency_unstated, notes) {
+            Ok(Some(row)) => {
+                lines.rows = lines.rows.saturating_add(1);
+                parsed.rows.push(row);
+            }
+            Ok(None) => {
+                lines.skipped = lines.skipped.saturating_add(1);
+                parsed.skipped.push(RowError {
+                    line: record.line,
+                    column: None,
+                    message: "it moves no money (the amount is zero)".to_owned(),
+                    raw: format!("D{} T{} P{}", record.date, record.amount, record.payee),
+                    figures: None,
+                });
+            }
+            Err((column, message)) => {
+                lines.unreadable = lines.unreadable.saturating_add(1);
+                parsed.errors.push(RowError {
+                    line: record.line,
+                    column: Some(column.to_owned()),
+                    message,
+                    raw: format!("D{} T{} P{}", record.date, record.amount, record.payee),
+                    figures: None,
+                });
+            }
+        }
+    }
+}
+
+fn row_of(
+    record: &Record,
+    order: DateOrder,
+    comma: bool,
+    currency: Currency,
+    currency_unstated: bool,
+    notes: &mut Vec<String>,
+) -> Result<Option<ParsedRow>, (&'static str, String)> {
+    let date = date_of(&record.date, order).map_err(|why| ("D", why))?;
+    let amount = amount_of(&record.amount, comma, currency).map_err(|why| ("T", why))?;
+    if amount == 0 {
+        return Ok(None);
+    }
+    let squeeze = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut words: Vec<String> = [squeeze(&record.payee), squeeze(&record.memo)]
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .collect();
+    words.dedup();
+    let mut description = words.join(" · ");
+    let transfer = record
+        .category
+        .trim()
+        .strip_prefix('[')
+        .and_then(|c| c.split(']').next())
+        .map(str::to_owned);
+    if let Some(account) = &transfer {
+        let way = if amount < 0 { "to" } else { "from" };
+        format!("{description} · transfer {way} {account}")
+            .trim_start_matches(" · ")
+            .clone_into(&mut description);
+    }
+    if description.is_empty() {
+        description = if record.number.is_empty() {
+            "QIF transaction".to_owned()
+        } else {
+            format!("Cheque {}", record.number)
+        };
+    }
+    if !record.splits.is_empty() {
+        let read: Vec<(String, Option<i64>)> = record
+            .splits
+            .iter()
+            .map(|(category, amount)| (category.clone(), amount_of(amount, comma, currency).ok()))
+            .collect();
+        let sum = read
+            .iter()
+            .filter_map(|(_, a)| *a)
+            .fold(0i64, i64::saturating_add);
+        let listed: Vec<String> = read
+            .iter()
+            .map(|(c, a)| {
+                format!(
+                    "{} {}",
+                    if c.is_empty() { "(no category)" } else { c },
+                    a.map_or("?".to_owned(), |a| Money::new(a, currency).format())
+                )
+            })
+            .collect();
+        let verdict = if read.iter().all(|(_, a)| a.is_some()) && sum == amount {
+            "they add up to it"
+        } else {
+            "they do not add up to it"
+        };
+        notes.push(format!(
+            "line {}: split {} ({verdict}); booked as one row of {}",
+            record.line,
+            listed.join(", "),
+            Money::new(amount, currency).format()
+        ));
+    }
+    let category = if transfer.is_some() || record.splits.len() > 1 {
+        None
+    } else {
+        Some(record.category.trim().to_owned()).filter(|c| !c.is_empty())
+    };
+    Ok(Some(ParsedRow {
+        line: record.line,
+        date,
+        description,
+        amount_minor: amount,
+        currency,
+        category,
+        currency_unstated,
+        bank_ref: None,
+    }))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,91 @@
+//! QIF written for the rules the corpus leaves out on purpose: a file whose dates read both
+//! ways, several accounts, decimal commas, a split that does not add up, a transfer.
+
+use kakeibo_money::Currency;
+use kakeibo_statement::{DateOrder, ImportError, ParseOptions, Parsed};
+
+use super::parse;
+
+fn read(text: &str, options: &ParseOptions) -> Result<Parsed, ImportError> {
+    parse(text.as_bytes(), "a test", options)
+}
+
+fn usd() -> ParseOptions {
+    ParseOptions {
+        currency: Some(Currency::USD),
+        ..ParseOptions::default()
+    }
+}
+
+#[test]
+fn dates_that_read_both_ways_are_asked_then_taken_as_told() {
+    let text = "!Type:Bank\nD01/02/2024\nT-5.00\nPCoffee\n^\nD03/04/2024\nT-6.00\nPTea\n^\n";
+    let refused = read(text, &usd()).unwrap_err().to_string();
+    assert!(refused.contains("--date-order"), "{refused}");
+    let mut options = usd();
+    options.mapping.date_order = Some(DateOrder::DayFirst);
+    let parsed = read(text, &options).unwrap();
+    assert_eq!(parsed.rows.first().unwrap().date.to_string(), "2024-02-01");
+    // One date past 12 decides the whole file.
+    let decided = read(&format!("{text}D25/04/2024\nT-1.00\nPBun\n^\n"), &usd()).unwrap();
+    assert_eq!(decided.format.date_order, DateOrder::DayFirst);
+    assert_eq!(decided.rows.get(1).unwrap().date.to_string(), "2024-04-03");
+}
+
+#[test]
+fn accounts_splits_transfers_and_decimal_commas() {
+    let text = "!Account\nNEveryday\nTBank\n^\nNCard\nTCCard\n^\n!Option:AutoSwitch\n!Clear:AutoSwitch\n\
+                !Account\nNEveryday\nTBank\n^\n!Type:Bank\nD12/21' 7\nT-1.234,50\nPRent\nL[Savings]\n^\n\
+                D12/22' 7\nT100,00\nPShop\nSFood\n$60,00\nSHouse\n$30,00\n^\n\
+                !Account\nNCard\nTCCard\n^\n!Type:CCard\nD12/23'07\nT-9,99\nPBooks\nLLeisure\n^\n";
+    let Err(ImportError::SeveralStatements { statements }) = read(text, &usd()) else {
+        panic!("two accounts");
+    };
+    assert_eq!(
+        statements,
+        vec!["Everyday (Bank, 2 transactions)", "Card (CCard, 1 transactions)"]
+    );
+    let options = ParseOptions {
+        statement: Some(1),
+        ..usd()
+    };
+    let everyday = read(text, &options).unwrap();
+    let rows: Vec<(String, i64, &str)> = everyday
+        .rows
+        .iter()
+        .map(|r| (r.date.to_string(), r.amount_minor, r.description.as_str()))
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            ("2007-12-21".to_owned(), -123_450, "Rent · transfer to Savings"),
+            ("2007-12-22".to_owned(), 10_000, "Shop")
+        ]
+    );
+    let notes = everyday.format.statement.as_ref().unwrap().notes.join("\n");
+    assert!(
+        notes.contains("split Food $60.00, House $30.00 (they do not add up to it)"),
+        "{notes}"
+    );
+    let card = read(
+        text,
+        &ParseOptions {
+            statement: Some(2),
+            ..usd()
+        },
+    )
+    .unwrap();
+    assert_eq!(card.rows.first().unwrap().category.as_deref(), Some("Leisure"));
+    assert_eq!(
+        card.format.account_kind.as_ref().map(|k| k.kind),
+        Some(kakeibo_money::AccountKind::Card)
+    );
+    assert_eq!(card.lines.accounted(), card.lines.total, "{:?}", card.lines);
+}
+
+#[test]
+fn an_investment_file_is_refused_in_words() {
+    let text = "!Type:Invst\nD8/25'93\nNShrsIn\nYFranklin Income\nI2.313\nQ4,151.00\n^\n";
+    let refused = read(text, &usd()).unwrap_err().to_string();
+    assert!(refused.contains("investment account"), "{refused}");
+}
