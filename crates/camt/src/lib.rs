@@ -25,8 +25,9 @@ use chrono::NaiveDate;
 use encoding_rs::{Encoding, UTF_8, WINDOWS_1252};
 use kakeibo_money::{AccountKind, Currency, Money};
 use kakeibo_statement::{
-    Closing, DateOrder, DecimalMark, Format, ImportError, KindHint, LineCount, MAX_BYTES, ParseOptions,
-    Parsed, ParsedRow, RowError, StatementAccount, StatementFormat, StatementInfo, choose, last_four,
+    Closing, DateOrder, DecimalMark, Format, ImportError, KindHint, LineCount, ParseOptions, Parsed,
+    ParsedRow, RowError, StatementAccount, StatementFormat, StatementInfo, choose, count_lines, last_four,
+    within_limits,
 };
 
 use self::read::{Balance, Entry, Statement, Unreadable};
@@ -39,15 +40,7 @@ pub fn parse(
     recognised_by: &str,
     options: &ParseOptions,
 ) -> Result<Parsed, ImportError> {
-    if bytes.len() > MAX_BYTES {
-        return Err(ImportError::TooLarge {
-            bytes: bytes.len(),
-            limit: MAX_BYTES,
-        });
-    }
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Err(ImportError::Empty);
-    }
+    within_limits(bytes)?;
     let (text, encoding) = decode(bytes).map_err(ImportError::Encoding)?;
     let statements = read::read(&text).map_err(|unreadable| {
         ImportError::Statement(match unreadable {
@@ -114,15 +107,6 @@ fn decode(bytes: &[u8]) -> Result<(std::borrow::Cow<'_, str>, String), String> {
         std::borrow::Cow::Owned(text.into_owned()),
         format!("{} ({why})", encoding.name()),
     ))
-}
-
-fn count_lines(text: &str) -> usize {
-    let newlines = text.matches('\n').count();
-    if text.ends_with('\n') {
-        newlines
-    } else {
-        newlines.saturating_add(1)
-    }
 }
 
 struct Info {

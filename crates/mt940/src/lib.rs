@@ -22,7 +22,7 @@ pub mod fields;
 use kakeibo_money::{Currency, Money};
 use kakeibo_statement::{
     Closing, DateOrder, DecimalMark, Format, ImportError, LineCount, ParseOptions, Parsed, ParsedRow,
-    RowError, StatementAccount, StatementFormat, StatementInfo, choose, decode,
+    RowError, StatementAccount, StatementFormat, StatementInfo, choose, count_lines, decode,
 };
 
 use self::fields::{Balance, balance, clip, information, statement_line};
@@ -101,14 +101,7 @@ pub fn parse(
     options: &ParseOptions,
 ) -> Result<Parsed, ImportError> {
     let decoded = decode(bytes)?;
-    let total = {
-        let newlines = decoded.text.matches('\n').count();
-        if decoded.text.ends_with('\n') {
-            newlines
-        } else {
-            newlines.saturating_add(1)
-        }
-    };
+    let total = count_lines(&decoded.text);
     let all = messages(&decoded.text);
     // The accounts in the order they first appear, each with its messages.
     let mut accounts: Vec<(String, Vec<Message>)> = Vec::new();

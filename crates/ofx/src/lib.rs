@@ -22,9 +22,9 @@ mod read;
 
 use kakeibo_money::{AccountKind, Currency};
 use kakeibo_statement::{
-    Closing, DateOrder, DecimalMark, Format, ImportError, KindHint, LineCount, MAX_BYTES, OfxSyntax,
-    ParseOptions, Parsed, ParsedRow, RowError, StatementAccount, StatementFormat, StatementInfo, choose,
-    last_four,
+    Closing, DateOrder, DecimalMark, Format, ImportError, KindHint, LineCount, OfxSyntax, ParseOptions,
+    Parsed, ParsedRow, RowError, StatementAccount, StatementFormat, StatementInfo, choose, count_lines,
+    last_four, within_limits,
 };
 
 use self::{
@@ -40,15 +40,7 @@ pub fn parse(
     recognised_by: &str,
     options: &ParseOptions,
 ) -> Result<Parsed, ImportError> {
-    if bytes.len() > MAX_BYTES {
-        return Err(ImportError::TooLarge {
-            bytes: bytes.len(),
-            limit: MAX_BYTES,
-        });
-    }
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Err(ImportError::Empty);
-    }
+    within_limits(bytes)?;
     let document = markup::decode(bytes).map_err(ImportError::Encoding)?;
     let body = read::read(document.body(), document.body_line).map_err(|unreadable| {
         ImportError::Statement(match unreadable {
@@ -137,15 +129,6 @@ struct Info {
     encoding: String,
     header_lines: usize,
     total_lines: usize,
-}
-
-fn count_lines(text: &str) -> usize {
-    let newlines = text.matches('\n').count();
-    if text.ends_with('\n') {
-        newlines
-    } else {
-        newlines.saturating_add(1)
-    }
 }
 
 /// The account kind a statement says it is of.

@@ -22,7 +22,7 @@ use chrono::NaiveDate;
 use kakeibo_money::{AccountKind, Currency, Money};
 use kakeibo_statement::{
     DateOrder, DecimalMark, Format, ImportError, KindHint, LineCount, ParseOptions, Parsed, ParsedRow,
-    RowError, StatementAccount, StatementFormat, StatementInfo, choose, decode,
+    RowError, StatementAccount, StatementFormat, StatementInfo, choose, count_lines, decode,
 };
 
 /// One record (`^`-terminated) as written.
@@ -234,14 +234,7 @@ fn amount_of(text: &str, comma: bool, currency: Currency) -> Result<i64, String>
 /// file is of one).
 pub fn parse(bytes: &[u8], recognised_by: &str, options: &ParseOptions) -> Result<Parsed, ImportError> {
     let decoded = decode(bytes)?;
-    let total = {
-        let newlines = decoded.text.matches('\n').count();
-        if decoded.text.ends_with('\n') {
-            newlines
-        } else {
-            newlines.saturating_add(1)
-        }
-    };
+    let total = count_lines(&decoded.text);
     let all = blocks(&decoded.text);
     let (investments, cash): (Vec<Block>, Vec<Block>) = all
         .into_iter()

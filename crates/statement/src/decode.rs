@@ -16,9 +16,8 @@ pub struct Decoded<'a> {
     pub encoding: String,
 }
 
-/// Decodes a statement: UTF-8 (with or without a byte-order mark), UTF-16 with a mark, and
-/// otherwise the legacy encoding the bytes fit best (Windows-1252/Latin-1 for Western banks).
-pub fn decode(bytes: &[u8]) -> Result<Decoded<'_>, ImportError> {
+/// Refuses a file past [`MAX_BYTES`] and one with nothing in it: what every reader checks first.
+pub fn within_limits(bytes: &[u8]) -> Result<(), ImportError> {
     if bytes.len() > MAX_BYTES {
         return Err(ImportError::TooLarge {
             bytes: bytes.len(),
@@ -28,6 +27,24 @@ pub fn decode(bytes: &[u8]) -> Result<Decoded<'_>, ImportError> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(ImportError::Empty);
     }
+    Ok(())
+}
+
+/// How many lines a text has (a last line without its newline counts).
+#[must_use]
+pub fn count_lines(text: &str) -> usize {
+    let newlines = text.matches('\n').count();
+    if text.ends_with('\n') || text.is_empty() {
+        newlines
+    } else {
+        newlines.saturating_add(1)
+    }
+}
+
+/// Decodes a statement: UTF-8 (with or without a byte-order mark), UTF-16 with a mark, and
+/// otherwise the legacy encoding the bytes fit best (Windows-1252/Latin-1 for Western banks).
+pub fn decode(bytes: &[u8]) -> Result<Decoded<'_>, ImportError> {
+    within_limits(bytes)?;
     for (mark, encoding, name) in [
         (&[0xEF, 0xBB, 0xBF][..], UTF_8, "UTF-8 (BOM)"),
         (&[0xFF, 0xFE][..], UTF_16LE, "UTF-16LE (BOM)"),

@@ -15,7 +15,7 @@ mod reconciliation;
 mod sniff;
 
 pub use self::{
-    decode::{Decoded, MAX_BYTES, decode},
+    decode::{Decoded, MAX_BYTES, count_lines, decode, within_limits},
     options::{DateOrder, DecimalMark, Mapping, ParseOptions},
     parsed::{
         Fees, Figure, Figures, Format, ImportError, KindHint, LineCount, Parsed, ParsedRow, RowError,
