@@ -368,11 +368,13 @@ describe('a visitor on /chat', () => {
     ];
     for (const [name, mimeType, buffer, format, account, rows] of cases) {
       await page.getByRole('button', { name: 'Statement' }).click();
+      if (name.endsWith('.ofx')) await screenshot(page, 'upload-any-format');
       await page.locator('.upload input[type=file]').setInputFiles({ name, mimeType, buffer });
       const preview = page.locator('.preview');
       await expect.poll(() => preview.locator('h3.subhead').innerText(), { timeout: 20_000 }).toMatch(new RegExp(`^${rows} rows? to add from`));
       expect(await preview.locator('.preview-layout').innerText(), name).toMatch(format);
       await expect.poll(() => preview.locator('.preview-kind').innerText()).toContain(`${account}: a new checking account`);
+      await screenshot(page, `statement-preview-${name.endsWith('.ofx') ? 'ofx' : 'camt'}`);
       await preview.getByRole('button', { name: new RegExp(`^Import ${rows} rows?$`) }).click();
       await waitSettled(page);
       const slip = page.locator('.slip').last();

@@ -1,4 +1,4 @@
-// Bringing a statement: choose or drop a CSV or OFX file, upload it, and read the importer's preview — rows
+// Bringing a statement: choose or drop a statement file (any format the importer reads), upload it, and read the importer's preview — rows
 // to add, duplicates skipped, rows it could not read with their line numbers — before anything is
 // written. Importing is a write like any other: it goes through the agent and its confirmation.
 
@@ -158,7 +158,7 @@ export function UploadPanel({ onImport, onClose, ensureVisit, busy }: Props) {
         </button>
       </div>
       <p class="section-note">
-        A bank statement as CSV or OFX (QFX, QBO), up to 10 MiB. You see what it would add before anything is written; importing asks for
+        A bank statement as CSV, OFX (QFX, QBO), camt, MT940 or QIF, up to 10 MiB. You see what it would add before anything is written; importing asks for
         your confirmation like every other write.
       </p>
       <div
@@ -181,7 +181,7 @@ export function UploadPanel({ onImport, onClose, ensureVisit, busy }: Props) {
             ref={input}
             class="visually-hidden"
             type="file"
-            accept=".csv,.txt,.ofx,.qfx,.qbo,text/csv,text/plain,application/x-ofx"
+            accept=".csv,.txt,.ofx,.qfx,.qbo,.xml,.sta,.mt940,.940,.qif,text/csv,text/plain,text/xml,application/xml,application/x-ofx"
             onChange={(e) => {
               const file = (e.currentTarget as HTMLInputElement).files?.[0];
               if (file) void take(file);
