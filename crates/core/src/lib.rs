@@ -2,7 +2,7 @@
 //!
 //! It holds the message model ([`message`]), the [`Provider`] trait and a scripted provider for
 //! tests, the tool contract ([`Tool`], [`TypedTool`], [`ToolRegistry`]) and the declaration
-//! schemas providers are given, confirm policies and permission rules ([`policy`]), tracing
+//! schemas providers are given (made by `kakeibo-toolschema`), confirm policies and permission rules ([`policy`]), tracing
 //! ([`trace`]), pricing, and the turn state machine ([`turn`]). It depends on no database, HTTP
 //! client or AWS crate: the other crates implement its traits.
 
@@ -20,12 +20,14 @@ pub mod pricing;
 pub mod prompt;
 pub mod provider;
 pub mod registry;
-pub mod schema;
 pub mod scripted;
 pub mod tool;
 pub mod trace;
 pub mod turn;
 pub mod wire;
+
+/// Tool input schemas, full for validation and restricted for declarations: their own crate.
+pub use kakeibo_toolschema as schema;
 
 pub use budget::{Budget, Budgeted, Hold, Refused};
 pub use event::{EndStatus, Event, EventUsage, ResultLine, RunSummary, TurnEnd};

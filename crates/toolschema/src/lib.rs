@@ -1,4 +1,4 @@
-//! Tool input schemas, in two forms.
+//! kakeibo-toolschema: tool input schemas, in two forms.
 //!
 //! *Validation* uses the full JSON Schema (draft 2020-12) that `schemars` derives, patterns and
 //! formats included. *Declarations* sent to providers use a restricted subset that every provider
