@@ -63,39 +63,22 @@ fn read(bytes: &[u8]) -> Result<Vec<Parsed>, ImportError> {
 }
 
 fn independent(paths: &[PathBuf]) -> Option<Vec<serde_json::Value>> {
-    let python = kakeibo_testkit::python("the camt cross-read")?;
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/xpath_read.py");
-    let output = std::process::Command::new(python)
-        .arg(script)
-        .args(paths)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    Some(
-        String::from_utf8(output.stdout)
-            .unwrap()
-            .lines()
+    kakeibo_testkit::corpus::python_lines("the camt cross-read", &script, paths).map(|lines| {
+        lines
+            .iter()
             .map(|line| serde_json::from_str(line).unwrap())
-            .collect(),
-    )
+            .collect()
+    })
 }
 
 #[test]
 fn every_camt_file_of_the_corpus_reads_as_its_bytes_say_and_as_python_reads_it() {
-    let Some(root) =
-        kakeibo_testkit::corpus_dir("statements/camt", "the camt reader over the statements corpus")
+    let Some(paths) =
+        kakeibo_testkit::corpus::statement_files(&["camt"], "the camt reader over the statements corpus")
     else {
         return;
     };
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&root)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    paths.sort();
     assert_eq!(
         paths.len(),
         EXPECTED.len(),

@@ -141,49 +141,25 @@ fn statements(bytes: &[u8]) -> Result<Vec<Parsed>, ImportError> {
     }
 }
 
-fn files(root: &Path) -> Vec<std::path::PathBuf> {
-    let mut files: Vec<_> = ["ofx1", "ofx2", "qfx"]
-        .iter()
-        .flat_map(|folder| {
-            std::fs::read_dir(root.join(folder))
-                .unwrap()
-                .map(|e| e.unwrap().path())
-        })
-        .collect();
-    files.sort();
-    files
-}
-
 /// ofxtools' reading of each file, by path.
 fn ofxtools(paths: &[std::path::PathBuf]) -> Option<Vec<serde_json::Value>> {
-    let python = kakeibo_testkit::python("ofxtools")?;
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ofxtools_read.py");
-    let output = std::process::Command::new(python)
-        .arg(script)
-        .args(paths)
-        .output()
-        .expect("the suite's Python runs");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    Some(
-        String::from_utf8(output.stdout)
-            .unwrap()
-            .lines()
+    kakeibo_testkit::corpus::python_lines("ofxtools", &script, paths).map(|lines| {
+        lines
+            .iter()
             .map(|line| serde_json::from_str(line).unwrap())
-            .collect(),
-    )
+            .collect()
+    })
 }
 
 #[test]
 fn every_ofx_file_of_the_corpus_reads_as_its_bytes_say_and_as_ofxtools_reads_it() {
-    let Some(root) = kakeibo_testkit::corpus_dir("statements", "the OFX reader over the statements corpus")
-    else {
+    let Some(paths) = kakeibo_testkit::corpus::statement_files(
+        &["ofx1", "ofx2", "qfx"],
+        "the OFX reader over the statements corpus",
+    ) else {
         return;
     };
-    let paths = files(&root);
     let independent = ofxtools(&paths);
     let mut table = Vec::new();
     for (index, path) in paths.iter().enumerate() {

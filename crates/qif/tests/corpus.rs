@@ -42,7 +42,6 @@ fn read(bytes: &[u8]) -> Result<Parsed, kakeibo_statement::ImportError> {
 }
 
 fn independent(paths: &[(PathBuf, DateOrder)]) -> Option<Vec<serde_json::Value>> {
-    let python = kakeibo_testkit::python("quiffen")?;
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/quiffen_read.py");
     let arguments = paths.iter().map(|(path, order)| {
         format!(
@@ -55,37 +54,21 @@ fn independent(paths: &[(PathBuf, DateOrder)]) -> Option<Vec<serde_json::Value>>
             }
         )
     });
-    let output = std::process::Command::new(python)
-        .arg(script)
-        .args(arguments)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    Some(
-        String::from_utf8(output.stdout)
-            .unwrap()
-            .lines()
+    kakeibo_testkit::corpus::python_lines("quiffen", &script, arguments).map(|lines| {
+        lines
+            .iter()
             .map(|line| serde_json::from_str(line).unwrap())
-            .collect(),
-    )
+            .collect()
+    })
 }
 
 #[test]
 fn every_qif_file_of_the_corpus_reads_as_its_bytes_say_and_as_quiffen_reads_it() {
-    let Some(root) =
-        kakeibo_testkit::corpus_dir("statements/qif", "the QIF reader over the statements corpus")
+    let Some(paths) =
+        kakeibo_testkit::corpus::statement_files(&["qif"], "the QIF reader over the statements corpus")
     else {
         return;
     };
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&root)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    paths.sort();
     assert_eq!(
         paths.len(),
         EXPECTED.len(),
