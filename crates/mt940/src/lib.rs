@@ -29,22 +29,22 @@ use self::fields::{Balance, balance, clip, information, statement_line};
 
 /// One field: its tag, its text (continuation lines joined with `\n`), its first line.
 #[derive(Debug, Clone)]
-struct Field {
-    tag: String,
-    text: String,
+struct Field<'a> {
+    tag: &'a str,
+    text: std::borrow::Cow<'a, str>,
     line: usize,
     last_line: usize,
 }
 
 /// One message (`:20:` to `-`).
 #[derive(Debug, Clone, Default)]
-struct Message {
+struct Message<'a> {
     account: String,
-    fields: Vec<Field>,
+    fields: Vec<Field<'a>>,
 }
 
 /// The fields of the text's messages, in order.
-fn messages(text: &str) -> Vec<Message> {
+fn messages(text: &str) -> Vec<Message<'_>> {
     let mut found: Vec<Message> = Vec::new();
     let mut current: Option<Message> = None;
     for (index, raw) in text.lines().enumerate() {
@@ -74,8 +74,8 @@ fn messages(text: &str) -> Vec<Message> {
                     value.trim().clone_into(&mut message.account);
                 }
                 message.fields.push(Field {
-                    tag: tag.to_owned(),
-                    text: value.to_owned(),
+                    tag,
+                    text: std::borrow::Cow::Borrowed(value),
                     line: number,
                     last_line: number,
                 });
@@ -83,8 +83,9 @@ fn messages(text: &str) -> Vec<Message> {
         } else if line.trim() == "-" || line.trim_start().starts_with("-}") {
             found.extend(current.take());
         } else if let Some(field) = current.as_mut().and_then(|m| m.fields.last_mut()) {
-            field.text.push('\n');
-            field.text.push_str(line);
+            let text = field.text.to_mut();
+            text.push('\n');
+            text.push_str(line);
             field.last_line = number;
         }
     }
@@ -104,7 +105,7 @@ pub fn parse(
     let total = count_lines(&decoded.text);
     let all = messages(&decoded.text);
     // The accounts in the order they first appear, each with its messages.
-    let mut accounts: Vec<(String, Vec<Message>)> = Vec::new();
+    let mut accounts: Vec<(String, Vec<Message<'_>>)> = Vec::new();
     for message in all {
         match accounts.iter_mut().find(|(a, _)| *a == message.account) {
             Some((_, messages)) => messages.push(message),
@@ -145,6 +146,13 @@ pub fn parse(
         taken: Vec::new(),
         statement: None,
     });
+    // Sized once: a large statement's rows grown by doubling would hold them twice at a time.
+    let lines_61 = messages
+        .iter()
+        .flat_map(|m| &m.fields)
+        .filter(|f| f.tag == "61")
+        .count();
+    parsed.rows.reserve_exact(lines_61);
     let read = read_messages(&messages, interim, options, &mut parsed);
     let mut lines = read.lines;
     lines.total = total;
@@ -198,7 +206,7 @@ fn read_messages(messages: &[Message], interim: bool, options: &ParseOptions, pa
         lines: LineCount::default(),
     };
     for (number, message) in messages.iter().enumerate() {
-        let field = |tags: &[&str]| message.fields.iter().find(|f| tags.contains(&f.tag.as_str()));
+        let field = |tags: &[&str]| message.fields.iter().find(|f| tags.contains(&f.tag));
         let opening = field(&["60F", "60M"]).map(|f| (f, balance(&f.text)));
         let closing = field(&["62F", "62M"]).map(|f| (f, balance(&f.text)));
         for (f, outcome) in opening.iter().chain(closing.iter()) {

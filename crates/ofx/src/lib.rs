@@ -282,6 +282,7 @@ fn read_transactions(
 ) -> usize {
     let mut in_transactions = 0usize;
     let mut last_line = 0usize;
+    parsed.rows.reserve_exact(transactions.len());
     for transaction in transactions {
         let line = transaction.line;
         // Lines are counted once each: a transaction that starts on the line of the one before

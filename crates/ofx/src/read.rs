@@ -142,6 +142,18 @@ pub struct Statement {
 }
 
 impl Statement {
+    /// The statement `name` opens (`STMTRS`, `CCSTMTRS`, `INVSTMTRS`), room made for `transactions`.
+    fn opened(name: &str, line: usize, transactions: usize) -> Self {
+        let kind = match name {
+            "CCSTMTRS" => Kind::Card,
+            "INVSTMTRS" => Kind::Investment,
+            _ => Kind::Bank,
+        };
+        let mut opened = Self::new(kind, line);
+        opened.transactions.reserve_exact(transactions);
+        opened
+    }
+
     fn new(kind: Kind, line: usize) -> Self {
         Self {
             kind,
@@ -188,6 +200,9 @@ pub fn read(body: &str, first_line: usize) -> Result<Body, Unreadable> {
     let mut transaction: Option<Transaction> = None;
     let mut status: (String, String) = (String::new(), String::new());
     let mut leaf: Option<String> = None;
+    // Transactions are sized once, by the tags the body has left: a large statement's grown by
+    // doubling would hold them twice at a time. What a statement did not use is given back.
+    let mut unread = body.matches("<STMTTRN>").count();
     while let Some(event) = peeked.take().or_else(|| events.next()) {
         match event {
             Event::Open(name, line) => {
@@ -216,9 +231,9 @@ pub fn read(body: &str, first_line: usize) -> Result<Body, Unreadable> {
                 }
                 let parent = stack.last().map(|(p, _)| p.as_str()).unwrap_or_default();
                 match name.as_str() {
-                    "STMTRS" => statement = Some(Statement::new(Kind::Bank, line)),
-                    "CCSTMTRS" => statement = Some(Statement::new(Kind::Card, line)),
-                    "INVSTMTRS" => statement = Some(Statement::new(Kind::Investment, line)),
+                    "STMTRS" | "CCSTMTRS" | "INVSTMTRS" => {
+                        statement = Some(Statement::opened(&name, line, unread));
+                    }
                     "STMTTRN" => {
                         transaction = Some(Transaction {
                             line,
@@ -277,6 +292,9 @@ pub fn read(body: &str, first_line: usize) -> Result<Body, Unreadable> {
                 while stack.len() > depth {
                     let Some((closed, _)) = stack.pop() else { break };
                     let grand = stack.last().map(|(p, _)| p.as_str()).unwrap_or_default();
+                    if closed == "STMTTRN" {
+                        unread = unread.saturating_sub(1);
+                    }
                     close(
                         &closed,
                         grand,
@@ -381,7 +399,8 @@ fn close(
             }
         }
         "STMTRS" | "CCSTMTRS" | "INVSTMTRS" => {
-            if let Some(s) = statement.take() {
+            if let Some(mut s) = statement.take() {
+                s.transactions.shrink_to_fit();
                 found.statements.push(s);
             }
         }

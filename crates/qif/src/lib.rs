@@ -27,27 +27,27 @@ use kakeibo_statement::{
 
 /// One record (`^`-terminated) as written.
 #[derive(Debug, Clone, Default)]
-struct Record {
+struct Record<'a> {
     line: usize,
     last_line: usize,
-    date: String,
-    amount: String,
-    payee: String,
-    memo: String,
-    category: String,
-    number: String,
-    splits: Vec<(String, String)>,
+    date: &'a str,
+    amount: &'a str,
+    payee: &'a str,
+    memo: &'a str,
+    category: &'a str,
+    number: &'a str,
+    splits: Vec<(&'a str, &'a str)>,
 }
 
 /// One account's records: its `!Type:` and its name when an `!Account` block gave one.
 #[derive(Debug, Clone, Default)]
-struct Block {
+struct Block<'a> {
     kind: String,
     name: String,
-    records: Vec<Record>,
+    records: Vec<Record<'a>>,
 }
 
-fn blocks(text: &str) -> Vec<Block> {
+fn blocks(text: &str) -> Vec<Block<'_>> {
     let mut blocks: Vec<Block> = Vec::new();
     let mut pending_name = String::new();
     let mut in_account_list = false;
@@ -97,17 +97,17 @@ fn blocks(text: &str) -> Vec<Block> {
                     block.records.push(done);
                 }
             }
-            'D' => value.clone_into(&mut current.date),
-            'T' => value.clone_into(&mut current.amount),
-            'U' if current.amount.is_empty() => value.clone_into(&mut current.amount),
-            'P' => value.clone_into(&mut current.payee),
-            'M' => value.clone_into(&mut current.memo),
-            'L' => value.clone_into(&mut current.category),
-            'N' => value.clone_into(&mut current.number),
-            'S' => current.splits.push((value.to_owned(), String::new())),
+            'D' => current.date = value,
+            'T' => current.amount = value,
+            'U' if current.amount.is_empty() => current.amount = value,
+            'P' => current.payee = value,
+            'M' => current.memo = value,
+            'L' => current.category = value,
+            'N' => current.number = value,
+            'S' => current.splits.push((value, "")),
             '$' => {
                 if let Some(split) = current.splits.last_mut() {
-                    value.clone_into(&mut split.1);
+                    split.1 = value;
                 }
             }
             _ => {}
@@ -163,7 +163,7 @@ fn full_year(year: i32, digits: usize, apostrophe: bool) -> i32 {
 /// The order of day and month the file's dates decide, and why; none when every date reads both ways.
 fn decided_order(records: &[Record]) -> Option<(DateOrder, String)> {
     for record in records {
-        let Some((a, b, _, digits, _)) = date_parts(&record.date) else {
+        let Some((a, b, _, digits, _)) = date_parts(record.date) else {
             continue;
         };
         if digits == 4
@@ -236,10 +236,10 @@ pub fn parse(bytes: &[u8], recognised_by: &str, options: &ParseOptions) -> Resul
     let decoded = decode(bytes)?;
     let total = count_lines(&decoded.text);
     let all = blocks(&decoded.text);
-    let (investments, cash): (Vec<Block>, Vec<Block>) = all
+    let (investments, cash): (Vec<Block<'_>>, Vec<Block<'_>>) = all
         .into_iter()
         .partition(|b| b.kind.to_ascii_lowercase().starts_with("invst"));
-    let cash: Vec<Block> = cash
+    let cash: Vec<Block<'_>> = cash
         .into_iter()
         .filter(|b| !b.records.is_empty() || b.kind.is_empty())
         .collect();
@@ -316,6 +316,7 @@ pub fn parse(bytes: &[u8], recognised_by: &str, options: &ParseOptions) -> Resul
         total,
         ..LineCount::default()
     };
+    parsed.rows.reserve_exact(block.records.len());
     read_records(
         &block.records,
         (order, comma),
@@ -367,7 +368,7 @@ fn order_of(records: &[Record], options: &ParseOptions) -> Result<(DateOrder, St
     };
     if records
         .iter()
-        .all(|r| date_parts(&r.date).is_none_or(|(a, b, _, _, _)| a == b) || year_first(&r.date))
+        .all(|r| date_parts(r.date).is_none_or(|(a, b, _, _, _)| a == b) || year_first(r.date))
     {
         return Ok((DateOrder::MonthFirst, "no date reads two ways".to_owned(), false));
     }
@@ -428,13 +429,13 @@ fn row_of(
     currency_unstated: bool,
     notes: &mut Vec<String>,
 ) -> Result<Option<ParsedRow>, (&'static str, String)> {
-    let date = date_of(&record.date, order).map_err(|why| ("D", why))?;
-    let amount = amount_of(&record.amount, comma, currency).map_err(|why| ("T", why))?;
+    let date = date_of(record.date, order).map_err(|why| ("D", why))?;
+    let amount = amount_of(record.amount, comma, currency).map_err(|why| ("T", why))?;
     if amount == 0 {
         return Ok(None);
     }
     let squeeze = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
-    let mut words: Vec<String> = [squeeze(&record.payee), squeeze(&record.memo)]
+    let mut words: Vec<String> = [squeeze(record.payee), squeeze(record.memo)]
         .into_iter()
         .filter(|s| !s.is_empty())
         .collect();
@@ -463,7 +464,7 @@ fn row_of(
         let read: Vec<(String, Option<i64>)> = record
             .splits
             .iter()
-            .map(|(category, amount)| (category.clone(), amount_of(amount, comma, currency).ok()))
+            .map(|(category, amount)| ((*category).to_owned(), amount_of(amount, comma, currency).ok()))
             .collect();
         let sum = read
             .iter()

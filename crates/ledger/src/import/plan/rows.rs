@@ -140,6 +140,9 @@ impl Found {
     }
 }
 
+/// How many rows [`elsewhere`] looks up at once.
+const ELSEWHERE_CHUNK: usize = 5_000;
+
 /// Whether the statement was imported into another of the owner's accounts already: when at
 /// least half of its rows (by date, amount and text) are in one other account, those rows are
 /// taken as already there. Fewer are coincidences (a fee of the same bank on the same day) and
@@ -153,33 +156,37 @@ pub(super) async fn elsewhere(
     if parsed.rows.is_empty() {
         return Ok(None);
     }
-    let dates: Vec<NaiveDate> = parsed.rows.iter().map(|r| r.date).collect();
-    let amounts: Vec<i64> = parsed.rows.iter().map(|r| r.amount_minor).collect();
-    let texts: Vec<String> = parsed.rows.iter().map(|r| r.description.to_uppercase()).collect();
     let ours: Vec<&str> = accounts.iter().map(|a| a.name.as_str()).collect();
-    let found: Vec<(String, NaiveDate, i64, String)> = sqlx::query_as(
-        "SELECT DISTINCT a.name, r.date, r.amount, r.text
-         FROM UNNEST($2::date[], $3::bigint[], $4::text[]) AS r(date, amount, text)
-         JOIN transactions t ON t.owner_id = $1 AND t.date = r.date
-              AND (upper(t.raw_description) = r.text OR upper(t.paired_description) = r.text)
-         JOIN postings p ON p.owner_id = t.owner_id AND p.transaction_id = t.id AND p.amount_minor = r.amount
-         JOIN accounts a ON a.owner_id = p.owner_id AND a.id = p.account_id
-              AND a.type IN ('asset', 'liability') AND a.kind IS DISTINCT FROM 'transit'
-         WHERE NOT (a.name = ANY($5))",
-    )
-    .bind(owner.as_uuid())
-    .bind(&dates)
-    .bind(&amounts)
-    .bind(&texts)
-    .bind(&ours)
-    .fetch_all(conn)
-    .await?;
     let mut by_account: BTreeMap<String, BTreeSet<(NaiveDate, i64, String)>> = BTreeMap::new();
-    for (account, date, amount, text) in found {
-        by_account
-            .entry(account)
-            .or_default()
-            .insert((date, amount, text));
+    // A chunk at a time: the rows' keys of a large statement, bound whole, would take its memory
+    // twice over.
+    for rows in parsed.rows.chunks(ELSEWHERE_CHUNK) {
+        let dates: Vec<NaiveDate> = rows.iter().map(|r| r.date).collect();
+        let amounts: Vec<i64> = rows.iter().map(|r| r.amount_minor).collect();
+        let texts: Vec<String> = rows.iter().map(|r| r.description.to_uppercase()).collect();
+        let found: Vec<(String, NaiveDate, i64, String)> = sqlx::query_as(
+            "SELECT DISTINCT a.name, r.date, r.amount, r.text
+             FROM UNNEST($2::date[], $3::bigint[], $4::text[]) AS r(date, amount, text)
+             JOIN transactions t ON t.owner_id = $1 AND t.date = r.date
+                  AND (upper(t.raw_description) = r.text OR upper(t.paired_description) = r.text)
+             JOIN postings p ON p.owner_id = t.owner_id AND p.transaction_id = t.id AND p.amount_minor = r.amount
+             JOIN accounts a ON a.owner_id = p.owner_id AND a.id = p.account_id
+                  AND a.type IN ('asset', 'liability') AND a.kind IS DISTINCT FROM 'transit'
+             WHERE NOT (a.name = ANY($5))",
+        )
+        .bind(owner.as_uuid())
+        .bind(&dates)
+        .bind(&amounts)
+        .bind(&texts)
+        .bind(&ours)
+        .fetch_all(&mut *conn)
+        .await?;
+        for (account, date, amount, text) in found {
+            by_account
+                .entry(account)
+                .or_default()
+                .insert((date, amount, text));
+        }
     }
     Ok(by_account
         .into_iter()
