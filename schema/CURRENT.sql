@@ -823,7 +823,8 @@ CREATE TABLE public.transactions (
     paired_description text,
     paired_batch_id uuid,
     paired_date date,
-    bank_category text
+    bank_category text,
+    bank_ref text
 );
 
 -- Name: uploads; Type: TABLE; Schema: public; Owner: -
@@ -1117,6 +1118,10 @@ CREATE INDEX trace_runs_owner_started_idx ON public.trace_runs USING btree (owne
 -- Name: trace_runs_started_idx; Type: INDEX; Schema: public; Owner: -
 
 CREATE INDEX trace_runs_started_idx ON public.trace_runs USING btree (started_at);
+
+-- Name: transactions_owner_bank_ref; Type: INDEX; Schema: public; Owner: -
+
+CREATE INDEX transactions_owner_bank_ref ON public.transactions USING btree (owner_id, bank_ref) WHERE (bank_ref IS NOT NULL);
 
 -- Name: transactions_owner_date_idx; Type: INDEX; Schema: public; Owner: -
 

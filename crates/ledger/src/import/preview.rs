@@ -565,6 +565,7 @@ mod tests {
             source_hash: String::new(),
             transfer: None,
             bank_category: None,
+            bank_ref: None,
         };
         let lines = |rows: &[PlannedRow]| rows.iter().map(|r| r.line).collect::<Vec<_>>();
         for (n, head, tail) in [

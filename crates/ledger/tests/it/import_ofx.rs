@@ -2,7 +2,7 @@
 //! account, named after the bank's account and remembered by its number; `LEDGERBAL` checked;
 //! a second import of a file adds nothing; an overlapping, longer download adds exactly its new
 //! rows; two identical purchases on one day both land; a bank that numbers each file's rows
-//! 1, 2, 3 loses none of them.
+//! 1, 2, 3 loses none of them; a bank that changes a row's id between downloads adds it once.
 
 use crate::common;
 
@@ -188,4 +188,62 @@ async fn a_bank_that_numbers_each_file_from_one_loses_no_row(
     );
     let (_, again) = import(&pool, owner, &february, None, Some("Everyday")).await;
     assert_eq!(again.imported, 0);
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_bank_that_changes_its_ids_between_downloads_adds_no_row_twice(
+    options: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let pool = owner_pool(options, connect).await;
+    let owner = new_user(&pool).await;
+    // The first download: one coffee so far that day.
+    let first = ofx(&[("20240205", "-4.50", "P1", "COFFEE")], "995.50", None);
+    // The next: the bank booked the pending coffee under a new id, a second coffee of the same
+    // day came with its own, and the rent is new.
+    let renamed = ofx(
+        &[
+            ("20240205", "-4.50", "B7", "COFFEE"),
+            ("20240205", "-4.50", "B8", "COFFEE"),
+            ("20240210", "-100.00", "B9", "RENT SHARE"),
+        ],
+        "891.00",
+        None,
+    );
+    let (_, report) = import(&pool, owner, &first, None, None).await;
+    assert_eq!(report.imported, 1);
+    let (plan, report) = import(&pool, owner, &renamed, None, None).await;
+    assert_eq!(
+        report.imported, 2,
+        "the renamed coffee is the one in the ledger; the second coffee and the rent are new"
+    );
+    assert_eq!(plan.lines.duplicates, 1);
+    let why = &plan.duplicates[0].reason;
+    assert!(
+        why.contains("P1") && why.contains("B7") && why.contains("another id"),
+        "{why}"
+    );
+    let balance = report.balance.unwrap();
+    assert!(balance.agrees(), "{balance:?}");
+
+    // Again: every row is known by its own id now.
+    let (plan, report) = import(&pool, owner, &renamed, None, None).await;
+    assert_eq!((report.imported, plan.lines.duplicates), (0, 3));
+
+    // A third coffee that day under a new id: B7 is again the coffee first known as P1, B8 is
+    // known by its own id, and nothing is left for B10 to be — it is new.
+    let both = ofx(
+        &[
+            ("20240205", "-4.50", "B7", "COFFEE"),
+            ("20240205", "-4.50", "B8", "COFFEE"),
+            ("20240205", "-4.50", "B10", "COFFEE"),
+        ],
+        "886.50",
+        None,
+    );
+    let (_, report) = import(&pool, owner, &both, None, None).await;
+    assert_eq!(
+        report.imported, 1,
+        "B10's twins are in the file under their own ids"
+    );
 }

@@ -179,23 +179,32 @@ pub(super) async fn book_opening(
     Ok(matches!(booked, InsertOutcome::Inserted(_)))
 }
 
-/// The statement's own category words kept on the transactions they came with, as hints.
+/// The statement's own words kept on the transactions they came with: its category word, as a
+/// hint, and the bank's id of the row.
 pub(super) async fn keep_bank_words(
     owner: OwnerId,
     conn: &mut PgConnection,
-    hints: Vec<(Uuid, &str)>,
+    hints: Vec<(Uuid, Option<&str>, Option<&str>)>,
 ) -> Result<(), LedgerError> {
     if hints.is_empty() {
         return Ok(());
     }
-    let (ids, words): (Vec<Uuid>, Vec<&str>) = hints.into_iter().unzip();
+    let mut columns: (Vec<Uuid>, Vec<Option<&str>>, Vec<Option<&str>>) = Default::default();
+    for (id, word, bank_ref) in hints {
+        columns.0.push(id);
+        columns.1.push(word);
+        columns.2.push(bank_ref);
+    }
     sqlx::query(
-        "UPDATE transactions t SET bank_category = h.word
-         FROM UNNEST($2::uuid[], $3::text[]) AS h(id, word) WHERE t.owner_id = $1 AND t.id = h.id",
+        "UPDATE transactions t SET bank_category = coalesce(h.word, t.bank_category),
+                                   bank_ref = coalesce(h.bank_ref, t.bank_ref)
+         FROM UNNEST($2::uuid[], $3::text[], $4::text[]) AS h(id, word, bank_ref)
+         WHERE t.owner_id = $1 AND t.id = h.id",
     )
     .bind(owner.as_uuid())
-    .bind(&ids)
-    .bind(&words)
+    .bind(&columns.0)
+    .bind(&columns.1)
+    .bind(&columns.2)
     .execute(conn)
     .await?;
     Ok(())
@@ -272,7 +281,7 @@ pub async fn commit_with(
                 Ok(transaction_of(row, find(&row.account)?, other, plan_id))
             })
             .collect::<Result<Vec<_>, LedgerError>>()?;
-        let mut hints: Vec<(Uuid, &str)> = Vec::new();
+        let mut hints: Vec<(Uuid, Option<&str>, Option<&str>)> = Vec::new();
         for (row, outcome) in rows
             .iter()
             .zip(insert_transactions(owner, &mut *conn, &news).await?)
@@ -290,8 +299,8 @@ pub async fn commit_with(
                     if row.transfer.is_some() {
                         transfer_rows.insert(row.line, id);
                     }
-                    if let Some(word) = &row.bank_category {
-                        hints.push((id, word));
+                    if row.bank_category.is_some() || row.bank_ref.is_some() {
+                        hints.push((id, row.bank_category.as_deref(), row.bank_ref.as_deref()));
                     }
                 }
                 InsertOutcome::Duplicate => {

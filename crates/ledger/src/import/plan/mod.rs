@@ -4,7 +4,7 @@
 //! each row goes to is decided in `accounts.rs`; each row's category, transfer side, duplicate
 //! check and the balance check in `rows.rs`; the commit in `commit.rs`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
@@ -246,6 +246,10 @@ pub struct PlannedRow {
     /// The statement's own category word, when it named none of the owner's categories.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bank_category: Option<String>,
+    /// The bank's own id of the row (OFX FITID, camt AcctSvcrRef, MT940 bank reference), kept
+    /// on its transaction so a later statement can name it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bank_ref: Option<String>,
 }
 
 /// The rows to add as the preview shows them, gathered as they are planned: a plan's rows are
@@ -429,6 +433,8 @@ pub async fn plan_into(
         duplicates: Vec::new(),
         duplicate_count: 0,
         sides: Vec::new(),
+        file_refs: parsed.rows.iter().filter_map(|r| r.bank_ref.clone()).collect(),
+        taken: HashSet::new(),
     };
     let statement_sum: i128 = parsed.rows.iter().map(|r| i128::from(r.amount_minor)).sum();
     let first_date = parsed.rows.iter().map(|r| r.date).min();
@@ -464,6 +470,7 @@ pub async fn plan_into(
             category,
             transfer,
             bank_category,
+            bank_ref: row.bank_ref,
         });
         if pending.len() == ROWS_PER_CHUNK {
             chunks.store(conn, std::mem::take(&mut pending)).await?;

@@ -1,7 +1,7 @@
 //! Each row of a plan: its category, whether it is a transfer and its other side, whether it
 //! is a duplicate; the opening balance and the balance check; the rows stored in chunks.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use chrono::NaiveDate;
 use sqlx::PgConnection;
@@ -271,6 +271,10 @@ pub(super) struct Chunks {
     pub(super) duplicate_count: usize,
     /// The rows to add that look like transfers, with why.
     pub(super) sides: Vec<(String, Side)>,
+    /// The bank's ids of every row of the statement.
+    pub(super) file_refs: HashSet<String>,
+    /// The transactions already taken as a row whose id the bank changed.
+    pub(super) taken: HashSet<Uuid>,
 }
 
 impl Chunks {
@@ -300,6 +304,10 @@ impl Chunks {
         self.duplicate_count = self.duplicate_count.saturating_add(count);
         let room = LISTED.saturating_sub(self.duplicates.len());
         self.duplicates.extend(duplicates.into_iter().take(room));
+        let (rows, renamed) = self.split_changed_ids(conn, rows).await?;
+        self.duplicate_count = self.duplicate_count.saturating_add(renamed.len());
+        let room = LISTED.saturating_sub(self.duplicates.len());
+        self.duplicates.extend(renamed.into_iter().take(room));
         if rows.is_empty() {
             return Ok(());
         }
@@ -329,6 +337,100 @@ impl Chunks {
             .await?;
         self.stored = self.stored.saturating_add(1);
         Ok(())
+    }
+}
+
+impl Chunks {
+    /// Splits off the rows whose id the bank changed between downloads: a row under an id new to
+    /// the ledger whose account, date, amount and text are a transaction's that came with another
+    /// id — one this statement does not have (an id it has is that row's own, so a second real
+    /// purchase of the same coffee on the same day still lands). Each transaction answers for one
+    /// row. Rows imported before ids were kept (and rows without one) are not matched this way.
+    async fn split_changed_ids(
+        &mut self,
+        conn: &mut PgConnection,
+        mut rows: Vec<PlannedRow>,
+    ) -> Result<(Vec<PlannedRow>, Vec<DuplicateRow>), LedgerError> {
+        type Key = (String, NaiveDate, i64, String);
+        let keyed: Vec<Key> = rows
+            .iter()
+            .filter(|r| r.bank_ref.is_some())
+            .map(|r| {
+                (
+                    r.account.clone(),
+                    r.date,
+                    r.amount_minor,
+                    r.description.to_uppercase(),
+                )
+            })
+            .collect();
+        if keyed.is_empty() {
+            return Ok((rows, Vec::new()));
+        }
+        let mut columns: (Vec<String>, Vec<NaiveDate>, Vec<i64>, Vec<String>) = Default::default();
+        for (account, date, amount, text) in keyed {
+            columns.0.push(account);
+            columns.1.push(date);
+            columns.2.push(amount);
+            columns.3.push(text);
+        }
+        let found: Vec<(Uuid, String, NaiveDate, i64, String, String, NaiveDate)> = sqlx::query_as(
+            "SELECT DISTINCT t.id, a.name, t.date, p.amount_minor, upper(t.raw_description), t.bank_ref,
+                    t.created_at::date
+             FROM UNNEST($2::text[], $3::date[], $4::bigint[], $5::text[]) AS r(account, date, amount, text)
+             JOIN accounts a ON a.owner_id = $1 AND a.name = r.account
+             JOIN postings p ON p.owner_id = a.owner_id AND p.account_id = a.id AND p.amount_minor = r.amount
+             JOIN transactions t ON t.owner_id = p.owner_id AND t.id = p.transaction_id AND t.date = r.date
+                  AND upper(t.raw_description) = r.text
+             WHERE t.bank_ref IS NOT NULL
+             ORDER BY t.date, t.id",
+        )
+        .bind(self.owner.as_uuid())
+        .bind(&columns.0)
+        .bind(&columns.1)
+        .bind(&columns.2)
+        .bind(&columns.3)
+        .fetch_all(&mut *conn)
+        .await?;
+        let mut candidates: HashMap<Key, Vec<(Uuid, String, NaiveDate)>> = HashMap::new();
+        for (id, account, date, amount, text, old_ref, imported) in found {
+            if !self.file_refs.contains(&old_ref) && !self.taken.contains(&id) {
+                candidates
+                    .entry((account, date, amount, text))
+                    .or_default()
+                    .push((id, old_ref, imported));
+            }
+        }
+        let mut renamed = Vec::new();
+        let mut kept = Vec::with_capacity(rows.len());
+        for row in rows.drain(..) {
+            let Some(new_ref) = &row.bank_ref else {
+                kept.push(row);
+                continue;
+            };
+            let key = (
+                row.account.clone(),
+                row.date,
+                row.amount_minor,
+                row.description.to_uppercase(),
+            );
+            let Some((id, old_ref, imported)) = candidates.get_mut(&key).and_then(Vec::pop) else {
+                kept.push(row);
+                continue;
+            };
+            self.taken.insert(id);
+            renamed.push(DuplicateRow {
+                reason: format!(
+                    "already in the ledger (imported {imported}) under the bank's id {old_ref}: the bank gave it \
+                     another id ({new_ref}) since"
+                ),
+                line: row.line,
+                date: row.date,
+                description: row.description,
+                amount_minor: row.amount_minor,
+            });
+        }
+        Ok((kept, renamed))
     }
 }
 
