@@ -399,6 +399,38 @@ describe('a visitor on /chat', () => {
     await page.locator('.upload input[type=file]').setInputFiles({ name: 'september-again.ofx', mimeType: 'application/x-ofx', buffer: ofx });
     const again = page.locator('.preview');
     await expect.poll(() => again.locator('h3.subhead').innerText(), { timeout: 20_000 }).toMatch(/^Nothing new from september\.ofx/);
+    await again.getByRole('button', { name: 'Done' }).click();
+    // The bank's next file corrects two of September's rows: the second coffee never happened
+    // (A2 deleted) and the refund was 240.00 (A4 replaces A3).
+    const corrections = Buffer.from(
+      'OFXHEADER:100\nDATA:OFXSGML\nVERSION:102\nCHARSET:1252\n\n<OFX><BANKMSGSRSV1><STMTTRNRS><STMTRS><CURDEF>USD\n' +
+        '<BANKACCTFROM><BANKID>021000021<ACCTID>000123456789<ACCTTYPE>CHECKING</BANKACCTFROM>\n<BANKTRANLIST>\n' +
+        '<STMTTRN><TRNTYPE>POS<DTPOSTED>20250905<TRNAMT>-4.50<FITID>A5<CORRECTFITID>A2<CORRECTACTION>DELETE<NAME>OFX COFFEE</STMTTRN>\n' +
+        '<STMTTRN><TRNTYPE>CREDIT<DTPOSTED>20250906<TRNAMT>240.00<FITID>A4<CORRECTFITID>A3<CORRECTACTION>REPLACE<NAME>OFX REFUND</STMTTRN>\n' +
+        '</BANKTRANLIST><LEDGERBAL><BALAMT>1235.50<DTASOF>20251001</LEDGERBAL></STMTRS></STMTTRNRS></BANKMSGSRSV1></OFX>\n',
+    );
+    // The upload stays open after "Done".
+    await page.locator('.upload input[type=file]').setInputFiles({ name: 'october.ofx', mimeType: 'application/x-ofx', buffer: corrections });
+    const corrected = page.locator('.preview');
+    await expect.poll(() => corrected.locator('h3.subhead').innerText(), { timeout: 20_000 }).toMatch(/^1 row to add from october\.ofx/);
+    const said = await corrected.locator('.preview-corrections li').allInnerTexts();
+    expect(said).toEqual([
+      'line 9 deletes the row the bank gave as A2: 2025-09-05 “OFX COFFEE” -$4.50',
+      'line 10 replaces the row the bank gave as A3: 2025-09-06 “OFX REFUND” $250.00',
+    ]);
+    await screenshot(page, 'statement-preview-ofx-corrections');
+    await corrected.getByRole('button', { name: 'Import 1 row' }).click();
+    await waitSettled(page);
+    const approve = page.locator('.slip').last();
+    await approve.getByRole('button', { name: 'Allow', exact: true }).click();
+    await waitSettled(page);
+    await expect.poll(() => approve.locator('.slip-verdict').innerText()).toMatch(/^Allowed/);
+    const after = await sql<{ held: string }>(
+      `SELECT sum(p.amount_minor)::text AS held FROM postings p JOIN accounts a ON a.id = p.account_id AND a.owner_id = p.owner_id
+        WHERE p.owner_id = $1 AND a.name = 'Checking …6789'`,
+      [owner],
+    );
+    expect(after).toEqual([{ held: '123550' }]);
     await context.close();
   });
 

@@ -214,8 +214,9 @@ pub async fn run(args: ImportArgs) -> Result<()> {
         print_preview(&preview);
         print_figures(&plan);
     }
-    if args.dry_run || (plan.rows_to_add() == 0) {
-        if !args.json && (plan.rows_to_add() == 0) {
+    let nothing = plan.rows_to_add() == 0 && plan.corrections_to_apply() == 0;
+    if args.dry_run || nothing {
+        if !args.json && nothing {
             eprintln!("nothing to import: every row is already in the ledger or could not be read");
         } else if !args.json {
             eprintln!("dry run: nothing was added (plan {plan_id})");
@@ -277,6 +278,12 @@ fn print_report(report: &import::CommitReport) {
             String::new()
         }
     );
+    if report.corrected > 0 {
+        crate::outln!(
+            "the bank's corrections took out {} of earlier statements",
+            count(report.corrected as u64, "row", "rows")
+        );
+    }
     if report.transfers_paired + report.in_transit > 0 {
         crate::outln!(
             "transfers between your accounts: {} paired with their other side, {} waiting in transit",
@@ -666,6 +673,13 @@ fn print_preview(p: &ImportPreview) {
             ]
         },
         &[">line", "date", "description", "why"],
+    );
+    print_lines(
+        "the bank's corrections of earlier rows",
+        &p.corrections,
+        p.corrections.len(),
+        &|c| vec![c.line.to_string(), c.in_words.clone()],
+        &[">line", "what it does"],
     );
     print_lines(
         "skipped: not transactions",

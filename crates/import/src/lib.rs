@@ -17,10 +17,11 @@ pub mod bank_categories;
 pub mod csv;
 
 pub use kakeibo_statement::{
-    BalanceKind, BalancePosition, CamtMessage, Closing, DateOrder, DecimalMark, Decoded, Fees, Figure,
-    Figures, Format, ImportError, KindHint, LineCount, MAX_BYTES, Mapping, OfxSyntax, ParseOptions, Parsed,
-    ParsedRow, Reconciliation, RowError, SNIFF_BYTES, Sniffed, StatementAccount, StatementFormat,
-    StatementInfo, TakenFigure, TimeOrder, decode, last_four, sniff,
+    BalanceKind, BalancePosition, CamtMessage, Closing, Correction, CorrectionAction, DateOrder, DecimalMark,
+    Decoded, Fees, Figure, Figures, Format, ImportError, KindHint, LineCount, MAX_BYTES, Mapping, OfxSyntax,
+    ParseOptions, Parsed, ParsedRow, Reconciliation, RowError, SNIFF_BYTES, Sniffed, StatementAccount,
+    StatementFormat, StatementInfo, TakenFigure, TimeOrder, balance_check, decode, last_four,
+    layout_in_words, sniff,
 };
 
 pub use self::csv::{

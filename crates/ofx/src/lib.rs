@@ -22,9 +22,9 @@ mod read;
 
 use kakeibo_money::{AccountKind, Currency};
 use kakeibo_statement::{
-    Closing, DateOrder, DecimalMark, Format, ImportError, KindHint, LineCount, OfxSyntax, ParseOptions,
-    Parsed, ParsedRow, RowError, StatementAccount, StatementFormat, StatementInfo, choose, count_lines,
-    last_four, within_limits,
+    Closing, Correction, CorrectionAction, DateOrder, DecimalMark, Format, ImportError, KindHint, LineCount,
+    OfxSyntax, ParseOptions, Parsed, ParsedRow, RowError, StatementAccount, StatementFormat, StatementInfo,
+    choose, count_lines, last_four, within_limits,
 };
 
 use self::{
@@ -303,6 +303,16 @@ fn read_transactions(
                 lines.rows = lines.rows.saturating_add(own_line);
                 parsed.rows.push(row);
             }
+            Ok(Read::Corrects(correction, replacement)) => {
+                if let Some((row, note)) = replacement {
+                    notes.extend(note);
+                    lines.rows = lines.rows.saturating_add(own_line);
+                    parsed.rows.push(row);
+                } else {
+                    lines.skipped = lines.skipped.saturating_add(own_line);
+                }
+                parsed.corrections.push(correction);
+            }
             Ok(Read::Skipped(reason, raw)) => {
                 lines.skipped = lines.skipped.saturating_add(own_line);
                 parsed.skipped.push(RowError {
@@ -334,6 +344,8 @@ enum Read {
     Row(ParsedRow, Option<String>),
     /// Not booked, with why and the transaction as written.
     Skipped(String, String),
+    /// A correction of an earlier statement's row, and the row that replaces it (with its note).
+    Corrects(Correction, Option<(ParsedRow, Option<String>)>),
 }
 
 fn row_of(
@@ -349,20 +361,19 @@ fn row_of(
         clip(if t.name.is_empty() { &t.memo } else { &t.name })
     );
     let raw = raw.trim().to_owned();
-    if !t.correct_action.is_empty() || !t.correct_fitid.is_empty() {
-        let action = if t.correct_action.is_empty() {
-            "REPLACE"
-        } else {
-            t.correct_action.as_str()
-        };
-        return Ok(Read::Skipped(
-            format!(
-                "a correction ({action} of the transaction {}): kakeibo does not apply OFX corrections yet; \
-                 change or delete that transaction in the register",
-                clip(&t.correct_fitid)
-            ),
-            raw,
-        ));
+    let correction = if t.correct_action.is_empty() && t.correct_fitid.is_empty() {
+        None
+    } else {
+        match correction_of(&t) {
+            Ok(correction) => Some(correction),
+            Err(why) => return Ok(Read::Skipped(why, raw)),
+        }
+    };
+    if let Some(correction) = correction
+        .as_ref()
+        .filter(|c| c.action == CorrectionAction::Delete)
+    {
+        return Ok(Read::Corrects(correction.clone(), None));
     }
     let date = calendar_date(&t.posted).map_err(|why| ("DTPOSTED", why, raw.clone()))?;
     let (row_currency, unstated) = match &t.currency {
@@ -412,19 +423,48 @@ fn row_of(
             last_four(&t.to_account)
         );
     }
-    Ok(Read::Row(
-        ParsedRow {
-            line: t.line,
-            date,
-            description,
-            amount_minor: amount,
-            currency: row_currency,
-            category: None,
-            currency_unstated: unstated,
-            bank_ref: Some(t.fitid).filter(|f| !f.is_empty()),
-        },
-        note,
-    ))
+    let row = ParsedRow {
+        line: t.line,
+        date,
+        description,
+        amount_minor: amount,
+        currency: row_currency,
+        category: None,
+        currency_unstated: unstated,
+        bank_ref: Some(t.fitid).filter(|f| !f.is_empty()),
+    };
+    Ok(match correction {
+        Some(correction) => Read::Corrects(correction, Some((row, note))),
+        None => Read::Row(row, note),
+    })
+}
+
+/// What a transaction's `CORRECTFITID` and `CORRECTACTION` ask (rule O8), or why it cannot be
+/// applied. A correction with no action replaces, as a correction with a row of its own does.
+fn correction_of(t: &Transaction) -> Result<Correction, String> {
+    if t.correct_fitid.trim().is_empty() {
+        return Err(format!(
+            "a correction ({}) that names no transaction (CORRECTFITID is empty): not booked",
+            clip(&t.correct_action)
+        ));
+    }
+    let action = match t.correct_action.trim().to_ascii_uppercase().as_str() {
+        "" | "REPLACE" => CorrectionAction::Replace,
+        "DELETE" => CorrectionAction::Delete,
+        other => {
+            return Err(format!(
+                "a correction of the transaction {} with CORRECTACTION {:?}, which is neither REPLACE nor DELETE: \
+                 not booked",
+                clip(&t.correct_fitid),
+                clip(other)
+            ));
+        }
+    };
+    Ok(Correction {
+        line: t.line,
+        bank_ref: t.correct_fitid.trim().to_owned(),
+        action,
+    })
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 
 use chrono::NaiveDate;
 use kakeibo_money::{AccountKind, Currency};
-use kakeibo_statement::{Closing, ImportError, OfxSyntax, ParseOptions, Parsed};
+use kakeibo_statement::{Closing, CorrectionAction, ImportError, OfxSyntax, ParseOptions, Parsed};
 
 use super::parse;
 
@@ -157,7 +157,7 @@ fn a_windows_1252_file_keeps_its_accents_and_entities() {
 }
 
 #[test]
-fn a_type_against_its_sign_is_reported_and_a_correction_is_not_applied() {
+fn a_type_against_its_sign_is_reported_and_corrections_are_read() {
     let text = format!(
         "{V1_HEADER}<OFX><BANKMSGSRSV1><STMTTRNRS><STMTRS><CURDEF>USD<BANKACCTFROM><ACCTID>1</BANKACCTFROM><BANKTRANLIST>
 <STMTTRN><TRNTYPE>DEBIT<DTPOSTED>20240102<TRNAMT>30.00<FITID>1<NAME>REFUND?</STMTTRN>
@@ -165,14 +165,29 @@ fn a_type_against_its_sign_is_reported_and_a_correction_is_not_applied() {
 <STMTTRN><TRNTYPE>POS<DTPOSTED>20240104<TRNAMT>0.00<FITID>3<NAME>AUTH</STMTTRN>
 <STMTTRN><TRNTYPE>POS<DTPOSTED>00000000<TRNAMT>-1.00<FITID>4<NAME>BAD DATE</STMTTRN>
 <STMTTRN><TRNTYPE>POS<DTPOSTED>20240105<TRNAMT>-1.005<FITID>5<NAME>BAD AMOUNT</STMTTRN>
+<STMTTRN><TRNTYPE>POS<DTPOSTED>20240106<TRNAMT>-9.00<FITID>6<CORRECTFITID>0<CORRECTACTION>DELETE</STMTTRN>
+<STMTTRN><TRNTYPE>POS<DTPOSTED>20240106<TRNAMT>-9.00<FITID>7<CORRECTFITID>0<CORRECTACTION>UNDO</STMTTRN>
+<STMTTRN><TRNTYPE>POS<DTPOSTED>20240106<TRNAMT>-9.00<FITID>8<CORRECTACTION>DELETE</STMTTRN>
 </BANKTRANLIST></STMTRS></STMTTRNRS></BANKMSGSRSV1></OFX>
 "
     );
     let parsed = read(text.as_bytes(), None).unwrap();
     assert_eq!(
         parsed.rows.iter().map(|r| r.amount_minor).collect::<Vec<_>>(),
-        vec![3000],
-        "booked as signed"
+        vec![3000, -500],
+        "booked as signed; a replacing row is a row"
+    );
+    let corrections: Vec<(usize, &str, CorrectionAction)> = parsed
+        .corrections
+        .iter()
+        .map(|c| (c.line, c.bank_ref.as_str(), c.action))
+        .collect();
+    assert_eq!(
+        corrections,
+        vec![
+            (13, "1", CorrectionAction::Replace),
+            (17, "0", CorrectionAction::Delete)
+        ]
     );
     let notes = &parsed.format.statement.as_ref().unwrap().notes;
     assert!(
@@ -185,7 +200,11 @@ fn a_type_against_its_sign_is_reported_and_a_correction_is_not_applied() {
     assert!(
         skipped
             .iter()
-            .any(|m| m.starts_with("a correction (REPLACE of the transaction 1)")),
+            .any(|m| m.contains("CORRECTACTION \"UNDO\", which is neither REPLACE nor DELETE")),
+        "{skipped:?}"
+    );
+    assert!(
+        skipped.iter().any(|m| m.contains("names no transaction")),
         "{skipped:?}"
     );
     assert!(

@@ -13,14 +13,16 @@ mod options;
 mod parsed;
 mod reconciliation;
 mod sniff;
+mod words;
 
 pub use self::{
     decode::{Decoded, MAX_BYTES, count_lines, decode, within_limits},
     options::{DateOrder, DecimalMark, Mapping, ParseOptions},
     parsed::{
-        Fees, Figure, Figures, Format, ImportError, KindHint, LineCount, Parsed, ParsedRow, RowError,
-        StatementAccount, StatementInfo, TakenFigure, choose, last_four,
+        Correction, CorrectionAction, Fees, Figure, Figures, Format, ImportError, KindHint, LineCount,
+        Parsed, ParsedRow, RowError, StatementAccount, StatementInfo, TakenFigure, choose, last_four,
     },
     reconciliation::{BalanceKind, BalancePosition, Closing, Reconciliation, TimeOrder},
     sniff::{CamtMessage, OfxSyntax, SNIFF_BYTES, Sniffed, StatementFormat, sniff},
+    words::{balance_check, layout_in_words},
 };

@@ -253,7 +253,7 @@ pub struct StatementInfo {
     /// The available balance, shown and never checked (it counts holds and limits).
     pub available: Option<crate::Closing>,
     /// What the reader noticed and did not change: an amount whose sign its transaction type
-    /// contradicts, corrections not applied, investment lines left out. One sentence each.
+    /// contradicts, corrections that cannot be applied, investment lines left out. One sentence each.
     pub notes: Vec<String>,
 }
 
@@ -428,6 +428,29 @@ pub struct Parsed {
     /// with, and the order of day and month its dates decided.
     #[serde(default)]
     pub mapping: Mapping,
+    /// Corrections the bank sent of rows of earlier statements (OFX `CORRECTFITID`).
+    #[serde(default)]
+    pub corrections: Vec<Correction>,
+}
+
+/// A correction the bank sent: the row of an earlier statement it names by the bank's id is
+/// replaced by the row on `line` (read and booked as any other) or deleted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Correction {
+    pub line: usize,
+    /// The bank's id of the row corrected.
+    pub bank_ref: String,
+    pub action: CorrectionAction,
+}
+
+/// What a correction does to the row it names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CorrectionAction {
+    /// The row of `line` takes its place.
+    Replace,
+    /// It goes.
+    Delete,
 }
 
 impl Parsed {
@@ -448,6 +471,7 @@ impl Parsed {
             skipped: Vec::new(),
             lines: LineCount::default(),
             mapping: Mapping::default(),
+            corrections: Vec::new(),
         }
     }
 }

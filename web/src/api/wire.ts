@@ -343,6 +343,10 @@ export type TransferStatus = 'paired' | 'in_transit' | 'ask';
  * Money in or out of the account.
  */
 export type Direction = 'in' | 'out';
+/**
+ * What a correction does to the row it names.
+ */
+export type CorrectionAction = 'replace' | 'delete';
 
 /**
  * The types of kakeibo's event stream and REST answers (generated from the Rust types: do not edit).
@@ -1603,6 +1607,10 @@ export interface DryRunPreview {
    */
   skipped: RowError[];
   /**
+   * The bank's corrections of rows of earlier statements, and what each does.
+   */
+  corrections: PlannedCorrection[];
+  /**
    * Every line of the file, accounted for.
    */
   lines: LineCount;
@@ -1974,6 +1982,26 @@ export interface Figures {
    * [`ParsedRow::currency_unstated`]).
    */
   currency_unstated?: boolean;
+}
+/**
+ * A correction as planned: the transaction it takes out, when the ledger has it, in words.
+ */
+export interface PlannedCorrection {
+  line: number;
+  /**
+   * The bank's id of the row corrected.
+   */
+  bank_ref: string;
+  action: CorrectionAction;
+  /**
+   * The transaction the commit deletes; none when the ledger has no row of that id.
+   */
+  transaction: string | null;
+  /**
+   * Its amount on the statement's account (zero without one).
+   */
+  amount_minor: number;
+  in_words: string;
 }
 /**
  * Where every physical line of a statement went. The counts add up to `total`: no line is

@@ -487,7 +487,9 @@ function PreviewView({
   /** Takes a refused row in at a figure (or leaves it out again, `null`): the preview is read again. */
   onFigure: (line: number, take: Figure | null) => void;
 }) {
-  const nothingNew = p.rows_to_add === 0;
+  // The bank's corrections that take out a row of an earlier statement: work even with no row to add.
+  const corrections = p.corrections.filter((c) => c.transaction !== null).length;
+  const nothingNew = p.rows_to_add === 0 && corrections === 0;
   const unnamed = currencyIsChosen(p.format?.currency_from);
   // The currency the rows are read in; none named when the preview plans no account.
   const shown = currencyRead(p.format?.currency_from, p.accounts[0]?.currency ?? '');
@@ -495,7 +497,12 @@ function PreviewView({
   return (
     <div class="preview" aria-label={`Preview of ${p.filename}`}>
       <h3 class="subhead" tabIndex={-1}>
-        {nothingNew ? 'Nothing new' : `${p.rows_to_add} row${p.rows_to_add === 1 ? '' : 's'} to add`} from{' '}
+        {nothingNew
+          ? 'Nothing new'
+          : p.rows_to_add > 0
+            ? `${p.rows_to_add} row${p.rows_to_add === 1 ? '' : 's'} to add`
+            : `${corrections} correction${corrections === 1 ? '' : 's'} to apply`}{' '}
+        from{' '}
         <span class="mono small">{p.filename}</span>
       </h3>
       {nothingNew ? (
@@ -632,6 +639,18 @@ function PreviewView({
           </ul>
         </details>
       ) : null}
+      {p.corrections.length > 0 ? (
+        <div class="preview-corrections">
+          <h4 class="label">The bank's corrections of earlier rows ({p.corrections.length})</h4>
+          <ul>
+            {p.corrections.map((c) => (
+              <li key={c.line} class={`small${c.transaction === null ? ' muted' : ''}`}>
+                {c.in_words}
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
       {p.duplicates.length > 0 ? (
         <details class="preview-duplicates">
           <summary class="small">Duplicates skipped ({p.duplicates_skipped})</summary>
@@ -648,7 +667,9 @@ function PreviewView({
       <div class="btn-row" style={{ marginTop: '16px' }}>
         {nothingNew ? null : (
           <button type="button" class="btn btn-primary compact" disabled={busy} onClick={onImport}>
-            Import {p.rows_to_add} row{p.rows_to_add === 1 ? '' : 's'}
+            {p.rows_to_add > 0
+              ? `Import ${p.rows_to_add} row${p.rows_to_add === 1 ? '' : 's'}`
+              : `Apply ${corrections} correction${corrections === 1 ? '' : 's'}`}
           </button>
         )}
         <button type="button" class="btn btn-secondary compact" onClick={onDiscard}>

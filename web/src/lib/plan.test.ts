@@ -15,6 +15,13 @@ describe('the message that commits a previewed plan', () => {
       'Import a.csv: 1 row into Checking and Checking (USD) (plan p).',
     );
   });
+
+  it('says the earlier rows the bank corrected that the commit takes out', () => {
+    const correction = (transaction: string | null) => ({ line: 9, bank_ref: 'A3', action: 'replace' as const, transaction, amount_minor: -10000, in_words: '' });
+    expect(
+      importMessage({ filename: 'feb.qfx', rows_to_add: 2, accounts: [account('Checking')], plan_id: 'p', corrections: [correction('t-1'), correction(null)] }),
+    ).toBe('Import feb.qfx: 2 rows into Checking, taking out the 1 earlier row the bank corrected (plan p).');
+  });
 });
 
 describe('the figures chosen for rows the balance column refuses', () => {

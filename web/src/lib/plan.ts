@@ -4,11 +4,16 @@
 import type { Figure, Figures, ImportPreview, TakenLine } from '../api/types';
 import { formatMinor } from './money';
 
-export function importMessage(p: Pick<ImportPreview, 'filename' | 'rows_to_add' | 'accounts' | 'plan_id'>): string {
+export function importMessage(
+  p: Pick<ImportPreview, 'filename' | 'rows_to_add' | 'accounts' | 'plan_id'> & Partial<Pick<ImportPreview, 'corrections'>>,
+): string {
   const rows = `${p.rows_to_add} ${p.rows_to_add === 1 ? 'row' : 'rows'}`;
   const accounts = p.accounts.map((a) => a.name);
   const into = accounts.length > 0 ? ` into ${accounts.join(' and ')}` : '';
-  return `Import ${p.filename}: ${rows}${into} (plan ${p.plan_id}).`;
+  // The bank's corrections that take out rows of earlier statements are said too.
+  const out = (p.corrections ?? []).filter((c) => c.transaction !== null).length;
+  const corrected = out > 0 ? `, taking out the ${out} earlier ${out === 1 ? 'row' : 'rows'} the bank corrected` : '';
+  return `Import ${p.filename}: ${rows}${into}${corrected} (plan ${p.plan_id}).`;
 }
 
 /** The figures chosen for a preview's refused rows, with `line`'s set to `take` (or taken away:

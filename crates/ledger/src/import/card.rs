@@ -9,6 +9,15 @@ use super::plan::{Plan, load_plan};
 use crate::{error::LedgerError, money::Money, owner::OwnerId};
 
 impl Plan {
+    /// How many rows of earlier statements the bank's corrections take out.
+    #[must_use]
+    pub fn corrections_to_apply(&self) -> usize {
+        self.corrections
+            .iter()
+            .filter(|c| c.transaction.is_some())
+            .count()
+    }
+
     /// "Add 12 rows (1–28 Jul 2025; in ₹96,299.00, out ₹38,324.65) to Checking (INR); 3 already
     /// in the ledger are skipped." A new account says so, with its kind.
     #[must_use]
@@ -32,11 +41,22 @@ impl Plan {
         } else {
             format!(" to {into}")
         };
+        let out = self.corrections_to_apply();
+        let corrected = match out {
+            0 => String::new(),
+            n => format!(
+                "; the bank's corrections take out {n} {} of earlier statements",
+                rows_word(n)
+            ),
+        };
         if rows == 0 {
             return match duplicates {
-                0 => format!("Add nothing from {}: it has no rows to add", self.filename),
+                0 => format!(
+                    "Add nothing from {}: it has no rows to add{corrected}",
+                    self.filename
+                ),
                 n => format!(
-                    "Add nothing from {}: its {n} {} already in the ledger",
+                    "Add nothing from {}: its {n} {} already in the ledger{corrected}",
                     self.filename,
                     rows_word(n)
                 ),
@@ -87,7 +107,10 @@ impl Plan {
                 taken.join(", ")
             )
         };
-        format!("Add {rows} {}{facts}{into}{skipped}{taken}", rows_word(rows))
+        format!(
+            "Add {rows} {}{facts}{into}{skipped}{taken}{corrected}",
+            rows_word(rows)
+        )
     }
 }
 

@@ -14,25 +14,25 @@ mod preview;
 mod saved;
 
 pub use kakeibo_import::{
-    BalanceKind, BalancePosition, Closing, Columns, DateOrder, DecimalMark, Decoded, Fees, Figure, Figures,
-    Format, ImportError, KindHint, Layout, LineCount, MAX_BYTES, Mapping, MappingFile, ParseOptions, Parsed,
-    ParsedRow, Reconciliation, Record, Role, RowError, StatementAccount, StatementFormat, StatementInfo,
-    TakenFigure, TimeOrder, bank_categories, decide_decimal_mark, decide_order, decode, detect, file_sha256,
-    parse, parse_amount, parse_date, read_mapping, spanned_records,
+    BalanceKind, BalancePosition, Closing, Columns, Correction, CorrectionAction, DateOrder, DecimalMark,
+    Decoded, Fees, Figure, Figures, Format, ImportError, KindHint, Layout, LineCount, MAX_BYTES, Mapping,
+    MappingFile, ParseOptions, Parsed, ParsedRow, Reconciliation, Record, Role, RowError, StatementAccount,
+    StatementFormat, StatementInfo, TakenFigure, TimeOrder, balance_check, bank_categories,
+    decide_decimal_mark, decide_order, decode, detect, file_sha256, layout_in_words, parse, parse_amount,
+    parse_date, read_mapping, spanned_records,
 };
 
 pub use self::{
     card::plan_in_words,
     kept::{MAX_KEPT_PLANS, forget_kept_plans, keep_plan, reusable_plan},
     plan::{
-        BalanceCheck, CommitReport, DuplicateRow, Elsewhere, Opening, Plan, PlannedAccount, PlannedRow,
-        PlannedTransfer, RowSummary, Target, account_for, answer, commit, commit_with, neutralise_formula,
-        plan, plan_into, transit_account,
+        BalanceCheck, CommitReport, DuplicateRow, Elsewhere, Opening, Plan, PlannedAccount,
+        PlannedCorrection, PlannedRow, PlannedTransfer, RowSummary, Target, account_for, answer, commit,
+        commit_with, neutralise_formula, plan, plan_into, transit_account,
     },
     preview::{
         CategoryRows, ClosingBalance, DateRange, Direction, END_ROWS, ImportPreview, OpeningBalance,
-        PreviewMoney, PreviewRow, TransferPreview, TransferSide, TransferStatus, balance_check,
-        layout_in_words, preview,
+        PreviewMoney, PreviewRow, TransferPreview, TransferSide, TransferStatus, preview,
     },
     saved::{SavedMapping, parse_with_saved, save_mapping, saved_mapping},
 };

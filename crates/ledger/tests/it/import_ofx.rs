@@ -247,3 +247,71 @@ async fn a_bank_that_changes_its_ids_between_downloads_adds_no_row_twice(
         "B10's twins are in the file under their own ids"
     );
 }
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn the_banks_corrections_replace_and_delete_the_rows_they_name(
+    options: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let pool = owner_pool(options, connect).await;
+    let owner = new_user(&pool).await;
+    let (_, report) = import(&pool, owner, &ofx(&FEBRUARY, "891.00", None), None, None).await;
+    assert_eq!(report.imported, 3);
+    // The bank's next file: the rent share was 90.00, not 100.00 (A4 replaces A3), the second
+    // coffee never happened (A2 deleted), and a new purchase.
+    let corrected = format!(
+        "{HEADER}<OFX><BANKMSGSRSV1><STMTTRNRS><STMTRS><CURDEF>USD\n\
+         <BANKACCTFROM><BANKID>021000021<ACCTID>000123456789<ACCTTYPE>CHECKING</BANKACCTFROM>\n<BANKTRANLIST>\n\
+         <STMTTRN><TRNTYPE>DEBIT<DTPOSTED>20240210<TRNAMT>-90.00<FITID>A4<CORRECTFITID>A3<CORRECTACTION>REPLACE<NAME>RENT SHARE</STMTTRN>\n\
+         <STMTTRN><TRNTYPE>DEBIT<DTPOSTED>20240205<TRNAMT>-4.50<FITID>A5<CORRECTFITID>A2<CORRECTACTION>DELETE<NAME>COFFEE</STMTTRN>\n\
+         <STMTTRN><TRNTYPE>POS<DTPOSTED>20240212<TRNAMT>-6.00<FITID>A6<NAME>BAKERY</STMTTRN>\n\
+         </BANKTRANLIST><LEDGERBAL><BALAMT>899.50<DTASOF>20240229</LEDGERBAL></STMTRS></STMTTRNRS></BANKMSGSRSV1></OFX>\n"
+    );
+    let (plan, report) = import(&pool, owner, corrected.as_bytes(), None, None).await;
+    let words: Vec<&str> = plan.corrections.iter().map(|c| c.in_words.as_str()).collect();
+    assert!(
+        words[0].starts_with("line 9 replaces the row the bank gave as A3: 2024-02-10 “RENT SHARE”"),
+        "{words:?}"
+    );
+    assert!(
+        words[1].starts_with("line 10 deletes the row the bank gave as A2"),
+        "{words:?}"
+    );
+    assert_eq!((report.imported, report.corrected), (2, 2));
+    let balance = report.balance.unwrap();
+    assert!(
+        balance.agrees() && balance.ledger_minor == 89_950,
+        "1000 − 4.50 − 90 − 6 after the corrections: {balance:?}"
+    );
+    let mut tx = begin_for_owner(owner, &pool).await.unwrap();
+    let rows: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT t.raw_description, p.amount_minor FROM transactions t
+         JOIN postings p ON p.owner_id = t.owner_id AND p.transaction_id = t.id
+         JOIN accounts a ON a.owner_id = p.owner_id AND a.id = p.account_id AND a.name = 'Checking …6789'
+         ORDER BY t.date, p.amount_minor",
+    )
+    .fetch_all(&mut *tx)
+    .await
+    .unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(
+        rows,
+        [
+            ("Opening balance of Checking …6789", 100_000),
+            ("COFFEE", -450),
+            ("RENT SHARE", -9000),
+            ("BAKERY", -600)
+        ]
+        .map(|(d, a)| (d.to_owned(), a))
+        .to_vec()
+    );
+
+    // The same file again: its rows are there, and what it corrects is gone already.
+    let (plan, report) = import(&pool, owner, corrected.as_bytes(), None, None).await;
+    assert_eq!((report.imported, report.corrected), (0, 0));
+    assert!(
+        plan.corrections
+            .iter()
+            .all(|c| c.in_words.contains("not in the ledger"))
+    );
+}

@@ -42,6 +42,8 @@ pub struct CommitReport {
     pub opening: Option<Opening>,
     /// The account's balance after the commit against the bank's closing balance.
     pub balance: Option<BalanceCheck>,
+    /// Rows of earlier statements the bank's corrections took out.
+    pub corrected: usize,
 }
 
 impl CommitReport {
@@ -58,6 +60,7 @@ impl CommitReport {
             in_transit: 0,
             opening: None,
             balance: plan.balance.clone(),
+            corrected: 0,
         }
     }
 }
@@ -249,6 +252,8 @@ pub async fn commit_with(
 
     let total = plan.lines.rows.max(plan.rows.len());
     let mut report = CommitReport::new(plan_id, &plan);
+    // The rows the bank corrected go first: a replacing row may be keyed like the one it replaces.
+    report.corrected = super::corrections::apply(owner, &mut *conn, &plan.corrections).await?;
     // The transactions of the rows that look like transfers, by line; and the bank's words.
     let mut transfer_rows: HashMap<usize, Uuid> = HashMap::new();
     let mut done = 0;

@@ -4,7 +4,7 @@
 //! each row goes to is decided in `accounts.rs`; each row's category, transfer side, duplicate
 //! check and the balance check in `rows.rs`; the commit in `commit.rs`.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
@@ -13,6 +13,7 @@ use uuid::Uuid;
 
 mod accounts;
 mod commit;
+mod corrections;
 mod rows;
 #[cfg(test)]
 mod tests;
@@ -22,6 +23,7 @@ pub(in crate::import) use self::commit::load_plan;
 pub use self::{
     accounts::account_for,
     commit::{CommitReport, answer, commit, commit_with, transit_account},
+    corrections::PlannedCorrection,
 };
 use self::{
     accounts::{
@@ -123,6 +125,9 @@ pub struct Plan {
     /// statement of the same layout went into.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub account_from: Option<String>,
+    /// The bank's corrections of rows of earlier statements, each with the row it takes out.
+    #[serde(default)]
+    pub corrections: Vec<PlannedCorrection>,
 }
 
 /// An account that holds money, as a person chooses among them.
@@ -418,6 +423,8 @@ pub async fn plan_into(
         .filter(|a| matches!(a.account_type, AccountType::Asset | AccountType::Liability))
         .collect();
     let elsewhere = elsewhere(owner, &mut *conn, &accounts, &parsed).await?;
+    let corrections = corrections::planned(owner, &mut *conn, &accounts, &parsed).await?;
+    let removed: i64 = corrections.iter().map(|c| c.amount_minor).sum();
 
     // How often each (account, date, amount, description) came before, keyed by a digest of it:
     // a copy of every row's description as a key would take a large statement's memory twice.
@@ -425,17 +432,7 @@ pub async fn plan_into(
     // The batch first, so the rows can be stored under it a chunk at a time as they are planned;
     // its plan is written once the counts are known.
     let id = new_batch(owner, &mut *conn, filename, source_sha256).await?;
-    let mut chunks = Chunks {
-        owner,
-        batch: id,
-        stored: 0,
-        summary: RowSummary::default(),
-        duplicates: Vec::new(),
-        duplicate_count: 0,
-        sides: Vec::new(),
-        file_refs: parsed.rows.iter().filter_map(|r| r.bank_ref.clone()).collect(),
-        taken: HashSet::new(),
-    };
+    let mut chunks = Chunks::new(owner, id, &parsed);
     let statement_sum: i128 = parsed.rows.iter().map(|r| i128::from(r.amount_minor)).sum();
     let first_date = parsed.rows.iter().map(|r| r.date).min();
     let mut pending = Vec::with_capacity(ROWS_PER_CHUNK);
@@ -486,7 +483,7 @@ pub async fn plan_into(
         &parsed.format,
         &empty,
         &existing,
-        (statement_sum, first_date, &chunks.summary),
+        (statement_sum, first_date, &chunks.summary, removed),
     )
     .await?;
     let lines = LineCount {
@@ -516,6 +513,7 @@ pub async fn plan_into(
         choices: account_choices(&holders),
         answers: BTreeMap::new(),
         account_from,
+        corrections,
     };
     // Written straight to JSON text: a tree of `Value`s would take several times its memory.
     sqlx::query("UPDATE import_batches SET plan = $3, row_count = $4 WHERE owner_id = $1 AND id = $2")

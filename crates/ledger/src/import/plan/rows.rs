@@ -196,7 +196,8 @@ pub(super) async fn elsewhere(
 }
 
 /// The opening balance to book (an account's first statement that states balances) and the
-/// check of the account's balance against the bank's closing balance after the commit.
+/// check of the account's balance against the bank's closing balance after the commit (the rows
+/// added, less the `removed` sum of the rows corrections take out).
 pub(super) async fn opening_and_balance(
     owner: OwnerId,
     conn: &mut PgConnection,
@@ -204,7 +205,7 @@ pub(super) async fn opening_and_balance(
     format: &Format,
     empty: &BTreeSet<Uuid>,
     existing: &[Account],
-    (statement_sum, first_date, summary): (i128, Option<NaiveDate>, &RowSummary),
+    (statement_sum, first_date, summary, removed): (i128, Option<NaiveDate>, &RowSummary, i64),
 ) -> Result<(Option<Opening>, Option<BalanceCheck>), LedgerError> {
     let (Some(closing), [account], Some(first)) = (format.closing(), accounts, first_date) else {
         return Ok((None, None));
@@ -254,7 +255,7 @@ pub(super) async fn opening_and_balance(
             date: closing.date,
             currency: account.currency,
             bank_minor: closing.held_minor,
-            ledger_minor: held.saturating_add(to_add),
+            ledger_minor: held.saturating_add(to_add).saturating_sub(removed),
             checked: last.is_none_or(|l| l <= closing.date),
         }),
     ))
@@ -278,6 +279,24 @@ pub(super) struct Chunks {
 }
 
 impl Chunks {
+    /// Nothing stored yet of the rows of `parsed`, to be planned under `batch`.
+    pub(super) fn new(owner: OwnerId, batch: Uuid, parsed: &Parsed) -> Self {
+        Self {
+            owner,
+            batch,
+            stored: 0,
+            summary: RowSummary::default(),
+            duplicates: Vec::new(),
+            duplicate_count: 0,
+            sides: Vec::new(),
+            // A row a correction names is not a row whose id the bank changed.
+            file_refs: (parsed.rows.iter().filter_map(|r| r.bank_ref.clone()))
+                .chain(parsed.corrections.iter().map(|c| c.bank_ref.clone()))
+                .collect(),
+            taken: HashSet::new(),
+        }
+    }
+
     /// Counts a row that is already in the ledger in another account.
     pub(super) fn elsewhere(&mut self, row: &crate::import::ParsedRow, account: &str) {
         self.duplicate_count = self.duplicate_count.saturating_add(1);
