@@ -24,7 +24,6 @@ mod error;
 pub mod import;
 mod money;
 mod owner;
-mod rates;
 pub mod seed;
 pub mod settle;
 mod transactions;
@@ -42,7 +41,7 @@ pub use db::{
 pub use error::LedgerError;
 pub use money::{Currency, Money, MoneyError};
 pub use owner::{DEV_OWNER, EVAL_OWNER, OwnerId};
-pub use rates::{STATIC_RATES, StaticRates};
+pub use kakeibo_money::{STATIC_RATES, StaticRates};
 /// For [`database_errors_are_ledger_errors!`]: the sqlx this crate's errors hold.
 #[doc(hidden)]
 pub use sqlx as __sqlx;

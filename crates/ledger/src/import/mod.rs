@@ -28,7 +28,7 @@ pub use self::{
     plan::{
         BalanceCheck, CommitReport, DuplicateRow, Elsewhere, Opening, Plan, PlannedAccount,
         PlannedCorrection, PlannedRow, PlannedTransfer, RowSummary, Target, account_for, answer, commit,
-        commit_with, neutralise_formula, plan, plan_into, transit_account,
+        commit_with, plan, plan_into, transit_account,
     },
     preview::{
         CategoryRows, ClosingBalance, DateRange, Direction, END_ROWS, ImportPreview, OpeningBalance,

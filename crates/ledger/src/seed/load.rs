@@ -7,7 +7,7 @@ use sha2::{Digest, Sha256};
 use sqlx::PgConnection;
 use uuid::{Builder, Uuid};
 
-use super::files::CsvRow;
+use kakeibo_seed::CsvRow;
 use crate::{
     accounts::{CHECKING, UNCATEGORIZED, ensure_chart},
     error::LedgerError,

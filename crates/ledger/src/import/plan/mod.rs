@@ -525,14 +525,3 @@ pub async fn plan_into(
         .await?;
     Ok((id, plan))
 }
-
-/// A cell as it may be written into a CSV file a spreadsheet will open: text starting with
-/// `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading `'`, so it is never run as a
-/// formula.
-pub fn neutralise_formula(cell: &str) -> std::borrow::Cow<'_, str> {
-    if cell.starts_with(['=', '+', '-', '@', '\t', '\r']) {
-        std::borrow::Cow::Owned(format!("'{cell}"))
-    } else {
-        std::borrow::Cow::Borrowed(cell)
-    }
-}

@@ -5,23 +5,20 @@ use std::{fs, path::Path};
 use chrono::NaiveDate;
 use serde::{Serialize, Serializer};
 
-use crate::{
-    error::LedgerError,
-    money::{Currency, Money},
-    rates::StaticRates,
-};
-use kakeibo_seed::{AnomalyKind, END_DATE, MONTHS, SEED, SeedData};
+use kakeibo_money::{Currency, Money, StaticRates};
+
+use crate::{AnomalyKind, END_DATE, MONTHS, SEED, SeedData, SeedError};
 
 const HEADER: [&str; 4] = ["date", "description", "amount", "category"];
 
 /// `transactions.csv`: `date,description,amount,category`, amounts as decimal rupees, the
 /// category cell empty for the rows that arrive uncategorised; fields quoted only when needed.
-pub fn transactions_csv(data: &SeedData) -> Result<String, LedgerError> {
+pub fn transactions_csv(data: &SeedData) -> Result<String, SeedError> {
     let mut writer = csv::WriterBuilder::new()
         .terminator(csv::Terminator::Any(b'\n'))
         .quote_style(csv::QuoteStyle::Necessary)
         .from_writer(Vec::new());
-    let csv_error = |e: csv::Error| LedgerError::Seed(format!("writing CSV: {e}"));
+    let csv_error = |e: csv::Error| SeedError(format!("writing CSV: {e}"));
     writer.write_record(HEADER).map_err(csv_error)?;
     for row in &data.rows {
         let amount = Money::new(row.amount_minor, Currency::INR).to_decimal_string();
@@ -33,7 +30,7 @@ pub fn transactions_csv(data: &SeedData) -> Result<String, LedgerError> {
         writer
             .write_record([
                 row.date.to_string().as_str(),
-                &crate::import::neutralise_formula(&row.description),
+                &neutralise_formula(&row.description),
                 &amount,
                 category,
             ])
@@ -41,8 +38,8 @@ pub fn transactions_csv(data: &SeedData) -> Result<String, LedgerError> {
     }
     let bytes = writer
         .into_inner()
-        .map_err(|e| LedgerError::Seed(format!("writing CSV: {e}")))?;
-    String::from_utf8(bytes).map_err(|e| LedgerError::Seed(format!("writing CSV: {e}")))
+        .map_err(|e| SeedError(format!("writing CSV: {e}")))?;
+    String::from_utf8(bytes).map_err(|e| SeedError(format!("writing CSV: {e}")))
 }
 
 #[derive(Serialize)]
@@ -116,7 +113,7 @@ impl<V: Serialize> Serialize for Ordered<V> {
 
 /// `labels.json`: the ground truth of every row, the recurring merchants, the anomalies, the
 /// hostile rows and the totals (rows per true category, in order of first appearance).
-pub fn labels_json(data: &SeedData) -> Result<String, LedgerError> {
+pub fn labels_json(data: &SeedData) -> Result<String, SeedError> {
     let mut by_category: Vec<(String, usize)> = Vec::new();
     for row in &data.rows {
         match by_category.iter_mut().find(|(name, _)| name == row.category) {
@@ -181,13 +178,13 @@ pub fn labels_json(data: &SeedData) -> Result<String, LedgerError> {
             by_category: Ordered(by_category),
         },
     };
-    let mut json = serde_json::to_string_pretty(&labels).map_err(|e| LedgerError::Seed(e.to_string()))?;
+    let mut json = serde_json::to_string_pretty(&labels).map_err(|e| SeedError(e.to_string()))?;
     json.push('\n');
     Ok(json)
 }
 
 /// `rates.json`: the static rates per unit of the base currency, with their date.
-pub fn rates_json(rates: &StaticRates) -> Result<String, LedgerError> {
+pub fn rates_json(rates: &StaticRates) -> Result<String, SeedError> {
     #[derive(Serialize)]
     #[serde(rename_all = "camelCase")]
     struct RatesFile {
@@ -196,7 +193,7 @@ pub fn rates_json(rates: &StaticRates) -> Result<String, LedgerError> {
         note: &'static str,
         rates: Ordered<serde_json::Number>,
     }
-    let number = |scaled: i64| -> Result<serde_json::Number, LedgerError> {
+    let number = |scaled: i64| -> Result<serde_json::Number, SeedError> {
         if scaled % StaticRates::SCALE == 0 {
             return Ok(serde_json::Number::from(scaled / StaticRates::SCALE));
         }
@@ -210,7 +207,7 @@ pub fn rates_json(rates: &StaticRates) -> Result<String, LedgerError> {
             .parse::<f64>()
             .ok()
             .and_then(serde_json::Number::from_f64)
-            .ok_or_else(|| LedgerError::Seed(format!("rate {trimmed} is not a JSON number")))
+            .ok_or_else(|| SeedError(format!("rate {trimmed} is not a JSON number")))
     };
     let file = RatesFile {
         base: rates.base,
@@ -221,17 +218,17 @@ pub fn rates_json(rates: &StaticRates) -> Result<String, LedgerError> {
                 .per_base_unit
                 .iter()
                 .map(|(currency, scaled)| Ok((currency.to_string(), number(*scaled)?)))
-                .collect::<Result<_, LedgerError>>()?,
+                .collect::<Result<_, SeedError>>()?,
         ),
     };
-    let mut json = serde_json::to_string_pretty(&file).map_err(|e| LedgerError::Seed(e.to_string()))?;
+    let mut json = serde_json::to_string_pretty(&file).map_err(|e| SeedError(e.to_string()))?;
     json.push('\n');
     Ok(json)
 }
 
 /// Writes the three files into `dir` (created when missing).
-pub fn write_files(dir: &Path, data: &SeedData, rates: &StaticRates) -> Result<(), LedgerError> {
-    let io = |what: &Path, e: std::io::Error| LedgerError::Seed(format!("{}: {e}", what.display()));
+pub fn write_files(dir: &Path, data: &SeedData, rates: &StaticRates) -> Result<(), SeedError> {
+    let io = |what: &Path, e: std::io::Error| SeedError(format!("{}: {e}", what.display()));
     fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
     for (name, contents) in [
         ("transactions.csv", transactions_csv(data)?),
@@ -258,15 +255,15 @@ pub struct CsvRow {
 
 /// Reads a seed `transactions.csv` (exactly the header `date,description,amount,category`, INR).
 /// Any bad row fails the whole read, naming its line: a seed is all or nothing.
-pub fn read_transactions_csv(text: &str) -> Result<Vec<CsvRow>, LedgerError> {
+pub fn read_transactions_csv(text: &str) -> Result<Vec<CsvRow>, SeedError> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .from_reader(text.as_bytes());
     let header = reader
         .headers()
-        .map_err(|e| LedgerError::Seed(format!("line 1: {e}")))?;
+        .map_err(|e| SeedError(format!("line 1: {e}")))?;
     if header.iter().collect::<Vec<_>>() != HEADER {
-        return Err(LedgerError::Seed(format!(
+        return Err(SeedError(format!(
             "line 1: expected the header {:?}, found {:?}",
             HEADER.join(","),
             header.iter().collect::<Vec<_>>().join(",")
@@ -274,11 +271,11 @@ pub fn read_transactions_csv(text: &str) -> Result<Vec<CsvRow>, LedgerError> {
     }
     let mut rows = Vec::new();
     for record in reader.records() {
-        let record = record.map_err(|e| LedgerError::Seed(e.to_string()))?;
+        let record = record.map_err(|e| SeedError(e.to_string()))?;
         let csv_line = record
             .position()
             .map_or(0, |p| usize::try_from(p.line()).unwrap_or(0));
-        let bad = |what: &str| LedgerError::Seed(format!("line {csv_line}: {what}"));
+        let bad = |what: &str| SeedError(format!("line {csv_line}: {what}"));
         let [date, description, amount, category] = [0, 1, 2, 3].map(|i| record.get(i).unwrap_or_default());
         if record.len() != 4 {
             return Err(bad(&format!("expected 4 fields, found {}", record.len())));
@@ -300,4 +297,28 @@ pub fn read_transactions_csv(text: &str) -> Result<Vec<CsvRow>, LedgerError> {
         });
     }
     Ok(rows)
+}
+
+/// A cell as it may be written into a CSV file a spreadsheet will open: text starting with
+/// `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading `'`, so it is never run as a
+/// formula.
+pub fn neutralise_formula(cell: &str) -> std::borrow::Cow<'_, str> {
+    if cell.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        std::borrow::Cow::Owned(format!("'{cell}"))
+    } else {
+        std::borrow::Cow::Borrowed(cell)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formulas_are_neutralised() {
+        assert_eq!(neutralise_formula("=HYPERLINK(\"x\")"), "'=HYPERLINK(\"x\")");
+        assert_eq!(neutralise_formula("@SUM(A1)"), "'@SUM(A1)");
+        assert_eq!(neutralise_formula("-2+3"), "'-2+3");
+        assert_eq!(neutralise_formula("SWIGGY"), "SWIGGY");
+    }
 }

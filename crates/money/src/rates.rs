@@ -1,6 +1,6 @@
 //! Static exchange rates: kakeibo never calls a rate service, by design.
 
-use crate::money::Currency;
+use crate::Currency;
 
 /// Rates per one unit of the base currency, as integers scaled by [`StaticRates::SCALE`].
 #[derive(Debug, Clone, Copy)]
