@@ -458,10 +458,10 @@ fn row_of(entry: &Entry, account_currency: Currency, unstated: bool) -> Result<R
         } else {
             &d.debtor_account
         };
-        (!account.is_empty()).then(|| last_four(account))
+        Some(account.trim().to_owned()).filter(|a| !a.is_empty())
     });
-    if let Some(tail) = counterparty {
-        description = format!("{description} · account …{tail}");
+    if let Some(account) = &counterparty {
+        description = format!("{description} · account …{}", last_four(account));
     }
     Ok(Read::Row(
         ParsedRow {
@@ -473,6 +473,7 @@ fn row_of(entry: &Entry, account_currency: Currency, unstated: bool) -> Result<R
             category: None,
             currency_unstated: unstated && entry.currency.is_empty(),
             bank_ref: Some(entry.servicer_ref.clone()).filter(|r| !r.trim().is_empty()),
+            counterparty_account: counterparty,
         },
         notes,
     ))

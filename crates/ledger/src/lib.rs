@@ -39,9 +39,9 @@ pub use db::{
     pool_options, scope_to_owner, with_owner,
 };
 pub use error::LedgerError;
+pub use kakeibo_money::{STATIC_RATES, StaticRates};
 pub use money::{Currency, Money, MoneyError};
 pub use owner::{DEV_OWNER, EVAL_OWNER, OwnerId};
-pub use kakeibo_money::{STATIC_RATES, StaticRates};
 /// For [`database_errors_are_ledger_errors!`]: the sqlx this crate's errors hold.
 #[doc(hidden)]
 pub use sqlx as __sqlx;

@@ -173,16 +173,20 @@ pub fn statement_line(text: &str, currency: Currency) -> Result<Line, String> {
     })
 }
 
-/// What a `:86:` field says: structured (German banks' `GVC?00…?20…?32…`) or free text. The
-/// counterparty's name and the purpose, joined; free text as written, its lines joined.
-pub fn information(text: &str) -> String {
-    let structured = text.len() > 4
+/// Whether a `:86:` field is structured: three digits (the business code) and a `?`.
+fn structured(text: &str) -> bool {
+    text.len() > 4
         && text
             .get(..3)
             .is_some_and(|d| d.bytes().all(|b| b.is_ascii_digit()))
-        && text.get(3..4) == Some("?");
+        && text.get(3..4) == Some("?")
+}
+
+/// What a `:86:` field says: structured (German banks' `GVC?00…?20…?32…`) or free text. The
+/// counterparty's name and the purpose, joined; free text as written, its lines joined.
+pub fn information(text: &str) -> String {
     let squeeze = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
-    if !structured {
+    if !structured(text) {
         return squeeze(&text.replace('\n', " "));
     }
     // Sub-fields wrap across lines mid-word: the lines are joined as they are.
@@ -213,6 +217,21 @@ pub fn information(text: &str) -> String {
     } else {
         words.join(" · ")
     }
+}
+
+/// The counterparty's account of a structured `:86:` field (sub-field `?31`, an IBAN or an
+/// account number), when it has one.
+pub fn counterparty_account(text: &str) -> Option<String> {
+    if !structured(text) {
+        return None;
+    }
+    let joined = text.replace(['\n', '\r'], "");
+    joined
+        .split('?')
+        .skip(1)
+        .find_map(|part| part.strip_prefix("31"))
+        .map(|value| value.split_whitespace().collect::<String>())
+        .filter(|value| !value.is_empty())
 }
 
 pub fn clip(text: &str) -> String {
@@ -293,5 +312,17 @@ mod tests {
             information("basically some information here\nlots of information"),
             "basically some information here lots of information"
         );
+    }
+
+    #[test]
+    fn the_counterpartys_account_of_a_structured_field() {
+        assert_eq!(
+            counterparty_account(
+                "166?00GUTSCHRIFT?20RENT?30COBADEFF?31DE8937040044\n0532013000?32ME SAVINGS"
+            ),
+            Some("DE89370400440532013000".to_owned())
+        );
+        assert_eq!(counterparty_account("166?00GUTSCHRIFT?20RENT?32ME"), None);
+        assert_eq!(counterparty_account("free text ?31DE89"), None);
     }
 }

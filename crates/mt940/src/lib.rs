@@ -25,7 +25,7 @@ use kakeibo_statement::{
     RowError, StatementAccount, StatementFormat, StatementInfo, choose, count_lines, decode,
 };
 
-use self::fields::{Balance, balance, clip, information, statement_line};
+use self::fields::{Balance, balance, clip, counterparty_account, information, statement_line};
 
 /// One field: its tag, its text (continuation lines joined with `\n`), its first line.
 #[derive(Debug, Clone)]
@@ -367,6 +367,7 @@ fn read_line(
                 currency_unstated,
                 bank_ref: Some(line.bank_reference)
                     .filter(|r| !r.is_empty() && !r.eq_ignore_ascii_case("NONREF")),
+                counterparty_account: info.and_then(|i| counterparty_account(&i.text)),
             });
         }
     }

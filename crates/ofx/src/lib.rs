@@ -432,6 +432,7 @@ fn row_of(
         category: None,
         currency_unstated: unstated,
         bank_ref: Some(t.fitid).filter(|f| !f.is_empty()),
+        counterparty_account: Some(t.to_account.trim().to_owned()).filter(|a| !a.is_empty()),
     };
     Ok(match correction {
         Some(correction) => Read::Corrects(correction, Some((row, note))),

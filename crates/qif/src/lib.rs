@@ -506,6 +506,7 @@ fn row_of(
         category,
         currency_unstated,
         bank_ref: None,
+        counterparty_account: None,
     }))
 }
 

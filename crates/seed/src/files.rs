@@ -259,9 +259,7 @@ pub fn read_transactions_csv(text: &str) -> Result<Vec<CsvRow>, SeedError> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .from_reader(text.as_bytes());
-    let header = reader
-        .headers()
-        .map_err(|e| SeedError(format!("line 1: {e}")))?;
+    let header = reader.headers().map_err(|e| SeedError(format!("line 1: {e}")))?;
     if header.iter().collect::<Vec<_>>() != HEADER {
         return Err(SeedError(format!(
             "line 1: expected the header {:?}, found {:?}",

@@ -14,7 +14,8 @@ mod prng;
 
 pub use self::{
     files::{
-        CsvRow, labels_json, neutralise_formula, rates_json, read_transactions_csv, transactions_csv, write_files,
+        CsvRow, labels_json, neutralise_formula, rates_json, read_transactions_csv, transactions_csv,
+        write_files,
     },
     generate::{
         Anomaly, AnomalyKind, END_DATE, Hostile, MONTHS, Recurring, SEED, SeedData, SeedRow,

@@ -165,6 +165,11 @@ pub struct ParsedRow {
     /// rows apart, and a row downloaded twice.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bank_ref: Option<String>,
+    /// The account on the other side, by its number as the bank wrote it (camt `CdtrAcct`/
+    /// `DbtrAcct`, OFX `BANKACCTTO`, MT940 `?31`): a number of another of the owner's accounts
+    /// makes the row a transfer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counterparty_account: Option<String>,
 }
 
 /// What was detected about the file.

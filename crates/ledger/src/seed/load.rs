@@ -7,7 +7,6 @@ use sha2::{Digest, Sha256};
 use sqlx::PgConnection;
 use uuid::{Builder, Uuid};
 
-use kakeibo_seed::CsvRow;
 use crate::{
     accounts::{CHECKING, UNCATEGORIZED, ensure_chart},
     error::LedgerError,
@@ -15,6 +14,7 @@ use crate::{
     owner::{DEV_OWNER, OwnerId},
     transactions::{InsertOutcome, NewPosting, NewTransaction, insert_transactions, source_hash},
 };
+use kakeibo_seed::CsvRow;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoadReport {

@@ -12,12 +12,12 @@ mod demo;
 mod load;
 
 pub use demo::{ensure_demo_ledger, reset_demo_ledger};
-pub use kakeibo_seed::{
-    CsvRow, labels_json, neutralise_formula, rates_json, read_transactions_csv, transactions_csv, write_files,
-};
 pub use kakeibo_seed::Mulberry32;
 pub use kakeibo_seed::{
     Anomaly, AnomalyKind, END_DATE, Hostile, MONTHS, Recurring, SEED, SeedData, SeedRow, UNCATEGORIZED_COUNT,
     generate,
+};
+pub use kakeibo_seed::{
+    CsvRow, labels_json, neutralise_formula, rates_json, read_transactions_csv, transactions_csv, write_files,
 };
 pub use load::{LoadReport, clear_ledger, load, transaction_id};

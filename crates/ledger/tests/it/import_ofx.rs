@@ -2,7 +2,9 @@
 //! account, named after the bank's account and remembered by its number; `LEDGERBAL` checked;
 //! a second import of a file adds nothing; an overlapping, longer download adds exactly its new
 //! rows; two identical purchases on one day both land; a bank that numbers each file's rows
-//! 1, 2, 3 loses none of them; a bank that changes a row's id between downloads adds it once.
+//! 1, 2, 3 loses none of them; a bank that changes a row's id between downloads adds it once;
+//! the bank's corrections replace and delete; a camt entry naming another own account by its IBAN
+//! is a transfer.
 
 use crate::common;
 
@@ -314,4 +316,119 @@ async fn the_banks_corrections_replace_and_delete_the_rows_they_name(
             .iter()
             .all(|c| c.in_words.contains("not in the ledger"))
     );
+}
+
+/// A camt.053 statement of `iban` with one booked entry: (date, amount, money in, the other side's
+/// name and IBAN, the bank's reference).
+fn camt(iban: &str, entries: &[(&str, &str, bool, &str, &str, &str)]) -> Vec<u8> {
+    let mut text = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Document xmlns=\"urn:iso:std:iso:20022:tech:xsd:camt.053.001.08\">\
+         <BkToCstmrStmt><Stmt><Id>1</Id><Acct><Id><IBAN>{iban}</IBAN></Id><Ccy>EUR</Ccy></Acct>\n"
+    );
+    for (date, amount, money_in, name, other, reference) in entries {
+        let (mark, party, account) = if *money_in {
+            ("CRDT", "Dbtr", "DbtrAcct")
+        } else {
+            ("DBIT", "Cdtr", "CdtrAcct")
+        };
+        let _ = writeln!(
+            text,
+            "<Ntry><Amt Ccy=\"EUR\">{amount}</Amt><CdtDbtInd>{mark}</CdtDbtInd><Sts><Cd>BOOK</Cd></Sts>\
+             <BookgDt><Dt>{date}</Dt></BookgDt><AcctSvcrRef>{reference}</AcctSvcrRef><NtryDtls><TxDtls><RltdPties>\
+             <{party}><Pty><Nm>{name}</Nm></Pty></{party}><{account}><Id><IBAN>{other}</IBAN></Id></{account}>\
+             </RltdPties></TxDtls></NtryDtls></Ntry>"
+        );
+    }
+    text.push_str("</Stmt></BkToCstmrStmt></Document>\n");
+    text.into_bytes()
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn money_to_an_account_named_by_its_iban_is_a_transfer_between_own_accounts(
+    options: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let pool = owner_pool(options, connect).await;
+    let owner = new_user(&pool).await;
+    let (everyday, savings) = ("DE89370400440532013000", "DE02120300000000202051");
+    // Each account's first statement: now kakeibo knows both numbers.
+    let (_, first) = import(
+        &pool,
+        owner,
+        &camt(
+            everyday,
+            &[(
+                "2025-09-01",
+                "1000.00",
+                true,
+                "EMPLOYER GMBH",
+                "DE44500105175407324931",
+                "E1",
+            )],
+        ),
+        None,
+        None,
+    )
+    .await;
+    let (_, second) = import(
+        &pool,
+        owner,
+        &camt(
+            savings,
+            &[(
+                "2025-09-02",
+                "5.00",
+                true,
+                "BANK INTEREST",
+                "DE44500105175407324931",
+                "S1",
+            )],
+        ),
+        None,
+        None,
+    )
+    .await;
+    assert_eq!((first.imported, second.imported), (1, 1));
+    // The everyday account pays 200.00 to the savings account's IBAN; the savings statement
+    // receives it from the everyday account's. Neither says "transfer" in words.
+    let (plan, paid) = import(
+        &pool,
+        owner,
+        &camt(
+            everyday,
+            &[("2025-09-10", "200.00", false, "A PERSON", savings, "E2")],
+        ),
+        None,
+        None,
+    )
+    .await;
+    let why = &plan.transfers[0].why;
+    assert_eq!(why, "it names your account Account …2051 by its number …2051");
+    let (plan, received) = import(
+        &pool,
+        owner,
+        &camt(
+            savings,
+            &[("2025-09-10", "200.00", true, "A PERSON", everyday, "S2")],
+        ),
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(
+        plan.transfers[0].why,
+        "it names your account Account …3000 by its number …3000"
+    );
+    assert_eq!((paid.in_transit, received.transfers_paired), (1, 1));
+    // Nothing of the 200.00 is spending or income: no category posting of it is left.
+    let mut tx = begin_for_owner(owner, &pool).await.unwrap();
+    let categorised: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM postings p JOIN accounts a ON a.owner_id = p.owner_id AND a.id = p.account_id
+         WHERE a.type IN ('income', 'expense') AND abs(p.amount_minor) = 20000",
+    )
+    .fetch_one(&mut *tx)
+    .await
+    .unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(categorised, 0);
 }

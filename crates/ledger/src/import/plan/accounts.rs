@@ -1,6 +1,6 @@
 //! Which account each statement's rows go to: the accounts a plan names or creates, per currency.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use sqlx::PgConnection;
 use uuid::Uuid;
@@ -149,6 +149,35 @@ pub(super) async fn last_account_for_layout(
 }
 
 /// The account the last committed statement of the bank's `account` went into, and why.
+/// An account number as it is compared: upper-case, without spaces (`de89 3704…` is `DE893704…`).
+pub(super) fn account_number(text: &str) -> String {
+    text.chars()
+        .filter(|c| !c.is_whitespace())
+        .collect::<String>()
+        .to_uppercase()
+}
+
+/// The owner's accounts by the bank's number of each statement committed into them.
+pub(super) async fn accounts_by_number(
+    owner: OwnerId,
+    conn: &mut PgConnection,
+) -> Result<HashMap<String, String>, LedgerError> {
+    let found: Vec<(String, String)> = sqlx::query_as(
+        "SELECT DISTINCT plan->'format'->'statement'->'account'->>'id', plan->>'base_account'
+         FROM import_batches
+         WHERE owner_id = $1 AND status = 'committed' AND plan IS NOT NULL
+           AND plan->'format'->'statement'->'account'->>'id' IS NOT NULL
+           AND coalesce(plan->>'base_account', '') <> ''",
+    )
+    .bind(owner.as_uuid())
+    .fetch_all(conn)
+    .await?;
+    Ok(found
+        .into_iter()
+        .map(|(number, name)| (account_number(&number), name))
+        .collect())
+}
+
 async fn last_account_for_bank_account(
     owner: OwnerId,
     conn: &mut PgConnection,

@@ -27,8 +27,8 @@ pub use self::{
 };
 use self::{
     accounts::{
-        account_choices, base_account, check_target, empty_accounts, kind_of, planned_accounts,
-        settle_unstated_currency,
+        account_choices, accounts_by_number, base_account, check_target, empty_accounts, kind_of,
+        planned_accounts, settle_unstated_currency,
     },
     rows::{
         Chunks, Found, categories_and_rules, category_of, elsewhere, looks_like_transfer,
@@ -422,6 +422,7 @@ pub async fn plan_into(
         .iter()
         .filter(|a| matches!(a.account_type, AccountType::Asset | AccountType::Liability))
         .collect();
+    let by_number = accounts_by_number(owner, &mut *conn).await?;
     let elsewhere = elsewhere(owner, &mut *conn, &accounts, &parsed).await?;
     let corrections = corrections::planned(owner, &mut *conn, &accounts, &parsed).await?;
     let removed: i64 = corrections.iter().map(|c| c.amount_minor).sum();
@@ -450,7 +451,7 @@ pub async fn plan_into(
             chunks.elsewhere(&row, &place.account);
             continue;
         }
-        let transfer = looks_like_transfer(&row, &account, row_kind, &holders);
+        let transfer = looks_like_transfer(&row, (&account, row_kind), &holders, &by_number);
         let (category, bank_category) = if transfer.is_some() {
             (TRANSIT.to_owned(), None)
         } else {

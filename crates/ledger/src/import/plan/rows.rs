@@ -59,15 +59,35 @@ pub(super) async fn categories_and_rules(
 /// Why `row`, going into `account`, looks like a transfer to another of the `holders`, if it does.
 pub(super) fn looks_like_transfer(
     row: &crate::import::ParsedRow,
-    account: &str,
-    kind: AccountKind,
+    (account, kind): (&str, AccountKind),
     holders: &[&Account],
+    by_number: &HashMap<String, String>,
 ) -> Option<String> {
     let others: Vec<&Account> = holders
         .iter()
         .copied()
         .filter(|a| !a.name.eq_ignore_ascii_case(account))
         .collect();
+    // The account on the other side by its number (camt, OFX BANKACCTTO, MT940 ?31): the number
+    // of a statement that went into another of the owner's accounts.
+    let number = row
+        .counterparty_account
+        .as_deref()
+        .map(super::accounts::account_number);
+    let named = number
+        .as_ref()
+        .and_then(|n| by_number.get(n).map(|name| (n, name)));
+    if let Some((number, other)) = named.filter(|(_, name)| others.iter().any(|a| a.name == **name)) {
+        let tail: String = number
+            .chars()
+            .rev()
+            .take(4)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        return Some(format!("it names your account {other} by its number …{tail}"));
+    }
     transfers::looks_like_transfer(&row.description, kind, row.amount_minor, &others)
 }
 
