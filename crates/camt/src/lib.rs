@@ -474,6 +474,7 @@ fn row_of(entry: &Entry, account_currency: Currency, unstated: bool) -> Result<R
             currency_unstated: unstated && entry.currency.is_empty(),
             bank_ref: Some(entry.servicer_ref.clone()).filter(|r| !r.trim().is_empty()),
             counterparty_account: counterparty,
+            splits: Vec::new(),
         },
         notes,
     ))

@@ -368,6 +368,7 @@ fn read_line(
                 bank_ref: Some(line.bank_reference)
                     .filter(|r| !r.is_empty() && !r.eq_ignore_ascii_case("NONREF")),
                 counterparty_account: info.and_then(|i| counterparty_account(&i.text)),
+                splits: Vec::new(),
             });
         }
     }

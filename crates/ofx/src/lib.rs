@@ -433,6 +433,7 @@ fn row_of(
         currency_unstated: unstated,
         bank_ref: Some(t.fitid).filter(|f| !f.is_empty()),
         counterparty_account: Some(t.to_account.trim().to_owned()).filter(|a| !a.is_empty()),
+        splits: Vec::new(),
     };
     Ok(match correction {
         Some(correction) => Read::Corrects(correction, Some((row, note))),

@@ -7,8 +7,9 @@
 //! 12 is a day, a second past 12 is a day), else taken from the mapping or a previous import
 //! (`--date-order`, as for CSV), else asked. An apostrophe before a two-digit year means the
 //! 2000s. Amounts may group thousands with `,` (or `.` where `,` is the decimal mark, decided per
-//! file). A record's splits (`S`/`E`/`$`) are listed in the notes with their sum checked against
-//! the record's amount; the record is one row. A category in brackets (`L[Savings]`) is a
+//! file). A record's splits (`S`/`E`/`$`) that add up to its amount are the row's parts, each
+//! to its category (one transaction of several postings); splits that do not, or that name a
+//! transfer, leave the record one row, said in the notes. A category in brackets (`L[Savings]`) is a
 //! transfer to that account, said in the row's words for the transfer matching. QIF has no
 //! transaction id: rows are known by their content and their occurrence in the file. A file of
 //! several accounts (`!Account` blocks) is read one account at a time, by its number.
@@ -22,7 +23,7 @@ use chrono::NaiveDate;
 use kakeibo_money::{AccountKind, Currency, Money};
 use kakeibo_statement::{
     DateOrder, DecimalMark, Format, ImportError, KindHint, LineCount, ParseOptions, Parsed, ParsedRow,
-    RowError, StatementAccount, StatementFormat, StatementInfo, choose, count_lines, decode,
+    RowError, Split, StatementAccount, StatementFormat, StatementInfo, choose, count_lines, decode,
 };
 
 /// One record (`^`-terminated) as written.
@@ -460,38 +461,7 @@ fn row_of(
             format!("Cheque {}", record.number)
         };
     }
-    if !record.splits.is_empty() {
-        let read: Vec<(String, Option<i64>)> = record
-            .splits
-            .iter()
-            .map(|(category, amount)| ((*category).to_owned(), amount_of(amount, comma, currency).ok()))
-            .collect();
-        let sum = read
-            .iter()
-            .filter_map(|(_, a)| *a)
-            .fold(0i64, i64::saturating_add);
-        let listed: Vec<String> = read
-            .iter()
-            .map(|(c, a)| {
-                format!(
-                    "{} {}",
-                    if c.is_empty() { "(no category)" } else { c },
-                    a.map_or("?".to_owned(), |a| Money::new(a, currency).format())
-                )
-            })
-            .collect();
-        let verdict = if read.iter().all(|(_, a)| a.is_some()) && sum == amount {
-            "they add up to it"
-        } else {
-            "they do not add up to it"
-        };
-        notes.push(format!(
-            "line {}: split {} ({verdict}); booked as one row of {}",
-            record.line,
-            listed.join(", "),
-            Money::new(amount, currency).format()
-        ));
-    }
+    let splits = splits_of(record, amount, (comma, currency), notes);
     let category = if transfer.is_some() || record.splits.len() > 1 {
         None
     } else {
@@ -507,7 +477,71 @@ fn row_of(
         currency_unstated,
         bank_ref: None,
         counterparty_account: None,
+        splits,
     }))
+}
+
+/// A record's splits as the row's parts, each to its category: when every part reads, none is a
+/// transfer (`[Account]`) and they add up to the record's amount. Otherwise the record is one row
+/// and the notes list its parts with why.
+fn splits_of(
+    record: &Record,
+    amount: i64,
+    (comma, currency): (bool, Currency),
+    notes: &mut Vec<String>,
+) -> Vec<Split> {
+    if record.splits.is_empty() {
+        return Vec::new();
+    }
+    let read: Vec<(&str, Option<i64>)> = record
+        .splits
+        .iter()
+        .map(|(category, part)| (category.trim(), amount_of(part, comma, currency).ok()))
+        .collect();
+    let sum = read
+        .iter()
+        .filter_map(|(_, a)| *a)
+        .fold(0i64, i64::saturating_add);
+    let listed: Vec<String> = read
+        .iter()
+        .map(|(c, a)| {
+            format!(
+                "{} {}",
+                if c.is_empty() { "(no category)" } else { c },
+                a.map_or("?".to_owned(), |a| Money::new(a, currency).format())
+            )
+        })
+        .collect();
+    let whole = read.iter().all(|(_, a)| a.is_some()) && sum == amount;
+    let transfer = read.iter().any(|(c, _)| c.starts_with('['));
+    if whole && !transfer && read.len() > 1 {
+        notes.push(format!(
+            "line {}: split {}; each part booked to its category in one transaction",
+            record.line,
+            listed.join(", ")
+        ));
+        return read
+            .into_iter()
+            .map(|(category, part)| Split {
+                category: category.to_owned(),
+                amount_minor: part.unwrap_or_default(),
+            })
+            .collect();
+    }
+    let why = if !whole {
+        "they do not add up to it"
+    } else if transfer {
+        "a part is a transfer, which kakeibo books as a row of its own only"
+    } else {
+        "they add up to it"
+    };
+    notes.push(format!(
+        "line {}: split {} ({why}); booked as one row of {}",
+        record.line,
+        listed.join(", "),
+        Money::new(amount, currency).format()
+    ));
+    Vec::new()
 }
 
 #[cfg(test)]

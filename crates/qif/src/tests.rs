@@ -37,13 +37,14 @@ fn accounts_splits_transfers_and_decimal_commas() {
     let text = "!Account\nNEveryday\nTBank\n^\nNCard\nTCCard\n^\n!Option:AutoSwitch\n!Clear:AutoSwitch\n\
                 !Account\nNEveryday\nTBank\n^\n!Type:Bank\nD12/21' 7\nT-1.234,50\nPRent\nL[Savings]\n^\n\
                 D12/22' 7\nT100,00\nPShop\nSFood\n$60,00\nSHouse\n$30,00\n^\n\
+                D12/24' 7\nT-50,00\nPMarket\nSFood:Groceries\n$-35,00\nSHousehold\n$-15,00\n^\n\
                 !Account\nNCard\nTCCard\n^\n!Type:CCard\nD12/23'07\nT-9,99\nPBooks\nLLeisure\n^\n";
     let Err(ImportError::SeveralStatements { statements }) = read(text, &usd()) else {
         panic!("two accounts");
     };
     assert_eq!(
         statements,
-        vec!["Everyday (Bank, 2 transactions)", "Card (CCard, 1 transactions)"]
+        vec!["Everyday (Bank, 3 transactions)", "Card (CCard, 1 transactions)"]
     );
     let options = ParseOptions {
         statement: Some(1),
@@ -59,12 +60,37 @@ fn accounts_splits_transfers_and_decimal_commas() {
         rows,
         vec![
             ("2007-12-21".to_owned(), -123_450, "Rent · transfer to Savings"),
-            ("2007-12-22".to_owned(), 10_000, "Shop")
+            ("2007-12-22".to_owned(), 10_000, "Shop"),
+            ("2007-12-24".to_owned(), -5000, "Market")
+        ]
+    );
+    // Splits that add up are the row's parts, each to its category; those that do not leave
+    // the row whole.
+    let parts: Vec<Vec<(&str, i64)>> = everyday
+        .rows
+        .iter()
+        .map(|r| {
+            r.splits
+                .iter()
+                .map(|s| (s.category.as_str(), s.amount_minor))
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        parts,
+        vec![
+            vec![],
+            vec![],
+            vec![("Food:Groceries", -3500), ("Household", -1500)]
         ]
     );
     let notes = everyday.format.statement.as_ref().unwrap().notes.join("\n");
     assert!(
         notes.contains("split Food $60.00, House $30.00 (they do not add up to it)"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("split Food:Groceries -$35.00, Household -$15.00; each part booked to its category"),
         "{notes}"
     );
     let card = read(

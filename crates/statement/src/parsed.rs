@@ -170,6 +170,18 @@ pub struct ParsedRow {
     /// makes the row a transfer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counterparty_account: Option<String>,
+    /// The row split across categories (a QIF split whose parts add up to it): each part booked
+    /// to its own category, in one transaction. Empty for a row of one category.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub splits: Vec<Split>,
+}
+
+/// One part of a split row: its category as the file names it, and its amount (signed as the
+/// row is).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Split {
+    pub category: String,
+    pub amount_minor: i64,
 }
 
 /// What was detected about the file.

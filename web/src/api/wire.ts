@@ -1801,7 +1801,7 @@ export interface StatementInfo {
   available: Closing | null;
   /**
    * What the reader noticed and did not change: an amount whose sign its transaction type
-   * contradicts, corrections not applied, investment lines left out. One sentence each.
+   * contradicts, corrections that cannot be applied, investment lines left out. One sentence each.
    */
   notes: string[];
 }

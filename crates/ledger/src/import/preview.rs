@@ -415,6 +415,7 @@ mod tests {
             transfer: None,
             bank_category: None,
             bank_ref: None,
+            splits: Vec::new(),
         };
         let lines = |rows: &[PlannedRow]| rows.iter().map(|r| r.line).collect::<Vec<_>>();
         for (n, head, tail) in [

@@ -4,7 +4,7 @@
 //! rows; two identical purchases on one day both land; a bank that numbers each file's rows
 //! 1, 2, 3 loses none of them; a bank that changes a row's id between downloads adds it once;
 //! the bank's corrections replace and delete; a camt entry naming another own account by its IBAN
-//! is a transfer.
+//! is a transfer; a QIF split is one transaction with a posting per category.
 
 use crate::common;
 
@@ -431,4 +431,74 @@ async fn money_to_an_account_named_by_its_iban_is_a_transfer_between_own_account
     .unwrap();
     tx.commit().await.unwrap();
     assert_eq!(categorised, 0);
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_qif_split_is_one_transaction_with_a_posting_per_category(
+    options: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let pool = owner_pool(options, connect).await;
+    let owner = new_user(&pool).await;
+    // A market run split between groceries (a subcategory of the file's) and shopping; a second
+    // record whose parts do not add up stays one row.
+    let qif = "!Type:Bank\nD12/24/2024\nT-50.00\nPMarket\nSGroceries:Vegetables\n$-35.00\nSShopping\n$-15.00\n^\n\
+               D12/26/2024\nT-20.00\nPKiosk\nSGroceries\n$-5.00\nSShopping\n$-5.00\n^\n";
+    let options = ParseOptions {
+        currency: Some(kakeibo_ledger::Currency::USD),
+        ..ParseOptions::default()
+    };
+    let parsed = import::parse(qif.as_bytes(), &options).unwrap();
+    let mut tx = begin_for_owner(owner, &pool).await.unwrap();
+    let (plan_id, plan) = import::plan(
+        owner,
+        &mut tx,
+        "december.qif",
+        &import::file_sha256(qif.as_bytes()),
+        parsed,
+        None,
+    )
+    .await
+    .unwrap();
+    let preview = import::preview(plan_id, &plan);
+    let categories: Vec<(&str, usize, i64)> = preview
+        .by_category
+        .iter()
+        .map(|c| {
+            (
+                c.category.as_str(),
+                c.rows,
+                c.amounts.iter().map(|a| a.amount_minor).sum(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        categories,
+        [
+            ("Groceries", 1, -3500),
+            ("Shopping", 1, -1500),
+            ("Uncategorized", 1, -2000)
+        ]
+    );
+    assert_eq!(preview.first_rows[0].category, "Groceries + Shopping");
+    let report = import::commit(owner, &mut tx, plan_id, &mut |_, _| {})
+        .await
+        .unwrap();
+    assert_eq!(report.imported, 2);
+    let postings: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT a.name, p.amount_minor FROM postings p
+         JOIN accounts a ON a.owner_id = p.owner_id AND a.id = p.account_id
+         JOIN transactions t ON t.owner_id = p.owner_id AND t.id = p.transaction_id
+         WHERE t.raw_description = 'Market' ORDER BY p.amount_minor",
+    )
+    .fetch_all(&mut *tx)
+    .await
+    .unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(
+        postings,
+        [("Checking", -5000), ("Shopping", 1500), ("Groceries", 3500)]
+            .map(|(a, m)| (a.to_owned(), m))
+            .to_vec()
+    );
 }

@@ -8,7 +8,7 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 use super::{
-    BalanceCheck, Opening, PLAN_VERSION, Plan, ROWS_PER_CHUNK,
+    BalanceCheck, Opening, PLAN_VERSION, Plan, PlannedRow, ROWS_PER_CHUNK,
     accounts::account_for,
     rows::{plan_rows, transaction_of},
 };
@@ -276,14 +276,8 @@ pub async fn commit_with(
         let news = rows
             .iter()
             .map(|row| {
-                let other = if row.transfer.is_some() {
-                    transit
-                        .get(&row.currency)
-                        .ok_or_else(|| LedgerError::UnknownAccountName(TRANSIT.to_owned()))?
-                } else {
-                    find(&row.category)?
-                };
-                Ok(transaction_of(row, find(&row.account)?, other, plan_id))
+                let others = other_sides(row, &transit, &find)?;
+                Ok(transaction_of(row, find(&row.account)?, &others, plan_id))
             })
             .collect::<Result<Vec<_>, LedgerError>>()?;
         let mut hints: Vec<(Uuid, Option<&str>, Option<&str>)> = Vec::new();
@@ -356,6 +350,28 @@ pub async fn commit_with(
     .execute(&mut *conn)
     .await?;
     Ok(report)
+}
+
+/// Where a row's money goes on the other side, and how much: the transit account of a transfer,
+/// else its category, else each part's category of a split row.
+fn other_sides<'a>(
+    row: &PlannedRow,
+    transit: &'a HashMap<Currency, Account>,
+    find: &dyn Fn(&str) -> Result<&'a Account, LedgerError>,
+) -> Result<Vec<(&'a Account, i64)>, LedgerError> {
+    if row.transfer.is_some() {
+        let transit = transit
+            .get(&row.currency)
+            .ok_or_else(|| LedgerError::UnknownAccountName(TRANSIT.to_owned()))?;
+        return Ok(vec![(transit, row.amount_minor)]);
+    }
+    if row.splits.is_empty() {
+        return Ok(vec![(find(&row.category)?, row.amount_minor)]);
+    }
+    row.splits
+        .iter()
+        .map(|part| Ok((find(&part.category)?, part.amount_minor)))
+        .collect()
 }
 
 /// Makes each planned pair one transfer: the row's transit leg merges into its other side's (a

@@ -31,14 +31,14 @@ use self::{
         planned_accounts, settle_unstated_currency,
     },
     rows::{
-        Chunks, Found, categories_and_rules, category_of, elsewhere, looks_like_transfer,
+        Chunks, Found, categories_and_rules, categorised, elsewhere, looks_like_transfer,
         opening_and_balance, paired, row_key,
     },
 };
 
 use super::{Format, LineCount, Parsed, RowError};
 use crate::{
-    accounts::{Account, AccountKind, AccountType, TRANSIT, UNCATEGORIZED, home_currency, list_accounts},
+    accounts::{Account, AccountKind, AccountType, UNCATEGORIZED, home_currency, list_accounts},
     error::LedgerError,
     money::{Currency, Money},
     owner::OwnerId,
@@ -255,6 +255,16 @@ pub struct PlannedRow {
     /// on its transaction so a later statement can name it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bank_ref: Option<String>,
+    /// The parts of a split row, each to its category (`category` then names them all).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub splits: Vec<PlannedSplit>,
+}
+
+/// One part of a split row: the owner's category it goes to, and its amount (signed as the row).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PlannedSplit {
+    pub category: String,
+    pub amount_minor: i64,
 }
 
 /// The rows to add as the preview shows them, gathered as they are planned: a plan's rows are
@@ -294,14 +304,23 @@ impl RowSummary {
         if row.transfer.is_some() {
             self.transfers = self.transfers.saturating_add(1);
         } else {
-            let category = self.by_category.entry(row.category.clone()).or_default();
-            category.0 = category.0.saturating_add(1);
-            let sum = category.1.entry(row.currency).or_default();
-            *sum = sum.saturating_add(row.amount_minor);
+            // A split row counts under each of its parts' categories, with each part's amount.
+            let whole = [(row.category.as_str(), row.amount_minor)];
+            let parts: Vec<(&str, i64)> = row
+                .splits
+                .iter()
+                .map(|p| (p.category.as_str(), p.amount_minor))
+                .collect();
+            for (name, amount) in if parts.is_empty() { &whole[..] } else { &parts[..] } {
+                let category = self.by_category.entry((*name).to_owned()).or_default();
+                category.0 = category.0.saturating_add(1);
+                let sum = category.1.entry(row.currency).or_default();
+                *sum = sum.saturating_add(*amount);
+            }
         }
-        self.uncategorized = self
-            .uncategorized
-            .saturating_add(usize::from(row.category == UNCATEGORIZED));
+        let uncategorized =
+            row.category == UNCATEGORIZED || row.splits.iter().any(|p| p.category == UNCATEGORIZED);
+        self.uncategorized = self.uncategorized.saturating_add(usize::from(uncategorized));
         self.dates = Some(self.dates.map_or((row.date, row.date), |(from, to)| {
             (from.min(row.date), to.max(row.date))
         }));
@@ -452,11 +471,7 @@ pub async fn plan_into(
             continue;
         }
         let transfer = looks_like_transfer(&row, (&account, row_kind), &holders, &by_number);
-        let (category, bank_category) = if transfer.is_some() {
-            (TRANSIT.to_owned(), None)
-        } else {
-            category_of(&row, &categories, &rules)
-        };
+        let (category, bank_category, splits) = categorised(&row, transfer.is_some(), &categories, &rules);
         pending.push(PlannedRow {
             source_hash: hash,
             line: row.line,
@@ -469,6 +484,7 @@ pub async fn plan_into(
             transfer,
             bank_category,
             bank_ref: row.bank_ref,
+            splits,
         });
         if pending.len() == ROWS_PER_CHUNK {
             chunks.store(conn, std::mem::take(&mut pending)).await?;

@@ -8,8 +8,8 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 use super::{
-    BalanceCheck, DuplicateRow, Elsewhere, LISTED, Opening, PlannedAccount, PlannedRow, PlannedTransfer,
-    RowSummary,
+    BalanceCheck, DuplicateRow, Elsewhere, LISTED, Opening, PlannedAccount, PlannedRow, PlannedSplit,
+    PlannedTransfer, RowSummary,
 };
 use crate::{
     accounts::{Account, AccountKind, UNCATEGORIZED},
@@ -124,6 +124,58 @@ pub(super) fn category_of(
         .filter(|w| !categories.contains_key(&w.to_lowercase()))
         .map(str::to_owned);
     (category, bank_category)
+}
+
+/// A row's category (transit for a transfer), the bank's word kept as a hint, and the parts of a
+/// split row each with its category — a split row's `category` names them all ("Groceries +
+/// Household").
+pub(super) fn categorised(
+    row: &crate::import::ParsedRow,
+    transfer: bool,
+    categories: &HashMap<String, String>,
+    rules: &[(String, String)],
+) -> (String, Option<String>, Vec<PlannedSplit>) {
+    if transfer {
+        return (crate::accounts::TRANSIT.to_owned(), None, Vec::new());
+    }
+    if row.splits.is_empty() {
+        let (category, bank_category) = category_of(row, categories, rules);
+        return (category, bank_category, Vec::new());
+    }
+    let splits: Vec<PlannedSplit> = row
+        .splits
+        .iter()
+        .map(|part| PlannedSplit {
+            category: split_category(&part.category, categories, rules),
+            amount_minor: part.amount_minor,
+        })
+        .collect();
+    let mut names: Vec<&str> = splits.iter().map(|s| s.category.as_str()).collect();
+    names.dedup();
+    (names.join(" + "), None, splits)
+}
+
+/// The category of one part of a split row, by the word its file gives it: one of the owner's
+/// (the whole word, else the part before a `:` subcategory), else a rule whose pattern is that
+/// word, else the word through the table of common ones, else Uncategorized.
+fn split_category(word: &str, categories: &HashMap<String, String>, rules: &[(String, String)]) -> String {
+    let lower = word.trim().to_lowercase();
+    let parent = lower.split(':').next().unwrap_or_default().trim().to_owned();
+    categories
+        .get(&lower)
+        .or_else(|| categories.get(&parent))
+        .cloned()
+        .or_else(|| {
+            rules
+                .iter()
+                .find(|(pattern, _)| *pattern == lower || *pattern == parent)
+                .map(|(_, c)| c.clone())
+        })
+        .or_else(|| {
+            bank_categories::default_category(word.trim())
+                .and_then(|c| categories.get(&c.to_lowercase()).cloned())
+        })
+        .unwrap_or_else(|| UNCATEGORIZED.to_owned())
 }
 
 /// The rows that look like transfers (with why), paired with each other and with the legs
@@ -551,9 +603,22 @@ pub(super) async fn split_duplicates(
 pub(super) fn transaction_of(
     row: &PlannedRow,
     asset: &Account,
-    category: &Account,
+    categories: &[(&Account, i64)],
     plan_id: Uuid,
 ) -> NewTransaction {
+    let mut postings = vec![NewPosting {
+        account_id: asset.id,
+        amount_minor: row.amount_minor,
+        currency: row.currency,
+    }];
+    // A planned amount's magnitude is at most `i64::MAX` (it was parsed), so nothing saturates;
+    // were it ever to, or a split's parts not add up, the postings would not balance and the
+    // insert refuses the transaction.
+    postings.extend(categories.iter().map(|(category, amount)| NewPosting {
+        account_id: category.id,
+        amount_minor: amount.saturating_neg(),
+        currency: row.currency,
+    }));
     NewTransaction {
         id: None,
         date: row.date,
@@ -561,20 +626,6 @@ pub(super) fn transaction_of(
         raw_description: row.description.clone(),
         import_batch_id: Some(plan_id),
         source_hash: Some(row.source_hash.clone()),
-        postings: vec![
-            NewPosting {
-                account_id: asset.id,
-                amount_minor: row.amount_minor,
-                currency: row.currency,
-            },
-            NewPosting {
-                account_id: category.id,
-                // A planned amount's magnitude is at most `i64::MAX` (it was parsed), so nothing
-                // saturates; were it ever to, the postings would not balance and the insert
-                // refuses the transaction.
-                amount_minor: row.amount_minor.saturating_neg(),
-                currency: row.currency,
-            },
-        ],
+        postings,
     }
 }
