@@ -431,6 +431,31 @@ describe('a visitor on /chat', () => {
       [owner],
     );
     expect(after).toEqual([{ held: '123550' }]);
+
+    // A QBO of a bank account and a card: the page offers each statement; the card is read alone.
+    const both = Buffer.from(
+      'OFXHEADER:100\nDATA:OFXSGML\nVERSION:102\nCHARSET:1252\n\n<OFX><BANKMSGSRSV1><STMTTRNRS><STMTRS><CURDEF>USD\n' +
+        '<BANKACCTFROM><BANKID>021000021<ACCTID>000555501234<ACCTTYPE>CHECKING</BANKACCTFROM>\n<BANKTRANLIST>\n' +
+        '<STMTTRN><TRNTYPE>POS<DTPOSTED>20251003<TRNAMT>-7.00<FITID>B1<NAME>QBO LUNCH</STMTTRN>\n' +
+        '</BANKTRANLIST></STMTRS></STMTTRNRS></BANKMSGSRSV1>\n' +
+        '<CREDITCARDMSGSRSV1><CCSTMTTRNRS><CCSTMTRS><CURDEF>USD<CCACCTFROM><ACCTID>4111000011112222</CCACCTFROM>\n<BANKTRANLIST>\n' +
+        '<STMTTRN><TRNTYPE>DEBIT<DTPOSTED>20251004<TRNAMT>-25.00<FITID>C1<NAME>QBO BOOKS</STMTTRN>\n' +
+        '<STMTTRN><TRNTYPE>DEBIT<DTPOSTED>20251005<TRNAMT>-12.00<FITID>C2<NAME>QBO CINEMA</STMTTRN>\n' +
+        '</BANKTRANLIST></CCSTMTRS></CCSTMTTRNRS></CREDITCARDMSGSRSV1></OFX>\n',
+    );
+    await page.getByRole('button', { name: 'Statement', exact: true }).click();
+    await page.locator('.upload input[type=file]').setInputFiles({ name: 'october.qbo', mimeType: 'application/x-ofx', buffer: both });
+    const choice = page.locator('.statement-choice');
+    await expect.poll(() => choice.locator('li').count(), { timeout: 20_000 }).toBe(2);
+    expect(await choice.locator('li').allInnerTexts()).toEqual([
+      'Read statement 1 checking account …1234 (USD, 1 transaction)',
+      'Read statement 2 credit card …2222 (USD, 2 transactions)',
+    ]);
+    await screenshot(page, 'statement-choice');
+    await choice.getByRole('button', { name: 'Read statement 2' }).click();
+    const card = page.locator('.preview');
+    await expect.poll(() => card.locator('h3.subhead').innerText(), { timeout: 20_000 }).toMatch(/^2 rows to add from october\.qbo/);
+    await expect.poll(() => card.locator('.preview-kind').innerText()).toContain('Credit Card …2222: a new card account');
     await context.close();
   });
 

@@ -53,6 +53,14 @@ pub enum ApiError {
     /// cannot read): `422` with the sentence.
     #[error("{0}")]
     Unprocessable(String),
+    /// A statement file of several accounts, read one at a time: `422 {error, reason:
+    /// several_statements, statements}`, each in a few words, so the page can offer each by its
+    /// number.
+    #[error("{message}")]
+    SeveralStatements {
+        message: String,
+        statements: Vec<String>,
+    },
     #[error("the request body is larger than {limit} bytes")]
     TooLarge { limit: usize },
     /// A body under a type the route does not read: `415`.
@@ -105,7 +113,7 @@ impl ApiError {
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Self::Conflict(_) | Self::Busy(_) | Self::InProgress { .. } => StatusCode::CONFLICT,
             Self::Gone(_) => StatusCode::GONE,
-            Self::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::Unprocessable(_) | Self::SeveralStatements { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             Self::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
@@ -124,6 +132,10 @@ pub struct ErrorBody {
     pub error: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The statements of a file of several (`several_statements`), in file order: the first is
+    /// statement 1.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub statements: Vec<String>,
 }
 
 impl ErrorBody {
@@ -132,6 +144,7 @@ impl ErrorBody {
         Self {
             error: error.into(),
             reason: reason.map(str::to_owned),
+            statements: Vec::new(),
         }
     }
 }
@@ -149,6 +162,10 @@ impl IntoResponse for ApiError {
                 ErrorBody::new(self.to_string(), Some("database_unavailable"))
             }
             Self::Unavailable { error, reason } => ErrorBody::new(error.as_str(), Some(reason)),
+            Self::SeveralStatements { message, statements } => ErrorBody {
+                statements: statements.clone(),
+                ..ErrorBody::new(message.as_str(), Some("several_statements"))
+            },
             Self::Internal(detail) => {
                 tracing::error!(detail = %chain(detail.as_ref()), "internal error");
                 ErrorBody::new("internal error", None)

@@ -26,8 +26,8 @@ use encoding_rs::{Encoding, UTF_8, WINDOWS_1252};
 use kakeibo_money::{AccountKind, Currency, Money};
 use kakeibo_statement::{
     Closing, DateOrder, DecimalMark, Format, ImportError, KindHint, LineCount, ParseOptions, Parsed,
-    ParsedRow, RowError, StatementAccount, StatementFormat, StatementInfo, choose, count_lines, last_four,
-    within_limits,
+    ParsedRow, RowError, StatementAccount, StatementFormat, StatementInfo, choose, count_lines, counted,
+    last_four, within_limits,
 };
 
 use self::read::{Balance, Entry, Statement, Unreadable};
@@ -145,7 +145,10 @@ fn statement_in_words(statement: &Statement) -> String {
     } else {
         statement.currency.as_str()
     };
-    format!("{account} ({currency}, {} entries)", statement.entries.len())
+    format!(
+        "{account} ({currency}, {})",
+        counted(statement.entries.len(), "entry", "entries")
+    )
 }
 
 /// A camt date (`2024-03-12`, `2024-03-12T10:00:00+01:00`): the calendar date as written.

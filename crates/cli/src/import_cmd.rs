@@ -88,6 +88,10 @@ pub struct ImportArgs {
     /// card), by its number as the refusal lists them.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     statement: Option<u16>,
+    /// Every statement of a file that holds several, one after another, each into its own
+    /// account with its own preview and question.
+    #[arg(long, conflicts_with_all = ["statement", "json", "account"])]
+    all_statements: bool,
     /// Whose ledger (default: the development owner).
     #[arg(long, value_name = "UUID", default_value_t = kakeibo_ledger::DEV_OWNER.as_uuid())]
     owner: uuid::Uuid,
@@ -160,14 +164,40 @@ pub async fn run(args: ImportArgs) -> Result<()> {
         || args.file.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
+    if !args.all_statements {
+        return import_one(&args, &bytes, &filename, args.statement.map(usize::from)).await;
+    }
+    let statements = match import::parse(&bytes, &ParseOptions::default()) {
+        Err(import::ImportError::SeveralStatements { statements }) => statements,
+        _ => Vec::new(),
+    };
+    if statements.is_empty() {
+        return import_one(&args, &bytes, &filename, None).await;
+    }
+    for (index, statement) in statements.iter().enumerate() {
+        let number = index.saturating_add(1);
+        crate::outln!();
+        crate::outln!(
+            "statement {number} of {}: {}",
+            statements.len(),
+            visible(statement)
+        );
+        import_one(&args, &bytes, &filename, Some(number)).await?;
+    }
+    Ok(())
+}
+
+/// Previews statement `statement` of `bytes` (the only one when `None`) and commits it as asked.
+async fn import_one(args: &ImportArgs, bytes: &[u8], filename: &str, statement: Option<usize>) -> Result<()> {
+    let filename = filename.to_owned();
     let options = ParseOptions {
-        mapping: mapping(&args)?,
+        mapping: mapping(args)?,
         currency: args.currency.as_deref().map(Currency::parse).transpose()?,
         date_hint: None,
         figures: args.take.iter().copied().collect(),
-        statement: args.statement.map(usize::from),
+        statement,
     };
-    let sha256 = import::file_sha256(&bytes);
+    let sha256 = import::file_sha256(bytes);
     let pool = pool(&args.database)?;
     let owner = OwnerId::new(args.owner);
     let mut tx = begin_for_owner(owner, &pool).await?;
@@ -177,7 +207,7 @@ pub async fn run(args: ImportArgs) -> Result<()> {
         args.account.as_deref().unwrap_or(kakeibo_ledger::CHECKING),
     )
     .await?;
-    let parsed = match import::parse_with_saved(&bytes, &options, saved.as_ref()) {
+    let parsed = match import::parse_with_saved(bytes, &options, saved.as_ref()) {
         Ok(parsed) => parsed,
         Err(import::ImportError::NoHeader) => bail!(
             "{filename}: no header row with a date column and an amount (or debit/credit) column was found \
@@ -223,13 +253,15 @@ pub async fn run(args: ImportArgs) -> Result<()> {
         }
         return Ok(());
     }
-    if !args.yes
-        && !confirm(&format!(
-            "Import {} into {}? [y/N] ",
-            count(plan.rows_to_add() as u64, "row", "rows"),
-            visible(&account_names(&preview))
-        ))?
-    {
+    let what = if plan.rows_to_add() == 0 {
+        format!(
+            "Apply the bank's {} to",
+            count(plan.corrections_to_apply() as u64, "correction", "corrections")
+        )
+    } else {
+        format!("Import {} into", count(plan.rows_to_add() as u64, "row", "rows"))
+    };
+    if !args.yes && !confirm(&format!("{what} {}? [y/N] ", visible(&account_names(&preview))))? {
         eprintln!("not imported; nothing was added");
         return Ok(());
     }

@@ -22,7 +22,7 @@ pub mod fields;
 use kakeibo_money::{Currency, Money};
 use kakeibo_statement::{
     Closing, DateOrder, DecimalMark, Format, ImportError, LineCount, ParseOptions, Parsed, ParsedRow,
-    RowError, StatementAccount, StatementFormat, StatementInfo, choose, count_lines, decode,
+    RowError, StatementAccount, StatementFormat, StatementInfo, choose, count_lines, counted, decode,
 };
 
 use self::fields::{Balance, balance, clip, counterparty_account, information, statement_line};
@@ -121,7 +121,12 @@ pub fn parse(
     let index = choose(options.statement, count, || {
         accounts
             .iter()
-            .map(|(account, messages)| format!("account {account} ({} messages)", messages.len()))
+            .map(|(account, messages)| {
+                format!(
+                    "account {account} ({})",
+                    counted(messages.len(), "message", "messages")
+                )
+            })
             .collect()
     })?;
     let (account, messages) = accounts.into_iter().nth(index).ok_or(ImportError::Empty)?;

@@ -54,7 +54,7 @@ fn accounts_one_at_a_time_their_days_as_one_statement() {
         statements,
         vec![
             "account 10020030/1111 (2 messages)",
-            "account 10020030/2222 (1 messages)"
+            "account 10020030/2222 (1 message)"
         ]
     );
     let first = read(TWO_ACCOUNTS, StatementFormat::Mt940, Some(1)).unwrap();

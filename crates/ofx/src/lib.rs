@@ -24,7 +24,7 @@ use kakeibo_money::{AccountKind, Currency};
 use kakeibo_statement::{
     Closing, Correction, CorrectionAction, DateOrder, DecimalMark, Format, ImportError, KindHint, LineCount,
     OfxSyntax, ParseOptions, Parsed, ParsedRow, RowError, StatementAccount, StatementFormat, StatementInfo,
-    choose, count_lines, last_four, within_limits,
+    choose, count_lines, counted, last_four, within_limits,
 };
 
 use self::{
@@ -98,8 +98,8 @@ fn statement_in_words(statement: &Statement) -> String {
         statement.currency.as_str()
     };
     format!(
-        "{account} ({currency}, {} transactions)",
-        statement.transactions.len()
+        "{account} ({currency}, {})",
+        counted(statement.transactions.len(), "transaction", "transactions")
     )
 }
 

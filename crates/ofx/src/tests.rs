@@ -55,7 +55,7 @@ fn a_file_of_two_statements_is_read_one_at_a_time() {
         statements,
         vec![
             "checking account …6789 (USD, 3 transactions)".to_owned(),
-            "creditcard account …2222 (USD, 2 transactions)".to_owned()
+            "credit card …2222 (USD, 2 transactions)".to_owned()
         ]
     );
     let bank = read(text.as_bytes(), Some(1)).unwrap();

@@ -23,7 +23,7 @@ use chrono::NaiveDate;
 use kakeibo_money::{AccountKind, Currency, Money};
 use kakeibo_statement::{
     DateOrder, DecimalMark, Format, ImportError, KindHint, LineCount, ParseOptions, Parsed, ParsedRow,
-    RowError, Split, StatementAccount, StatementFormat, StatementInfo, choose, count_lines, decode,
+    RowError, Split, StatementAccount, StatementFormat, StatementInfo, choose, count_lines, counted, decode,
 };
 
 /// One record (`^`-terminated) as written.
@@ -262,7 +262,11 @@ pub fn parse(bytes: &[u8], recognised_by: &str, options: &ParseOptions) -> Resul
                 } else {
                     b.name.as_str()
                 };
-                format!("{name} ({}, {} transactions)", b.kind, b.records.len())
+                format!(
+                    "{name} ({}, {})",
+                    b.kind,
+                    counted(b.records.len(), "transaction", "transactions")
+                )
             })
             .collect()
     })?;

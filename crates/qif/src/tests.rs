@@ -44,7 +44,7 @@ fn accounts_splits_transfers_and_decimal_commas() {
     };
     assert_eq!(
         statements,
-        vec!["Everyday (Bank, 3 transactions)", "Card (CCard, 1 transactions)"]
+        vec!["Everyday (Bank, 3 transactions)", "Card (CCard, 1 transaction)"]
     );
     let options = ParseOptions {
         statement: Some(1),

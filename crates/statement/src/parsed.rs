@@ -334,14 +334,18 @@ pub struct StatementAccount {
 }
 
 impl StatementAccount {
-    /// "checking account …5678": the kind in words and the number's last four characters.
+    /// "checking account …5678", "credit card …2222": the kind in words and the number's last
+    /// four characters.
     #[must_use]
     pub fn in_words(&self) -> String {
-        format!(
-            "{} account …{}",
-            self.kind_word.to_lowercase(),
-            last_four(&self.id)
-        )
+        let kind = match self.kind_word.to_ascii_uppercase().as_str() {
+            "CREDITCARD" => "credit card".to_owned(),
+            "CREDITLINE" => "credit line".to_owned(),
+            "MONEYMRKT" => "money market account".to_owned(),
+            "CD" => "certificate of deposit".to_owned(),
+            other => format!("{} account", other.to_lowercase()),
+        };
+        format!("{kind} …{}", last_four(&self.id))
     }
 
     /// The name of the ledger account a statement of this account goes into when none is named
@@ -491,6 +495,12 @@ impl Parsed {
             corrections: Vec::new(),
         }
     }
+}
+
+/// `n` things in words: "1 transaction", "3 transactions", "1 entry", "2 entries".
+#[must_use]
+pub fn counted(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// Which statement of a file of `count` to read: the one `requested` (1-based), or the only one;

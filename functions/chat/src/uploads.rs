@@ -14,7 +14,7 @@ use kakeibo_api::{
     request::{QueryOf, optional_json_body, path_id, read_body},
     visitor,
 };
-use kakeibo_ledger::seed::ensure_demo_ledger;
+use kakeibo_ledger::{import::ImportError, seed::ensure_demo_ledger};
 use kakeibo_operator::{
     quota::{self},
     uploads::{self, MAX_UPLOAD_BYTES, list_uploads as uploads_of, save_upload},
@@ -211,6 +211,18 @@ pub(crate) async fn preview_upload(
             Ok(Some(preview)) => preview,
             Ok(None) => return Err(ApiError::NotFound),
             Err(busy @ ToolsError::PreviewBusy) => return Err(ApiError::Conflict(busy.to_string())),
+            Err(ToolsError::Unreadable {
+                filename,
+                source: ImportError::SeveralStatements { statements },
+            }) => {
+                return Err(ApiError::SeveralStatements {
+                    message: format!(
+                        "{filename} holds {} statements (accounts): choose the one to read; each is imported on its own",
+                        statements.len()
+                    ),
+                    statements,
+                });
+            }
             Err(refused) if refused.is_refusal() => return Err(ApiError::Unprocessable(refused.to_string())),
             Err(other) => return Err(other.into()),
         };

@@ -47,6 +47,8 @@ export class ApiError extends Error {
     readonly status: number,
     message: string,
     readonly reason?: string,
+    /** A file of several statements (`several_statements`): each in a few words, statement 1 first. */
+    readonly statements: string[] = [],
   ) {
     super(message);
   }
@@ -61,7 +63,8 @@ async function refusal(response: Response): Promise<ApiError> {
     // Not JSON (a proxy's page): the status says enough.
   }
   const sentence = typeof body.error === 'string' && body.error !== '' ? body.error : `HTTP ${response.status}`;
-  return new ApiError(response.status, sentence, typeof body.reason === 'string' ? body.reason : undefined);
+  const statements = Array.isArray(body.statements) ? body.statements.filter((s): s is string => typeof s === 'string') : [];
+  return new ApiError(response.status, sentence, typeof body.reason === 'string' ? body.reason : undefined, statements);
 }
 
 async function request(path: string, init: RequestInit = {}): Promise<Response> {
@@ -88,15 +91,18 @@ export interface PreviewOptions {
   kind?: AccountKind;
   /** Rows the balance column refuses, taken in at the figure the person chose. */
   figures?: TakenLine[];
+  /** Which statement of a file of several (1-based). */
+  statement?: number;
 }
 
 /** Only the options given: an empty body asks for the defaults. */
-export function previewBody(options: PreviewOptions): Record<string, string | TakenLine[]> {
-  const body: Record<string, string | TakenLine[]> = {};
+export function previewBody(options: PreviewOptions): Record<string, string | number | TakenLine[]> {
+  const body: Record<string, string | number | TakenLine[]> = {};
   if (options.currency) body.currency = options.currency;
   if (options.account?.trim()) body.account = options.account.trim();
   if (options.kind) body.kind = options.kind;
   if (options.figures?.length) body.figures = options.figures;
+  if (options.statement) body.statement = options.statement;
   return body;
 }
 

@@ -1542,6 +1542,11 @@ export interface Kept {
 export interface ErrorBody {
   error: string;
   reason?: string | null;
+  /**
+   * The statements of a file of several (`several_statements`), in file order: the first is
+   * statement 1.
+   */
+  statements?: string[];
 }
 /**
  * A plan's preview, nothing added yet (`dry_run` is always true).

@@ -25,7 +25,19 @@ type Stage =
   | { kind: 'idle' }
   | { kind: 'working'; what: string }
   | { kind: 'previewed'; upload: Upload; preview: ImportPreview; options: PreviewOptions }
-  | { kind: 'failed'; text: string; upload?: Upload };
+  | { kind: 'failed'; text: string; upload?: Upload }
+  /** A file of several statements (accounts): the person picks the one to read. */
+  | { kind: 'choose'; text: string; upload: Upload; statements: string[] };
+
+/** What a refused upload or preview leaves on the page: the choice of a statement when the file
+ * holds several, else the refusal's own sentence (for `statuses`), else a general one. */
+function refused(e: unknown, upload: Upload | undefined, statuses: number[]): Stage {
+  if (e instanceof ApiError && e.reason === 'several_statements' && upload && e.statements.length > 0) {
+    return { kind: 'choose', text: e.message, upload, statements: e.statements };
+  }
+  const own = e instanceof ApiError && statuses.includes(e.status);
+  return { kind: 'failed', text: own ? (e as ApiError).message : refusalSentence(e).text, upload };
+}
 
 export const SAMPLE_STATEMENT = '/sample-statement.csv';
 
@@ -70,9 +82,11 @@ export function UploadPanel({ onImport, onClose, ensureVisit, busy }: Props) {
         ? root.querySelector<HTMLElement>('.preview .subhead')
         : stage.kind === 'failed'
           ? root.querySelector<HTMLElement>('.note')
-          : stage.kind === 'idle'
-            ? root.querySelector<HTMLElement>('#upload-title')
-            : null;
+          : stage.kind === 'choose'
+            ? root.querySelector<HTMLElement>('.statement-choice')
+            : stage.kind === 'idle'
+              ? root.querySelector<HTMLElement>('#upload-title')
+              : null;
     if (!target) return;
     const reduce = window.matchMedia('(prefers-reduced-motion: reduce)').matches;
     target.scrollIntoView({ block: 'start', behavior: reduce ? 'auto' : 'smooth' });
@@ -104,8 +118,7 @@ export function UploadPanel({ onImport, onClose, ensureVisit, busy }: Props) {
     } catch (e) {
       // The upload routes' own sentences say what is wrong with the file or the room left
       // (409: twenty statements or 50 MiB kept already; 413; 422: a file the importer cannot read).
-      const own = e instanceof ApiError && [400, 409, 413, 422, 429].includes(e.status);
-      setStage({ kind: 'failed', text: own ? (e as ApiError).message : refusalSentence(e).text, upload });
+      setStage(refused(e, upload, [400, 409, 413, 422, 429]));
     }
   }
 
@@ -127,8 +140,7 @@ export function UploadPanel({ onImport, onClose, ensureVisit, busy }: Props) {
       const preview = await api.preview(upload.id, options);
       setStage({ kind: 'previewed', upload, preview, options });
     } catch (e) {
-      const own = e instanceof ApiError && [400, 409, 413, 422, 429].includes(e.status);
-      setStage({ kind: 'failed', text: own ? (e as ApiError).message : refusalSentence(e).text, upload });
+      setStage(refused(e, upload, [400, 409, 413, 422, 429]));
     }
   }
 
@@ -234,6 +246,21 @@ export function UploadPanel({ onImport, onClose, ensureVisit, busy }: Props) {
             </span>
           ) : null}
         </Note>
+      ) : null}
+      {stage.kind === 'choose' ? (
+        <div class="statement-choice" role="group" tabIndex={-1} aria-label={`The statements of ${stage.upload.filename}`}>
+          <p class="small">{stage.text}</p>
+          <ul>
+            {stage.statements.map((statement, i) => (
+              <li key={statement}>
+                <button type="button" class="btn btn-secondary compact" onClick={() => void reread(stage.upload, { statement: i + 1 })}>
+                  Read statement {i + 1}
+                </button>{' '}
+                <span class="small">{statement}</span>
+              </li>
+            ))}
+          </ul>
+        </div>
       ) : null}
       {stage.kind === 'previewed' ? (
         <PreviewView

@@ -399,3 +399,62 @@ async fn a_refused_row_is_taken_in_with_take(pool: PgPool) {
     .unwrap();
     assert_eq!(booked, -1_200);
 }
+
+/// A QBO of a bank account and a card: refused with each listed, imported one by number or all
+/// in turn, each into its own account.
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_file_of_several_statements_imports_one_or_all(pool: PgPool) {
+    let url = pool.connect_options().to_url_lossy().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("october.qbo");
+    std::fs::write(
+        &file,
+        "OFXHEADER:100\nDATA:OFXSGML\nVERSION:102\nCHARSET:1252\n\n<OFX><BANKMSGSRSV1><STMTTRNRS><STMTRS><CURDEF>USD\n\
+         <BANKACCTFROM><BANKID>021000021<ACCTID>000555501234<ACCTTYPE>CHECKING</BANKACCTFROM><BANKTRANLIST>\n\
+         <STMTTRN><TRNTYPE>POS<DTPOSTED>20251003<TRNAMT>-7.00<FITID>B1<NAME>LUNCH</STMTTRN>\n\
+         </BANKTRANLIST></STMTRS></STMTTRNRS></BANKMSGSRSV1><CREDITCARDMSGSRSV1><CCSTMTTRNRS><CCSTMTRS><CURDEF>USD\n\
+         <CCACCTFROM><ACCTID>4111000011112222</CCACCTFROM><BANKTRANLIST>\n\
+         <STMTTRN><TRNTYPE>DEBIT<DTPOSTED>20251004<TRNAMT>-25.00<FITID>C1<NAME>BOOKS</STMTTRN>\n\
+         <STMTTRN><TRNTYPE>DEBIT<DTPOSTED>20251005<TRNAMT>-12.00<FITID>C2<NAME>CINEMA</STMTTRN>\n\
+         </BANKTRANLIST></CCSTMTRS></CCSTMTTRNRS></CREDITCARDMSGSRSV1></OFX>\n",
+    )
+    .unwrap();
+    let file = file.to_str().unwrap();
+    let refused = kakeibo(&["import", file, "--dry-run"], &url, "");
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        text(&refused).contains(
+            "holds 2 statements: 1. checking account …1234 (USD, 1 transaction), 2. credit card …2222 (USD, 2 transactions)"
+        ),
+        "{}",
+        text(&refused)
+    );
+    let card = kakeibo(&["import", file, "--statement", "2", "--yes"], &url, "");
+    assert!(card.status.success(), "{}", text(&card));
+    assert!(text(&card).contains("imported 2 rows"), "{}", text(&card));
+    // All in turn: the card's rows are there already; the checking account's are new.
+    let all = kakeibo(&["import", file, "--all-statements", "--yes"], &url, "");
+    assert!(all.status.success(), "{}", text(&all));
+    let said = text(&all);
+    assert!(
+        said.contains("statement 1 of 2: checking account …1234 (USD, 1 transaction)"),
+        "{said}"
+    );
+    assert!(said.contains("statement 2 of 2: credit card …2222"), "{said}");
+    assert!(said.contains("imported 1 row"), "{said}");
+    assert!(said.contains("nothing to import"), "{said}");
+    let accounts: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT a.name, count(*) FROM postings p JOIN accounts a ON a.owner_id = p.owner_id AND a.id = p.account_id
+         WHERE a.type IN ('asset', 'liability') AND a.name LIKE '%…%' GROUP BY a.name ORDER BY a.name",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        accounts,
+        vec![
+            ("Checking …1234".to_owned(), 1),
+            ("Credit Card …2222".to_owned(), 2)
+        ]
+    );
+}

@@ -249,3 +249,57 @@ async fn previews_count_against_the_visitor_and_the_address(_: PgPoolOptions, co
     }
     assert_eq!(admitted, 3 * per);
 }
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_file_of_several_statements_lists_them_and_reads_the_one_chosen(
+    _: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let state = state(&connect, Isolation::Rls, &[]).await;
+    let app = TestApp::new(&state);
+    let qbo = "OFXHEADER:100\nDATA:OFXSGML\nVERSION:102\nCHARSET:1252\n\n<OFX><BANKMSGSRSV1><STMTTRNRS><STMTRS><CURDEF>USD\n\
+        <BANKACCTFROM><BANKID>021000021<ACCTID>000555501234<ACCTTYPE>CHECKING</BANKACCTFROM><BANKTRANLIST>\n\
+        <STMTTRN><TRNTYPE>POS<DTPOSTED>20251003<TRNAMT>-7.00<FITID>B1<NAME>LUNCH</STMTTRN>\n\
+        </BANKTRANLIST></STMTRS></STMTTRNRS></BANKMSGSRSV1><CREDITCARDMSGSRSV1><CCSTMTTRNRS><CCSTMTRS><CURDEF>USD\n\
+        <CCACCTFROM><ACCTID>4111000011112222</CCACCTFROM><BANKTRANLIST>\n\
+        <STMTTRN><TRNTYPE>DEBIT<DTPOSTED>20251004<TRNAMT>-25.00<FITID>C1<NAME>BOOKS</STMTTRN>\n\
+        <STMTTRN><TRNTYPE>DEBIT<DTPOSTED>20251005<TRNAMT>-12.00<FITID>C2<NAME>CINEMA</STMTTRN>\n\
+        </BANKTRANLIST></CCSTMTRS></CCSTMTTRNRS></CREDITCARDMSGSRSV1></OFX>\n";
+    let (cookie, _, upload) = visit_with_upload(&app, &state, qbo.as_bytes()).await;
+    let refused = app.preview(&cookie, &upload).await;
+    assert_eq!(
+        refused.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        refused.body
+    );
+    let body = refused.json();
+    assert_eq!(body["reason"], "several_statements");
+    assert_eq!(
+        body["statements"],
+        json!([
+            "checking account …1234 (USD, 1 transaction)",
+            "credit card …2222 (USD, 2 transactions)"
+        ])
+    );
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("july.csv holds 2 statements (accounts)"),
+        "{body}"
+    );
+    let path = format!("/api/uploads/{upload}/preview");
+    let card = app.post(&path, json!({"statement": 2}), Some(&cookie)).await;
+    assert_eq!(card.status, StatusCode::OK, "{}", card.body);
+    let card = card.json();
+    assert_eq!(card["rows_to_add"], 2);
+    assert_eq!(card["accounts"][0]["name"], "Credit Card …2222");
+    let none = app.post(&path, json!({"statement": 3}), Some(&cookie)).await;
+    assert_eq!(none.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", none.body);
+    assert!(
+        none.body.contains("there is no statement 3: the file holds 2"),
+        "{}",
+        none.body
+    );
+}
