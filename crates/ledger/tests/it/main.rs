@@ -13,6 +13,7 @@ mod import_corpus;
 mod import_expectations;
 mod import_firefly;
 mod import_ofx;
+mod import_statements;
 mod ledger_db;
 mod properties;
 mod schema;
