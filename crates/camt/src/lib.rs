@@ -26,8 +26,8 @@ use encoding_rs::{Encoding, UTF_8, WINDOWS_1252};
 use kakeibo_money::{AccountKind, Currency, Money};
 use kakeibo_statement::{
     Closing, DateOrder, DecimalMark, Format, ImportError, KindHint, LineCount, ParseOptions, Parsed,
-    ParsedRow, RowError, StatementAccount, StatementFormat, StatementInfo, choose, count_lines, counted,
-    last_four, within_limits,
+    ParsedRow, RowDetail, RowError, StatementAccount, StatementFormat, StatementInfo, choose, count_lines,
+    counted, last_four, within_limits,
 };
 
 use self::read::{Balance, Entry, Statement, Unreadable};
@@ -476,8 +476,7 @@ fn row_of(entry: &Entry, account_currency: Currency, unstated: bool) -> Result<R
             category: None,
             currency_unstated: unstated && entry.currency.is_empty(),
             bank_ref: Some(entry.servicer_ref.clone()).filter(|r| !r.trim().is_empty()),
-            counterparty_account: counterparty,
-            splits: Vec::new(),
+            detail: RowDetail::of(counterparty, Vec::new()),
         },
         notes,
     ))

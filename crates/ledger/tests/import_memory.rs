@@ -31,23 +31,41 @@ const MIB: usize = 1024 * 1024;
 /// The most an import of a 10 MiB statement may hold above the baseline.
 const LIMIT: usize = 64 * MIB;
 
+/// `head`, then `line(i, day, cents)` for i = 0, 1, … (200 a day from 1 January 2020, cents
+/// between 10.00 and 409.99) while they fit, with `room` bytes kept for the ending, then
+/// `ending(count)`: text of `bytes` bytes, just under.
+fn filled(
+    bytes: usize,
+    head: &str,
+    room: usize,
+    mut line: impl FnMut(i64, chrono::NaiveDate, i64) -> String,
+    ending: impl FnOnce(i64) -> String,
+) -> Vec<u8> {
+    let mut text = String::with_capacity(bytes);
+    text.push_str(head);
+    let mut i: i64 = 0;
+    loop {
+        let day = chrono::NaiveDate::from_ymd_opt(2020, 1, 1).unwrap()
+            + chrono::Days::new((i / 200).unsigned_abs());
+        let next = line(i, day, 1_000 + (i * 7919) % 40_000);
+        if text.len() + next.len() + room > bytes {
+            break;
+        }
+        text.push_str(&next);
+        i += 1;
+    }
+    text.push_str(&ending(i));
+    text.into_bytes()
+}
+
 /// A statement of `bytes` bytes (just under) in a common layout: day-first dates, one signed
 /// amount, a running balance every row reconciles against.
 fn statement(bytes: usize) -> Vec<u8> {
-    let mut text = String::with_capacity(bytes);
-    text.push_str("Date,Description,Reference,Amount,Balance\n");
     let mut balance: i64 = 50_000_000;
-    let mut i: i64 = 0;
-    loop {
-        let amount = if i % 9 == 0 {
-            250_000
-        } else {
-            -(1_000 + (i * 7919) % 40_000)
-        };
+    let line = |i: i64, day: chrono::NaiveDate, cents: i64| {
+        let amount = if i % 9 == 0 { 250_000 } else { -cents };
         balance += amount;
-        let day = chrono::NaiveDate::from_ymd_opt(2020, 1, 1).unwrap()
-            + chrono::Days::new((i / 200).unsigned_abs());
-        let line = format!(
+        format!(
             "{},CARD PURCHASE MERCHANT {:05} CITY,REF{:09},{}{}.{:02},{}.{:02}\n",
             day.format("%d/%m/%Y"),
             i % 3000,
@@ -57,14 +75,16 @@ fn statement(bytes: usize) -> Vec<u8> {
             amount.abs() % 100,
             balance / 100,
             balance % 100
-        );
-        if text.len() + line.len() > bytes {
-            break;
-        }
-        text.push_str(&line);
-        i += 1;
-    }
-    text.into_bytes()
+        )
+    };
+    // A line not taken leaves its amount in the balance: harmless, it is never written.
+    filled(
+        bytes,
+        "Date,Description,Reference,Amount,Balance\n",
+        0,
+        line,
+        |_| String::new(),
+    )
 }
 
 /// An OFX 1 file of `bytes` bytes (just under): one checking statement, a transaction a line.
@@ -72,28 +92,16 @@ fn ofx_statement(bytes: usize) -> Vec<u8> {
     let head = "OFXHEADER:100\nDATA:OFXSGML\nVERSION:102\nCHARSET:1252\n\n<OFX><BANKMSGSRSV1><STMTTRNRS><STMTRS><CURDEF>USD\n\
         <BANKACCTFROM><BANKID>021000021<ACCTID>000123456789<ACCTTYPE>CHECKING</BANKACCTFROM>\n<BANKTRANLIST>\n";
     let tail = "</BANKTRANLIST></STMTRS></STMTTRNRS></BANKMSGSRSV1></OFX>\n";
-    let mut text = String::with_capacity(bytes);
-    text.push_str(head);
-    let mut i: i64 = 0;
-    loop {
-        let day = chrono::NaiveDate::from_ymd_opt(2020, 1, 1).unwrap()
-            + chrono::Days::new((i / 200).unsigned_abs());
-        let cents = 1_000 + (i * 7919) % 40_000;
-        let line = format!(
+    let line = |i: i64, day: chrono::NaiveDate, cents: i64| {
+        format!(
             "<STMTTRN><TRNTYPE>POS<DTPOSTED>{}120000[-5:EST]<TRNAMT>-{}.{:02}<FITID>F{i:09}<NAME>CARD PURCHASE MERCHANT {:05}<MEMO>CITY</STMTTRN>\n",
             day.format("%Y%m%d"),
             cents / 100,
             cents % 100,
             i % 3000
-        );
-        if text.len() + line.len() + tail.len() > bytes {
-            break;
-        }
-        text.push_str(&line);
-        i += 1;
-    }
-    text.push_str(tail);
-    text.into_bytes()
+        )
+    };
+    filled(bytes, head, tail.len(), line, |_| tail.to_owned())
 }
 
 /// A camt.053 file of `bytes` bytes (just under): one statement, an entry of a few lines each.
@@ -101,94 +109,65 @@ fn camt_statement(bytes: usize) -> Vec<u8> {
     let head = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Document xmlns=\"urn:iso:std:iso:20022:tech:xsd:camt.053.001.08\">\
         <BkToCstmrStmt><Stmt><Id>1</Id><Acct><Id><IBAN>DE89370400440532013000</IBAN></Id><Ccy>EUR</Ccy></Acct>\n";
     let tail = "</Stmt></BkToCstmrStmt></Document>\n";
-    let mut text = String::with_capacity(bytes);
-    text.push_str(head);
-    let mut i: i64 = 0;
-    loop {
-        let day = chrono::NaiveDate::from_ymd_opt(2020, 1, 1).unwrap()
-            + chrono::Days::new((i / 200).unsigned_abs());
-        let cents = 1_000 + (i * 7919) % 40_000;
-        let line = format!(
+    let line = |i: i64, day: chrono::NaiveDate, cents: i64| {
+        format!(
             "<Ntry><Amt Ccy=\"EUR\">{}.{:02}</Amt><CdtDbtInd>DBIT</CdtDbtInd><Sts><Cd>BOOK</Cd></Sts>\n\
              <BookgDt><Dt>{day}</Dt></BookgDt><AcctSvcrRef>R{i:09}</AcctSvcrRef>\n\
              <NtryDtls><TxDtls><RltdPties><Cdtr><Pty><Nm>MERCHANT {:05}</Nm></Pty></Cdtr></RltdPties></TxDtls></NtryDtls></Ntry>\n",
             cents / 100,
             cents % 100,
             i % 3000
-        );
-        if text.len() + line.len() + tail.len() > bytes {
-            break;
-        }
-        text.push_str(&line);
-        i += 1;
-    }
-    text.push_str(tail);
-    text.into_bytes()
+        )
+    };
+    filled(bytes, head, tail.len(), line, |_| tail.to_owned())
 }
 
 /// An MT940 file of `bytes` bytes (just under): one statement, a `:61:` line and its `:86:` each,
 /// its closing balance the opening plus every line.
 fn mt940_statement(bytes: usize) -> Vec<u8> {
     let head = "{1:F01BANKDEFFAXXX0000000000}{2:O940BANKDEFFXXXXN}{4:\n:20:STATEMENT\n:25:DE89370400440532013000\n:28C:1/1\n:60F:C200101EUR5000000,00\n";
-    let mut text = String::with_capacity(bytes);
-    text.push_str(head);
-    let mut balance: i64 = 500_000_000;
-    let mut i: i64 = 0;
-    loop {
-        let day = chrono::NaiveDate::from_ymd_opt(2020, 1, 1).unwrap()
-            + chrono::Days::new((i / 200).unsigned_abs());
-        let cents = 1_000 + (i * 7919) % 40_000;
-        let line = format!(
+    let taken = std::cell::RefCell::new(Vec::new());
+    let line = |i: i64, day: chrono::NaiveDate, cents: i64| {
+        taken.borrow_mut().push((day, cents));
+        format!(
             ":61:{}D{},{:02}NMSCNONREF//B{i:09}\n:86:CARD PURCHASE MERCHANT {:05} CITY\n",
             day.format("%y%m%d"),
             cents / 100,
             cents % 100,
             i % 3000
+        )
+    };
+    // The closing balance and the trailer: the opening less every line written.
+    let ending = |count: i64| {
+        let written = &taken.borrow()[..usize::try_from(count).unwrap()];
+        let balance = 500_000_000 - written.iter().map(|(_, cents)| cents).sum::<i64>();
+        let last = written.last().map_or(
+            chrono::NaiveDate::from_ymd_opt(2020, 1, 1).unwrap(),
+            |(day, _)| *day,
         );
-        // Room for the closing balance and the trailer.
-        if text.len() + line.len() + 64 > bytes {
-            break;
-        }
-        text.push_str(&line);
-        balance -= cents;
-        i += 1;
-    }
-    let last = chrono::NaiveDate::from_ymd_opt(2020, 1, 1).unwrap()
-        + chrono::Days::new((i.max(1) - 1).unsigned_abs() / 200);
-    let _ = write!(
-        text,
-        ":62F:C{}EUR{},{:02}\n-}}\n",
-        last.format("%y%m%d"),
-        balance / 100,
-        balance % 100
-    );
-    text.into_bytes()
+        format!(
+            ":62F:C{}EUR{},{:02}\n-}}\n",
+            last.format("%y%m%d"),
+            balance / 100,
+            balance % 100
+        )
+    };
+    filled(bytes, head, 64, line, ending)
 }
 
 /// A QIF bank file of `bytes` bytes (just under): a record of date, amount, payee and memo each,
 /// month-first dates that say their order (days past the 12th).
 fn qif_statement(bytes: usize) -> Vec<u8> {
-    let mut text = String::with_capacity(bytes);
-    text.push_str("!Type:Bank\n");
-    let mut i: i64 = 0;
-    loop {
-        let day = chrono::NaiveDate::from_ymd_opt(2020, 1, 1).unwrap()
-            + chrono::Days::new((i / 200).unsigned_abs());
-        let cents = 1_000 + (i * 7919) % 40_000;
-        let line = format!(
+    let line = |i: i64, day: chrono::NaiveDate, cents: i64| {
+        format!(
             "D{}\nT-{}.{:02}\nPCARD PURCHASE MERCHANT {:05}\nMCITY\n^\n",
             day.format("%m/%d/%Y"),
             cents / 100,
             cents % 100,
             i % 3000
-        );
-        if text.len() + line.len() > bytes {
-            break;
-        }
-        text.push_str(&line);
-        i += 1;
-    }
-    text.into_bytes()
+        )
+    };
+    filled(bytes, "!Type:Bank\n", 0, line, |_| String::new())
 }
 
 /// How many lines of `bytes` start with `start`.

@@ -22,7 +22,8 @@ pub mod fields;
 use kakeibo_money::{Currency, Money};
 use kakeibo_statement::{
     Closing, DateOrder, DecimalMark, Format, ImportError, LineCount, ParseOptions, Parsed, ParsedRow,
-    RowError, StatementAccount, StatementFormat, StatementInfo, choose, count_lines, counted, decode,
+    RowDetail, RowError, StatementAccount, StatementFormat, StatementInfo, choose, count_lines, counted,
+    decode,
 };
 
 use self::fields::{Balance, balance, clip, counterparty_account, information, statement_line};
@@ -372,8 +373,7 @@ fn read_line(
                 currency_unstated,
                 bank_ref: Some(line.bank_reference)
                     .filter(|r| !r.is_empty() && !r.eq_ignore_ascii_case("NONREF")),
-                counterparty_account: info.and_then(|i| counterparty_account(&i.text)),
-                splits: Vec::new(),
+                detail: RowDetail::of(info.and_then(|i| counterparty_account(&i.text)), Vec::new()),
             });
         }
     }

@@ -33,25 +33,4 @@ fn piece() -> impl Strategy<Value = String> {
     ]
 }
 
-proptest! {
-    #[test]
-    fn any_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
-        read(&bytes);
-    }
-
-    #[test]
-    fn mt940_shaped_text(pieces in proptest::collection::vec(piece(), 0..64)) {
-        read(pieces.concat().as_bytes());
-    }
-
-    #[test]
-    fn corpus_files_cut_and_mutated(
-        file in any::<usize>(),
-        cut in any::<usize>(),
-        flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 0..8),
-    ) {
-        if let Some(bytes) = kakeibo_testkit::corpus::mutated_statement(&["mt940"], file, cut, &flips) {
-            read(&bytes);
-        }
-    }
-}
+kakeibo_testkit::reader_properties!(read, piece(), ["mt940"]);

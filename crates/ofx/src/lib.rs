@@ -23,8 +23,8 @@ mod read;
 use kakeibo_money::{AccountKind, Currency};
 use kakeibo_statement::{
     Closing, Correction, CorrectionAction, DateOrder, DecimalMark, Format, ImportError, KindHint, LineCount,
-    OfxSyntax, ParseOptions, Parsed, ParsedRow, RowError, StatementAccount, StatementFormat, StatementInfo,
-    choose, count_lines, counted, last_four, within_limits,
+    OfxSyntax, ParseOptions, Parsed, ParsedRow, RowDetail, RowError, StatementAccount, StatementFormat,
+    StatementInfo, choose, count_lines, counted, last_four, within_limits,
 };
 
 use self::{
@@ -432,8 +432,10 @@ fn row_of(
         category: None,
         currency_unstated: unstated,
         bank_ref: Some(t.fitid).filter(|f| !f.is_empty()),
-        counterparty_account: Some(t.to_account.trim().to_owned()).filter(|a| !a.is_empty()),
-        splits: Vec::new(),
+        detail: RowDetail::of(
+            Some(t.to_account.trim().to_owned()).filter(|a| !a.is_empty()),
+            Vec::new(),
+        ),
     };
     Ok(match correction {
         Some(correction) => Read::Corrects(correction, Some((row, note))),

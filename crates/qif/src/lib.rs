@@ -23,7 +23,8 @@ use chrono::NaiveDate;
 use kakeibo_money::{AccountKind, Currency, Money};
 use kakeibo_statement::{
     DateOrder, DecimalMark, Format, ImportError, KindHint, LineCount, ParseOptions, Parsed, ParsedRow,
-    RowError, Split, StatementAccount, StatementFormat, StatementInfo, choose, count_lines, counted, decode,
+    RowDetail, RowError, Split, StatementAccount, StatementFormat, StatementInfo, choose, count_lines,
+    counted, decode,
 };
 
 /// One record (`^`-terminated) as written.
@@ -53,6 +54,15 @@ fn blocks(text: &str) -> Vec<Block<'_>> {
     let mut pending_name = String::new();
     let mut in_account_list = false;
     let mut record: Option<Record> = None;
+    // Records are sized once, by the `^` lines left: a large file's grown by doubling would hold
+    // them twice at a time. What a block did not use is given back when the next one opens.
+    let mut unread = text.lines().filter(|l| l.starts_with('^')).count();
+    let opened = |blocks: &mut Vec<Block<'_>>, unread: usize| {
+        if let Some(last) = blocks.last_mut() {
+            last.records.shrink_to_fit();
+        }
+        Vec::with_capacity(unread)
+    };
     for (index, raw) in text.lines().enumerate() {
         let number = index.saturating_add(1);
         let line = raw.trim_end_matches('\r');
@@ -63,10 +73,11 @@ fn blocks(text: &str) -> Vec<Block<'_>> {
                 in_account_list = true;
             } else if let Some(kind) = header.get(5..).filter(|_| upper.starts_with("TYPE:")) {
                 in_account_list = false;
+                let records = opened(&mut blocks, unread);
                 blocks.push(Block {
                     kind: kind.trim().to_owned(),
                     name: std::mem::take(&mut pending_name),
-                    records: Vec::new(),
+                    records,
                 });
             }
             // `!Option:AutoSwitch` and `!Clear:AutoSwitch` only frame the account list.
@@ -84,6 +95,7 @@ fn blocks(text: &str) -> Vec<Block<'_>> {
             // Records before any `!Type:` (a file that starts without one): a bank account's.
             blocks.push(Block {
                 kind: "Bank".to_owned(),
+                records: Vec::with_capacity(unread),
                 ..Block::default()
             });
         }
@@ -94,6 +106,7 @@ fn blocks(text: &str) -> Vec<Block<'_>> {
         current.last_line = number;
         match code {
             '^' => {
+                unread = unread.saturating_sub(1);
                 if let (Some(done), Some(block)) = (record.take(), blocks.last_mut()) {
                     block.records.push(done);
                 }
@@ -118,6 +131,9 @@ fn blocks(text: &str) -> Vec<Block<'_>> {
         && (!done.date.is_empty() || !done.amount.is_empty())
     {
         block.records.push(done);
+    }
+    if let Some(last) = blocks.last_mut() {
+        last.records.shrink_to_fit();
     }
     blocks
 }
@@ -480,8 +496,7 @@ fn row_of(
         category,
         currency_unstated,
         bank_ref: None,
-        counterparty_account: None,
-        splits,
+        detail: RowDetail::of(None, splits),
     }))
 }
 

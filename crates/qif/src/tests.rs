@@ -70,7 +70,7 @@ fn accounts_splits_transfers_and_decimal_commas() {
         .rows
         .iter()
         .map(|r| {
-            r.splits
+            r.splits()
                 .iter()
                 .map(|s| (s.category.as_str(), s.amount_minor))
                 .collect()

@@ -20,8 +20,8 @@ pub use self::{
     options::{DateOrder, DecimalMark, Mapping, ParseOptions},
     parsed::{
         Correction, CorrectionAction, Fees, Figure, Figures, Format, ImportError, KindHint, LineCount,
-        Parsed, ParsedRow, RowError, Split, StatementAccount, StatementInfo, TakenFigure, choose, counted,
-        last_four,
+        Parsed, ParsedRow, RowDetail, RowError, Split, StatementAccount, StatementInfo, TakenFigure, choose,
+        counted, last_four,
     },
     reconciliation::{BalanceKind, BalancePosition, Closing, Reconciliation, TimeOrder},
     sniff::{CamtMessage, OfxSyntax, SNIFF_BYTES, Sniffed, StatementFormat, sniff},

@@ -165,6 +165,29 @@ pub struct ParsedRow {
     /// rows apart, and a row downloaded twice.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bank_ref: Option<String>,
+    /// What few rows have: the other side's account, a split. Boxed, so a row without (most
+    /// rows) costs one word for it: a 10 MiB statement holds a hundred thousand rows and more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<Box<RowDetail>>,
+}
+
+impl ParsedRow {
+    /// The account on the other side, by its number as the bank wrote it.
+    #[must_use]
+    pub fn counterparty_account(&self) -> Option<&str> {
+        self.detail.as_ref()?.counterparty_account.as_deref()
+    }
+
+    /// The row's parts across categories; empty for a row of one category.
+    #[must_use]
+    pub fn splits(&self) -> &[Split] {
+        self.detail.as_ref().map_or(&[], |d| d.splits.as_slice())
+    }
+}
+
+/// What few rows of a statement have.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RowDetail {
     /// The account on the other side, by its number as the bank wrote it (camt `CdtrAcct`/
     /// `DbtrAcct`, OFX `BANKACCTTO`, MT940 `?31`): a number of another of the owner's accounts
     /// makes the row a transfer.
@@ -174,6 +197,19 @@ pub struct ParsedRow {
     /// to its own category, in one transaction. Empty for a row of one category.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub splits: Vec<Split>,
+}
+
+impl RowDetail {
+    /// The detail of a row, none when it has neither.
+    #[must_use]
+    pub fn of(counterparty_account: Option<String>, splits: Vec<Split>) -> Option<Box<Self>> {
+        (counterparty_account.is_some() || !splits.is_empty()).then(|| {
+            Box::new(Self {
+                counterparty_account,
+                splits,
+            })
+        })
+    }
 }
 
 /// One part of a split row: its category as the file names it, and its amount (signed as the

@@ -135,3 +135,38 @@ where
             .collect(),
     )
 }
+
+/// The three properties every statement reader's suite holds (`tests/properties.rs`): `read`
+/// (which must not panic, whatever it is given) over arbitrary bytes, over text made of
+/// `piece`s of its format, and over the corpus files of `dirs` cut and mutated
+/// ([`mutated_statement`]). `PROPTEST_CASES` sets the cases of each.
+#[macro_export]
+macro_rules! reader_properties {
+    ($read:path, $piece:expr, [$($dir:literal),+ $(,)?]) => {
+        proptest::proptest! {
+            #[test]
+            fn any_bytes(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..2048)) {
+                $read(&bytes);
+            }
+
+            #[test]
+            fn text_shaped_like_the_format(pieces in proptest::collection::vec($piece, 0..64)) {
+                $read(pieces.concat().as_bytes());
+            }
+
+            #[test]
+            fn corpus_files_cut_and_mutated(
+                file in proptest::prelude::any::<usize>(),
+                cut in proptest::prelude::any::<usize>(),
+                flips in proptest::collection::vec(
+                    (proptest::prelude::any::<usize>(), proptest::prelude::any::<u8>()),
+                    0..8,
+                ),
+            ) {
+                if let Some(bytes) = $crate::corpus::mutated_statement(&[$($dir),+], file, cut, &flips) {
+                    $read(&bytes);
+                }
+            }
+        }
+    };
+}

@@ -342,7 +342,6 @@ pub(super) fn read_row(cells: &[String], context: &RowContext<'_>) -> Result<Opt
         category: Some(cell(columns.category).to_owned()).filter(|c| !c.is_empty()),
         currency_unstated: row_currency.is_none() && named.is_none() && !context.currency_stated,
         bank_ref: None,
-        counterparty_account: None,
-        splits: Vec::new(),
+        detail: None,
     }))
 }

@@ -70,7 +70,18 @@ async fn import(
         statement,
         ..ParseOptions::default()
     };
-    let parsed = import::parse(bytes, &options).unwrap();
+    import_with(pool, owner, bytes, &options, account).await
+}
+
+/// Like [`import`], read with `options`.
+pub(crate) async fn import_with(
+    pool: &PgPool,
+    owner: OwnerId,
+    bytes: &[u8],
+    options: &ParseOptions,
+    account: Option<&str>,
+) -> (import::Plan, import::CommitReport) {
+    let parsed = import::parse(bytes, options).unwrap();
     let mut tx = begin_for_owner(owner, pool).await.unwrap();
     let target = Target {
         account: account.map(str::to_owned),

@@ -7,7 +7,7 @@ use crate::common;
 
 use common::{new_user, owner_pool};
 use kakeibo_ledger::{
-    Currency, OwnerId, begin_for_owner,
+    Currency, OwnerId,
     import::{self, ImportError, ParseOptions},
 };
 use sqlx::{
@@ -28,23 +28,8 @@ async fn import_once(
         statement,
         ..ParseOptions::default()
     };
-    let parsed = import::parse(bytes, &options).unwrap();
-    let read = parsed.rows.len();
-    let mut tx = begin_for_owner(owner, pool).await.unwrap();
-    let (plan_id, plan) = import::plan(
-        owner,
-        &mut tx,
-        "statement",
-        &import::file_sha256(bytes),
-        parsed,
-        None,
-    )
-    .await
-    .unwrap();
-    let report = import::commit(owner, &mut tx, plan_id, &mut |_, _| {})
-        .await
-        .unwrap();
-    tx.commit().await.unwrap();
+    let read = import::parse(bytes, &options).unwrap().rows.len();
+    let (plan, report) = crate::import_ofx::import_with(pool, owner, bytes, &options, None).await;
     (read, report.imported, plan.lines.duplicates)
 }
 

@@ -70,10 +70,7 @@ pub(super) fn looks_like_transfer(
         .collect();
     // The account on the other side by its number (camt, OFX BANKACCTTO, MT940 ?31): the number
     // of a statement that went into another of the owner's accounts.
-    let number = row
-        .counterparty_account
-        .as_deref()
-        .map(super::accounts::account_number);
+    let number = row.counterparty_account().map(super::accounts::account_number);
     let named = number
         .as_ref()
         .and_then(|n| by_number.get(n).map(|name| (n, name)));
@@ -138,12 +135,12 @@ pub(super) fn categorised(
     if transfer {
         return (crate::accounts::TRANSIT.to_owned(), None, Vec::new());
     }
-    if row.splits.is_empty() {
+    if row.splits().is_empty() {
         let (category, bank_category) = category_of(row, categories, rules);
         return (category, bank_category, Vec::new());
     }
     let splits: Vec<PlannedSplit> = row
-        .splits
+        .splits()
         .iter()
         .map(|part| PlannedSplit {
             category: split_category(&part.category, categories, rules),
