@@ -5,7 +5,8 @@
 //! QIF has no date standard: `D2/10'2020`, `D12/21' 7`, `D2024'01'02` and `D25/11/2023` all
 //! occur. The order of day and month is decided per file from the evidence (a first number past
 //! 12 is a day, a second past 12 is a day), else taken from the mapping or a previous import
-//! (`--date-order`, as for CSV), else asked. An apostrophe before a two-digit year means the
+//! (`--date-order`, as for CSV), else asked; in a file whose dates say both orders, each date
+//! that says its own is read that way and the rest as most say. An apostrophe before a two-digit year means the
 //! 2000s. Amounts may group thousands with `,` (or `.` where `,` is the decimal mark, decided per
 //! file). A record's splits (`S`/`E`/`$`) that add up to its amount are the row's parts, each
 //! to its category (one transaction of several postings); splits that do not, or that name a
@@ -177,46 +178,93 @@ fn full_year(year: i32, digits: usize, apostrophe: bool) -> i32 {
     }
 }
 
-/// The order of day and month the file's dates decide, and why; none when every date reads both ways.
-fn decided_order(records: &[Record]) -> Option<(DateOrder, String)> {
+/// The dates of `records` that read one way only: the first and how many read day-first, and
+/// the same month-first (a four-digit year first says its own order and is left out).
+fn evidence<'a>(records: &'a [Record<'a>]) -> [(Option<&'a Record<'a>>, usize); 2] {
+    let mut found = [(None, 0usize), (None, 0usize)];
     for record in records {
         let Some((a, b, _, digits, _)) = date_parts(record.date) else {
             continue;
         };
-        if digits == 4
-            && record
-                .date
-                .trim()
-                .get(..4)
-                .is_some_and(|y| y.bytes().all(|c| c.is_ascii_digit()))
-        {
+        if digits == 4 && year_first(record.date) {
             continue;
         }
-        if a > 12 && b <= 12 {
-            return Some((
-                DateOrder::DayFirst,
-                format!("day-first: line {} reads {}", record.line, record.date),
-            ));
-        }
-        if b > 12 && a <= 12 {
-            return Some((
-                DateOrder::MonthFirst,
-                format!("month-first: line {} reads {}", record.line, record.date),
-            ));
-        }
+        let side = if a > 12 && b <= 12 {
+            &mut found[0]
+        } else if b > 12 && a <= 12 {
+            &mut found[1]
+        } else {
+            continue;
+        };
+        side.0 = side.0.or(Some(record));
+        side.1 = side.1.saturating_add(1);
     }
-    None
+    found
 }
 
-fn date_of(text: &str, order: DateOrder) -> Result<NaiveDate, String> {
+/// Whether a date starts with a four-digit year (`2024-03-05`).
+fn year_first(text: &str) -> bool {
+    text.trim()
+        .get(..4)
+        .is_some_and(|y| y.bytes().all(|c| c.is_ascii_digit()))
+}
+
+/// The order of day and month the file's dates decide, and why; none when every date reads both
+/// ways. A file whose dates say both (records exported under two settings) is read record by
+/// record where a date says its order, and in the order most of them say where it does not.
+fn decided_order(records: &[Record]) -> Option<(DateOrder, String)> {
+    let [(day_first, days), (month_first, months)] = evidence(records);
+    match (day_first, month_first) {
+        (Some(d), Some(m)) => {
+            let order = if days >= months {
+                DateOrder::DayFirst
+            } else {
+                DateOrder::MonthFirst
+            };
+            Some((
+                order,
+                format!(
+                    "the file mixes the orders: {days} date(s) read day-first only (line {} reads {}), {months} \
+                     month-first only (line {} reads {}); each of those is read its own way, a date that reads \
+                     either way {}",
+                    d.line,
+                    d.date,
+                    m.line,
+                    m.date,
+                    order.name()
+                ),
+            ))
+        }
+        (Some(d), None) => Some((
+            DateOrder::DayFirst,
+            format!("day-first: line {} reads {}", d.line, d.date),
+        )),
+        (None, Some(m)) => Some((
+            DateOrder::MonthFirst,
+            format!("month-first: line {} reads {}", m.line, m.date),
+        )),
+        (None, None) => None,
+    }
+}
+
+/// Whether the file's dates say both orders (see [`decided_order`]).
+fn mixes_orders(records: &[Record]) -> bool {
+    let [(day_first, _), (month_first, _)] = evidence(records);
+    day_first.is_some() && month_first.is_some()
+}
+
+/// A QIF date in `order`; in a file that `mixes` the orders, a date that reads one way only is
+/// read that way.
+fn date_of(text: &str, (order, mixes): (DateOrder, bool)) -> Result<NaiveDate, String> {
     let (a, b, year, digits, apostrophe) =
         date_parts(text).ok_or_else(|| format!("{text:?} is not a date"))?;
     let year = full_year(year, digits, apostrophe);
-    let year_first = text
-        .trim()
-        .get(..4)
-        .is_some_and(|y| y.bytes().all(|c| c.is_ascii_digit()));
-    let (month, day) = if year_first || order == DateOrder::MonthFirst {
+    let order = match (mixes, a > 12, b > 12) {
+        (true, true, false) => DateOrder::DayFirst,
+        (true, false, true) => DateOrder::MonthFirst,
+        _ => order,
+    };
+    let (month, day) = if year_first(text) || order == DateOrder::MonthFirst {
         (a, b)
     } else {
         (b, a)
@@ -288,6 +336,7 @@ pub fn parse(bytes: &[u8], recognised_by: &str, options: &ParseOptions) -> Resul
     })?;
     let block = cash.into_iter().nth(index).ok_or(ImportError::Empty)?;
     let (order, reason, assumed) = order_of(&block.records, options)?;
+    let mixes = mixes_orders(&block.records);
     let comma = decimal_comma(&block.records);
     let currency = options.currency.unwrap_or(Currency::INR);
     let currency_unstated = options.currency.is_none();
@@ -340,7 +389,7 @@ pub fn parse(bytes: &[u8], recognised_by: &str, options: &ParseOptions) -> Resul
     parsed.rows.reserve_exact(block.records.len());
     read_records(
         &block.records,
-        (order, comma),
+        ((order, mixes), comma),
         (currency, currency_unstated),
         &mut parsed,
         &mut lines,
@@ -382,11 +431,6 @@ fn order_of(records: &[Record], options: &ParseOptions) -> Result<(DateOrder, St
     if let Some((order, reason)) = decided {
         return Ok((order, reason, false));
     }
-    let year_first = |text: &str| {
-        text.trim()
-            .get(..4)
-            .is_some_and(|y| y.bytes().all(|c| c.is_ascii_digit()))
-    };
     if records
         .iter()
         .all(|r| date_parts(r.date).is_none_or(|(a, b, _, _, _)| a == b) || year_first(r.date))
@@ -403,7 +447,7 @@ fn order_of(records: &[Record], options: &ParseOptions) -> Result<(DateOrder, St
 /// Reads each record into a row, one moving no money, or an unreadable one, counting their lines.
 fn read_records(
     records: &[Record],
-    (order, comma): (DateOrder, bool),
+    (dates, comma): ((DateOrder, bool), bool),
     (currency, currency_unstated): (Currency, bool),
     parsed: &mut Parsed,
     lines: &mut LineCount,
@@ -413,7 +457,7 @@ fn read_records(
         lines.continued = lines
             .continued
             .saturating_add(record.last_line.saturating_sub(record.line));
-        match row_of(record, order, comma, currency, currency_unstated, notes) {
+        match row_of(record, dates, comma, currency, currency_unstated, notes) {
             Ok(Some(row)) => {
                 lines.rows = lines.rows.saturating_add(1);
                 parsed.rows.push(row);
@@ -444,13 +488,13 @@ fn read_records(
 
 fn row_of(
     record: &Record,
-    order: DateOrder,
+    dates: (DateOrder, bool),
     comma: bool,
     currency: Currency,
     currency_unstated: bool,
     notes: &mut Vec<String>,
 ) -> Result<Option<ParsedRow>, (&'static str, String)> {
-    let date = date_of(record.date, order).map_err(|why| ("D", why))?;
+    let date = date_of(record.date, dates).map_err(|why| ("D", why))?;
     let amount = amount_of(record.amount, comma, currency).map_err(|why| ("T", why))?;
     if amount == 0 {
         return Ok(None);

@@ -1,5 +1,5 @@
 //! QIF written for the rules the corpus leaves out on purpose: a file whose dates read both
-//! ways, several accounts, decimal commas, a split that does not add up, a transfer.
+//! ways, one that mixes the orders, several accounts, decimal commas, a split that does not add up, a transfer.
 
 use kakeibo_money::Currency;
 use kakeibo_statement::{DateOrder, ImportError, ParseOptions, Parsed};
@@ -30,6 +30,27 @@ fn dates_that_read_both_ways_are_asked_then_taken_as_told() {
     let decided = read(&format!("{text}D25/04/2024\nT-1.00\nPBun\n^\n"), &usd()).unwrap();
     assert_eq!(decided.format.date_order, DateOrder::DayFirst);
     assert_eq!(decided.rows.get(1).unwrap().date.to_string(), "2024-04-03");
+}
+
+#[test]
+fn a_file_that_mixes_the_orders_reads_each_date_that_says_its_own_way() {
+    // Records exported under two settings: 13/01 says day-first, 01/25 month-first, and the
+    // majority (two day-first dates to one) reads 02/03 as 2 March.
+    let text = "!Type:Bank\nD13/01/2024\nT-5.00\nPCoffee\n^\nD01/25/2024\nT-6.00\nPTea\n^\n\
+                D02/03/2024\nT-7.00\nPBun\n^\nD20/03/2024\nT-8.00\nPJam\n^\n";
+    let parsed = read(text, &usd()).unwrap();
+    let dates: Vec<String> = parsed.rows.iter().map(|r| r.date.to_string()).collect();
+    assert_eq!(dates, ["2024-01-13", "2024-01-25", "2024-03-02", "2024-03-20"]);
+    assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
+    assert_eq!(parsed.format.date_order, DateOrder::DayFirst);
+    assert!(
+        parsed
+            .format
+            .date_order_reason
+            .starts_with("the file mixes the orders: 2 date(s) read day-first only (line 2 reads 13/01/2024), 1 month-first only (line 6 reads 01/25/2024)"),
+        "{}",
+        parsed.format.date_order_reason
+    );
 }
 
 #[test]
