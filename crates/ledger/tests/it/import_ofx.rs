@@ -327,6 +327,29 @@ async fn the_banks_corrections_replace_and_delete_the_rows_they_name(
             .iter()
             .all(|c| c.in_words.contains("not in the ledger"))
     );
+
+    // A replacement that keeps the id, the date and the amount (only the name was wrong) is no
+    // duplicate of the row it replaces: the row is replaced, not lost.
+    let renamed = format!(
+        "{HEADER}<OFX><BANKMSGSRSV1><STMTTRNRS><STMTRS><CURDEF>USD\n\
+         <BANKACCTFROM><BANKID>021000021<ACCTID>000123456789<ACCTTYPE>CHECKING</BANKACCTFROM>\n<BANKTRANLIST>\n\
+         <STMTTRN><TRNTYPE>POS<DTPOSTED>20240212<TRNAMT>-6.00<FITID>A6<CORRECTFITID>A6<CORRECTACTION>REPLACE<NAME>CORNER BAKERY</STMTTRN>\n\
+         </BANKTRANLIST></STMTRS></STMTTRNRS></BANKMSGSRSV1></OFX>\n"
+    );
+    let (plan, report) = import(&pool, owner, renamed.as_bytes(), None, None).await;
+    assert_eq!(
+        (report.imported, report.corrected, plan.lines.duplicates),
+        (1, 1, 0)
+    );
+    let mut tx = begin_for_owner(owner, &pool).await.unwrap();
+    let bakery: Vec<String> = sqlx::query_scalar(
+        "SELECT raw_description FROM transactions WHERE raw_description LIKE '%BAKERY%' ORDER BY 1",
+    )
+    .fetch_all(&mut *tx)
+    .await
+    .unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(bakery, ["CORNER BAKERY"]);
 }
 
 /// A camt.053 statement of `iban` with one booked entry: (date, amount, money in, the other side's

@@ -452,7 +452,7 @@ pub async fn plan_into(
     // The batch first, so the rows can be stored under it a chunk at a time as they are planned;
     // its plan is written once the counts are known.
     let id = new_batch(owner, &mut *conn, filename, source_sha256).await?;
-    let mut chunks = Chunks::new(owner, id, &parsed);
+    let mut chunks = Chunks::new(owner, id, &parsed, &corrections);
     let statement_sum: i128 = parsed.rows.iter().map(|r| i128::from(r.amount_minor)).sum();
     let first_date = parsed.rows.iter().map(|r| r.date).min();
     let mut pending = Vec::with_capacity(ROWS_PER_CHUNK);

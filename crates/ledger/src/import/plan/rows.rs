@@ -8,8 +8,8 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 use super::{
-    BalanceCheck, DuplicateRow, Elsewhere, LISTED, Opening, PlannedAccount, PlannedRow, PlannedSplit,
-    PlannedTransfer, RowSummary,
+    BalanceCheck, DuplicateRow, Elsewhere, LISTED, Opening, PlannedAccount, PlannedCorrection, PlannedRow,
+    PlannedSplit, PlannedTransfer, RowSummary,
 };
 use crate::{
     accounts::{Account, AccountKind, UNCATEGORIZED},
@@ -345,11 +345,19 @@ pub(super) struct Chunks {
     pub(super) file_refs: HashSet<String>,
     /// The transactions already taken as a row whose id the bank changed.
     pub(super) taken: HashSet<Uuid>,
+    /// The transactions the bank's corrections take out: a row is never a duplicate of one (a
+    /// replacement may keep the id, date and amount of the row it replaces).
+    pub(super) going: HashSet<Uuid>,
 }
 
 impl Chunks {
-    /// Nothing stored yet of the rows of `parsed`, to be planned under `batch`.
-    pub(super) fn new(owner: OwnerId, batch: Uuid, parsed: &Parsed) -> Self {
+    /// Nothing stored yet of the rows of `parsed`, to be planned under `batch` with `corrections`.
+    pub(super) fn new(
+        owner: OwnerId,
+        batch: Uuid,
+        parsed: &Parsed,
+        corrections: &[PlannedCorrection],
+    ) -> Self {
         Self {
             owner,
             batch,
@@ -363,6 +371,7 @@ impl Chunks {
                 .chain(parsed.corrections.iter().map(|c| c.bank_ref.clone()))
                 .collect(),
             taken: HashSet::new(),
+            going: corrections.iter().filter_map(|c| c.transaction).collect(),
         }
     }
 
@@ -388,7 +397,7 @@ impl Chunks {
         if rows.is_empty() {
             return Ok(());
         }
-        let (rows, duplicates, count) = split_duplicates(self.owner, conn, rows).await?;
+        let (rows, duplicates, count) = split_duplicates(self.owner, conn, rows, &self.going).await?;
         self.duplicate_count = self.duplicate_count.saturating_add(count);
         let room = LISTED.saturating_sub(self.duplicates.len());
         self.duplicates.extend(duplicates.into_iter().take(room));
@@ -554,17 +563,18 @@ pub(super) async fn split_duplicates(
     owner: OwnerId,
     conn: &mut PgConnection,
     mut rows: Vec<PlannedRow>,
+    going: &HashSet<Uuid>,
 ) -> Result<(Vec<PlannedRow>, Vec<DuplicateRow>, usize), LedgerError> {
     let hashes: Vec<&str> = rows.iter().map(|r| r.source_hash.as_str()).collect();
     // Each hash looked up in the unique index. As `source_hash = ANY($2)` the planner may instead
     // read the owner's transactions and test each against the whole array: with fresh rows it
     // has no statistics for yet, that took a re-import of 100,000 rows four minutes.
-    let known: Vec<(String, NaiveDate)> = sqlx::query_as(
-        "SELECT t.source_hash, t.created_at::date
+    let known: Vec<(String, NaiveDate, Uuid)> = sqlx::query_as(
+        "SELECT t.source_hash, t.created_at::date, t.id
          FROM unnest($2::text[]) AS h(hash)
          JOIN transactions t ON t.owner_id = $1 AND t.source_hash = h.hash
          UNION ALL
-         SELECT t.paired_source_hash, t.created_at::date
+         SELECT t.paired_source_hash, t.created_at::date, t.id
          FROM unnest($2::text[]) AS h(hash)
          JOIN transactions t ON t.owner_id = $1 AND t.paired_source_hash = h.hash",
     )
@@ -572,7 +582,11 @@ pub(super) async fn split_duplicates(
     .bind(&hashes)
     .fetch_all(&mut *conn)
     .await?;
-    let known: HashMap<String, NaiveDate> = known.into_iter().collect();
+    let known: HashMap<String, NaiveDate> = known
+        .into_iter()
+        .filter(|(_, _, id)| !going.contains(id))
+        .map(|(hash, day, _)| (hash, day))
+        .collect();
     // Split off in place; the first few are kept by name, all are counted.
     let (mut listed, mut count) = (Vec::new(), 0usize);
     for r in rows.extract_if(.., |r| known.contains_key(&r.source_hash)) {
