@@ -18,8 +18,8 @@ pub use kakeibo_import::{
     Decoded, Fees, Figure, Figures, Format, ImportError, KindHint, Layout, LineCount, MAX_BYTES, Mapping,
     MappingFile, ParseOptions, Parsed, ParsedRow, Reconciliation, Record, Role, RowError, StatementAccount,
     StatementFormat, StatementInfo, TakenFigure, TimeOrder, balance_check, bank_categories,
-    decide_decimal_mark, decide_order, decode, detect, file_sha256, layout_in_words, parse, parse_amount,
-    parse_date, read_mapping, spanned_records,
+    decide_decimal_mark, decide_order, decode, detect, file_sha256, last_four, layout_in_words, parse,
+    parse_amount, parse_date, read_mapping, spanned_records,
 };
 
 pub use self::{

@@ -63,32 +63,16 @@ pub(super) async fn planned(
             let what = hit.map(|(_, _, date, text, minor, currency)| {
                 format!("{date} “{text}” {}", Money::new(*minor, *currency).format())
             });
-            let in_words = match (c.action, what) {
-                (CorrectionAction::Replace, Some(what)) => format!(
-                    "line {} replaces the row the bank gave as {}: {what}",
+            let (verb, if_absent) = match c.action {
+                CorrectionAction::Replace => ("replaces", "its row is added as any other"),
+                CorrectionAction::Delete => ("deletes", "nothing to delete"),
+            };
+            let in_words = match what {
+                Some(what) => format!("line {} {verb} the row the bank gave as {}: {what}", c.line, c.bank_ref),
+                None => format!(
+                    "line {} {verb} the bank's row {}, which is not in the ledger (already corrected, or never \
+                     imported): {if_absent}",
                     c.line, c.bank_ref
-                ),
-                (CorrectionAction::Delete, Some(what)) => {
-                    format!(
-                        "line {} deletes the row the bank gave as {}: {what}",
-                        c.line, c.bank_ref
-                    )
-                }
-                (action, None) => format!(
-                    "line {} {} the bank's row {}, which is not in the ledger (already corrected, or never \
-                     imported): {}",
-                    c.line,
-                    if action == CorrectionAction::Replace {
-                        "replaces"
-                    } else {
-                        "deletes"
-                    },
-                    c.bank_ref,
-                    if action == CorrectionAction::Replace {
-                        "its row is added as any other"
-                    } else {
-                        "nothing to delete"
-                    }
                 ),
             };
             PlannedCorrection {

@@ -75,15 +75,10 @@ pub(super) fn looks_like_transfer(
         .as_ref()
         .and_then(|n| by_number.get(n).map(|name| (n, name)));
     if let Some((number, other)) = named.filter(|(_, name)| others.iter().any(|a| a.name == **name)) {
-        let tail: String = number
-            .chars()
-            .rev()
-            .take(4)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect();
-        return Some(format!("it names your account {other} by its number …{tail}"));
+        return Some(format!(
+            "it names your account {other} by its number …{}",
+            crate::import::last_four(number)
+        ));
     }
     transfers::looks_like_transfer(&row.description, kind, row.amount_minor, &others)
 }
@@ -435,9 +430,7 @@ impl Chunks {
         self.stored = self.stored.saturating_add(1);
         Ok(())
     }
-}
 
-impl Chunks {
     /// Splits off the rows whose id the bank changed between downloads: a row under an id new to
     /// the ledger whose account, date, amount and text are a transaction's that came with another
     /// id — one this statement does not have (an id it has is that row's own, so a second real
@@ -446,30 +439,26 @@ impl Chunks {
     async fn split_changed_ids(
         &mut self,
         conn: &mut PgConnection,
-        mut rows: Vec<PlannedRow>,
+        rows: Vec<PlannedRow>,
     ) -> Result<(Vec<PlannedRow>, Vec<DuplicateRow>), LedgerError> {
         type Key = (String, NaiveDate, i64, String);
-        let keyed: Vec<Key> = rows
-            .iter()
-            .filter(|r| r.bank_ref.is_some())
-            .map(|r| {
-                (
-                    r.account.clone(),
-                    r.date,
-                    r.amount_minor,
-                    r.description.to_uppercase(),
-                )
-            })
-            .collect();
-        if keyed.is_empty() {
-            return Ok((rows, Vec::new()));
-        }
+        let key = |r: &PlannedRow| -> Key {
+            (
+                r.account.clone(),
+                r.date,
+                r.amount_minor,
+                r.description.to_uppercase(),
+            )
+        };
         let mut columns: (Vec<String>, Vec<NaiveDate>, Vec<i64>, Vec<String>) = Default::default();
-        for (account, date, amount, text) in keyed {
+        for (account, date, amount, text) in rows.iter().filter(|r| r.bank_ref.is_some()).map(key) {
             columns.0.push(account);
             columns.1.push(date);
             columns.2.push(amount);
             columns.3.push(text);
+        }
+        if columns.0.is_empty() {
+            return Ok((rows, Vec::new()));
         }
         let found: Vec<(Uuid, String, NaiveDate, i64, String, String, NaiveDate)> = sqlx::query_as(
             "SELECT DISTINCT t.id, a.name, t.date, p.amount_minor, upper(t.raw_description), t.bank_ref,
@@ -500,18 +489,12 @@ impl Chunks {
         }
         let mut renamed = Vec::new();
         let mut kept = Vec::with_capacity(rows.len());
-        for row in rows.drain(..) {
+        for row in rows {
             let Some(new_ref) = &row.bank_ref else {
                 kept.push(row);
                 continue;
             };
-            let key = (
-                row.account.clone(),
-                row.date,
-                row.amount_minor,
-                row.description.to_uppercase(),
-            );
-            let Some((id, old_ref, imported)) = candidates.get_mut(&key).and_then(Vec::pop) else {
+            let Some((id, old_ref, imported)) = candidates.get_mut(&key(&row)).and_then(Vec::pop) else {
                 kept.push(row);
                 continue;
             };
