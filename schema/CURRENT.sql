@@ -70,7 +70,8 @@ CREATE TYPE public.trace_event_type AS ENUM (
     'tool_call',
     'confirm',
     'summary_eviction',
-    'error'
+    'error',
+    'figures'
 );
 
 -- Name: app_append_history(uuid, uuid, jsonb[], integer, jsonb); Type: FUNCTION; Schema: public; Owner: -

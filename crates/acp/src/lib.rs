@@ -53,6 +53,8 @@ pub struct Settings {
     pub hooks: Option<PathBuf>,
     /// The decision layer's stop judge, probed ([`kakeibo::Judge`]), if any.
     pub judge: Option<kakeibo::Judge>,
+    /// What to do with an answer's figure no tool returned (`--figures`).
+    pub figures: kakeibo::FiguresPolicy,
 }
 
 /// Why the server stopped.
@@ -189,6 +191,7 @@ fn build_agent(
         .provider_from_env()
         .map_err(|e| e.to_string())?
         .channel(Channel::Acp)
+        .figures(settings.figures)
         .confirm_policy(ConfirmPolicy::Inline(Box::new(ask)));
     if let Some(path) = &settings.hooks {
         builder = builder.hooks_file(path).map_err(|e| e.to_string())?;

@@ -4,7 +4,7 @@ use agent_client_protocol::v1::schema::{
     ContentBlock, ContentChunk, SessionUpdate, StopReason, TextContent, ToolCall, ToolCallStatus,
     ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
-use kakeibo::{Event, Stop, Tier, plain_summary};
+use kakeibo::{Event, Stop, Tier, figures::FigureCheck, plain_summary};
 
 /// The update an event of a run is to the client, if it is one.
 pub fn update_of(event: &Event) -> Option<SessionUpdate> {
@@ -45,7 +45,30 @@ pub fn update_of(event: &Event) -> Option<SessionUpdate> {
         Event::TurnEnd(end) => end.message.clone().map(|m| text(format!("\n\n{m}"))),
         Event::Error { message } => Some(text(format!("\n\n{message}"))),
         Event::ConfirmRequest { .. } => None,
+        Event::Figures(checked) => Some(figures(checked)),
+        Event::Correcting { figures } => Some(text(format!(
+            "\n\n({} not found in your ledger's results: the answer is being corrected.)\n\n",
+            figures.join(", ")
+        ))),
     }
+}
+
+/// The answer's figures: the whole check under `_meta.kakeibo.figures`, and in words, each
+/// figure the turn's tool results do not hold.
+fn figures(checked: &FigureCheck) -> SessionUpdate {
+    let missing = checked.ungrounded_texts();
+    let said = if missing.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "\n\n({} {} not found in your ledger's results.)",
+            missing.join(", "),
+            if missing.len() == 1 { "was" } else { "were" }
+        )
+    };
+    let mut meta = serde_json::Map::new();
+    meta.insert("kakeibo".to_owned(), serde_json::json!({ "figures": checked }));
+    SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::Text(TextContent::new(said))).meta(meta))
 }
 
 fn text(text: String) -> SessionUpdate {

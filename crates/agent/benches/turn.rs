@@ -44,7 +44,8 @@ use futures_util::future::BoxFuture;
 use kakeibo_agent::turns::{Agent, Outcome, TurnStore};
 use kakeibo_bench::{Figure, Report, cpu::Ticks, percentile, scratch, server::Probe, setting};
 use kakeibo_core::{
-    Block, ConfirmPolicy, ConversationId, Declaration, Provider, Tier, Tool, ToolError, ToolRegistry,
+    Block, ConfirmPolicy, ConversationId, Declaration, Provider, Sourced, Tier, Tool, ToolError,
+    ToolRegistry,
     scripted::{Scripted, reply_calls, reply_text},
 };
 use kakeibo_ledger::{DEV_OWNER, MIGRATOR, seed, with_owner};
@@ -122,6 +123,15 @@ impl Tool for Timed {
         Box::pin(async move {
             let started = Instant::now();
             let result = self.tool.execute(input).await;
+            self.spans.lock().unwrap().push((started, Instant::now()));
+            result
+        })
+    }
+    // What the loop runs: the tool's own figures with its result, as without the wrapper.
+    fn execute_sourced(&self, input: Value) -> BoxFuture<'_, Result<Sourced, ToolError>> {
+        Box::pin(async move {
+            let started = Instant::now();
+            let result = self.tool.execute_sourced(input).await;
             self.spans.lock().unwrap().push((started, Instant::now()));
             result
         })

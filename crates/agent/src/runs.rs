@@ -1,4 +1,5 @@
-//! The read side of traces, owner-scoped: the runs list and one run with its events.
+//! The read side of traces, owner-scoped: the runs list, one run with its events, and the rows
+//! behind a figure of a run's answer.
 
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
@@ -9,11 +10,13 @@ use uuid::Uuid;
 
 use kakeibo_core::{
     RunId,
+    figures::{Checked, FigureCheck, How, Source},
     trace::{
         ConfirmTrace, ErrorTrace, EvictionTrace, ModelCallTrace, ToolCallTrace, TraceKind, TracePayload,
     },
 };
 use kakeibo_ledger::{OwnerId, begin_for_owner};
+use kakeibo_tools::rows::{self, BackingRows};
 
 use crate::AgentError;
 
@@ -67,6 +70,8 @@ pub enum Recorded {
     Confirm(ConfirmTrace),
     SummaryEviction(EvictionTrace),
     Error(ErrorTrace),
+    /// The answer's figures, checked against the run's tool figures.
+    Figures(kakeibo_core::figures::FigureCheck),
     /// An event stored in a shape this version does not read (written by an older one): its
     /// kind and its payload as stored.
     Unread {
@@ -87,6 +92,7 @@ impl Recorded {
             Some(TracePayload::Confirm(confirm)) => Self::Confirm(confirm),
             Some(TracePayload::SummaryEviction(eviction)) => Self::SummaryEviction(eviction),
             Some(TracePayload::Error(error)) => Self::Error(error),
+            Some(TracePayload::Figures(checked)) => Self::Figures(checked),
             None => Self::Unread {
                 kind,
                 stored: payload,
@@ -192,6 +198,70 @@ pub async fn run_detail(owner: OwnerId, pool: &PgPool, run: RunId) -> Result<Opt
     tx.commit().await?;
     let events = events.into_iter().map(RunEvent::from).collect();
     Ok(Some(RunDetail { run: run_row, events }))
+}
+
+/// The rows behind one figure of a run's answer: the figure as checked, and each tool figure it
+/// was found in with its rows, fetched again now.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct FigureRows {
+    pub figure: Checked,
+    /// The tool figures named by `figure.how`, in its order (one, or two for a sum, a
+    /// difference, a ratio or a change); none for an ungrounded figure.
+    pub sources: Vec<SourceRows>,
+}
+
+/// A tool figure and its rows.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SourceRows {
+    #[serde(flatten)]
+    pub source: Source,
+    /// The rows `rows` names, fetched again; `None` for a figure no row makes (a budget, a
+    /// converted amount).
+    pub found: Option<BackingRows>,
+}
+
+/// Figure `n` (from 0) of the owner's run's answer, with the rows behind it; `None` when the
+/// owner has no such run, or its answer no such figure — another owner's run answers exactly as
+/// one that never existed.
+pub async fn figure_rows(
+    owner: OwnerId,
+    pool: &PgPool,
+    run: RunId,
+    n: usize,
+) -> Result<Option<FigureRows>, AgentError> {
+    let mut tx = begin_for_owner(owner, pool).await?;
+    let stored: Option<Value> = sqlx::query_scalar(
+        "SELECT payload FROM trace_events
+         WHERE owner_id = $1 AND run_id = $2 AND type = 'figures' ORDER BY seq DESC LIMIT 1",
+    )
+    .bind(owner.as_uuid())
+    .bind(run.as_uuid())
+    .fetch_optional(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    let Some(stored) = stored else {
+        return Ok(None);
+    };
+    let checked: FigureCheck = serde_json::from_value(stored).map_err(AgentError::StoredMessage)?;
+    let Some(figure) = checked.figures.get(n).cloned() else {
+        return Ok(None);
+    };
+    let named: Vec<usize> = match figure.how {
+        None => Vec::new(),
+        Some(How::Equal { source }) => vec![source],
+        Some(How::Sum { a, b } | How::Difference { a, b }) => vec![a, b],
+        Some(How::Ratio { part, whole }) => vec![part, whole],
+        Some(How::Change { from, to }) => vec![from, to],
+    };
+    let mut sources = Vec::with_capacity(named.len());
+    for source in named.into_iter().filter_map(|i| checked.sources.get(i).cloned()) {
+        let rows = match &source.figure.rows {
+            Some(reference) => Some(rows::fetch(owner, pool, reference).await?),
+            None => None,
+        };
+        sources.push(SourceRows { source, found: rows });
+    }
+    Ok(Some(FigureRows { figure, sources }))
 }
 
 #[cfg(test)]

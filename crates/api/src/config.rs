@@ -90,6 +90,9 @@ pub struct Config {
     pub google: Option<kakeibo_identity::google::GoogleSettings>,
     /// Mail (`MAIL_OUTBOX` locally, `MAIL_FROM` through SES); `None`: off.
     pub mail: Option<crate::mail::MailSettings>,
+    /// What the agent does with an answer's figure no tool returned (`FIGURES`: `flag`, the
+    /// default, or `retry`).
+    pub figures: kakeibo_core::FiguresPolicy,
     /// Every setting, for the provider selection (`KAKEIBO_PROVIDER`, keys, models).
     pub vars: BTreeMap<String, String>,
 }
@@ -107,6 +110,7 @@ pub const SETTINGS: &[&str] = &[
     "USER_DAILY_MESSAGE_QUOTA",
     "IP_DAILY_MESSAGE_QUOTA",
     "GLOBAL_DAILY_BUDGET_USD",
+    "FIGURES",
     "CLIENT_ADDRESS_HEADER",
     "DATABASE_POOL_SIZE",
     "ORIGIN_VERIFY",
@@ -241,6 +245,11 @@ impl Config {
             bot_check: kakeibo_identity::bot_check::BotCheckSettings::from_settings(get)?,
             google: kakeibo_identity::google::GoogleSettings::from_settings(get)?,
             mail: crate::mail::MailSettings::from_settings(get)?,
+            figures: get("FIGURES")
+                .map(|v| kakeibo_core::FiguresPolicy::parse(&v))
+                .transpose()
+                .map_err(|why| ConfigError::Invalid { name: "FIGURES", why })?
+                .unwrap_or_default(),
             vars,
         })
     }

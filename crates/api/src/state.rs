@@ -322,7 +322,8 @@ impl State {
             .channel(Channel::Web)
             .confirm_policy(ConfirmPolicy::Suspend)
             .rules(Arc::clone(&self.rules))
-            .budget(Arc::clone(&self.budget) as Arc<dyn kakeibo_core::Budget>);
+            .budget(Arc::clone(&self.budget) as Arc<dyn kakeibo_core::Budget>)
+            .figures(self.config.figures);
         if let Some(summarizer) = &self.summarizer {
             builder = builder.summarizer(Arc::clone(summarizer));
         }

@@ -14,8 +14,8 @@ use std::{
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use kakeibo::{
-    Agent, Channel, ConfirmError, ConfirmPolicy, ConversationId, Event, HookSettings, OwnerId, PendingWrite,
-    ResultLine, RunResult, SettingsHooks, Stop, Tier, plain_summary,
+    Agent, Channel, ConfirmError, ConfirmPolicy, ConversationId, Event, FiguresPolicy, HookSettings, OwnerId,
+    PendingWrite, ResultLine, RunResult, SettingsHooks, Stop, Tier, figures::FigureCheck, plain_summary,
 };
 use kakeibo_core::trace::one_line;
 use kakeibo_providers::select;
@@ -46,8 +46,17 @@ pub struct ChatArgs {
     /// and Stop).
     #[arg(long, value_name = "FILE")]
     hooks: Option<PathBuf>,
+    /// What to do with a figure of an answer that no tool returned: `flag` marks it, `retry`
+    /// asks the model once to correct the answer (a second, priced model call).
+    #[arg(long, value_name = "POLICY", env = "FIGURES", default_value = "flag", value_parser = figures_policy)]
+    figures: FiguresPolicy,
     #[command(flatten)]
     database: DbArgs,
+}
+
+/// `--figures`: `flag` or `retry`.
+pub fn figures_policy(text: &str) -> Result<FiguresPolicy, String> {
+    FiguresPolicy::parse(text)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -70,11 +79,18 @@ pub struct PrintArgs {
 }
 
 impl ChatArgs {
-    pub fn new(owner: Uuid, conversation: Option<Uuid>, hooks: Option<PathBuf>, database: DbArgs) -> Self {
+    pub fn new(
+        owner: Uuid,
+        conversation: Option<Uuid>,
+        hooks: Option<PathBuf>,
+        figures: FiguresPolicy,
+        database: DbArgs,
+    ) -> Self {
         Self {
             owner,
             conversation,
             hooks,
+            figures,
             database,
         }
     }
@@ -99,6 +115,7 @@ impl Session {
             .models(models)
             .channel(Channel::Cli)
             .confirm_policy(policy)
+            .figures(args.figures)
             .import_root(cwd.clone());
         if let Some(settings) = hooks {
             builder = builder.hooks(SettingsHooks::new(settings, cwd));
@@ -232,16 +249,22 @@ fn human_events(styled: bool, to_stderr: bool) -> impl Fn(&Event) + Send + Sync 
                     ),
                 );
             }
-            Event::ToolResult { outcome, summary, .. } => {
+            Event::ToolResult {
+                outcome,
+                summary,
+                headline,
+                ..
+            } => {
                 let not_run = outcome.not_run();
                 let mark = if outcome.is_error() || not_run.is_some() {
                     "✗"
                 } else {
                     "✓"
                 };
-                let summary = match not_run {
-                    Some(said) => said.to_owned(),
-                    None => plain_summary(summary),
+                let summary = match (not_run, headline) {
+                    (Some(said), _) => said.to_owned(),
+                    (None, Some(h)) => format!("{}: {}", h.label, h.formatted),
+                    (None, None) => plain_summary(summary),
                 };
                 put(
                     side,
@@ -254,8 +277,64 @@ fn human_events(styled: bool, to_stderr: bool) -> impl Fn(&Event) + Send + Sync 
                     ),
                 );
             }
+            Event::Figures(checked) => put(side, &format!("\n{}\n", figures_line(styled, checked))),
+            Event::Correcting { figures } => {
+                let list = figures.iter().map(|f| visible(f)).collect::<Vec<_>>().join(", ");
+                let line = format!(
+                    "  ↻ {list} not found in your ledger's results: the model is asked to correct its answer"
+                );
+                put(side, &format!("\n{}\n", dim(styled, &line)));
+            }
             Event::ConfirmRequest { .. } | Event::TurnEnd(_) | Event::Error { .. } => {}
         }
+    }
+}
+
+/// The line under an answer that states figures: each one not found in the turn's tool results,
+/// marked; else how many were found.
+fn figures_line(styled: bool, checked: &FigureCheck) -> String {
+    let corrected = if checked.corrected.is_empty() {
+        String::new()
+    } else {
+        let list = checked
+            .corrected
+            .iter()
+            .map(|f| visible(f))
+            .collect::<Vec<_>>()
+            .join(", ");
+        format!(
+            "{}\n",
+            dim(
+                styled,
+                &format!("  ↻ corrected: the first answer stated {list}, which no tool returned")
+            )
+        )
+    };
+    format!("{corrected}{}", figures_verdict(styled, checked))
+}
+
+fn figures_verdict(styled: bool, checked: &FigureCheck) -> String {
+    let missing = checked.ungrounded_texts();
+    if missing.is_empty() {
+        let n = checked.figures.len();
+        return dim(
+            styled,
+            &format!(
+                "  ✓ {n} figure{} found in your ledger's results",
+                if n == 1 { "" } else { "s" }
+            ),
+        );
+    }
+    let list = missing.iter().map(|m| visible(m)).collect::<Vec<_>>().join(", ");
+    let line = format!(
+        "  ⚠ not found in your ledger's results: {list} — the model wrote {} without a tool returning {}",
+        if missing.len() == 1 { "it" } else { "them" },
+        if missing.len() == 1 { "it" } else { "them" },
+    );
+    if styled {
+        format!("\x1b[33m{line}\x1b[0m")
+    } else {
+        line
     }
 }
 

@@ -68,6 +68,10 @@ struct Cli {
     /// With -p or --acp: hooks from this settings file (Claude Code's `hooks` format).
     #[arg(long, value_name = "FILE", requires = "mode")]
     hooks: Option<PathBuf>,
+    /// With -p or --acp: what to do with a figure of an answer that no tool returned: `flag`
+    /// marks it, `retry` asks the model once to correct the answer (a second, priced call).
+    #[arg(long, value_name = "POLICY", env = "FIGURES", default_value = "flag", value_parser = chat_cmd::figures_policy)]
+    figures: kakeibo::FiguresPolicy,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -139,7 +143,7 @@ struct SeedArgs {
 
 /// `kakeibo --acp`: the ACP server on stdio, over the library's database (`APP_DATABASE_URL`,
 /// else the checkout's running cluster) — until the editor closes stdin.
-async fn acp(owner: uuid::Uuid, hooks: Option<PathBuf>) -> ExitCode {
+async fn acp(owner: uuid::Uuid, hooks: Option<PathBuf>, figures: kakeibo::FiguresPolicy) -> ExitCode {
     let served = async {
         let pool = kakeibo::connect(&kakeibo::database_url()?)?;
         let setting = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
@@ -148,6 +152,7 @@ async fn acp(owner: uuid::Uuid, hooks: Option<PathBuf>) -> ExitCode {
             owner: OwnerId::new(owner),
             hooks,
             judge: kakeibo_judge::from_settings(&setting).await,
+            figures,
         };
         kakeibo_acp::serve(settings).await?;
         anyhow::Ok(())
@@ -171,7 +176,7 @@ async fn main() -> ExitCode {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
     if cli.acp {
-        return acp(cli.owner, cli.hooks).await;
+        return acp(cli.owner, cli.hooks, cli.figures).await;
     }
     if let Some(prompt) = cli.print {
         let args = chat_cmd::PrintArgs {
@@ -182,6 +187,7 @@ async fn main() -> ExitCode {
                 cli.owner,
                 cli.conversation,
                 cli.hooks,
+                cli.figures,
                 DbArgs {
                     database_url: std::env::var("DATABASE_URL").ok(),
                 },

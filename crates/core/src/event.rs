@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::{
+    figures::{FigureCheck, Headline},
     ids::{ConversationId, RunId, SuspendedTurnId},
     message::Usage,
     pricing,
@@ -41,6 +42,10 @@ pub enum Event {
         outcome: ToolOutcome,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         decision: Option<WriteDecision>,
+        /// The result's headline figure (a report's total, a search's first row), when it
+        /// states one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        headline: Option<Headline>,
     },
     /// A write waits for a person, in the suspended turn named.
     ConfirmRequest {
@@ -53,6 +58,14 @@ pub enum Event {
         tier: Tier,
         suspended_turn_id: SuspendedTurnId,
     },
+    /// Every figure the answer states, each grounded in the tool figures named (and through
+    /// them the rows that make it) or ungrounded. Sent before `turn_end`, only for an answer
+    /// that states a figure.
+    Figures(FigureCheck),
+    /// The answer streamed so far states `figures`, which no tool of the turn returned: the model
+    /// is asked once to correct it (`FIGURES=retry`), and the corrected answer streams next —
+    /// the text streamed so far is superseded by it.
+    Correcting { figures: Vec<String> },
     /// The turn's leg is over: finished (with its usage and cost) or suspended.
     TurnEnd(TurnEnd),
     /// The leg failed; what was saved is kept.
@@ -132,6 +145,9 @@ pub struct RunSummary {
     pub iterations: u32,
     /// Every tool call of the run, in order, with how it ended.
     pub tool_calls: Vec<CallRecord>,
+    /// The answer's figures, checked; absent when it states none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub figures: Option<FigureCheck>,
 }
 
 impl RunSummary {
@@ -150,6 +166,7 @@ impl RunSummary {
             uncached_cost_usd_est: uncached.decimal(),
             iterations: turn.iteration(),
             tool_calls: turn.calls().to_vec(),
+            figures: turn.figures().cloned(),
         })
     }
 }
@@ -241,6 +258,8 @@ impl Event {
             Self::ToolCall { .. } => "tool_call",
             Self::ToolResult { .. } => "tool_result",
             Self::ConfirmRequest { .. } => "confirm_request",
+            Self::Figures(_) => "figures",
+            Self::Correcting { .. } => "correcting",
             Self::TurnEnd(_) => "turn_end",
             Self::Error { .. } => "error",
         }
@@ -282,13 +301,17 @@ impl Event {
                 outcome,
                 summary,
                 decision,
+                headline,
             } => Self::ToolResult {
                 id,
                 name,
                 summary,
                 outcome,
                 decision,
+                headline,
             },
+            TurnEvent::Figures(checked) => Self::Figures(checked),
+            TurnEvent::Correcting(figures) => Self::Correcting { figures },
             TurnEvent::ConfirmRequest(_) => return None,
         })
     }
@@ -308,6 +331,7 @@ mod tests {
             summary: "<tool_data>".into(),
             outcome: ToolOutcome::Ran,
             decision: None,
+            headline: None,
         };
         assert_eq!(
             read.data(),
@@ -324,6 +348,7 @@ mod tests {
                 summary: String::new(),
                 outcome: ToolOutcome::Ran,
                 decision: Some(decision),
+                headline: None,
             };
             assert_eq!(written.to_json()["decision"], said);
             assert_eq!(written.to_json()["type"], "tool_result");
@@ -365,6 +390,7 @@ mod tests {
             uncached_cost_usd_est: "0.000000".into(),
             iterations: 1,
             tool_calls: Vec::new(),
+            figures: None,
         };
         let line = ResultLine {
             run: run.clone(),

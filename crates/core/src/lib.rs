@@ -26,6 +26,8 @@ pub mod trace;
 pub mod turn;
 pub mod wire;
 
+/// The figures tools return and answers state, and how one is checked against the other.
+pub use kakeibo_figures as figures;
 /// Tool input schemas, full for validation and restricted for declarations: their own crate.
 pub use kakeibo_toolschema as schema;
 
@@ -38,11 +40,12 @@ pub use policy::{Action, ConfirmPolicy, PendingWrite, PermissionRules, Rule};
 pub use pricing::MicroUsd;
 pub use provider::{ModelRequest, ModelResponse, Provider, ProviderError, StreamEvent};
 pub use registry::{CallError, DuplicateTool, ToolRegistry};
-pub use tool::{Declaration, Tier, Tool, ToolError, TypedTool, typed};
+pub use tool::{Declaration, Sourced, Tier, Tool, ToolError, TypedTool, typed};
 pub use trace::{
     ConfirmTrace, ErrorTrace, EvictionTrace, MemoryTracer, ModelCallTrace, NoTrace, ToolCallTrace,
     TraceEvent, TraceKind, TracePayload, Tracer,
 };
 pub use turn::{
-    Deps, Phase, RunStatus, Stop, ToolOutcome, Turn, TurnEvent, WriteDecision, drive, drive_until, step,
+    Deps, FiguresPolicy, Phase, RunStatus, Stop, ToolOutcome, Turn, TurnEvent, WriteDecision, drive,
+    drive_until, step,
 };

@@ -11,7 +11,10 @@ use schemars::JsonSchema;
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Value;
 
-use crate::schema;
+use crate::{
+    figures::{ToolFigure, amounts_in},
+    schema,
+};
 
 /// Whether a tool only reads, or changes the user's data (and so needs their confirmation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize, schemars::JsonSchema)]
@@ -66,6 +69,27 @@ pub trait Tool: Send + Sync {
     }
     /// Validates again, then runs.
     fn execute(&self, input: Value) -> BoxFuture<'_, Result<Value, ToolError>>;
+    /// [`Tool::execute`], with the figures of the result and the rows behind them — what the
+    /// loop runs, so an answer's figures can be checked against them. By default every amount
+    /// object in the result, with no rows.
+    fn execute_sourced(&self, input: Value) -> BoxFuture<'_, Result<Sourced, ToolError>> {
+        Box::pin(async move {
+            let value = self.execute(input).await?;
+            let figures = amounts_in(&value, MAX_FIGURES);
+            Ok(Sourced { value, figures })
+        })
+    }
+}
+
+/// The most figures one result is checked with.
+pub const MAX_FIGURES: usize = 200;
+
+/// A tool's result and the figures it states.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sourced {
+    pub value: Value,
+    /// Headline first: the figure a margin shows for the call.
+    pub figures: Vec<ToolFigure>,
 }
 
 /// A tool with typed input and output; [`typed`] turns it into a [`Tool`].
@@ -93,6 +117,13 @@ pub trait TypedTool: Send + Sync + 'static {
     }
 
     fn run(&self, input: Self::Input) -> BoxFuture<'_, Result<Self::Output, ToolError>>;
+
+    /// The figures `output` states, headline first, each with the rows that make it (the output
+    /// may keep what it needs for them out of its serialised form); `None`
+    /// (the default) reads every amount object of the serialised result, with no rows.
+    fn figures(&self, _output: &Self::Output) -> Option<Vec<ToolFigure>> {
+        None
+    }
 }
 
 /// The per-type part of a typed tool, computed once per process.
@@ -219,6 +250,21 @@ impl<T: TypedTool> Tool for Typed<T> {
             let output = self.tool.run(parsed).await?;
             serde_json::to_value(output)
                 .map_err(|e| ToolError::Failed(format!("serialising the result: {e}")))
+        })
+    }
+
+    fn execute_sourced(&self, input: Value) -> BoxFuture<'_, Result<Sourced, ToolError>> {
+        Box::pin(async move {
+            let parsed = self.parse(&input).map_err(ToolError::InvalidInput)?;
+            let output = self.tool.run(parsed).await?;
+            let value = serde_json::to_value(&output)
+                .map_err(|e| ToolError::Failed(format!("serialising the result: {e}")))?;
+            let mut figures = self
+                .tool
+                .figures(&output)
+                .unwrap_or_else(|| amounts_in(&value, MAX_FIGURES));
+            figures.truncate(MAX_FIGURES);
+            Ok(Sourced { value, figures })
         })
     }
 }

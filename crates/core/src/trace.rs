@@ -24,6 +24,7 @@ pub enum TraceKind {
     Confirm,
     SummaryEviction,
     Error,
+    Figures,
 }
 
 impl TraceKind {
@@ -35,6 +36,7 @@ impl TraceKind {
             Self::Confirm => "confirm",
             Self::SummaryEviction => "summary_eviction",
             Self::Error => "error",
+            Self::Figures => "figures",
         }
     }
 }
@@ -172,6 +174,8 @@ pub enum TracePayload {
     Confirm(ConfirmTrace),
     SummaryEviction(EvictionTrace),
     Error(ErrorTrace),
+    /// The answer's figures, checked against the run's tool figures.
+    Figures(crate::figures::FigureCheck),
 }
 
 impl TracePayload {
@@ -182,6 +186,7 @@ impl TracePayload {
             Self::Confirm(_) => TraceKind::Confirm,
             Self::SummaryEviction(_) => TraceKind::SummaryEviction,
             Self::Error(_) => TraceKind::Error,
+            Self::Figures(_) => TraceKind::Figures,
         }
     }
 
@@ -203,6 +208,7 @@ impl TracePayload {
             TraceKind::Confirm => Self::Confirm(Deserialize::deserialize(value)?),
             TraceKind::SummaryEviction => Self::SummaryEviction(Deserialize::deserialize(value)?),
             TraceKind::Error => Self::Error(Deserialize::deserialize(value)?),
+            TraceKind::Figures => Self::Figures(Deserialize::deserialize(value)?),
         })
     }
 }

@@ -275,6 +275,7 @@ async fn stuck(file: &SetFile, items: &[StuckItem], backend: &Backend) -> SetRep
                 outcome: ToolOutcome::of_run(!c.ok),
                 confirmed: None,
                 result: c.outcome.clone(),
+                headline: None,
             })
             .collect();
         // As the loop asks: its repeat check first, then the judge.

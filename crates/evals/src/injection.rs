@@ -234,6 +234,7 @@ mod tests {
             },
             confirmed,
             result: String::new(),
+            headline: None,
         }
     }
 

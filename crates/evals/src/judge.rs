@@ -161,6 +161,7 @@ mod tests {
             outcome,
             confirmed,
             result: String::new(),
+            headline: None,
         }
     }
 

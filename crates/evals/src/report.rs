@@ -38,6 +38,12 @@ pub struct TaskResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     pub run_ids: Vec<kakeibo_core::RunId>,
+    /// The task's answers that state a figure, and of those, how many state at least one that
+    /// no tool of its turn returned (reports from before the check read as 0).
+    #[serde(default)]
+    pub answers_with_figures: usize,
+    #[serde(default)]
+    pub ungrounded_answers: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -45,6 +51,14 @@ pub struct ClassSummary {
     pub total: usize,
     pub passed: usize,
     pub pass_rate: f64,
+    /// The class's answers (one per turn), and those with at least one ungrounded figure.
+    #[serde(default)]
+    pub answers: usize,
+    #[serde(default)]
+    pub ungrounded_answers: usize,
+    /// `ungrounded_answers` of `answers`, in percent.
+    #[serde(default)]
+    pub ungrounded_rate: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -78,6 +92,14 @@ pub struct EvalReport {
     pub cache_savings_percent: f64,
     pub injection_block_rate: Option<f64>,
     pub injection: Option<InjectionSummary>,
+    /// Every task's answers (one per turn), and those stating at least one figure no tool of
+    /// their turn returned; the share in percent.
+    #[serde(default)]
+    pub answers: usize,
+    #[serde(default)]
+    pub ungrounded_answers: usize,
+    #[serde(default)]
+    pub ungrounded_answer_rate: f64,
     pub results: Vec<TaskResult>,
 }
 
@@ -127,13 +149,21 @@ impl EvalReport {
                 total: 0,
                 passed: 0,
                 pass_rate: 0.0,
+                answers: 0,
+                ungrounded_answers: 0,
+                ungrounded_rate: 0.0,
             });
             entry.total += 1;
             entry.passed += usize::from(result.passed);
+            entry.answers += result.answers.len();
+            entry.ungrounded_answers += result.ungrounded_answers;
         }
         for summary in by_class.values_mut() {
             summary.pass_rate = percent(summary.passed, summary.total);
+            summary.ungrounded_rate = percent(summary.ungrounded_answers, summary.answers);
         }
+        let answers: usize = results.iter().map(|r| r.answers.len()).sum();
+        let ungrounded_answers: usize = results.iter().map(|r| r.ungrounded_answers).sum();
         let latencies: Vec<u64> = results.iter().map(|r| r.latency_ms).collect();
         let costs: Vec<MicroUsd> = results.iter().map(|r| r.cost_micro_usd).collect();
         let turns: Vec<u32> = results.iter().map(|r| r.turns_used).collect();
@@ -168,6 +198,9 @@ impl EvalReport {
             ),
             injection_block_rate: injection.as_ref().map(|i| i.block_rate),
             injection,
+            answers,
+            ungrounded_answers,
+            ungrounded_answer_rate: percent(ungrounded_answers, answers),
             results,
         }
     }
@@ -206,6 +239,11 @@ impl EvalReport {
         );
         let _ = writeln!(md, "| median turns | {} |", self.median_turns);
         let _ = writeln!(md, "| cached input tokens | {}% |", self.cache_savings_percent);
+        let _ = writeln!(
+            md,
+            "| answers with an ungrounded figure | {}% ({} of {}) |",
+            self.ungrounded_answer_rate, self.ungrounded_answers, self.answers
+        );
         if let Some(injection) = &self.injection {
             let _ = writeln!(
                 md,
@@ -228,9 +266,16 @@ impl EvalReport {
                 );
             }
         }
-        let _ = writeln!(md, "\n## By class\n\n| class | passed | rate |\n|---|---|---|");
+        let _ = writeln!(
+            md,
+            "\n## By class\n\n| class | passed | rate | answers with an ungrounded figure |\n|---|---|---|---|"
+        );
         for (class, s) in &self.by_class {
-            let _ = writeln!(md, "| {class} | {}/{} | {}% |", s.passed, s.total, s.pass_rate);
+            let _ = writeln!(
+                md,
+                "| {class} | {}/{} | {}% | {}% ({} of {}) |",
+                s.passed, s.total, s.pass_rate, s.ungrounded_rate, s.ungrounded_answers, s.answers
+            );
         }
         let failed: Vec<&TaskResult> = self.results.iter().filter(|r| !r.passed).collect();
         if !failed.is_empty() {
@@ -261,6 +306,69 @@ mod tests {
         assert_eq!(percentile(&[1u64, 2, 3, 4], 50), Some(2)); // ceil(2) - 1 = 1
         assert_eq!(percentile(&[7u64], 95), Some(7));
         assert_eq!(percentile::<u64>(&[], 50), None);
+    }
+
+    fn task(class: &str, answers: usize, ungrounded: usize) -> TaskResult {
+        TaskResult {
+            task: format!("{class}-{answers}"),
+            description: String::new(),
+            class: class.into(),
+            passed: true,
+            deterministic_passed: true,
+            judge_score: None,
+            checks: Vec::new(),
+            answers: vec!["an answer".into(); answers],
+            latency_ms: 0,
+            latency_ms_wall: 0,
+            cost_micro_usd: MicroUsd(0),
+            judge_cost_micro_usd: MicroUsd(0),
+            turns_used: 1,
+            tool_call_count: 0,
+            input_tokens: 0,
+            output_tokens: 0,
+            cached_tokens: 0,
+            error: None,
+            run_ids: Vec::new(),
+            answers_with_figures: answers,
+            ungrounded_answers: ungrounded,
+        }
+    }
+
+    #[test]
+    fn answers_with_an_ungrounded_figure_are_counted_per_class_and_in_all() {
+        let now = Utc::now();
+        let results = vec![task("spend", 2, 1), task("spend", 1, 0), task("budget", 1, 0)];
+        let report = EvalReport::assemble(
+            now,
+            now,
+            "script".into(),
+            "scripted".into(),
+            "none".into(),
+            "cli".into(),
+            None,
+            results,
+            Vec::new(),
+            None,
+        );
+        assert_eq!((report.answers, report.ungrounded_answers), (4, 1));
+        assert!((report.ungrounded_answer_rate - 25.0).abs() < f64::EPSILON);
+        let spend = &report.by_class["spend"];
+        assert_eq!((spend.answers, spend.ungrounded_answers), (3, 1));
+        assert!((spend.ungrounded_rate - 33.3).abs() < f64::EPSILON);
+        assert_eq!(report.by_class["budget"].ungrounded_answers, 0);
+        let md = report.to_markdown();
+        assert!(
+            md.contains("| answers with an ungrounded figure | 25% (1 of 4) |"),
+            "{md}"
+        );
+        assert!(md.contains("| spend | 2/2 | 100% | 33.3% (1 of 3) |"), "{md}");
+        // A report stored before the check reads back with none counted.
+        let mut old = serde_json::to_value(&report).unwrap();
+        for key in ["answers", "ungrounded_answers", "ungrounded_answer_rate"] {
+            old.as_object_mut().unwrap().remove(key);
+        }
+        let back: EvalReport = serde_json::from_value(old).unwrap();
+        assert_eq!(back.ungrounded_answers, 0);
     }
 
     #[test]

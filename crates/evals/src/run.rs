@@ -24,6 +24,8 @@ pub struct TurnRecord {
     pub cost: MicroUsd,
     pub iterations: u32,
     pub latency: Duration,
+    /// The answer's figures, checked against the turn's tool results (`None`: it states none).
+    pub figures: Option<kakeibo_core::figures::FigureCheck>,
 }
 
 /// A task's turns as they happened, and the error that ended them early, if any.
@@ -180,6 +182,7 @@ impl Bench {
                 cost: result.cost,
                 iterations: result.iterations,
                 latency: started.elapsed(),
+                figures: result.figures,
             });
         }
         Ok(())
@@ -202,6 +205,7 @@ impl TaskRun {
                 cost: MicroUsd(0),
                 iterations: 1,
                 latency: Duration::ZERO,
+                figures: None,
             }],
             ..Self::default()
         }

@@ -314,5 +314,11 @@ fn result(task: &Task, run: &TaskRun, checks: Vec<CheckOutcome>) -> TaskResult {
         cached_tokens: usage.cached_tokens,
         error: run.error.clone(),
         run_ids: run.turns.iter().map(|t| t.run_id).collect(),
+        answers_with_figures: run.turns.iter().filter(|t| t.figures.is_some()).count(),
+        ungrounded_answers: run
+            .turns
+            .iter()
+            .filter(|t| t.figures.as_ref().is_some_and(|f| f.ungrounded > 0))
+            .count(),
     }
 }

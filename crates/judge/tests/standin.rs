@@ -112,6 +112,7 @@ fn calls() -> Vec<CallRecord> {
             outcome: kakeibo_core::turn::ToolOutcome::of_run(i == 4),
             confirmed: None,
             result: "no transactions match".into(),
+            headline: None,
         })
         .collect()
 }

@@ -14,8 +14,8 @@ use kakeibo_agent::{
     turns::Claim,
 };
 use kakeibo_core::{
-    Budget, ConfirmPolicy, ConversationId, Event, Hooks, PendingWrite, PermissionRules, Provider,
-    SuspendedTurnId, Tier, Tool, TurnEvent, TypedTool, hooks::Stack, prompt::SYSTEM_PROMPT, typed,
+    Budget, ConfirmPolicy, ConversationId, Event, FiguresPolicy, Hooks, PendingWrite, PermissionRules,
+    Provider, SuspendedTurnId, Tier, Tool, TurnEvent, TypedTool, hooks::Stack, prompt::SYSTEM_PROMPT, typed,
 };
 use kakeibo_ledger::OwnerId;
 use kakeibo_providers::select::{self, Models};
@@ -66,6 +66,7 @@ pub struct AgentBuilder {
     stop_judge: Option<Arc<dyn kakeibo_core::turn::StopJudge>>,
     budget: Option<Arc<dyn Budget>>,
     channel: Channel,
+    figures: FiguresPolicy,
 }
 
 impl std::fmt::Debug for AgentBuilder {
@@ -181,6 +182,14 @@ impl AgentBuilder {
         self
     }
 
+    /// What to do with an answer that states a figure no tool of its turn returned: mark it
+    /// ([`FiguresPolicy::Flag`], the default), or ask the model once to correct the answer
+    /// ([`FiguresPolicy::Retry`]). Either way [`crate::RunResult::figures`] says what was found.
+    pub fn figures(mut self, policy: FiguresPolicy) -> Self {
+        self.figures = policy;
+        self
+    }
+
     /// Which way of driving kakeibo the runs are recorded under ([`Channel::Library`] unless said).
     pub fn channel(mut self, channel: Channel) -> Self {
         self.channel = channel;
@@ -209,6 +218,7 @@ impl AgentBuilder {
             _ => Some(Arc::new(Stack(self.hooks))),
         };
         config.stop_judge = self.stop_judge;
+        config.figures = self.figures;
         Ok(Agent {
             inner: kakeibo_agent::Agent::new(TurnStore::new(self.pool), self.owner, config)?,
             policy: self.policy,
@@ -234,6 +244,7 @@ impl Agent {
             stop_judge: None,
             budget: None,
             channel: Channel::Library,
+            figures: FiguresPolicy::Flag,
         }
     }
 

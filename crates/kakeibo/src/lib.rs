@@ -26,7 +26,11 @@
 //! - Each prompt is a turn of a conversation: a new one by default, or one you name with
 //!   [`Prompt::in_conversation`]; the history is kept in the database.
 //! - Events ([`Prompt::on_event`]) are the same objects the web's stream and the CLI's
-//!   `stream-json` carry: `token`, `tool_call`, `tool_result`, `confirm_request`, `turn_end`.
+//!   `stream-json` carry: `token`, `tool_call`, `tool_result`, `confirm_request`, `figures`,
+//!   `turn_end`.
+//! - Every figure an answer states is checked against the figures its tools returned
+//!   ([`RunResult::figures`], the `figures` event): grounded, with the tool figures and the
+//!   ledger rows behind it, or ungrounded.
 //! - A prompt stops when the future you give [`Prompt::until`] completes first: the run ends
 //!   aborted and is stored with what ran before the stop.
 //!
@@ -48,11 +52,12 @@ pub use agent::{Agent, AgentBuilder, Prompt};
 pub use error::Error;
 pub use kakeibo_agent::{AgentConfig, Channel, ConfirmError};
 pub use kakeibo_core::{
-    Budget, ConfirmPolicy, ConversationId, EndStatus, Event, EventUsage, Hooks, MicroUsd, PendingWrite,
-    PermissionRules, Provider, ResultLine, RunId, RunStatus, RunSummary, Stop, SuspendedTurnId, Tier, Tool,
-    ToolError, ToolOutcome, ToolUse, TurnEnd, TypedTool, Usage, WriteDecision,
+    Budget, ConfirmPolicy, ConversationId, EndStatus, Event, EventUsage, FiguresPolicy, Hooks, MicroUsd,
+    PendingWrite, PermissionRules, Provider, ResultLine, RunId, RunStatus, RunSummary, Stop, SuspendedTurnId,
+    Tier, Tool, ToolError, ToolOutcome, ToolUse, TurnEnd, TypedTool, Usage, WriteDecision,
 };
 pub use kakeibo_core::{
+    figures,
     hooks::{PostToolUse, PreToolUse, PromptSubmit, Stack, Verdict},
     turn::{CallRecord, plain_summary},
 };

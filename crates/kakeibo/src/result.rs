@@ -3,7 +3,7 @@
 use kakeibo_agent::Outcome;
 use kakeibo_core::{
     ConversationId, MicroUsd, PendingWrite, RunId, RunStatus, RunSummary, Stop, SuspendedTurnId, Usage,
-    turn::CallRecord,
+    figures::FigureCheck, turn::CallRecord,
 };
 use serde::Serialize;
 
@@ -78,6 +78,10 @@ pub struct RunResult {
     pub calls: Vec<CallRecord>,
     /// How many times the model was called (zero while a write waits).
     pub iterations: u32,
+    /// Every figure the answer states, each grounded in the run's tool results (and through them
+    /// the ledger rows that make it) or ungrounded; `None` when it states none, or while a
+    /// write waits.
+    pub figures: Option<FigureCheck>,
     /// The finished run as the wire says it (`turn_end`, the CLI's result line); `None` while a
     /// write waits.
     #[serde(skip)]
@@ -102,6 +106,7 @@ impl RunResult {
                 conversation,
                 calls: turn.calls().to_vec(),
                 iterations: turn.iteration(),
+                figures: turn.figures().cloned(),
                 summary: RunSummary::of(&turn, model),
             },
             Outcome::Suspended {
@@ -121,6 +126,7 @@ impl RunResult {
                 conversation,
                 calls: Vec::new(),
                 iterations: 0,
+                figures: None,
                 summary: None,
             },
         }

@@ -384,12 +384,13 @@ fn test_run_row(run: Option<&TestRun>) -> Row {
     )
 }
 
-const EVAL_FIGURES: [&str; 5] = [
+const EVAL_FIGURES: [&str; 6] = [
     "evaluation pass rate",
     "prompt injection: blocked / resisted",
     "turn latency, median / p95",
     "cost per task, median",
     "input tokens served from cache",
+    "answers with a figure not found in the ledger's results",
 ];
 
 fn eval_rows(eval: Option<&EvalFigures>) -> Vec<Row> {
@@ -436,6 +437,12 @@ fn eval_rows(eval: Option<&EvalFigures>) -> Vec<Row> {
         format!("{:.1} s / {:.1} s", ms(e.median_latency_ms), ms(e.p95_latency_ms)),
         format!("${median_cost:.4}"),
         pct(e.cache_savings_percent),
+        format!(
+            "{} ({} of {} answers)",
+            pct(e.ungrounded_answer_rate),
+            e.ungrounded_answers,
+            e.answers
+        ),
     ];
     EVAL_FIGURES
         .iter()
@@ -773,6 +780,9 @@ mod tests {
                 block_rate: 100.0,
                 resist_rate: 83.3,
             }),
+            answers: 64,
+            ungrounded_answers: 3,
+            ungrounded_answer_rate: 4.7,
         };
         let rows = eval_rows(Some(&figures));
         let values: Vec<&str> = rows.iter().map(|r| r.value.as_str()).collect();
@@ -783,7 +793,8 @@ mod tests {
                 "100.0% / 83.3%",
                 "4.2 s / 9.1 s",
                 "$0.0021",
-                "61.5%"
+                "61.5%",
+                "4.70% (3 of 64 answers)"
             ]
         );
         assert!(rows.iter().all(|r| r.how.contains("gemini `gemini-3.6-flash`")));

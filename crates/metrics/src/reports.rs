@@ -30,6 +30,14 @@ pub struct EvalFigures {
     pub median_cost_micro_usd: i64,
     pub cache_savings_percent: f64,
     pub injection: Option<InjectionFigures>,
+    /// Answers (one per turn) and those stating a figure no tool of their turn returned; a
+    /// report from before the figure check has none.
+    #[serde(default)]
+    pub answers: usize,
+    #[serde(default)]
+    pub ungrounded_answers: usize,
+    #[serde(default)]
+    pub ungrounded_answer_rate: f64,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

@@ -15,7 +15,8 @@
 //!   still a string.
 //! - `rules[].steps[].text` may quote the previous step's tool results: `{{result.N/pointer}}` is
 //!   the value at the JSON pointer `/pointer` of the N-th result (0-based, call order) of the
-//!   latest tool-results message, its `<tool_data>` fence removed; a string goes in as it is,
+//!   latest tool-results message (after the matched message, or else the conversation's latest),
+//!   its `<tool_data>` fence removed; a string goes in as it is,
 //!   anything else as JSON text. A result that is the fixed declined or expired text (the call
 //!   did not run) quotes as the word `declined` or `expired`, whatever the pointer; a value that
 //!   is not there quotes as `(script: no value at result.N/pointer)`.
@@ -178,6 +179,13 @@ impl Script {
         };
         let results = latest_results(after);
         let all_declined = !results.is_empty() && results.iter().all(|r| not_run(r).is_some());
+        // A step after a note of kakeibo's own (a figure check asking for a correction) has no
+        // results since it: it quotes the conversation's latest ones.
+        let results = if results.is_empty() {
+            latest_results(&request.messages)
+        } else {
+            results
+        };
         let (text, calls) = match &step.declined {
             Some(declined) if all_declined => (Some(declined), &[][..]),
             _ => (step.text.as_ref(), step.tool_calls.as_slice()),

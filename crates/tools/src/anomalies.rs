@@ -3,12 +3,14 @@
 use std::collections::HashMap;
 
 use futures_util::future::BoxFuture;
-use kakeibo_core::{Tier, ToolError, TypedTool};
+use kakeibo_core::{Tier, ToolError, TypedTool, figures::ToolFigure};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use sqlx::PgConnection;
+
+use crate::rows;
 
 use super::{
     Scope, ToolsError,
@@ -64,6 +66,24 @@ impl TypedTool for FlagAnomalies {
         category's usual (against the six months before), refunds, and identical charges on the same day \
         (possible double billing). Use it for \"anything unusual in May?\", \"was I charged twice?\".";
     const TIER: Tier = Tier::Read;
+
+    /// Each unusual transaction: itself.
+    fn figures(&self, out: &AnomaliesOutput) -> Option<Vec<ToolFigure>> {
+        Some(
+            out.anomalies
+                .iter()
+                .enumerate()
+                .map(|(i, a)| {
+                    rows::of_transactions(
+                        &a.description,
+                        format!("/anomalies/{i}"),
+                        &a.amount,
+                        vec![a.transaction_id],
+                    )
+                })
+                .collect(),
+        )
+    }
 
     fn check(&self, input: &AnomaliesInput) -> Vec<String> {
         check_month("month", &input.month)

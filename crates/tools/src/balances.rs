@@ -2,12 +2,19 @@
 //! in transit between the owner's own accounts.
 
 use futures_util::future::BoxFuture;
-use kakeibo_core::{Tier, ToolError, TypedTool};
+use kakeibo_core::{
+    Tier, ToolError, TypedTool,
+    figures::{Measure, ToolFigure},
+};
 use kakeibo_ledger::Money;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Scope, common::Amount};
+use super::{
+    Scope,
+    common::{Amount, Month},
+    rows,
+};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct BalancesInput {
@@ -69,6 +76,47 @@ impl TypedTool for GetBalances {
         transfer between the person's own accounts. Use it for 'what am I worth', 'what do I owe on my card', \
         'how much is in savings'. Transfers between own accounts are never spending or income.";
     const TIER: Tier = Tier::Read;
+
+    /// Each account's balance (its postings), the net worth (every holding account's postings),
+    /// each month-end's (up to that month's end) and each row in transit (itself).
+    fn figures(&self, out: &BalancesOutput) -> Option<Vec<ToolFigure>> {
+        let mut figures = Vec::new();
+        for (i, w) in out.net_worth.iter().enumerate() {
+            let query = rows::query(Measure::Balance, None, None, w.currency);
+            figures.push(rows::queried("net worth", format!("/net_worth/{i}"), w, query));
+        }
+        for (i, a) in out.accounts.iter().enumerate() {
+            let mut query = rows::query(Measure::Balance, None, None, a.balance.currency);
+            query.accounts = vec![a.name.clone()];
+            figures.push(rows::queried(
+                &a.name,
+                format!("/accounts/{i}"),
+                &a.balance,
+                query,
+            ));
+        }
+        for (i, h) in out.history.iter().enumerate() {
+            let end = Month::parse(&h.month).map(Month::last_day);
+            let query = rows::query(Measure::Balance, None, end, h.net_worth.currency);
+            let label = format!("net worth at the end of {}", h.month);
+            figures.push(rows::queried(
+                &label,
+                format!("/history/{i}"),
+                &h.net_worth,
+                query,
+            ));
+        }
+        for (i, t) in out.in_transit.iter().enumerate() {
+            let at = format!("/in_transit/{i}");
+            figures.push(rows::of_transactions(
+                &t.description,
+                at,
+                &t.amount,
+                vec![t.transaction_id],
+            ));
+        }
+        Some(figures)
+    }
 
     fn run(&self, input: BalancesInput) -> BoxFuture<'_, Result<BalancesOutput, ToolError>> {
         Box::pin(async move {

@@ -231,8 +231,10 @@ macro_rules! view_filters {
 
 pub(crate) use view_filters;
 
-macro_rules! view_sql {
-    ($order:literal) => {
+/// The view's columns for each of the owner's transactions ($1): what the filters of
+/// [`view_sql`] and the rows of a figure ([`crate::rows`]) narrow.
+macro_rules! view_select {
+    () => {
         concat!(
             "SELECT t.id, t.date, t.description,
                     coalesce(cat.name, CASE WHEN money.transit THEN 'Transfers in transit'
@@ -262,7 +264,17 @@ macro_rules! view_sql {
                  FROM postings p JOIN accounts a ON a.id = p.account_id AND a.owner_id = p.owner_id
                  WHERE p.owner_id = t.owner_id AND p.transaction_id = t.id AND a.type IN ('asset', 'liability')
              ) money ON true
-             WHERE t.owner_id = $1",
+             WHERE t.owner_id = $1"
+        )
+    };
+}
+
+pub(crate) use view_select;
+
+macro_rules! view_sql {
+    ($order:literal) => {
+        concat!(
+            view_select!(),
             view_filters!(),
             "
                AND ($6::bigint IS NULL OR EXISTS (

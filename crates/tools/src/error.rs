@@ -55,6 +55,9 @@ pub enum ToolsError {
     /// Month arithmetic out of the calendar's range: a fault of ours.
     #[error("no month {0}")]
     Calendar(String),
+    /// A figure's row reference that names no rows (a date that is none).
+    #[error("the figure's rows cannot be read: {0}")]
+    BadReference(String),
     /// Money added up past what an amount can hold.
     #[error("{0} comes to more money than an amount can hold")]
     Overflow(&'static str),
@@ -76,6 +79,7 @@ impl ToolsError {
             | Self::IncomeBudget { .. }
             | Self::NoHomeCurrency
             | Self::SettleHow(_)
+            | Self::BadReference(_)
             | Self::PreviewBusy => true,
             Self::Serialise(_)
             | Self::Dashboard { .. }

@@ -25,6 +25,7 @@ pub mod list_accounts;
 pub mod memory;
 pub mod recurring;
 pub mod reports;
+pub mod rows;
 pub mod search;
 mod snapshot;
 mod write_tool;

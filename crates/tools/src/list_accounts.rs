@@ -1,11 +1,14 @@
 //! `list_accounts`: every account and its balance.
 
 use futures_util::future::BoxFuture;
-use kakeibo_core::{Tier, ToolError, TypedTool};
+use kakeibo_core::{
+    Tier, ToolError, TypedTool,
+    figures::{Measure, ToolFigure},
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Scope, common::Amount};
+use super::{Scope, common::Amount, rows};
 use kakeibo_ledger::Currency;
 
 /// No arguments.
@@ -40,6 +43,28 @@ impl TypedTool for ListAccounts {
         Use it to see which categories exist, the checking balance, or total income and spending per category \
         over all time.";
     const TIER: Tier = Tier::Read;
+
+    /// Each balance: the account's postings (a category's, all of them).
+    fn figures(&self, out: &AccountsOutput) -> Option<Vec<ToolFigure>> {
+        let mut figures = Vec::new();
+        for (i, a) in out.accounts.iter().enumerate() {
+            let Some(balance) = &a.balance else { continue };
+            let holds_money = matches!(a.account_type.as_str(), "asset" | "liability");
+            let measure = if holds_money {
+                Measure::Balance
+            } else {
+                Measure::Postings
+            };
+            let mut query = rows::query(measure, None, None, balance.currency);
+            if holds_money {
+                query.accounts = vec![a.name.clone()];
+            } else {
+                query.categories = vec![a.name.clone()];
+            }
+            figures.push(rows::queried(&a.name, format!("/accounts/{i}"), balance, query));
+        }
+        Some(figures)
+    }
 
     fn run(&self, _input: NoInput) -> BoxFuture<'_, Result<AccountsOutput, ToolError>> {
         Box::pin(async move {

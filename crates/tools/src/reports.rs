@@ -4,7 +4,10 @@ use std::collections::BTreeMap;
 
 use chrono::NaiveDate;
 use futures_util::future::BoxFuture;
-use kakeibo_core::{Tier, ToolError, TypedTool};
+use kakeibo_core::{
+    Tier, ToolError, TypedTool,
+    figures::{Measure, ToolFigure},
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -15,7 +18,7 @@ use super::{
         parse_date, tool_error,
     },
 };
-use crate::ToolsError;
+use crate::{ToolsError, rows};
 use kakeibo_ledger::Currency;
 
 /// A month, or an inclusive range of days.
@@ -116,6 +119,61 @@ impl TypedTool for GetSpendReport {
         negative spending. Set include_income to list income too (negative amounts, kind \"income\"); it never \
         counts toward the total.";
     const TIER: Tier = Tier::Read;
+
+    /// The total first, then each currency's, then each group's: each the postings its query
+    /// selects (a month's group, that month within the period; a category's, that category).
+    fn figures(&self, out: &SpendReport) -> Option<Vec<ToolFigure>> {
+        let (from, to) = (parse_date(&out.period.from), parse_date(&out.period.to));
+        let spending = |c| rows::query(Measure::Spending, from, to, c);
+        let mut figures = Vec::with_capacity(out.groups.len() + 2);
+        if let Some(total) = &out.total {
+            figures.push(rows::queried(
+                "total spending",
+                "/total".into(),
+                total,
+                spending(total.currency),
+            ));
+        }
+        for (i, t) in out.totals_by_currency.iter().enumerate() {
+            let label = format!("total spending in {}", t.currency);
+            figures.push(rows::queried(
+                &label,
+                format!("/totals_by_currency/{i}"),
+                t,
+                spending(t.currency),
+            ));
+        }
+        for (i, g) in out.groups.iter().enumerate() {
+            let measure = match g.kind {
+                GroupKind::Spending => Measure::Spending,
+                GroupKind::Income => Measure::Income,
+            };
+            let mut query = rows::query(measure, from, to, g.amount.currency);
+            if out.group_by == "month" {
+                if let Some(month) = Month::parse(&g.group) {
+                    query.from = Some(
+                        from.map_or(month.first_day, |f| f.max(month.first_day))
+                            .to_string(),
+                    );
+                    query.to = Some(
+                        to.map_or(month.last_day(), |t| t.min(month.last_day()))
+                            .to_string(),
+                    );
+                }
+            } else {
+                // Money in on Uncategorized is listed as "Uncategorized income".
+                let uncategorized = format!("{} income", kakeibo_ledger::UNCATEGORIZED);
+                let name = if g.kind == GroupKind::Income && g.group == uncategorized {
+                    kakeibo_ledger::UNCATEGORIZED
+                } else {
+                    g.group.as_str()
+                };
+                query.categories = vec![name.to_owned()];
+            }
+            figures.push(rows::queried(&g.group, format!("/groups/{i}"), &g.amount, query));
+        }
+        Some(figures)
+    }
 
     fn check(&self, input: &SpendReportInput) -> Vec<String> {
         match &input.period {
@@ -300,6 +358,44 @@ impl TypedTool for GetBudgetStatus {
         for \"am I over budget?\", \"how much budget is left for dining?\". Categories with spending but no \
         budget are listed with a null budget.";
     const TIER: Tier = Tier::Read;
+
+    /// Each category's spending (every posting on it in the month), budget and remainder (which
+    /// no row makes).
+    fn figures(&self, out: &BudgetStatus) -> Option<Vec<ToolFigure>> {
+        let month = Month::parse(&out.month)?;
+        let mut figures = Vec::with_capacity(out.categories.len() * 3);
+        for (i, c) in out.categories.iter().enumerate() {
+            let mut query = rows::query(
+                Measure::Postings,
+                Some(month.first_day),
+                Some(month.last_day()),
+                c.actual.currency,
+            );
+            query.categories = vec![c.category.clone()];
+            let at = format!("/categories/{i}");
+            figures.push(rows::queried(
+                &format!("{} spent", c.category),
+                format!("{at}/actual"),
+                &c.actual,
+                query,
+            ));
+            if let Some(budget) = &c.budget {
+                figures.push(rows::unsourced(
+                    &format!("{} budget", c.category),
+                    format!("{at}/budget"),
+                    budget,
+                ));
+            }
+            if let Some(left) = &c.remaining {
+                figures.push(rows::unsourced(
+                    &format!("{} remaining", c.category),
+                    format!("{at}/remaining"),
+                    left,
+                ));
+            }
+        }
+        Some(figures)
+    }
 
     fn check(&self, input: &BudgetStatusInput) -> Vec<String> {
         check_month("month", &input.month)

@@ -1,10 +1,12 @@
 //! `search_transactions`: find transactions by text, account, dates and size.
 
 use futures_util::future::BoxFuture;
-use kakeibo_core::{Tier, ToolError, TypedTool};
+use kakeibo_core::{Tier, ToolError, TypedTool, figures::ToolFigure};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
+
+use crate::rows;
 
 use super::{
     Scope,
@@ -83,6 +85,24 @@ impl TypedTool for SearchTransactions {
         Netflix?\", \"show my biggest purchases in May\"); use get_spend_report for totals. Amounts are signed \
         minor units: negative means money left the account.";
     const TIER: Tier = Tier::Read;
+
+    /// Each transaction found: itself.
+    fn figures(&self, out: &SearchOutput) -> Option<Vec<ToolFigure>> {
+        Some(
+            out.transactions
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    rows::of_transactions(
+                        &t.description,
+                        format!("/transactions/{i}"),
+                        &t.amount,
+                        vec![t.id],
+                    )
+                })
+                .collect(),
+        )
+    }
 
     fn check(&self, input: &SearchInput) -> Vec<String> {
         let mut problems = check_range(input.from.as_deref(), input.to.as_deref());

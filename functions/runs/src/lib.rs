@@ -5,6 +5,7 @@
 //! |---|---|
 //! | `GET /api/runs?limit=N` | the visitor's runs, newest first |
 //! | `GET /api/runs/{id}` | one run with its trace events in `seq` order |
+//! | `GET /api/runs/{id}/figures/{n}` | figure `n` of the run's answer as checked, with the rows behind each tool figure it was found in, fetched again |
 //! | `GET /api/dashboard?month=YYYY-MM` | spend by category and month, budgets, recurring, anomalies, the month's transactions and the months there are (default month: the latest) |
 //! | `GET /api/conversations` | the visitor's conversations |
 //! | `GET /api/conversations/{id}` | one conversation with its messages |
@@ -39,6 +40,7 @@ pub fn routes(state: Arc<State>) -> Router {
     Router::new()
         .route("/api/runs", get(list_runs))
         .route("/api/runs/{id}", get(run_detail))
+        .route("/api/runs/{id}/figures/{n}", get(figure_rows))
         .route("/api/dashboard", get(dashboard))
         .route("/api/conversations", get(list_conversations))
         .route("/api/conversations/{id}", get(conversation))
@@ -107,6 +109,21 @@ async fn run_detail(
         .await?
         .ok_or(ApiError::NotFound)?;
     Ok(answer(&resolved, detail))
+}
+
+/// The rows behind a figure: the reference stored with the run's trace, run again for the
+/// visitor. A run, or a figure, the visitor does not have is `404`.
+async fn figure_rows(
+    Shared(state): Shared<Arc<State>>,
+    Path((run, n)): Path<(String, String)>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let resolved = visitor::require(&state, request.headers()).await?;
+    let n: usize = n.parse().map_err(|_| ApiError::NotFound)?;
+    let found = runs::figure_rows(resolved.visitor.owner(), &state.app, path_id(&run)?, n)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    Ok(answer(&resolved, found))
 }
 
 #[derive(Debug, Deserialize)]

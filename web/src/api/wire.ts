@@ -29,6 +29,11 @@ export type Event =
       summary: string;
       outcome: ToolOutcome;
       decision?: WriteDecision | null;
+      /**
+       * The result's headline figure (a report's total, a search's first row), when it
+       * states one.
+       */
+      headline?: Headline | null;
     }
   | {
       type: 'confirm_request';
@@ -43,6 +48,13 @@ export type Event =
       summary: string;
       tier: Tier;
       suspended_turn_id: SuspendedTurnId;
+    }
+  | (FigureCheck & {
+      type: 'figures';
+    })
+  | {
+      type: 'correcting';
+      figures: string[];
     }
   | (TurnEnd & {
       type: 'turn_end';
@@ -65,9 +77,83 @@ export type ToolOutcome = 'ran' | 'failed' | 'declined' | 'expired' | 'denied_by
  */
 export type WriteDecision = 'allowed' | 'declined' | 'expired';
 /**
+ * An ISO 4217 currency code: three uppercase letters.
+ */
+export type Currency = string;
+/**
  * A turn stored while a write waits for a person (the confirmation's id).
  */
 export type SuspendedTurnId = string;
+/**
+ * Money (with the currency written beside it, if any) or a percentage.
+ */
+export type StatedKind =
+  | {
+      kind: 'money';
+      currency: Marker;
+    }
+  | {
+      kind: 'percent';
+    };
+/**
+ * The currency a figure is written in, as far as its writing says.
+ */
+export type Marker =
+  | {
+      code: Currency;
+    }
+  | 'dollar'
+  | 'yen'
+  | 'rupee'
+  | 'krona'
+  | 'unknown';
+/**
+ * Whether a stated figure was found among the turn's figures.
+ */
+export type Grounding = 'exact' | 'approximate' | 'ungrounded';
+/**
+ * How a grounded figure was made from the sources (indexes into [`FigureCheck::sources`]).
+ */
+export type How =
+  | {
+      op: 'equal';
+      source: number;
+    }
+  | {
+      op: 'sum';
+      a: number;
+      b: number;
+    }
+  | {
+      op: 'difference';
+      a: number;
+      b: number;
+    }
+  | {
+      op: 'ratio';
+      part: number;
+      whole: number;
+    }
+  | {
+      op: 'change';
+      from: number;
+      to: number;
+    };
+/**
+ * Where a tool's figure came from: what gives back the rows that add up to it.
+ */
+export type RowRef =
+  | {
+      kind: 'transactions';
+      ids: string[];
+    }
+  | (RowQuery & {
+      kind: 'query';
+    });
+/**
+ * What a [`RowQuery`] adds up.
+ */
+export type Measure = 'spending' | 'income' | 'postings' | 'balance';
 /**
  * One run of the agent: a turn from the person's message to its end, across a suspension.
  */
@@ -128,6 +214,10 @@ export type RunEvent1 =
   | {
       type: 'error';
       payload: ErrorTrace;
+    }
+  | {
+      type: 'figures';
+      payload: FigureCheck;
     }
   | {
       type: 'unread';
@@ -203,10 +293,6 @@ export type ErrorTrace =
       reason: string;
     };
 export type Role = 'user' | 'assistant';
-/**
- * An ISO 4217 currency code: three uppercase letters.
- */
-export type Currency = string;
 /**
  * Whether a group is money out or money in; spending sorts first.
  */
@@ -363,6 +449,7 @@ export interface Wire {
   tier: Tier;
   run_list: RunList;
   run_detail: RunDetail;
+  figure_rows: FigureRows;
   tool_list: ToolList;
   conversation_list: ConversationList;
   conversation: Conversation;
@@ -395,6 +482,114 @@ export interface Wire {
   upload: Kept;
   error_body: ErrorBody;
   import_preview: DryRunPreview;
+}
+/**
+ * A result's headline figure as a person sees it beside the call: what it is, and the amount.
+ */
+export interface Headline {
+  label: string;
+  /**
+   * The amount for people (`$2,191.73`, `₹48,250.00`).
+   */
+  formatted: string;
+  amount_minor: number;
+  currency: Currency;
+}
+/**
+ * Every figure of an answer, checked; the tool figures they were found in.
+ */
+export interface FigureCheck {
+  figures: Checked[];
+  /**
+   * The tool figures the grounded ones name, each once.
+   */
+  sources: Source[];
+  /**
+   * How many figures are ungrounded.
+   */
+  ungrounded: number;
+  /**
+   * The checked answer's length in characters: each figure's `start` and `end` count from
+   * its beginning, which is this many characters before the end of a text that ends with it.
+   */
+  chars: number;
+  /**
+   * When this answer corrects an earlier one (asked to, once, for its ungrounded figures):
+   * those figures, as the earlier answer wrote them. Empty otherwise.
+   */
+  corrected?: string[];
+}
+/**
+ * One stated figure and what was found for it.
+ */
+export interface Checked {
+  /**
+   * The figure as written, currency and scale word included ("₹1.6 lakh", "$2,191.73").
+   */
+  text: string;
+  /**
+   * Where it starts and ends in the text, in characters (Unicode scalar values).
+   */
+  start: number;
+  end: number;
+  /**
+   * The value as a plain decimal (`-2191.73`, `160000`, `12.5`), sign included.
+   */
+  value: string;
+  kind: StatedKind;
+  /**
+   * Hedged ("about", "roughly", "~") or abbreviated ("k", "lakh"): a rounded figure.
+   */
+  approximate: boolean;
+  grounding: Grounding;
+  how?: How | null;
+}
+/**
+ * A tool figure of a turn: which call returned it.
+ */
+export interface Source {
+  /**
+   * The tool call's id.
+   */
+  call_id: string;
+  tool: string;
+  /**
+   * What the amount is, in a few words ("total", "Dining", "2025-06", "Netflix").
+   */
+  label: string;
+  /**
+   * Where it stands in the tool's result (RFC 6901).
+   */
+  pointer: string;
+  amount_minor: number;
+  currency: Currency;
+  /**
+   * The rows that make it; absent for a figure no row makes (a budget, a rate's result).
+   */
+  rows?: RowRef | null;
+}
+/**
+ * A selection of the owner's postings that the ledger can run again. Every field narrows it.
+ */
+export interface RowQuery {
+  measure: Measure;
+  /**
+   * First day, `YYYY-MM-DD`, inclusive; absent: from the first.
+   */
+  from?: string | null;
+  /**
+   * Last day, `YYYY-MM-DD`, inclusive; absent: to the last.
+   */
+  to?: string | null;
+  /**
+   * The category (expense or income account) names; empty: every one the measure counts.
+   */
+  categories?: string[];
+  /**
+   * The asset or liability account names; empty: every one.
+   */
+  accounts?: string[];
+  currency: Currency;
 }
 /**
  * The end of a leg of a turn.
@@ -563,6 +758,90 @@ export interface EvictionTrace {
   summary: string;
 }
 /**
+ * The rows behind one figure of a run's answer: the figure as checked, and each tool figure it
+ * was found in with its rows, fetched again now.
+ */
+export interface FigureRows {
+  figure: Checked;
+  /**
+   * The tool figures named by `figure.how`, in its order (one, or two for a sum, a
+   * difference, a ratio or a change); none for an ungrounded figure.
+   */
+  sources: SourceRows[];
+}
+/**
+ * A tool figure and its rows.
+ */
+export interface SourceRows {
+  /**
+   * The tool call's id.
+   */
+  call_id: string;
+  tool: string;
+  /**
+   * What the amount is, in a few words ("total", "Dining", "2025-06", "Netflix").
+   */
+  label: string;
+  /**
+   * Where it stands in the tool's result (RFC 6901).
+   */
+  pointer: string;
+  amount_minor: number;
+  currency: Currency;
+  /**
+   * The rows that make it; absent for a figure no row makes (a budget, a rate's result).
+   */
+  rows?: RowRef | null;
+  /**
+   * The rows `rows` names, fetched again; `None` for a figure no row makes (a budget, a
+   * converted amount).
+   */
+  found: BackingRows | null;
+}
+/**
+ * The rows of a figure: at most [`MAX_ROWS`], oldest first; how many there are and their sum.
+ */
+export interface BackingRows {
+  rows: BackingRow[];
+  /**
+   * Every row the reference selects, listed or not.
+   */
+  count: number;
+  /**
+   * The sum of every row, in the reference's currency (`None` when it selects none: its
+   * currency is not known).
+   */
+  sum: Amount | null;
+}
+/**
+ * One row behind a figure.
+ */
+export interface BackingRow {
+  transaction_id: string;
+  date: string;
+  description: string;
+  /**
+   * Where the money was held (checking, a card), or the transaction's category when that is
+   * what the row is (a transaction listed by id).
+   */
+  account: string;
+  /**
+   * The category or account the counted posting is on.
+   */
+  posted_to: string;
+  amount_minor: number;
+  formatted: string;
+  currency: Currency;
+}
+/**
+ * An amount as every tool returns it.
+ */
+export interface Amount {
+  amount_minor: number;
+  formatted: string;
+  currency: Currency;
+}
+/**
  * `GET /api/tools`: every tool the agent has.
  */
 export interface ToolList {
@@ -704,14 +983,6 @@ export interface SpendReport {
 export interface PeriodOut {
   from: string;
   to: string;
-}
-/**
- * An amount as every tool returns it.
- */
-export interface Amount {
-  amount_minor: number;
-  formatted: string;
-  currency: Currency;
 }
 /**
  * An amount as every tool returns it.
@@ -894,12 +1165,28 @@ export interface EvalReport {
   cache_savings_percent: number;
   injection_block_rate: number | null;
   injection: InjectionSummary | null;
+  /**
+   * Every task's answers (one per turn), and those stating at least one figure no tool of
+   * their turn returned; the share in percent.
+   */
+  answers: number;
+  ungrounded_answers: number;
+  ungrounded_answer_rate: number;
   results: TaskResult[];
 }
 export interface ClassSummary {
   total: number;
   passed: number;
   pass_rate: number;
+  /**
+   * The class's answers (one per turn), and those with at least one ungrounded figure.
+   */
+  answers: number;
+  ungrounded_answers: number;
+  /**
+   * `ungrounded_answers` of `answers`, in percent.
+   */
+  ungrounded_rate: number;
 }
 export interface InjectionSummary {
   scenarios: ScenarioResult[];
@@ -966,6 +1253,12 @@ export interface TaskResult {
   cached_tokens: number;
   error?: string | null;
   run_ids: RunId[];
+  /**
+   * The task's answers that state a figure, and of those, how many state at least one that
+   * no tool of its turn returned (reports from before the check read as 0).
+   */
+  answers_with_figures: number;
+  ungrounded_answers: number;
 }
 /**
  * The result of one check, as reported.

@@ -3,6 +3,8 @@
 // (crates/acp/tests/acp_sdk.rs) checks that and the database.
 //
 //   KAKEIBO_BIN=target/debug/kakeibo node crates/acp/tests/client/acp_client.mjs
+//
+// With ACP_ONE_PROMPT set, it opens one session and sends that prompt alone.
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
@@ -56,6 +58,13 @@ try {
       of(sessionId).stops.push(stopReason);
     };
     const select = (optionId) => () => ({ outcome: { outcome: "selected", optionId } });
+
+    // ACP_ONE_PROMPT: one session, that one prompt, and nothing else.
+    if (process.env.ACP_ONE_PROMPT) {
+      const only = await session("only", select("reject"));
+      await prompt(only, process.env.ACP_ONE_PROMPT);
+      return;
+    }
 
     // A read, then a write allowed, in one session (one conversation).
     const allowed = await session("allowed", select("allow"));

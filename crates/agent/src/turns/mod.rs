@@ -41,9 +41,9 @@ use std::{future::Future, path::PathBuf, pin::Pin, sync::Arc};
 
 use futures_util::future::BoxFuture;
 use kakeibo_core::{
-    Budget, ConfirmPolicy, ConfirmTrace, ConversationId, Deps, DuplicateTool, Message, PendingWrite,
-    PermissionRules, Phase, Provider, RunId, RunStatus, SuspendedTurnId, Tier, Tool, ToolCallTrace,
-    ToolRegistry, ToolResult, ToolUse, TraceEvent, TracePayload, Tracer, Turn, TurnEvent,
+    Budget, ConfirmPolicy, ConfirmTrace, ConversationId, Deps, DuplicateTool, FiguresPolicy, Message,
+    PendingWrite, PermissionRules, Phase, Provider, RunId, RunStatus, SuspendedTurnId, Tier, Tool,
+    ToolCallTrace, ToolRegistry, ToolResult, ToolUse, TraceEvent, TracePayload, Tracer, Turn, TurnEvent,
     budget::Budgeted,
     context,
     hooks::{HookSite, Hooks, with_notes},
@@ -122,6 +122,9 @@ pub struct AgentConfig {
     pub hooks: Option<Arc<dyn Hooks>>,
     /// The decision layer's stop judge; `None`: the repeat check alone.
     pub stop_judge: Option<Arc<dyn StopJudge>>,
+    /// What to do with an answer's figure no tool returned: mark it (the default), or ask the
+    /// model once to correct the answer.
+    pub figures: FiguresPolicy,
 }
 
 impl AgentConfig {
@@ -139,6 +142,7 @@ impl AgentConfig {
             budget: None,
             hooks: None,
             stop_judge: None,
+            figures: FiguresPolicy::Flag,
         }
     }
 }
@@ -266,6 +270,7 @@ impl Agent {
                 .as_deref()
                 .map(|hooks| HookSite { hooks, session }),
             stop_judge: self.config.stop_judge.as_deref(),
+            figures: self.config.figures,
         }
     }
 
@@ -558,6 +563,7 @@ impl Agent {
                     outcome: decision.outcome(result.is_error),
                     summary: result_summary(&result.content),
                     decision: Some(decision),
+                    headline: None,
                 });
             }
         }

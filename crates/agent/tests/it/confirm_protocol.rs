@@ -242,6 +242,7 @@ async fn a_crash_at_any_step_is_recovered_by_retrying(options: PgPoolOptions, co
         on_event: &|_| {},
         hooks: None,
         stop_judge: None,
+        figures: kakeibo_core::FiguresPolicy::Flag,
     };
     let decisions = |call: &str| vec![(call.to_owned(), true)];
 

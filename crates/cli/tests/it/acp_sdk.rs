@@ -161,3 +161,54 @@ async fn the_official_client_prompts_streams_asks_and_cancels(pool: PgPool) {
     assert_eq!(out["relativeCwd"]["code"], -32602, "{}", out["relativeCwd"]);
     assert_eq!(out["unknownSession"]["code"], -32602, "{}", out["unknownSession"]);
 }
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn the_official_client_sees_each_figure_checked_and_a_wrong_one_marked(pool: PgPool) {
+    let Some(client) = kakeibo_testkit::acp_client() else {
+        return;
+    };
+    kakeibo_ledger::seed::ensure_demo_ledger(DEV_OWNER, &pool)
+        .await
+        .unwrap();
+    let root = kakeibo_testkit::workspace_root();
+    let output = Command::new("node")
+        .arg(client.join("acp_client.mjs"))
+        .current_dir(&root)
+        .env("KAKEIBO_BIN", env!("CARGO_BIN_EXE_kakeibo"))
+        .env(
+            "APP_DATABASE_URL",
+            kakeibo_testdb::app_url(&pool.connect_options()),
+        )
+        .env(
+            "KAKEIBO_PROVIDER",
+            format!(
+                "script:{}",
+                root.join("fixtures/scripts/wrong-figure.yaml").display()
+            ),
+        )
+        .env("ACP_ONE_PROMPT", "how much did I spend in June 2025?")
+        .env_remove("DATABASE_URL")
+        .output()
+        .expect("node runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let out: Value = serde_json::from_slice(&output.stdout).expect("the client prints JSON");
+    let session = &out["seen"][out["sessions"]["only"].as_str().unwrap()];
+    let chunks = updates(session, "agent_message_chunk");
+    let checked: Vec<&&Value> = chunks
+        .iter()
+        .filter(|c| c["_meta"]["kakeibo"]["figures"].is_object())
+        .collect();
+    assert_eq!(checked.len(), 1, "one figures update: {session}");
+    let figures = &checked[0]["_meta"]["kakeibo"]["figures"];
+    assert_eq!(figures["ungrounded"], 1, "{figures}");
+    assert_eq!(figures["figures"][1]["text"], "₹99,999.99");
+    assert_eq!(figures["figures"][0]["grounding"], "exact");
+    assert_eq!(
+        checked[0]["content"]["text"],
+        "\n\n(₹99,999.99 was not found in your ledger's results.)"
+    );
+}

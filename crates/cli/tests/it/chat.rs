@@ -12,10 +12,15 @@ use kakeibo_ledger::DEV_OWNER;
 use serde_json::Value;
 use sqlx::PgPool;
 
+/// The demo script's answer to "how much did I spend", quoted from the seed's June 2025 report.
+const JUNE: &str = "In June 2025 you spent ₹1,40,619.00 in all. The largest groups were Rent at ₹32,000.00, \
+                    Transport at ₹22,733.00 and Groceries at ₹20,972.00.";
+
 fn script(name: &str) -> String {
     let root = kakeibo_testkit::workspace_root();
     let path = match name {
         "demo" => root.join("fixtures/scripts/demo.yaml"),
+        "wrong-figure" => root.join("fixtures/scripts/wrong-figure.yaml"),
         other => root
             .join("crates/cli/tests/fixtures")
             .join(format!("{other}.yaml")),
@@ -68,8 +73,9 @@ async fn the_repl_streams_asks_before_writes_and_lists_tools(pool: PgPool) {
         "{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    assert!(stdout.contains(JUNE), "{stdout}");
     assert!(
-        stdout.contains("That is your June 2025 spending by category, from the ledger."),
+        stdout.contains("✓ 4 figures found in your ledger's results"),
         "{stdout}"
     );
     assert!(stdout.contains("→ get_spend_report"), "{stdout}");
@@ -127,10 +133,7 @@ async fn one_shot_prints_each_format_and_exits_by_how_the_turn_ended(pool: PgPoo
         "{}",
         String::from_utf8_lossy(&text.stderr)
     );
-    assert_eq!(
-        String::from_utf8_lossy(&text.stdout).trim(),
-        "That is your June 2025 spending by category, from the ledger."
-    );
+    assert_eq!(String::from_utf8_lossy(&text.stdout).trim(), JUNE);
 
     let json = kakeibo(
         &pool,
@@ -147,6 +150,17 @@ async fn one_shot_prints_each_format_and_exits_by_how_the_turn_ended(pool: PgPoo
     assert_eq!(result["tool_calls"][0]["name"], "get_spend_report");
     assert!(result["usage"]["input_tokens"].as_u64().unwrap() > 0);
     assert!(result["run_id"].as_str().is_some() && result["cost_usd_est"].as_str().is_some());
+    // Each figure of the answer, grounded in the report's figures (and through them its rows).
+    assert_eq!(result["figures"]["ungrounded"], 0, "{result}");
+    let figures = result["figures"]["figures"].as_array().unwrap();
+    assert_eq!(figures.len(), 4);
+    assert!(figures.iter().all(|f| f["grounding"] == "exact"), "{result}");
+    assert_eq!(figures[0]["text"], "₹1,40,619.00");
+    let source = usize::try_from(figures[0]["how"]["source"].as_u64().unwrap()).unwrap();
+    let total = &result["figures"]["sources"][source];
+    assert_eq!(total["pointer"], "/total");
+    assert_eq!(total["rows"]["measure"], "spending");
+    assert_eq!(result["tool_calls"][0]["headline"]["formatted"], "₹1,40,619.00");
 
     let stream = kakeibo(
         &pool,
@@ -160,7 +174,32 @@ async fn one_shot_prints_each_format_and_exits_by_how_the_turn_ended(pool: PgPoo
         .map(|l| serde_json::from_str(l).expect("each line is JSON"))
         .collect();
     let kinds: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
-    assert_eq!(kinds, ["tool_call", "tool_result", "token", "result"]);
+    assert_eq!(kinds, ["tool_call", "tool_result", "token", "figures", "result"]);
+    assert_eq!(lines[3]["ungrounded"], 0);
+
+    // A wrong figure is marked, in every format: stderr's line, and the JSON's figures.
+    let wrong = kakeibo(&pool, Some("wrong-figure"), &["-p", "how much did I spend"], "");
+    assert_eq!(
+        wrong.status.code(),
+        Some(0),
+        "a wrong figure is marked, not a failure"
+    );
+    let stderr = String::from_utf8_lossy(&wrong.stderr);
+    assert!(
+        stderr.contains("⚠ not found in your ledger's results: ₹99,999.99"),
+        "{stderr}"
+    );
+    let wrong = kakeibo(
+        &pool,
+        Some("wrong-figure"),
+        &["-p", "how much did I spend", "--output-format", "json"],
+        "",
+    );
+    let wrong: Value = serde_json::from_slice(&wrong.stdout).unwrap();
+    assert_eq!(wrong["figures"]["ungrounded"], 1, "{wrong}");
+    assert_eq!(wrong["figures"]["figures"][1]["text"], "₹99,999.99");
+    assert_eq!(wrong["figures"]["figures"][1]["grounding"], "ungrounded");
+    assert_eq!(wrong["figures"]["figures"][0]["grounding"], "exact");
 
     // Writes: declined unless --allow-writes.
     let denied = kakeibo(
@@ -274,7 +313,7 @@ async fn a_line_typed_ahead_of_the_question_is_not_lost_and_stops_are_said(pool:
     assert!(out.status.success(), "{stdout}");
     assert!(stdout.contains("allow? [y/N] n"), "{stdout}");
     assert!(
-        stdout.contains("That is your June 2025 spending by category"),
+        stdout.contains(JUNE),
         "the typed-ahead question was answered: {stdout}"
     );
     assert_eq!(budgets(&pool).await, 0);

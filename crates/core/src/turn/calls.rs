@@ -12,11 +12,12 @@ use super::{
     result_summary, tool_data, trace,
 };
 use crate::{
+    figures::{Headline, Source, ToolFigure},
     hooks::{PreToolUse, Verdict, with_notes},
     message::{ToolResult, ToolUse},
     policy::{Action, ConfirmPolicy, PendingWrite},
     schema::sorted,
-    tool::{Tier, Tool, ToolError},
+    tool::{Sourced, Tier, Tool, ToolError},
     trace::{ConfirmTrace, ToolCallTrace, TracePayload, clip},
 };
 
@@ -42,6 +43,7 @@ pub(super) fn answered(
                 confirmed,
                 latency: None,
                 tier,
+                figures: Vec::new(),
             })
         }
         Decision::Run { tool, confirmed, .. } => {
@@ -49,6 +51,7 @@ pub(super) fn answered(
                 content,
                 is_error,
                 latency_ms,
+                figures,
             } = ran.unwrap_or_else(|| Execution::error(String::new(), 0));
             // The tool's name and how it went; never its input or result (the ledger's figures).
             tracing::info!(tool = %call.name, call_id = %call.id, is_error, latency_ms, "tool ran");
@@ -58,6 +61,7 @@ pub(super) fn answered(
                 confirmed,
                 latency: Some(latency_ms),
                 tier: Some(tool.tier()),
+                figures,
             })
         }
     }
@@ -72,6 +76,8 @@ pub(super) struct Answered {
     /// `None` when the tool did not run.
     latency: Option<u64>,
     tier: Option<Tier>,
+    /// The figures of a result that ran.
+    figures: Vec<ToolFigure>,
 }
 
 /// Reports how one call of a batch was answered — the `PostToolUse` hook when it ran, the trace,
@@ -89,6 +95,7 @@ pub(super) async fn report(
         confirmed,
         latency,
         tier,
+        figures,
     } = answer;
     let is_error = outcome.is_error();
     if let (Some(site), Some(_)) = (deps.hooks, latency) {
@@ -111,12 +118,14 @@ pub(super) async fn report(
         error: is_error,
     });
     trace(turn, deps, payload, latency, None).await;
+    let headline = figures.first().map(Headline::of);
     (deps.on_event)(TurnEvent::ToolResult {
         id: call.id.clone(),
         name: call.name.clone(),
         outcome,
         summary: result_summary(&content),
         decision: None,
+        headline: headline.clone(),
     });
     turn.calls.push(CallRecord {
         id: call.id.clone(),
@@ -126,7 +135,15 @@ pub(super) async fn report(
         outcome,
         confirmed,
         result: result_summary(&content),
+        headline,
     });
+    let room = MAX_TURN_FIGURES.saturating_sub(turn.figures.len());
+    turn.figures
+        .extend(figures.into_iter().take(room).map(|figure| Source {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            figure,
+        }));
     ToolResult {
         tool_use_id: call.id.clone(),
         name: call.name.clone(),
@@ -151,6 +168,11 @@ pub(super) enum Decision {
     Pending(PendingWrite),
 }
 
+/// The most tool figures one turn keeps for checking its answer. They are stored with a turn
+/// that waits for a person (at most 256 KiB in all, history included): a few hundred are what an
+/// answer can quote, at some 250 bytes each.
+pub const MAX_TURN_FIGURES: usize = 300;
+
 /// What running one tool came to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Execution {
@@ -158,6 +180,8 @@ pub struct Execution {
     pub content: String,
     pub is_error: bool,
     pub latency_ms: u64,
+    /// The figures the result states, headline first (none for an error).
+    pub figures: Vec<ToolFigure>,
 }
 
 impl Execution {
@@ -166,6 +190,7 @@ impl Execution {
             content,
             is_error: true,
             latency_ms,
+            figures: Vec::new(),
         }
     }
 }
@@ -324,16 +349,17 @@ async fn confirm_event(turn: &mut Turn, deps: &Deps<'_>, write: &PendingWrite, a
 /// fails with a transient error is tried once more.
 pub async fn execute(tool: &dyn Tool, input: Value) -> Execution {
     let started = Instant::now();
-    let mut outcome = tool.execute(input.clone()).await;
+    let mut outcome = tool.execute_sourced(input.clone()).await;
     if tool.tier() == Tier::Read && outcome.as_ref().is_err_and(is_transient) {
-        outcome = tool.execute(input).await;
+        outcome = tool.execute_sourced(input).await;
     }
     let latency = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     match outcome {
-        Ok(value) => Execution {
+        Ok(Sourced { value, figures }) => Execution {
             content: tool_data(&value),
             is_error: false,
             latency_ms: latency,
+            figures,
         },
         Err(ToolError::InvalidInput(problems)) => Execution::error(
             format!(

@@ -59,6 +59,35 @@ pub struct Deps<'a> {
     /// The decision layer's stop judge, asked when the repeat check lets a run go on; `None`:
     /// the repeat check alone.
     pub stop_judge: Option<&'a dyn StopJudge>,
+    /// What to do with an answer that states a figure its turn's tools did not return.
+    pub figures: FiguresPolicy,
+}
+
+/// What the loop does with an answer that states a figure no tool of its turn returned
+/// (`FIGURES=flag|retry`). Never a silent rewrite: the person always sees what happened.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FiguresPolicy {
+    /// Mark the figure as ungrounded, and leave the answer as it is.
+    #[default]
+    Flag,
+    /// Once a turn, ask the model to correct the answer, told which figures were not found (a
+    /// second model call, traced and priced); the corrected answer says it was corrected, and
+    /// any figure still ungrounded is marked.
+    Retry,
+}
+
+impl FiguresPolicy {
+    /// `flag` or `retry`, in any case.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "flag" => Ok(Self::Flag),
+            "retry" => Ok(Self::Retry),
+            other => Err(format!(
+                "{other:?} is not a figures policy: flag (mark, the default) or retry (ask the model once to correct)"
+            )),
+        }
+    }
 }
 
 impl std::fmt::Debug for Deps<'_> {
@@ -368,7 +397,7 @@ async fn after_reply(mut turn: Turn, deps: &Deps<'_>, response: crate::provider:
                             .push(Message::user(format!("[A Stop hook of this kakeibo: {reason}]")));
                         turn.phase = Phase::CallModel;
                     }
-                    None => turn.finish(RunStatus::Ok, Stop::End, text),
+                    None => answer(&mut turn, deps, text).await,
                 }
             } else {
                 turn.phase = Phase::RunTools { calls };
@@ -376,6 +405,53 @@ async fn after_reply(mut turn: Turn, deps: &Deps<'_>, response: crate::provider:
         }
     }
     turn
+}
+
+/// Ends the turn with its answer, the answer's figures checked against the turn's tool figures
+/// (traced and told when it states any) — or, under [`FiguresPolicy::Retry`], the first time an
+/// answer states a figure no tool returned, asks the model to correct it.
+async fn answer(turn: &mut Turn, deps: &Deps<'_>, text: String) {
+    let mut checked = crate::figures::check(&text, &turn.figures);
+    if checked.figures.is_empty() {
+        turn.finish(RunStatus::Ok, Stop::End, text);
+        return;
+    }
+    if checked.ungrounded > 0 {
+        // How many, never the figures themselves (a person's money).
+        tracing::info!(
+            figures = checked.figures.len(),
+            ungrounded = checked.ungrounded,
+            "answer has ungrounded figures"
+        );
+    }
+    trace(turn, deps, TracePayload::Figures(checked.clone()), None, None).await;
+    let missing: Vec<String> = checked
+        .ungrounded_texts()
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    if deps.figures == FiguresPolicy::Retry && !missing.is_empty() && turn.corrected.is_empty() {
+        (deps.on_event)(TurnEvent::Correcting(missing.clone()));
+        turn.history.push(Message::user(figure_check_note(&missing)));
+        turn.corrected = missing;
+        turn.phase = Phase::CallModel;
+        return;
+    }
+    checked.corrected.clone_from(&turn.corrected);
+    (deps.on_event)(TurnEvent::Figures(checked.clone()));
+    turn.checked = Some(checked);
+    turn.finish(RunStatus::Ok, Stop::End, text);
+}
+
+/// What the model is told of its answer's ungrounded figures when it is asked to correct them.
+fn figure_check_note(missing: &[String]) -> String {
+    format!(
+        "[kakeibo's figure check: your answer states {} that no tool result of this turn holds, nor two \
+         results add, subtract or divide to. Write the whole answer again, correcting them: state only \
+         figures the tools returned (call a tool if you need one), or say plainly that a figure is your \
+         estimate and not from the ledger. The person is told the answer was corrected.]",
+        missing.join(", ")
+    )
 }
 
 /// Asks the `Stop` hook whether the model should go on (at most [`MAX_STOP_HOOK_RUNS`] times a run).

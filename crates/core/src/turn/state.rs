@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::{
+    figures::{FigureCheck, Headline, Source},
     ids::RunId,
     message::{Message, ToolResult, ToolUse, Usage},
     policy::PendingWrite,
@@ -125,6 +126,9 @@ pub struct CallRecord {
     pub confirmed: Option<bool>,
     /// What the model was told, clipped ([`super::result_summary`]).
     pub result: String,
+    /// The result's headline figure, when it states one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headline: Option<Headline>,
 }
 
 impl CallRecord {
@@ -205,6 +209,15 @@ pub struct Turn {
     #[serde(default)]
     pub(super) stop_hook_runs: u32,
     pub(super) calls: Vec<CallRecord>,
+    /// Every figure the turn's tools returned, for checking its answer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(super) figures: Vec<Source>,
+    /// The answer's figures, checked, once it answered with one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) checked: Option<FigureCheck>,
+    /// The ungrounded figures of an answer the model was asked to correct (at most once a turn).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(super) corrected: Vec<String>,
     pub(super) phase: Phase,
 }
 
@@ -237,6 +250,9 @@ impl Turn {
             tools_off: false,
             stop_hook_runs: 0,
             calls: Vec::new(),
+            figures: Vec::new(),
+            checked: None,
+            corrected: Vec::new(),
             phase: Phase::CallModel,
         }
     }
@@ -301,6 +317,19 @@ impl Turn {
         {
             return Err(StateError::MissingResult(missing.id.clone()));
         }
+        // A write a person allowed ran in another process: its figures are read back from the
+        // result the model will read (every amount in it; no rows make a write's figures).
+        for result in results.iter().filter(|r| !r.is_error) {
+            if let Some(value) = super::text::data_of(&result.content) {
+                let room = super::calls::MAX_TURN_FIGURES.saturating_sub(self.figures.len());
+                let found = crate::figures::amounts_in(&value, room);
+                self.figures.extend(found.into_iter().map(|figure| Source {
+                    call_id: result.tool_use_id.clone(),
+                    tool: result.name.clone(),
+                    figure,
+                }));
+            }
+        }
         done.extend(results);
         let ordered = calls
             .iter()
@@ -362,6 +391,17 @@ impl Turn {
     /// Every tool call of the turn, in order, with how it ended.
     pub fn calls(&self) -> &[CallRecord] {
         &self.calls
+    }
+
+    /// The figures the turn's tools returned, in call order.
+    pub fn tool_figures(&self) -> &[Source] {
+        &self.figures
+    }
+
+    /// The answer's figures checked against [`Turn::tool_figures`]; `None` until it answered,
+    /// and when the answer states no figure.
+    pub fn figures(&self) -> Option<&FigureCheck> {
+        self.checked.as_ref()
     }
 
     /// The run this turn belongs to.
@@ -440,8 +480,15 @@ pub enum TurnEvent {
         /// For a write that waited for a person, what they decided; `None` for every call the
         /// loop itself ran or answered (reads, and writes settled by a policy or a rule).
         decision: Option<WriteDecision>,
+        /// The result's headline figure, when it states one.
+        headline: Option<Headline>,
     },
     ConfirmRequest(Vec<PendingWrite>),
+    /// The answer's figures, checked (only for an answer that states one).
+    Figures(FigureCheck),
+    /// The answer so far states these figures, which no tool returned: the model is asked once
+    /// to correct it, and the corrected answer follows (`FIGURES=retry`).
+    Correcting(Vec<String>),
 }
 
 /// Seconds since 1970.

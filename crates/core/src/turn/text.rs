@@ -69,6 +69,14 @@ pub fn tool_data(value: &Value) -> String {
     format!("{start}\n… [{omitted} characters omitted] …\n{end}")
 }
 
+/// The JSON a result fenced as tool data holds ([`tool_data`]); `None` for anything else (an
+/// error's words, a result cut in the middle).
+pub(super) fn data_of(content: &str) -> Option<Value> {
+    let inner = content.strip_prefix("<tool_data>")?;
+    let end = inner.find("</tool_data>")?;
+    serde_json::from_str(inner.get(..end)?).ok()
+}
+
 pub(super) fn error_result(call: &ToolUse, content: &str) -> ToolResult {
     ToolResult {
         tool_use_id: call.id.clone(),

@@ -130,6 +130,7 @@ async fn run_hooked(
             session: "conversation-1",
         }),
         stop_judge: None,
+        figures: kakeibo_core::FiguresPolicy::Flag,
     };
     drive(
         Turn::start(kakeibo_core::RunId::random(), Vec::new(), Message::user("go")),
@@ -455,6 +456,7 @@ async fn a_stopped_turn_keeps_what_ran_and_ends_aborted() {
         on_event: &|_| {},
         hooks: None,
         stop_judge: None,
+        figures: kakeibo_core::FiguresPolicy::Flag,
     };
     let start = Turn::start(kakeibo_core::RunId::random(), Vec::new(), Message::user("go"));
     let mut stop = std::pin::pin!(tokio::time::sleep(std::time::Duration::from_millis(200)));
@@ -789,6 +791,7 @@ async fn run_judged(h: &Harness, provider: &Scripted, judge: &CountingJudge) -> 
         on_event: &|_| {},
         hooks: None,
         stop_judge: Some(judge),
+        figures: kakeibo_core::FiguresPolicy::Flag,
     };
     drive(
         Turn::start(kakeibo_core::RunId::random(), Vec::new(), Message::user("go")),

@@ -80,6 +80,52 @@ async fn suite(connect: &PgConnectOptions, isolation: Isolation) {
     reads_and_lists(&world).await;
     confirms(&world).await;
     ledgers_and_uploads(&world).await;
+    figures(&world).await;
+}
+
+/// The rows behind a figure of A's answer are A's: B asking for them by A's run is answered as
+/// for a run that never existed, and B's own figure lists B's rows only.
+async fn figures(w: &World) {
+    let World { app, mode, a, b, .. } = w;
+    let (a, b) = (a.as_str(), b.as_str());
+    let asked = app.chat(Some(a), "how much did I spend").await;
+    let a_run = support::turn_end(&asked)["run_id"].as_str().unwrap().to_owned();
+    let path = format!("/api/runs/{a_run}/figures/0");
+    let own = app.get(&path, Some(a)).await;
+    assert_eq!(own.status, StatusCode::OK, "{mode}: {}", own.body);
+    let rows = &own.json()["sources"][0]["found"];
+    assert!(rows["count"].as_i64().unwrap() > 0, "{mode}: {rows}");
+    let theirs = app.get(&path, Some(b)).await;
+    let nobodys = app
+        .get(&format!("/api/runs/{}/figures/0", Uuid::new_v4()), Some(b))
+        .await;
+    assert_eq!(theirs.status, StatusCode::NOT_FOUND, "{mode}: {}", theirs.body);
+    assert_eq!(
+        (theirs.status, theirs.body),
+        (nobodys.status, nobodys.body),
+        "{mode}"
+    );
+    // A's transactions are not B's, even where their figures agree.
+    let b_asked = app.chat(Some(b), "how much did I spend").await;
+    let b_run = support::turn_end(&b_asked)["run_id"].as_str().unwrap().to_owned();
+    let b_rows = app
+        .get(&format!("/api/runs/{b_run}/figures/0"), Some(b))
+        .await
+        .json();
+    let ids = |v: &Value| -> Vec<String> {
+        v["sources"][0]["found"]["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["transaction_id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let (a_ids, b_ids) = (ids(&own.json()), ids(&b_rows));
+    assert!(!b_ids.is_empty(), "{mode}: {b_rows}");
+    assert!(
+        b_ids.iter().all(|id| !a_ids.contains(id)),
+        "{mode}: B's rows are B's"
+    );
 }
 
 /// Two visitors' worth of rows: A has a run, a conversation, a waiting write and an upload.

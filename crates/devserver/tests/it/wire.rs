@@ -8,7 +8,10 @@
 use std::path::PathBuf;
 
 use kakeibo_admin::{Action, ActionDone, AdminOverview};
-use kakeibo_agent::{conversations::Conversation, runs::RunDetail};
+use kakeibo_agent::{
+    conversations::Conversation,
+    runs::{FigureRows, RunDetail},
+};
 use kakeibo_api::error::ErrorBody;
 use kakeibo_chat::{
     SessionView, SignedIn,
@@ -34,6 +37,7 @@ fn wire() -> Value {
     let mut wire = WireSchema::events();
     wire.add::<RunList>("run_list")
         .add::<RunDetail>("run_detail")
+        .add::<FigureRows>("figure_rows")
         .add::<ToolList>("tool_list")
         .add::<ConversationList>("conversation_list")
         .add::<Conversation>("conversation")

@@ -205,6 +205,7 @@ async fn a_cut_stream_and_a_blocked_prompt_are_not_answers() {
         on_event: &|_| {},
         hooks: None,
         stop_judge: None,
+        figures: kakeibo_core::FiguresPolicy::Flag,
     };
     let turn = drive(
         Turn::start(kakeibo_core::RunId::random(), vec![], Message::user("hi")),

@@ -5,6 +5,7 @@
 use kakeibo_testdb as common;
 use kakeibo_testkit::corpus;
 
+mod figures_rows;
 mod import_db;
 mod import_folder;
 mod tools_on_seed;
