@@ -102,6 +102,86 @@ describe('a visitor on /chat', () => {
     await context.close();
   });
 
+  it('opens the rows behind a figure of the answer, their sum the figure; a wrong figure is marked', async () => {
+    const { context, page } = await visitor(browser);
+    await page.goto('/chat');
+    await ask(page, 'How much did I spend in June 2025?');
+    await waitSettled(page);
+    const answer = page.locator('.exchange').first();
+    const total = answer.getByRole('button', { name: '₹1,40,619.00' });
+    await expect.poll(() => total.count()).toBe(1);
+    // Every figure of the demo's answer was found in the ledger's results.
+    await expect.poll(() => answer.locator('.figure-link').count()).toBe(4);
+    await expect.poll(() => answer.locator('.figures-checked').innerText()).toContain('All 4 figures here were found');
+    // The margin shows the report's headline figure, not a clipped result.
+    await expect.poll(() => answer.locator('.entry-result').first().innerText()).toBe('total spending: ₹1,40,619.00');
+    await total.click();
+    const panel = answer.locator('.figure-rows');
+    await expect.poll(() => panel.locator('.figure-sum').innerText()).toMatch(/sum of all \d+ rows is ₹1,40,619\.00, the figure the tool returned\./);
+    const listed = await panel.locator('tbody tr').count();
+    const owner = await visitorId(page);
+    const [june] = await sql<{ n: string; total: string }>(
+      `SELECT count(*)::text AS n, sum(p.amount_minor)::text AS total FROM postings p
+       JOIN accounts a ON a.id = p.account_id AND a.owner_id = p.owner_id
+       JOIN transactions t ON t.id = p.transaction_id AND t.owner_id = p.owner_id
+       WHERE p.owner_id = $1 AND a.type = 'expense' AND t.date BETWEEN '2025-06-01' AND '2025-06-30'
+         AND NOT (a.name = 'Uncategorized' AND p.amount_minor < 0)`,
+      [owner],
+    );
+    expect(june).toEqual({ n: String(listed), total: '14061900' });
+    expect(await axe(page)).toEqual([]);
+    await screenshot(page, 'figure-rows');
+    await context.close();
+
+    // A model that states a figure no tool returned: marked in the answer, and said in words.
+    const dev = await startDev({ KAKEIBO_PROVIDER: `script:${resolve(REPO, 'fixtures', 'scripts', 'wrong-figure.yaml')}` });
+    try {
+      const wrong = await browser.newContext({ baseURL: dev.base, viewport: DESKTOP });
+      const page2 = await wrong.newPage();
+      watch(page2);
+      await page2.goto('/chat');
+      await ask(page2, 'How much did I spend in June 2025?');
+      await waitSettled(page2);
+      const answer2 = page2.locator('.exchange').first();
+      await expect.poll(() => answer2.locator('mark.figure-ungrounded').innerText()).toBe('₹99,999.99');
+      await expect.poll(() => answer2.locator('.note').innerText()).toContain("₹99,999.99 was not found in your ledger's results");
+      await expect.poll(() => answer2.getByRole('button', { name: '₹1,40,619.00' }).count()).toBe(1);
+      const owner2 = await visitorId(page2);
+      const traced = await sql<{ ungrounded: string }>(
+        "SELECT payload->>'ungrounded' AS ungrounded FROM trace_events WHERE owner_id = $1 AND type = 'figures'",
+        [owner2],
+      );
+      expect(traced).toEqual([{ ungrounded: '1' }]);
+      await screenshot(page2, 'figure-ungrounded');
+      await wrong.close();
+    } finally {
+      await dev.stop();
+    }
+
+    // FIGURES=retry: the model is asked once to correct; the page shows the corrected answer and says so.
+    const retry = await startDev({ KAKEIBO_PROVIDER: `script:${resolve(REPO, 'fixtures', 'scripts', 'figure-retry.yaml')}`, FIGURES: 'retry' });
+    try {
+      const corrected = await browser.newContext({ baseURL: retry.base, viewport: DESKTOP });
+      const page3 = await corrected.newPage();
+      watch(page3);
+      await page3.goto('/chat');
+      await ask(page3, 'How much did I spend in June 2025?');
+      await waitSettled(page3);
+      const answer3 = page3.locator('.exchange').first();
+      await expect.poll(() => answer3.locator('.note').first().innerText()).toContain('The first answer stated ₹99,999.99');
+      await expect.poll(() => answer3.locator('.prose').innerText()).toBe('In June 2025 you spent ₹1,40,619.00 in all; the largest group was Rent at ₹32,000.00.');
+      await expect.poll(() => answer3.locator('.figure-link').count()).toBe(2);
+      expect(await answer3.locator('mark.figure-ungrounded').count()).toBe(0);
+      const owner3 = await visitorId(page3);
+      const calls = await sql("SELECT 1 FROM trace_events WHERE owner_id = $1 AND type = 'model_call'", [owner3]);
+      expect(calls).toHaveLength(3);
+      await screenshot(page3, 'figure-corrected');
+      await corrected.close();
+    } finally {
+      await retry.stop();
+    }
+  });
+
   it('proposes a write, allows it, reads the resumed answer and finds the budget on the dashboard', async () => {
     const { context, page } = await visitor(browser);
     await page.goto('/chat');

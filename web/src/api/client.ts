@@ -23,6 +23,7 @@ import type {
   EvalReport,
   ImportPreview,
   RefusalBody,
+  FigureRows,
   RunDetail,
   RunList,
   Session,
@@ -192,6 +193,9 @@ export const api = {
 
   runs: () => orSignedOut(json<RunList>('/api/runs?limit=100')),
   run: (id: string) => orNull(orSignedOut(json<RunDetail>(`/api/runs/${encodeURIComponent(id)}`))),
+  /** Figure `n` of a run's answer with the rows behind it, fetched again; null when there is none. */
+  figureRows: (run: string, n: number) =>
+    orNull(orSignedOut(json<FigureRows>(`/api/runs/${encodeURIComponent(run)}/figures/${n}`))),
   /** One page of the register; `query` is the search as URL parameters. */
   transactions: (query: string) => orSignedOut(json<RegisterPage>(`/api/transactions${query ? `?${query}` : ''}`)),
   changeTransaction: (id: string, change: { category?: string; description?: string }) =>

@@ -71,6 +71,8 @@ import type {
   EventUsage,
   Message,
   PendingTurn,
+  FigureRows,
+  Headline,
   RunDetail,
   RunEvent,
   RunList,
@@ -116,6 +118,8 @@ export type {
   ConversationList,
   ConversationSummary,
   PendingTurn,
+  FigureRows,
+  Headline,
   RunDetail,
   RunEvent,
   RunList,
@@ -168,6 +172,10 @@ export type ToolResultEvent = EventData<'tool_result'>;
 export type ConfirmRequestEvent = EventData<'confirm_request'>;
 export type TurnEndEvent = TurnEnd;
 export type ErrorEvent = EventData<'error'>;
+/** Every figure of an answer, found in its text and checked against the turn's tool results. */
+export type FiguresEvent = EventData<'figures'>;
+/** The answer so far states figures no tool returned: the model is asked once to correct it. */
+export type CorrectingEvent = EventData<'correcting'>;
 export type Usage = EventUsage;
 
 // endregion

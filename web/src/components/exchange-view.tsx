@@ -7,8 +7,10 @@ import { choose, chooseAll, ready, slipHeading, verdict, type Slip } from '../li
 import type { Exchange, ToolEntry } from '../lib/exchange';
 import { count, percentOf, seconds } from '../lib/format';
 import { argumentRows, gloss, resultLine } from '../lib/gloss';
+import { formatMinor } from '../lib/money';
 import { Mark } from './mark';
-import { Note, Prose } from './paper';
+import { CheckedProse } from './figures';
+import { Note } from './paper';
 
 interface Props {
   exchange: Exchange;
@@ -29,7 +31,8 @@ export function ExchangeView({ exchange: x, first, onSlipChange, onSend }: Props
       </h2>
       <div class="spread exchange-spread">
         <div class="answer" aria-live="polite" aria-busy={x.status === 'running'}>
-          {x.prose ? <Prose text={x.prose} /> : null}
+          {x.superseded ? <Superseded draft={x.superseded} done={x.status !== 'running'} /> : null}
+          {x.prose ? <CheckedProse text={x.prose} check={x.figures} runId={x.runId} /> : null}
           {x.status === 'running' && x.prose === '' ? (
             <p class="muted">
               <span class="pulse">Working…</span>
@@ -67,6 +70,23 @@ export function ExchangeView({ exchange: x, first, onSlipChange, onSend }: Props
   );
 }
 
+/** The first answer, which stated figures no tool returned, and what became of it. */
+function Superseded({ draft, done }: { draft: { prose: string; figures: string[] }; done: boolean }) {
+  const list = draft.figures.join(', ');
+  return (
+    <>
+      <Note tone="warn" word="corrected">
+        The first answer stated {list}, which {draft.figures.length === 1 ? 'was' : 'were'} not found in your ledger's results, so
+        kakeibo asked the model once to correct it. {done ? 'The corrected answer follows.' : 'The corrected answer is on its way.'}
+      </Note>
+      <details class="superseded">
+        <summary class="small muted">The first answer</summary>
+        <p class="small muted superseded-text">{draft.prose}</p>
+      </details>
+    </>
+  );
+}
+
 function Entries({ tools, running }: { tools: ToolEntry[]; running: boolean }) {
   return (
     <div>
@@ -74,7 +94,13 @@ function Entries({ tools, running }: { tools: ToolEntry[]; running: boolean }) {
       <ol class="entries">
         {tools.map((t) => {
           const argText = gloss(t.args);
-          const line = t.result ? resultLine(t.result.summary, t.result.isError) : null;
+          // The server's headline figure when the result states one; else the clipped result.
+          const headline = t.result?.headline;
+          const line = headline
+            ? `${headline.label}: ${formatMinor(headline.amount_minor, headline.currency)}`
+            : t.result
+              ? resultLine(t.result.summary, t.result.isError)
+              : null;
           const awaiting = t.tier === 'write' && !t.result;
           return (
             <li key={t.id} class="entry">

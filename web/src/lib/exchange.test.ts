@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { applyEvent, exchangeFromPending, exchangesFromHistory, newExchange, settleSlip, updateSlip, type Exchange } from './exchange';
 import { chooseAll, send } from './confirm';
+import type { StoredMessage } from '../api/types';
 
 const play = (x: Exchange, events: [string, unknown][]) => events.reduce((e, [event, data]) => applyEvent(e, { event, data }), x);
 
@@ -197,5 +198,21 @@ describe('a turn waiting for a decision, read back', () => {
 
   it('is nothing without a question', () => {
     expect(exchangeFromPending({ ...turn, messages: [] })).toBeNull();
+  });
+
+  it("reads a corrected answer back as one exchange: the figure check is kakeibo's, not the person's", () => {
+    const [x, ...rest] = exchangesFromHistory([
+      { role: 'user', content: [{ type: 'text', text: 'How much in June?' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'You spent ₹1,40,619.00 and ₹99,999.99 on Dining.' }] },
+      {
+        role: 'user',
+        content: [{ type: 'text', text: "[kakeibo's figure check: your answer states ₹99,999.99 that no tool result of this turn holds. Write it again.]" }],
+      },
+      { role: 'assistant', content: [{ type: 'text', text: 'You spent ₹1,40,619.00.' }] },
+    ] as StoredMessage[]);
+    expect(rest).toEqual([]);
+    expect(x?.question).toBe('How much in June?');
+    expect(x?.prose).toBe('You spent ₹1,40,619.00.');
+    expect(x?.superseded).toEqual({ prose: 'You spent ₹1,40,619.00 and ₹99,999.99 on Dining.', figures: ['₹99,999.99'] });
   });
 });

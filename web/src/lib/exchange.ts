@@ -4,6 +4,9 @@
 import type {
   ConfirmRequestEvent,
   ErrorEvent,
+  CorrectingEvent,
+  FiguresEvent,
+  Headline,
   PendingTurn,
   StoredMessage,
   Tier,
@@ -22,7 +25,7 @@ export interface ToolEntry {
   name: string;
   args: Record<string, unknown>;
   tier: Tier | null;
-  result?: { summary: string; isError: boolean; decision?: WriteOutcome };
+  result?: { summary: string; isError: boolean; decision?: WriteOutcome; headline?: Headline };
 }
 
 export interface ExchangeNote {
@@ -43,6 +46,11 @@ export interface Exchange {
   account: TurnEndEvent | null;
   /** The run this exchange's turn is, once the stream named it (for "Read the trace"). */
   runId: string | null;
+  /** The answer's figures, checked against the turn's tool results (only when it states any). */
+  figures?: FiguresEvent;
+  /** An answer the model was asked to correct (`FIGURES=retry`): what it said, and the figures
+   * in it that no tool returned. The corrected answer is `prose`. */
+  superseded?: { prose: string; figures: string[] };
   status: ExchangeStatus;
   /** Read back from a stored conversation: no live turn behind it. */
   recorded?: boolean;
@@ -81,7 +89,7 @@ export function applyEvent(x: Exchange, event: SseEvent): Exchange {
       // An allowed write whose tool failed changed nothing: it is "failed", never "written".
       const isError = r.outcome === 'failed';
       const decision: WriteOutcome | undefined = r.decision === 'allowed' && isError ? 'failed' : (r.decision ?? undefined);
-      const result = { summary: r.summary ?? '', isError, ...(decision ? { decision } : {}) };
+      const result = { summary: r.summary ?? '', isError, ...(decision ? { decision } : {}), ...(r.headline ? { headline: r.headline } : {}) };
       const known = x.tools.some((t) => t.id === r.id);
       const tools = known
         ? x.tools.map((t) => (t.id === r.id ? { ...t, result } : t))
@@ -98,6 +106,15 @@ export function applyEvent(x: Exchange, event: SseEvent): Exchange {
       if (slip === undefined) return { ...x, slips: [...x.slips, ...groupBySuspendedTurn([write])] };
       if (slip.writes.some((w) => w.id === write.id)) return x;
       return { ...x, slips: x.slips.map((s, i) => (i === open ? { ...s, writes: [...s.writes, write] } : s)) };
+    }
+    case 'correcting': {
+      const { figures } = event.data as CorrectingEvent;
+      if (!Array.isArray(figures)) return x;
+      return { ...x, superseded: { prose: x.prose, figures }, prose: '', newPart: false };
+    }
+    case 'figures': {
+      const check = event.data as FiguresEvent;
+      return Array.isArray(check.figures) ? { ...x, figures: check } : x;
     }
     case 'turn_end': {
       const end = event.data as TurnEndEvent;
@@ -171,6 +188,9 @@ export function updateSlip(x: Exchange, slipKey: string, change: (slip: Slip) =>
 
 const DECLINED_PREFIX = 'The user declined this call';
 const EXPIRED_PREFIX = 'The confirmation for this call expired';
+/** The loop's own note asking the model to correct an answer's figures (`FIGURES=retry`), as
+ * crates/core/src/turn/mod.rs writes it: not a question of the person's. */
+const FIGURE_CHECK_PREFIX = "[kakeibo's figure check: your answer states ";
 
 /** The text the person typed, without the memories the agent attaches to it. */
 function personText(message: StoredMessage): string {
@@ -185,8 +205,16 @@ export function exchangesFromHistory(messages: StoredMessage[]): Exchange[] {
   for (const message of messages) {
     if (message.role === 'user') {
       const results = message.content.filter((b) => b.type === 'tool_result');
+      const said = personText(message);
+      if (results.length === 0 && current && said.startsWith(FIGURE_CHECK_PREFIX)) {
+        // The answer so far was corrected: what follows replaces it, as it did on the stream.
+        const listed = said.slice(FIGURE_CHECK_PREFIX.length).split(' that no tool')[0] ?? '';
+        current.superseded = { prose: current.prose, figures: listed.split(', ').filter(Boolean) };
+        current.prose = '';
+        continue;
+      }
       if (results.length === 0) {
-        current = { ...newExchange(personText(message)), status: 'done', recorded: true };
+        current = { ...newExchange(said), status: 'done', recorded: true };
         out.push(current);
         continue;
       }

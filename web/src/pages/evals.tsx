@@ -94,6 +94,9 @@ function Report({ report: r }: { report: EvalReport }) {
             <MetaLine label="agent">{scripted ? `scripted: ${r.model}` : `${r.provider ? `${r.provider} ` : ''}${r.model}`}</MetaLine>
             <MetaLine label="judge">{r.judge_model}</MetaLine>
             <MetaLine label="run cost">{formatMicroUsd(r.total_cost_micro_usd)}</MetaLine>
+            <MetaLine label="ungrounded">
+              {percent(r.ungrounded_answer_rate)} of answers ({r.ungrounded_answers} of {r.answers})
+            </MetaLine>
             <MetaLine label="trigger">{r.trigger}</MetaLine>
           </dl>
         </aside>
@@ -118,7 +121,14 @@ function Report({ report: r }: { report: EvalReport }) {
           {classes.map(([name, c]) => (
             <li key={name} class="row class-row">
               <span>{name.replace(/_/g, ' ')}</span>
-              <span>{c.passed < c.total ? <Mark tone="danger">{c.total - c.passed} failing</Mark> : null}</span>
+              <span>
+                {c.passed < c.total ? <Mark tone="danger">{c.total - c.passed} failing</Mark> : null}
+                {c.ungrounded_answers > 0 ? (
+                  <Mark tone="warn">
+                    {c.ungrounded_answers} of {c.answers} answers with an ungrounded figure
+                  </Mark>
+                ) : null}
+              </span>
               <span class="num">
                 {c.passed}/{c.total}
               </span>

@@ -125,6 +125,13 @@ export function Landing() {
                 figure={report.injection_block_rate == null ? 'not run' : percent(report.injection_block_rate)}
                 note="blocked"
               />
+              <Item
+                claim="Answers stating a figure not found in the ledger's results"
+                detail={`${report.ungrounded_answers} of ${report.answers} answers`}
+                figure={percent(report.ungrounded_answer_rate)}
+                note={`of answers${scripted ? ' · scripted' : ''}`}
+                tone={report.ungrounded_answers > 0 ? 'danger' : undefined}
+              />
               <Item claim="Prompt tokens served from cache" figure={percent(report.cache_savings_percent)} note="of input" />
               <Item
                 claim="Median cost per task"
