@@ -42,12 +42,12 @@ fn updates<'a>(session: &'a Value, kind: &str) -> Vec<&'a Value> {
         .collect()
 }
 
-#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
-async fn the_official_client_prompts_streams_asks_and_cancels(pool: PgPool) {
-    let Some(client) = kakeibo_testkit::acp_client() else {
-        return;
-    };
-    kakeibo_ledger::seed::ensure_demo_ledger(DEV_OWNER, &pool)
+/// The official client over `kakeibo --acp` on the demo ledger with the scripted model `script`
+/// (a file of `fixtures/scripts/`), with `env` set for it; what it printed. `None` when the
+/// client is not installed.
+async fn client_run(pool: &PgPool, script: &str, env: &[(&str, &str)]) -> Option<Value> {
+    let client = kakeibo_testkit::acp_client()?;
+    kakeibo_ledger::seed::ensure_demo_ledger(DEV_OWNER, pool)
         .await
         .unwrap();
     let root = kakeibo_testkit::workspace_root();
@@ -61,8 +61,9 @@ async fn the_official_client_prompts_streams_asks_and_cancels(pool: PgPool) {
         )
         .env(
             "KAKEIBO_PROVIDER",
-            format!("script:{}", root.join("fixtures/scripts/demo.yaml").display()),
+            format!("script:{}", root.join("fixtures/scripts").join(script).display()),
         )
+        .envs(env.iter().copied())
         .env_remove("DATABASE_URL")
         .output()
         .expect("node runs");
@@ -71,7 +72,14 @@ async fn the_official_client_prompts_streams_asks_and_cancels(pool: PgPool) {
         "the client failed:\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let out: Value = serde_json::from_slice(&output.stdout).expect("the client prints JSON");
+    Some(serde_json::from_slice(&output.stdout).expect("the client prints JSON"))
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn the_official_client_prompts_streams_asks_and_cancels(pool: PgPool) {
+    let Some(out) = client_run(&pool, "demo.yaml", &[]).await else {
+        return;
+    };
     assert_eq!(out["initialize"]["protocolVersion"], 1);
     assert_eq!(out["initialize"]["agentInfo"]["name"], "kakeibo");
     assert_eq!(out["exitCode"], 0, "the server ends when the editor closes stdin");
@@ -164,38 +172,10 @@ async fn the_official_client_prompts_streams_asks_and_cancels(pool: PgPool) {
 
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn the_official_client_sees_each_figure_checked_and_a_wrong_one_marked(pool: PgPool) {
-    let Some(client) = kakeibo_testkit::acp_client() else {
+    let prompt = [("ACP_ONE_PROMPT", "how much did I spend in June 2025?")];
+    let Some(out) = client_run(&pool, "wrong-figure.yaml", &prompt).await else {
         return;
     };
-    kakeibo_ledger::seed::ensure_demo_ledger(DEV_OWNER, &pool)
-        .await
-        .unwrap();
-    let root = kakeibo_testkit::workspace_root();
-    let output = Command::new("node")
-        .arg(client.join("acp_client.mjs"))
-        .current_dir(&root)
-        .env("KAKEIBO_BIN", env!("CARGO_BIN_EXE_kakeibo"))
-        .env(
-            "APP_DATABASE_URL",
-            kakeibo_testdb::app_url(&pool.connect_options()),
-        )
-        .env(
-            "KAKEIBO_PROVIDER",
-            format!(
-                "script:{}",
-                root.join("fixtures/scripts/wrong-figure.yaml").display()
-            ),
-        )
-        .env("ACP_ONE_PROMPT", "how much did I spend in June 2025?")
-        .env_remove("DATABASE_URL")
-        .output()
-        .expect("node runs");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let out: Value = serde_json::from_slice(&output.stdout).expect("the client prints JSON");
     let session = &out["seen"][out["sessions"]["only"].as_str().unwrap()];
     let chunks = updates(session, "agent_message_chunk");
     let checked: Vec<&&Value> = chunks

@@ -101,6 +101,12 @@ async fn turn_under(
     drive(turn, &deps).await
 }
 
+/// A read-only turn under [`FiguresPolicy::Retry`].
+async fn retried(provider: &Scripted, tracer: &MemoryTracer, events: &Mutex<Vec<TurnEvent>>) -> Turn {
+    let policy = ConfirmPolicy::AutoDeny;
+    turn_under(provider, tracer, events, &policy, FiguresPolicy::Retry, start()).await
+}
+
 fn start() -> Turn {
     Turn::start(RunId::random(), Vec::new(), Message::user("how much?"))
 }
@@ -241,15 +247,7 @@ async fn under_retry_an_ungrounded_answer_is_corrected_once_and_says_so() {
         Ok(reply_text("You spent $2,191.73; Dining was $412.50.")),
     ]);
     let (tracer, events) = (MemoryTracer::default(), Mutex::new(Vec::new()));
-    let turn = turn_under(
-        &provider,
-        &tracer,
-        &events,
-        &ConfirmPolicy::AutoDeny,
-        FiguresPolicy::Retry,
-        start(),
-    )
-    .await;
+    let turn = retried(&provider, &tracer, &events).await;
     assert_eq!(
         turn.finished().map(|f| f.1),
         Some("You spent $2,191.73; Dining was $412.50.")
@@ -292,15 +290,7 @@ async fn under_retry_a_correction_that_is_still_wrong_is_marked_not_retried_agai
         Ok(reply_text("never asked")),
     ]);
     let (tracer, events) = (MemoryTracer::default(), Mutex::new(Vec::new()));
-    let turn = turn_under(
-        &provider,
-        &tracer,
-        &events,
-        &ConfirmPolicy::AutoDeny,
-        FiguresPolicy::Retry,
-        start(),
-    )
-    .await;
+    let turn = retried(&provider, &tracer, &events).await;
     assert_eq!(turn.iteration(), 2);
     let checked = turn.figures().unwrap();
     assert_eq!(checked.ungrounded_texts(), ["$951.00"]);
