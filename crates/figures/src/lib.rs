@@ -80,6 +80,28 @@ pub struct ToolFigure {
     /// The rows that make it; absent for a figure no row makes (a budget, a rate's result).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rows: Option<RowRef>,
+    /// How the rows make it: their sum (the default), or their average.
+    #[serde(default, skip_serializing_if = "Aggregate::is_sum")]
+    pub aggregate: Aggregate,
+}
+
+/// How a figure is made of its rows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Aggregate {
+    /// The rows' amounts added up.
+    #[default]
+    Sum,
+    /// The rows' amounts added up and divided by how many there are, rounded half away from
+    /// zero to the minor unit (a recurring payment's typical amount).
+    Average,
+}
+
+impl Aggregate {
+    #[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference
+    fn is_sum(&self) -> bool {
+        *self == Self::Sum
+    }
 }
 
 impl ToolFigure {
@@ -95,12 +117,20 @@ impl ToolFigure {
             amount_minor,
             currency,
             rows: None,
+            aggregate: Aggregate::Sum,
         }
     }
 
     #[must_use]
     pub fn with_rows(mut self, rows: RowRef) -> Self {
         self.rows = Some(rows);
+        self
+    }
+
+    /// The figure is its rows' average, not their sum.
+    #[must_use]
+    pub fn averaged(mut self) -> Self {
+        self.aggregate = Aggregate::Average;
         self
     }
 }

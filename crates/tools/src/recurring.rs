@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use futures_util::future::BoxFuture;
-use kakeibo_core::{Tier, ToolError, TypedTool};
+use kakeibo_core::{Tier, ToolError, TypedTool, figures::ToolFigure};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -53,6 +53,9 @@ pub struct Merchant {
     /// The average amount, signed as the account sees it.
     #[serde(flatten)]
     pub amount: Amount,
+    /// The payments it was found in (for the rows behind its figure; not in the model's view).
+    #[serde(skip)]
+    pub transaction_ids: Vec<uuid::Uuid>,
 }
 
 #[derive(Debug)]
@@ -67,6 +70,19 @@ impl TypedTool for DetectRecurring {
         are my fixed monthly costs?\". Returns each merchant's cadence and average amount and the monthly \
         commitment.";
     const TIER: Tier = Tier::Read;
+
+    /// Each payment's typical amount: the average of the payments it was found in. The monthly
+    /// commitment is an estimate from them, which no row makes.
+    fn figures(&self, out: &RecurringOutput) -> Option<Vec<ToolFigure>> {
+        let commitment = out.monthly_commitment.iter().enumerate().map(|(i, a)| {
+            crate::rows::unsourced("monthly commitment", format!("/monthly_commitment/{i}"), a)
+        });
+        let merchants = out.merchants.iter().enumerate().map(|(i, m)| {
+            let at = format!("/merchants/{i}");
+            crate::rows::of_transactions(&m.merchant, at, &m.amount, m.transaction_ids.clone()).averaged()
+        });
+        Some(merchants.chain(commitment).collect())
+    }
 
     fn run(&self, input: RecurringInput) -> BoxFuture<'_, Result<RecurringOutput, ToolError>> {
         Box::pin(async move {
@@ -157,6 +173,7 @@ pub(crate) fn detect(views: &[TransactionView], min_occurrences: usize) -> Recur
             median_gap_days: median,
             last_seen: members.last().map(|m| m.date.to_string()).unwrap_or_default(),
             amount: Amount::new(i64::try_from(average).unwrap_or(0), currency),
+            transaction_ids: members.iter().map(|m| m.id).collect(),
         });
     }
     merchants.sort_by(|a, b| {

@@ -155,6 +155,10 @@ export type RowRef =
  */
 export type Measure = 'spending' | 'income' | 'postings' | 'balance';
 /**
+ * How a figure is made of its rows.
+ */
+export type Aggregate = 'sum' | 'average';
+/**
  * One run of the agent: a turn from the person's message to its end, across a suspension.
  */
 export type RunId = string;
@@ -567,6 +571,10 @@ export interface Source {
    * The rows that make it; absent for a figure no row makes (a budget, a rate's result).
    */
   rows?: RowRef | null;
+  /**
+   * How the rows make it: their sum (the default), or their average.
+   */
+  aggregate?: Aggregate;
 }
 /**
  * A selection of the owner's postings that the ledger can run again. Every field narrows it.
@@ -792,6 +800,10 @@ export interface SourceRows {
    * The rows that make it; absent for a figure no row makes (a budget, a rate's result).
    */
   rows?: RowRef | null;
+  /**
+   * How the rows make it: their sum (the default), or their average.
+   */
+  aggregate?: Aggregate;
   /**
    * The rows `rows` names, fetched again; `None` for a figure no row makes (a budget, a
    * converted amount).

@@ -6,8 +6,8 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api/client';
 import type { FigureRows, FiguresEvent } from '../api/types';
 import { shortDate } from '../lib/format';
-import { answerSegments, howWords, ungroundedNote } from '../lib/figures';
-import { formatAmount } from '../lib/money';
+import { answerSegments, howWords, madeOfRows, ungroundedNote } from '../lib/figures';
+import { formatAmount, formatMinor } from '../lib/money';
 import { Note } from './paper';
 import { THead } from './table';
 
@@ -68,6 +68,23 @@ export function CheckedProse({ text, check, runId }: { text: string; check: Figu
   );
 }
 
+/** What the listed rows come to, beside the figure the tool returned. */
+function RowsVerdict({ source: s }: { source: FigureRows['sources'][number] }) {
+  if (!s.found) return null;
+  const found = s.found;
+  const made = madeOfRows(found.sum?.amount_minor ?? 0, found.count, s.aggregate);
+  const same = made === BigInt(s.amount_minor) && (found.sum === undefined || found.sum === null || found.sum.currency === s.currency);
+  const rows = found.count === 1 ? 'its one row' : `all ${found.count} rows`;
+  return (
+    <p class="small figure-sum">
+      {found.count > found.rows.length ? `The first ${found.rows.length} of ${found.count} rows are listed; the ` : 'The '}
+      {s.aggregate === 'average' ? `average of ${rows}, rounded,` : `sum of ${rows}`} is{' '}
+      <span class="num">{formatMinor(made, s.currency)}</span>
+      {same ? ', the figure the tool returned.' : `, not ${formatAmount(s)}: the ledger has changed since this answer.`}
+    </p>
+  );
+}
+
 function FigureRowsView({ run, n, figure, onClose }: { run: string; n: number; figure: Checked; onClose: () => void }) {
   const [found, setFound] = useState<FigureRows | null | 'loading' | 'failed'>('loading');
   const heading = useRef<HTMLHeadingElement>(null);
@@ -122,14 +139,7 @@ function FigureRowsView({ run, n, figure, onClose }: { run: string; n: number; f
                       ))}
                     </tbody>
                   </table>
-                  <p class="small figure-sum">
-                    {s.found.count > s.found.rows.length ? `The first ${s.found.rows.length} of ${s.found.count} rows are listed; the ` : 'The '}
-                    sum of {s.found.count === 1 ? 'its one row' : `all ${s.found.count} rows`} is{' '}
-                    <span class="num">{s.found.sum ? formatAmount(s.found.sum) : formatAmount({ amount_minor: 0, currency: s.currency })}</span>
-                    {s.found.sum && s.found.sum.amount_minor === s.amount_minor && s.found.sum.currency === s.currency
-                      ? ', the figure the tool returned.'
-                      : `, not ${formatAmount(s)}: the ledger has changed since this answer.`}
-                  </p>
+                  <RowsVerdict source={s} />
                 </>
               ) : (
                 <p class="small muted">No ledger row makes this figure: it is a setting (a budget) or a result worked out from one.</p>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { FiguresEvent } from '../api/types';
-import { answerSegments, howWords, ungroundedNote } from './figures';
+import { answerSegments, howWords, madeOfRows, ungroundedNote } from './figures';
 import { applyEvent, newExchange } from './exchange';
 
 type Checked = FiguresEvent['figures'][number];
@@ -59,6 +59,15 @@ describe("an answer's figures in its text", () => {
     expect(ungroundedNote(check(answer, [money('₹1,40,619.00', 12, 'exact')]))).toBeNull();
     const two = check(answer, [money('₹1.00', 0, 'ungrounded'), money('₹2.00', 0, 'ungrounded')]);
     expect(ungroundedNote(two)).toMatch(/^₹1\.00 and ₹2\.00 were not found/);
+  });
+
+  it("makes a figure of its rows as the tool did: a sum, or an average rounded half away from zero", () => {
+    expect(madeOfRows(-64900, 1, undefined)).toBe(-64900n);
+    expect(madeOfRows(-129800, 2, 'sum')).toBe(-129800n);
+    expect(madeOfRows(-100, 3, 'average')).toBe(-33n);
+    expect(madeOfRows(-101, 2, 'average')).toBe(-51n);
+    expect(madeOfRows(101, 2, 'average')).toBe(51n);
+    expect(madeOfRows(0, 0, 'average')).toBe(0n);
   });
 
   it('names how a figure was made from its sources', () => {

@@ -93,6 +93,16 @@ export function ungroundedNote(check: FiguresEvent): string | null {
   );
 }
 
+/** What a figure's rows come to: their sum, or (a figure that is their average) the sum divided
+ * by their count, rounded half away from zero as the tool rounds — in integers, never floats. */
+export function madeOfRows(sumMinor: number, count: number, aggregate: 'sum' | 'average' | undefined): bigint {
+  const sum = BigInt(sumMinor);
+  if (aggregate !== 'average' || count === 0) return sum;
+  const n = BigInt(count);
+  const half = n / 2n;
+  return sum >= 0n ? (sum + half) / n : (sum - half) / n;
+}
+
 /** How a grounded figure was made, in words: "total spending", "Dining + Groceries". */
 export function howWords(how: FiguresEvent['figures'][number]['how'], labels: string[]): string {
   if (!how) return '';

@@ -5,7 +5,7 @@
 use crate::common;
 
 use common::{app_pool, load_demo_ledger, owner_pool};
-use kakeibo_core::figures::ToolFigure;
+use kakeibo_core::figures::{Aggregate, ToolFigure};
 use kakeibo_ledger::{DEV_OWNER, OwnerId};
 use kakeibo_tools::{Scope, registry, rows};
 use serde_json::json;
@@ -33,6 +33,7 @@ async fn every_figure_is_the_sum_of_its_rows(options: PgPoolOptions, connect: Pg
         ("search_transactions", json!({"query": "swiggy"})),
         ("flag_anomalies", json!({"month": "2025-03"})),
         ("flag_anomalies", json!({"month": "2025-05"})),
+        ("detect_recurring", json!({})),
         ("get_balances", json!({"months": 6})),
         ("list_accounts", json!({})),
     ];
@@ -48,6 +49,7 @@ async fn every_figure_is_the_sum_of_its_rows(options: PgPoolOptions, connect: Pg
                 amount_minor,
                 currency,
                 rows: reference,
+                aggregate,
             } = figure;
             // The figure is where its pointer says, as the model reads it.
             let at = sourced
@@ -62,8 +64,16 @@ async fn every_figure_is_the_sum_of_its_rows(options: PgPoolOptions, connect: Pg
             };
             let found = rows::fetch(DEV_OWNER, &app, reference).await.unwrap();
             let sum = found.sum.as_ref().map_or(0, |s| s.amount_minor);
+            let made = match aggregate {
+                Aggregate::Sum => sum,
+                // Half away from zero, as the tool rounds.
+                Aggregate::Average => {
+                    let (sum, n) = (i128::from(sum), i128::from(found.count));
+                    i64::try_from((sum + sum.signum() * n / 2) / n).unwrap()
+                }
+            };
             assert_eq!(
-                sum, *amount_minor,
+                made, *amount_minor,
                 "{name}({input}) {label} at {pointer}: {reference:?}"
             );
             if *amount_minor != 0 {
