@@ -70,8 +70,7 @@ CREATE TYPE public.trace_event_type AS ENUM (
     'tool_call',
     'confirm',
     'summary_eviction',
-    'error',
-    'figures'
+    'error'
 );
 
 -- Name: app_append_history(uuid, uuid, jsonb[], integer, jsonb); Type: FUNCTION; Schema: public; Owner: -

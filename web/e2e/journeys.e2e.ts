@@ -148,7 +148,7 @@ describe('a visitor on /chat', () => {
       await expect.poll(() => answer2.getByRole('button', { name: '₹1,40,619.00' }).count()).toBe(1);
       const owner2 = await visitorId(page2);
       const traced = await sql<{ ungrounded: string }>(
-        "SELECT payload->>'ungrounded' AS ungrounded FROM trace_events WHERE owner_id = $1 AND type = 'figures'",
+        "SELECT payload->'figures'->>'ungrounded' AS ungrounded FROM trace_events WHERE owner_id = $1 AND type = 'model_call' AND payload ? 'figures'",
         [owner2],
       );
       expect(traced).toEqual([{ ungrounded: '1' }]);

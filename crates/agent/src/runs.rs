@@ -70,8 +70,6 @@ pub enum Recorded {
     Confirm(ConfirmTrace),
     SummaryEviction(EvictionTrace),
     Error(ErrorTrace),
-    /// The answer's figures, checked against the run's tool figures.
-    Figures(kakeibo_core::figures::FigureCheck),
     /// An event stored in a shape this version does not read (written by an older one): its
     /// kind and its payload as stored.
     Unread {
@@ -92,7 +90,6 @@ impl Recorded {
             Some(TracePayload::Confirm(confirm)) => Self::Confirm(confirm),
             Some(TracePayload::SummaryEviction(eviction)) => Self::SummaryEviction(eviction),
             Some(TracePayload::Error(error)) => Self::Error(error),
-            Some(TracePayload::Figures(checked)) => Self::Figures(checked),
             None => Self::Unread {
                 kind,
                 stored: payload,
@@ -230,12 +227,15 @@ pub async fn figure_rows(
     n: usize,
 ) -> Result<Option<FigureRows>, AgentError> {
     let mut tx = begin_for_owner(owner, pool).await?;
+    // The check rides on the model call that answered (the last one that has one).
     let stored: Option<Value> = sqlx::query_scalar(
-        "SELECT payload FROM trace_events
-         WHERE owner_id = $1 AND run_id = $2 AND type = 'figures' ORDER BY seq DESC LIMIT 1",
+        "SELECT payload -> $3 FROM trace_events
+         WHERE owner_id = $1 AND run_id = $2 AND type = 'model_call' AND payload ? $3
+         ORDER BY seq DESC LIMIT 1",
     )
     .bind(owner.as_uuid())
     .bind(run.as_uuid())
+    .bind(kakeibo_core::trace::keys::MODEL_FIGURES)
     .fetch_optional(&mut *tx)
     .await?;
     tx.commit().await?;

@@ -24,7 +24,6 @@ pub enum TraceKind {
     Confirm,
     SummaryEviction,
     Error,
-    Figures,
 }
 
 impl TraceKind {
@@ -36,7 +35,6 @@ impl TraceKind {
             Self::Confirm => "confirm",
             Self::SummaryEviction => "summary_eviction",
             Self::Error => "error",
-            Self::Figures => "figures",
         }
     }
 }
@@ -48,6 +46,8 @@ pub const PAYLOAD_VERSION: u32 = 1;
 /// The payload keys that readers of stored traces query by name (the operator's panels), in
 /// one place; a test holds each to the field the payload types serialise.
 pub mod keys {
+    /// [`super::ModelCallTrace::figures`]: on the model call whose answer states figures.
+    pub const MODEL_FIGURES: &str = "figures";
     /// [`super::ToolCallTrace::name`].
     pub const TOOL_NAME: &str = "name";
     /// [`super::ToolCallTrace::error`].
@@ -74,6 +74,10 @@ pub struct ModelCallTrace {
     pub stop_reason: StopReason,
     pub message_count: usize,
     pub content: Vec<Block>,
+    /// For the call that answered: the answer's figures, checked against the run's tool figures
+    /// (absent when it states none, and on every other call).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub figures: Option<crate::figures::FigureCheck>,
 }
 
 /// One tool call answered: run, declined, or refused before running.
@@ -174,8 +178,6 @@ pub enum TracePayload {
     Confirm(ConfirmTrace),
     SummaryEviction(EvictionTrace),
     Error(ErrorTrace),
-    /// The answer's figures, checked against the run's tool figures.
-    Figures(crate::figures::FigureCheck),
 }
 
 impl TracePayload {
@@ -186,7 +188,6 @@ impl TracePayload {
             Self::Confirm(_) => TraceKind::Confirm,
             Self::SummaryEviction(_) => TraceKind::SummaryEviction,
             Self::Error(_) => TraceKind::Error,
-            Self::Figures(_) => TraceKind::Figures,
         }
     }
 
@@ -208,7 +209,6 @@ impl TracePayload {
             TraceKind::Confirm => Self::Confirm(Deserialize::deserialize(value)?),
             TraceKind::SummaryEviction => Self::SummaryEviction(Deserialize::deserialize(value)?),
             TraceKind::Error => Self::Error(Deserialize::deserialize(value)?),
-            TraceKind::Figures => Self::Figures(Deserialize::deserialize(value)?),
         })
     }
 }

@@ -220,10 +220,6 @@ export type RunEvent1 =
       payload: ErrorTrace;
     }
   | {
-      type: 'figures';
-      payload: FigureCheck;
-    }
-  | {
       type: 'unread';
       payload: {
         kind: string;
@@ -719,6 +715,11 @@ export interface ModelCallTrace {
   stopReason: StopReason;
   messageCount: number;
   content: Block[];
+  /**
+   * For the call that answered: the answer's figures, checked against the run's tool figures
+   * (absent when it states none, and on every other call).
+   */
+  figures?: FigureCheck | null;
 }
 /**
  * One tool call answered: run, declined, or refused before running.

@@ -249,25 +249,24 @@ async fn call_model(mut turn: Turn, deps: &Deps<'_>) -> Turn {
         })
         .collect();
     let seq = turn.take_seq();
-    deps.tracer
-        .record(TraceEvent {
-            run_id: turn.run_id,
-            seq,
-            payload: TracePayload::ModelCall(ModelCallTrace {
-                iteration: turn.iteration,
-                model: deps.provider.model().to_owned(),
-                model_version: response.model_version.clone(),
-                stop_reason: response.stop_reason,
-                message_count: request.messages.len(),
-                content: response.message.content.clone(),
-            }),
-            latency_ms: latency,
-            usage: Some(response.usage),
-            thought_summary: (!thoughts.is_empty()).then(|| thoughts.join("\n")),
-        })
-        .await;
+    let traced = TraceEvent {
+        run_id: turn.run_id,
+        seq,
+        payload: TracePayload::ModelCall(ModelCallTrace {
+            iteration: turn.iteration,
+            model: deps.provider.model().to_owned(),
+            model_version: response.model_version.clone(),
+            stop_reason: response.stop_reason,
+            message_count: request.messages.len(),
+            content: response.message.content.clone(),
+            figures: None,
+        }),
+        latency_ms: latency,
+        usage: Some(response.usage),
+        thought_summary: (!thoughts.is_empty()).then(|| thoughts.join("\n")),
+    };
 
-    after_reply(turn, deps, response).await
+    after_reply(turn, deps, response, traced).await
 }
 
 /// Reserves the worst case of `request` when the turn has a budget; the hold (if any) and the
@@ -321,8 +320,22 @@ async fn refuse(mut turn: Turn, deps: &Deps<'_>, refused: Refused) -> Turn {
 }
 
 /// Where a model reply leads: tools to run, a retry with more room, or the end of the turn.
-async fn after_reply(mut turn: Turn, deps: &Deps<'_>, response: crate::provider::ModelResponse) -> Turn {
+/// `traced` is the call's trace event: recorded first, but for a reply that may be the answer,
+/// whose event carries the answer's figures once they are checked.
+async fn after_reply(
+    mut turn: Turn,
+    deps: &Deps<'_>,
+    response: crate::provider::ModelResponse,
+    traced: TraceEvent,
+) -> Turn {
     let calls = response.message.tool_uses();
+    let may_answer = matches!(response.stop_reason, StopReason::End | StopReason::ToolUse)
+        && calls.is_empty()
+        && !turn.tools_off;
+    let mut traced = Some(traced);
+    if !may_answer && let Some(event) = traced.take() {
+        deps.tracer.record(event).await;
+    }
     match response.stop_reason {
         StopReason::Blocked => {
             trace(
@@ -391,13 +404,17 @@ async fn after_reply(mut turn: Turn, deps: &Deps<'_>, response: crate::provider:
             if turn.tools_off {
                 turn.finish(RunStatus::Error, Stop::IterationLimit, text);
             } else if calls.is_empty() {
-                match stop_hook(&mut turn, deps, &text).await {
-                    Some(reason) => {
+                match (stop_hook(&mut turn, deps, &text).await, traced) {
+                    (Some(reason), traced) => {
+                        if let Some(event) = traced {
+                            deps.tracer.record(event).await;
+                        }
                         turn.history
                             .push(Message::user(format!("[A Stop hook of this kakeibo: {reason}]")));
                         turn.phase = Phase::CallModel;
                     }
-                    None => answer(&mut turn, deps, text).await,
+                    (None, Some(event)) => answer(&mut turn, deps, text, event).await,
+                    (None, None) => turn.finish(RunStatus::Ok, Stop::End, text),
                 }
             } else {
                 turn.phase = Phase::RunTools { calls };
@@ -408,11 +425,13 @@ async fn after_reply(mut turn: Turn, deps: &Deps<'_>, response: crate::provider:
 }
 
 /// Ends the turn with its answer, the answer's figures checked against the turn's tool figures
-/// (traced and told when it states any) — or, under [`FiguresPolicy::Retry`], the first time an
-/// answer states a figure no tool returned, asks the model to correct it.
-async fn answer(turn: &mut Turn, deps: &Deps<'_>, text: String) {
+/// (told, and traced on `traced`, the answering call's event, when it states any) — or, under
+/// [`FiguresPolicy::Retry`], the first time an answer states a figure no tool returned, asks the
+/// model to correct it.
+async fn answer(turn: &mut Turn, deps: &Deps<'_>, text: String, mut traced: TraceEvent) {
     let mut checked = crate::figures::check(&text, &turn.figures);
     if checked.figures.is_empty() {
+        deps.tracer.record(traced).await;
         turn.finish(RunStatus::Ok, Stop::End, text);
         return;
     }
@@ -424,20 +443,26 @@ async fn answer(turn: &mut Turn, deps: &Deps<'_>, text: String) {
             "answer has ungrounded figures"
         );
     }
-    trace(turn, deps, TracePayload::Figures(checked.clone()), None, None).await;
     let missing: Vec<String> = checked
         .ungrounded_texts()
         .into_iter()
         .map(str::to_owned)
         .collect();
-    if deps.figures == FiguresPolicy::Retry && !missing.is_empty() && turn.corrected.is_empty() {
+    let retry = deps.figures == FiguresPolicy::Retry && !missing.is_empty() && turn.corrected.is_empty();
+    if !retry {
+        checked.corrected.clone_from(&turn.corrected);
+    }
+    if let TracePayload::ModelCall(call) = &mut traced.payload {
+        call.figures = Some(checked.clone());
+    }
+    deps.tracer.record(traced).await;
+    if retry {
         (deps.on_event)(TurnEvent::Correcting(missing.clone()));
         turn.history.push(Message::user(figure_check_note(&missing)));
         turn.corrected = missing;
         turn.phase = Phase::CallModel;
         return;
     }
-    checked.corrected.clone_from(&turn.corrected);
     (deps.on_event)(TurnEvent::Figures(checked.clone()));
     turn.checked = Some(checked);
     turn.finish(RunStatus::Ok, Stop::End, text);

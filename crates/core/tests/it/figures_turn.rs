@@ -107,6 +107,18 @@ async fn retried(provider: &Scripted, tracer: &MemoryTracer, events: &Mutex<Vec<
     turn_under(provider, tracer, events, &policy, FiguresPolicy::Retry, start()).await
 }
 
+/// The figure checks the trace holds, each on the model call that answered.
+fn figure_checks(tracer: &MemoryTracer) -> Vec<kakeibo_core::figures::FigureCheck> {
+    tracer
+        .events()
+        .into_iter()
+        .filter_map(|e| match e.payload {
+            TracePayload::ModelCall(call) => call.figures,
+            _ => None,
+        })
+        .collect()
+}
+
 fn start() -> Turn {
     Turn::start(RunId::random(), Vec::new(), Message::user("how much?"))
 }
@@ -168,19 +180,21 @@ async fn an_answer_s_figures_are_grounded_or_marked() {
         json!({"kind": "money", "currency": "dollar"})
     );
 
-    // Traced with the run, and read back from its stored form.
-    let recorded: Vec<_> = tracer
-        .events()
-        .into_iter()
-        .filter(|e| e.kind() == TraceKind::Figures)
-        .collect();
-    assert_eq!(recorded.len(), 1);
-    let stored = recorded[0].payload.stored();
-    let TracePayload::Figures(back) = TracePayload::from_stored(TraceKind::Figures, &stored).unwrap() else {
-        panic!("not figures");
+    // Traced on the call that answered (no row of its own), and read back from its stored form.
+    let checks = figure_checks(&tracer);
+    assert_eq!(checks, std::slice::from_ref(checked));
+    let answering = tracer.events().pop().unwrap();
+    assert_eq!(answering.kind(), TraceKind::ModelCall);
+    let stored = answering.payload.stored();
+    let TracePayload::ModelCall(back) = TracePayload::from_stored(TraceKind::ModelCall, &stored).unwrap()
+    else {
+        panic!("not a model call");
     };
+    let back = back.figures.unwrap();
     assert_eq!(back.ungrounded, 1);
     assert_eq!(back.figures[1].stated.value, "2200");
+    // The call that asked for the report carries none.
+    assert_eq!(tracer.events().len(), 3, "model call, tool call, model call");
 
     let summary = RunSummary::of(&turn, "script").unwrap();
     assert_eq!(summary.figures.as_ref(), Some(checked));
@@ -200,7 +214,7 @@ async fn an_answer_without_figures_sends_no_figures_event() {
             .iter()
             .any(|e| matches!(e, TurnEvent::Figures(_)))
     );
-    assert!(!tracer.events().iter().any(|e| e.kind() == TraceKind::Figures));
+    assert!(figure_checks(&tracer).is_empty());
 }
 
 #[tokio::test]
@@ -278,8 +292,14 @@ async fn under_retry_an_ungrounded_answer_is_corrected_once_and_says_so() {
         .iter()
         .map(kakeibo_core::TraceEvent::kind)
         .collect();
-    assert_eq!(kinds.iter().filter(|k| **k == TraceKind::Figures).count(), 2);
     assert_eq!(kinds.iter().filter(|k| **k == TraceKind::ModelCall).count(), 3);
+    let checks = figure_checks(&tracer);
+    assert_eq!(
+        checks.len(),
+        2,
+        "the first answer's check and the corrected one's"
+    );
+    assert_eq!((checks[0].ungrounded, checks[1].ungrounded), (1, 0));
 }
 
 #[tokio::test]

@@ -56,11 +56,14 @@ async fn a_wrong_figure_is_marked_on_the_stream_and_in_the_trace(
         .as_array()
         .unwrap()
         .iter()
-        .filter(|e| e["type"] == "figures")
+        .filter(|e| e["type"] == "model_call" && e["payload"]["figures"].is_object())
         .collect();
-    assert_eq!(traced.len(), 1, "{detail}");
-    assert_eq!(traced[0]["payload"]["ungrounded"], 1);
-    assert_eq!(traced[0]["payload"]["figures"][1]["text"], "₹99,999.99");
+    assert_eq!(traced.len(), 1, "on the call that answered: {detail}");
+    assert_eq!(traced[0]["payload"]["figures"]["ungrounded"], 1);
+    assert_eq!(
+        traced[0]["payload"]["figures"]["figures"][1]["text"],
+        "₹99,999.99"
+    );
 
     // The grounded figure's rows, run again: their sum is the figure.
     let grounded = app
@@ -176,15 +179,21 @@ async fn under_retry_the_answer_is_corrected_once_both_calls_stored(
         .collect();
     assert_eq!(
         kinds,
-        [
-            "model_call",
-            "tool_call",
-            "model_call",
-            "figures",
-            "model_call",
-            "figures"
-        ],
+        ["model_call", "tool_call", "model_call", "model_call"],
         "{detail}"
+    );
+    // Each answering call carries its answer's check: the first with its ungrounded figure.
+    let checks: Vec<&Value> = detail["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| &e["payload"]["figures"])
+        .filter(|f| f.is_object())
+        .collect();
+    assert_eq!(checks.len(), 2, "{detail}");
+    assert_eq!(
+        (checks[0]["ungrounded"].as_u64(), checks[1]["ungrounded"].as_u64()),
+        (Some(1), Some(0))
     );
     assert_eq!(detail["iterations"], 3);
     // The page reads the answer's figures from the last check.
