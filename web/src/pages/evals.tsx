@@ -124,9 +124,12 @@ function Report({ report: r }: { report: EvalReport }) {
               <span>
                 {c.passed < c.total ? <Mark tone="danger">{c.total - c.passed} failing</Mark> : null}
                 {c.ungrounded_answers > 0 ? (
-                  <Mark tone="warn">
-                    {c.ungrounded_answers} of {c.answers} answers with an ungrounded figure
-                  </Mark>
+                  <>
+                    {' '}
+                    <span title={`${c.ungrounded_answers} of ${c.answers} answers state a figure not found in the ledger's results`}>
+                      <Mark tone="warn">{c.ungrounded_answers} ungrounded</Mark>
+                    </span>
+                  </>
                 ) : null}
               </span>
               <span class="num">
