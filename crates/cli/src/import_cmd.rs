@@ -23,7 +23,8 @@ use crate::{
 #[derive(Debug, Args)]
 #[allow(clippy::struct_excessive_bools)] // Command-line flags.
 pub struct ImportArgs {
-    /// The statement: a CSV export of your bank (UTF-8, Windows-1252/Latin-1, …).
+    /// The statement: a CSV export of your bank (UTF-8, Windows-1252/Latin-1, …), OFX/QFX, QIF,
+    /// camt.053 or MT940 — or kakeibo's own JSON export, restored into an empty ledger.
     file: PathBuf,
     /// The account to import into (default Checking; another currency gets "NAME (CUR)"). It is
     /// created when missing, of the kind --kind says.
@@ -149,6 +150,10 @@ enum DateOrderArg {
 }
 
 pub async fn run(args: ImportArgs) -> Result<()> {
+    if crate::export_cmd::is_export(&args.file) {
+        let owner = kakeibo_ledger::OwnerId::new(args.owner);
+        return crate::export_cmd::restore(&args.file, owner, &args.database, args.dry_run, args.json).await;
+    }
     let meta =
         std::fs::metadata(&args.file).with_context(|| format!("cannot read {}", args.file.display()))?;
     if meta.len() > import::MAX_BYTES as u64 {

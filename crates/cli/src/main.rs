@@ -15,6 +15,7 @@ macro_rules! outln {
 pub(crate) use outln;
 
 mod chat_cmd;
+mod export_cmd;
 mod import_cmd;
 mod operator_cmd;
 mod providers_cmd;
@@ -99,6 +100,13 @@ enum Command {
     #[command(after_help = "Examples:\n  kakeibo report spend --period 2025-03\n  \
         kakeibo report spend --period 2025-01-01..2025-06-30 --by month\n  kakeibo report recurring --json")]
     Report(report_cmd::ReportArgs),
+    /// The whole ledger out: an hledger journal, a Ledger or Beancount file, CSV or JSON.
+    #[command(
+        after_help = "Examples:\n  kakeibo export --format hledger --out books.journal && hledger -f books.journal check\n  \
+        kakeibo export --format beancount --period 2025 --out 2025.beancount\n  \
+        kakeibo export --format json --out everything.json   (kakeibo import everything.json restores it)"
+    )]
+    Export(export_cmd::ExportArgs),
     /// Model providers: which one the environment selects, and whether it answers.
     Providers(providers_cmd::ProvidersArgs),
     /// The nightly housekeeping, now: stale anonymous visitors (and everything of theirs), expired
@@ -205,6 +213,7 @@ async fn main() -> ExitCode {
         Command::Seed(args) => seed_command(args).await,
         Command::Import(args) => import_cmd::run(args).await,
         Command::Report(args) => report_cmd::run(args).await,
+        Command::Export(args) => export_cmd::run(args).await,
         Command::Providers(args) => return providers_cmd::run(args).await,
         Command::Operator(args) => operator_cmd::run(args).await,
         Command::Reap(args) => reap(&args).await,
@@ -300,7 +309,7 @@ async fn seed_command(args: SeedArgs) -> Result<()> {
 }
 
 /// The owner must exist as a user; the development owner always does (migration 0001).
-async fn ensure_user(owner: OwnerId, conn: &mut sqlx::PgConnection) -> Result<(), LedgerError> {
+pub(crate) async fn ensure_user(owner: OwnerId, conn: &mut sqlx::PgConnection) -> Result<(), LedgerError> {
     let exists: bool = sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM users WHERE id = $1)")
         .bind(owner.as_uuid())
         .fetch_one(conn)

@@ -85,6 +85,21 @@ pub fn python(runs: &str) -> Option<PathBuf> {
     }
 }
 
+/// A program the suite runs (Debian's `hledger`, `ledger`), found on `PATH`, or the test skipped
+/// saying what installs it.
+#[must_use]
+pub fn program(name: &str, installed_by: &str) -> Option<PathBuf> {
+    let found = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|dir| dir.join(name))
+            .find(|candidate| candidate.is_file())
+    });
+    match found {
+        Some(path) => Some(path),
+        None => skip(&format!("`{name}` is not on PATH; {installed_by}")),
+    }
+}
+
 /// The folder of the ACP client test's npm packages (`KAKEIBO_TEST_ACP_CLIENT`, which
 /// `cargo xtask test` installs with `npm ci` and sets), or the test skipped.
 #[must_use]

@@ -6,6 +6,7 @@
 //! `psql` as processes.
 
 mod bench;
+mod debian;
 mod load;
 mod pg;
 mod process;
@@ -295,6 +296,10 @@ fn test(db: &Database, cargo_test_args: &[String], with_web: bool) -> Result<Exi
     process::step("applying migrations to the development database");
     kakeibo(&urls, &["migrate"])?;
     let python = venv::ensure(&["tests/python-requirements.txt"])?;
+    debian::ensure(
+        &[("/usr/bin/hledger", "hledger"), ("/usr/bin/ledger", "ledger")],
+        "the export tests (the journals are checked by the tools themselves)",
+    )?;
     let acp_client = process::workspace_root().join("crates/acp/tests/client");
     web::ensure_packages_in(&acp_client, "the ACP client test's")?;
     process::step("running the test suite");

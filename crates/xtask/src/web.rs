@@ -97,39 +97,6 @@ pub fn build(force: bool) -> Result<()> {
     npm().args(["run", "build"]).status_ok()
 }
 
-/// Debian's Chromium: installed with apt-get as root when missing, else a sentence saying how.
-fn ensure_chromium() -> Result<()> {
-    if Path::new(CHROMIUM).is_file() {
-        return Ok(());
-    }
-    if !process::is_root() {
-        bail!(
-            "{CHROMIUM} is missing and this is not root, so it cannot be installed here; \
-             run `sudo apt-get install -y chromium` (Debian's package) and try again"
-        );
-    }
-    process::step("installing Debian's chromium for the browser tests (apt-get install -y chromium)");
-    let install = || {
-        Cmd::new("apt-get")
-            .args(["install", "-y", "--no-install-recommends", "chromium"])
-            .env("DEBIAN_FRONTEND", "noninteractive")
-            .status()
-    };
-    if !install()?.success() {
-        Cmd::new("apt-get")
-            .arg("update")
-            .env("DEBIAN_FRONTEND", "noninteractive")
-            .status_ok()?;
-        if !install()?.success() {
-            bail!("apt-get could not install chromium");
-        }
-    }
-    if !Path::new(CHROMIUM).is_file() {
-        bail!("apt-get installed chromium, but {CHROMIUM} is still missing");
-    }
-    Ok(())
-}
-
 /// The cargo target directory (`CARGO_TARGET_DIR`, or `target/` of the workspace).
 pub fn target_dir() -> PathBuf {
     // cargo runs from the workspace root (`process::cargo`), so a relative one is from there.
@@ -193,7 +160,7 @@ pub fn suite(urls: &pg::Urls) -> Result<Outcome> {
         .status()?
         .success();
     build(true)?;
-    ensure_chromium()?;
+    crate::debian::ensure(&[(CHROMIUM, "chromium")], "the browser tests")?;
     process::step("web: the journeys' database (kakeibo_e2e), migrated");
     let (owner, app) = pg::fresh_database(urls, "kakeibo_e2e")?;
     process::step("web: building kakeibo-dev and kakeibo for the journeys");
