@@ -7,6 +7,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { strFromU8, unzipSync } from 'fflate';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATOR, OUTBOX, REPO, startDev } from './global-setup';
@@ -1053,6 +1054,39 @@ describe('an account', () => {
     expect(await budget(anonymous!, 'Groceries')).toEqual([{ amount_minor: '2000000' }]);
     await page.goto('/dashboard?month=2025-06');
     await expect.poll(() => page.locator('#budgets table').innerText(), { timeout: 15_000 }).toContain('₹20,000.00');
+    await context.close();
+  });
+
+  it('downloads their data as a zip of four files that hold their ledger', async () => {
+    const { context, page } = await visitor(browser);
+    await page.goto('/chat');
+    await ask(page, 'What did I spend on groceries in March 2025?');
+    const owner = await visitorId(page);
+    await page.goto('/privacy');
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download my data' }).click(),
+    ]);
+    expect(download.suggestedFilename()).toMatch(/^kakeibo-\d{4}-\d{2}-\d{2}\.zip$/);
+    const path = await download.path();
+    const files = unzipSync(new Uint8Array(readFileSync(path)));
+    expect(Object.keys(files).sort()).toEqual(['kakeibo.beancount', 'kakeibo.csv', 'kakeibo.journal', 'kakeibo.json']);
+    const text = (name: string) => strFromU8(files[name]!);
+    const rows = await sql<{ count: string }>('SELECT count(*)::text AS count FROM transactions WHERE owner_id = $1', [owner]);
+    const count = rows[0]?.count;
+    expect(Number(count)).toBeGreaterThan(300);
+    expect(text('kakeibo.journal').split('\n    ; kakeibo-id: ').length - 1).toBe(Number(count));
+    expect(text('kakeibo.beancount').split('\n  kakeibo-id: ').length - 1).toBe(Number(count));
+    expect(text('kakeibo.csv').startsWith('date,transaction_id,posting_id,')).toBe(true);
+    const json = JSON.parse(text('kakeibo.json')) as { owner: string; transactions: unknown[]; conversations: { title: string | null }[] };
+    expect(json.owner).toBe(owner);
+    expect(json.transactions).toHaveLength(Number(count));
+    expect(json.conversations.length).toBeGreaterThan(0);
+    await expect.poll(() => page.getByRole('status').filter({ hasText: 'saved' }).innerText()).toMatch(/kakeibo-.*\.zip/);
+    // Deleting says the data can be taken first.
+    await page.getByRole('button', { name: 'Delete everything now' }).click();
+    await expect.poll(() => page.locator('.delete-box').last().innerText()).toContain('download your data first');
+    await screenshot(page, 'privacy-download');
     await context.close();
   });
 

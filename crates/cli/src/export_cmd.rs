@@ -76,7 +76,7 @@ pub async fn run(args: ExportArgs) -> Result<()> {
         to_file(path, owner, &pool, format, period, &mut progress).await?
     } else {
         let stdout = std::io::stdout();
-        let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout);
         match kakeibo_export::export(owner, &pool, format, period, &mut out, &mut progress).await {
             Ok(written) => written,
             // `kakeibo export … | head`: the reader has all it wanted.
@@ -118,7 +118,7 @@ async fn to_file(
     pool: &sqlx::PgPool,
     format: Format,
     period: Period,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut (dyn FnMut(u64) + Send),
 ) -> Result<kakeibo_export::Written> {
     let dir = path
         .parent()

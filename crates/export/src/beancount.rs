@@ -22,11 +22,11 @@ use crate::{
 const WIDTH: usize = 48;
 
 pub struct Beancount<'w> {
-    out: &'w mut dyn Write,
+    out: &'w mut (dyn Write + Send),
 }
 
 impl<'w> Beancount<'w> {
-    pub fn new(out: &'w mut dyn Write) -> Self {
+    pub fn new(out: &'w mut (dyn Write + Send)) -> Self {
         Self { out }
     }
 

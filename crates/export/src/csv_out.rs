@@ -32,7 +32,7 @@ pub const COLUMNS: [&str; 14] = [
 ];
 
 pub struct Csv<'w> {
-    out: csv::Writer<&'w mut dyn Write>,
+    out: csv::Writer<&'w mut (dyn Write + Send)>,
 }
 
 fn cell(text: &str) -> String {
@@ -44,7 +44,7 @@ fn cell(text: &str) -> String {
 }
 
 impl<'w> Csv<'w> {
-    pub fn new(out: &'w mut dyn Write) -> Result<Self, ExportError> {
+    pub fn new(out: &'w mut (dyn Write + Send)) -> Result<Self, ExportError> {
         let mut out = csv::WriterBuilder::new()
             .terminator(csv::Terminator::CRLF)
             .from_writer(out);

@@ -38,12 +38,12 @@ const TAGS: [&str; 8] = [
 const WIDTH: usize = 48;
 
 pub struct Journal<'w> {
-    out: &'w mut dyn Write,
+    out: &'w mut (dyn Write + Send),
     dialect: Dialect,
 }
 
 impl<'w> Journal<'w> {
-    pub fn new(out: &'w mut dyn Write, dialect: Dialect) -> Self {
+    pub fn new(out: &'w mut (dyn Write + Send), dialect: Dialect) -> Self {
         Self { out, dialect }
     }
 

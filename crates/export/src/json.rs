@@ -18,7 +18,7 @@ use crate::{
 #[cfg(doc)]
 use crate::model::Export;
 
-fn field(out: &mut dyn Write, name: &str, value: &impl serde::Serialize) -> Result<(), ExportError> {
+fn field(out: &mut (dyn Write + Send), name: &str, value: &impl serde::Serialize) -> Result<(), ExportError> {
     write!(out, "\"{name}\":")?;
     serde_json::to_writer(&mut *out, value)?;
     writeln!(out, ",")?;
@@ -28,8 +28,8 @@ fn field(out: &mut dyn Write, name: &str, value: &impl serde::Serialize) -> Resu
 pub async fn write(
     conn: &mut PgConnection,
     meta: &Meta,
-    out: &mut dyn Write,
-    progress: &mut dyn FnMut(u64),
+    out: &mut (dyn Write + Send),
+    progress: &mut (dyn FnMut(u64) + Send),
 ) -> Result<(u64, u64), ExportError> {
     let owner = meta.owner;
     writeln!(out, "{{")?;
@@ -120,7 +120,11 @@ pub async fn write(
 }
 
 /// Each conversation with its messages, one conversation held at a time.
-async fn conversations(conn: &mut PgConnection, meta: &Meta, out: &mut dyn Write) -> Result<(), ExportError> {
+async fn conversations(
+    conn: &mut PgConnection,
+    meta: &Meta,
+    out: &mut (dyn Write + Send),
+) -> Result<(), ExportError> {
     #[derive(sqlx::FromRow)]
     struct Head {
         id: Uuid,

@@ -184,11 +184,59 @@ pub async fn export(
     pool: &PgPool,
     format: Format,
     period: Period,
-    out: &mut dyn Write,
-    progress: &mut dyn FnMut(u64),
+    out: &mut (dyn Write + Send),
+    progress: &mut (dyn FnMut(u64) + Send),
 ) -> Result<Written, ExportError> {
     let mut tx = kakeibo_ledger::begin_snapshot_for_owner(owner, pool).await?;
     let meta = data::Meta::load(owner, &mut tx, period).await?;
+    let written = write_format(&mut tx, &meta, format, out, progress).await?;
+    out.flush()?;
+    tx.commit().await?;
+    Ok(written)
+}
+
+/// The files of [`zip`], in the order they are written.
+pub const ZIP_FORMATS: [Format; 4] = [Format::Hledger, Format::Beancount, Format::Csv, Format::Json];
+
+/// The whole ledger as a zip of `kakeibo.journal`, `kakeibo.beancount`, `kakeibo.csv` and
+/// `kakeibo.json`, all four from one snapshot, each written straight into its deflated entry.
+pub async fn zip<W: Write + std::io::Seek + Send>(
+    owner: OwnerId,
+    pool: &PgPool,
+    out: W,
+) -> Result<W, ExportError> {
+    let mut tx = kakeibo_ledger::begin_snapshot_for_owner(owner, pool).await?;
+    let meta = data::Meta::load(owner, &mut tx, Period::default()).await?;
+    let mut archive = ::zip::ZipWriter::new(out);
+    let options = ::zip::write::SimpleFileOptions::default()
+        .compression_method(::zip::CompressionMethod::Deflated)
+        .unix_permissions(0o600);
+    for format in ZIP_FORMATS {
+        archive
+            .start_file(format!("kakeibo.{}", format.extension()), options)
+            .map_err(zip_error)?;
+        write_format(&mut tx, &meta, format, &mut archive, &mut |_| {}).await?;
+    }
+    let out = archive.finish().map_err(zip_error)?;
+    tx.commit().await?;
+    Ok(out)
+}
+
+fn zip_error(e: ::zip::result::ZipError) -> ExportError {
+    match e {
+        ::zip::result::ZipError::Io(io) => ExportError::Write(io),
+        other => ExportError::Write(std::io::Error::other(other)),
+    }
+}
+
+/// One format of the ledger `meta` describes, its transactions read on `conn`.
+async fn write_format(
+    conn: &mut sqlx::PgConnection,
+    meta: &data::Meta,
+    format: Format,
+    out: &mut (dyn Write + Send),
+    progress: &mut (dyn FnMut(u64) + Send),
+) -> Result<Written, ExportError> {
     let mut written = Written {
         accounts: meta.accounts.len(),
         assertions: meta.assertions.iter().filter(|a| a.holds()).count(),
@@ -196,10 +244,10 @@ pub async fn export(
         ..Written::default()
     };
     let (transactions, postings) = match format {
-        Format::Json => json::write(&mut tx, &meta, out, progress).await?,
+        Format::Json => json::write(conn, meta, out, progress).await?,
         Format::Csv => {
             let mut sink = csv_out::Csv::new(out)?;
-            let counts = stream(&mut tx, &meta, progress, |txn| sink.transaction(&meta, txn)).await?;
+            let counts = stream(conn, meta, progress, |txn| sink.transaction(meta, txn)).await?;
             sink.finish()?;
             counts
         }
@@ -210,32 +258,30 @@ pub async fn export(
                 journal::Dialect::Ledger
             };
             let mut sink = journal::Journal::new(out, dialect);
-            sink.begin(&meta)?;
+            sink.begin(meta)?;
             let mut pending = meta.assertions.iter().peekable();
-            let counts = stream(&mut tx, &meta, progress, |txn| {
+            let counts = stream(conn, meta, progress, |txn| {
                 while let Some(assertion) = pending.next_if(|a| a.date < txn.row.date) {
-                    sink.assertion(&meta, assertion)?;
+                    sink.assertion(meta, assertion)?;
                 }
-                sink.transaction(&meta, txn)
+                sink.transaction(meta, txn)
             })
             .await?;
             for assertion in pending {
-                sink.assertion(&meta, assertion)?;
+                sink.assertion(meta, assertion)?;
             }
             counts
         }
         Format::Beancount => {
             let mut sink = beancount::Beancount::new(out);
-            sink.begin(&meta)?;
-            let counts = stream(&mut tx, &meta, progress, |txn| sink.transaction(&meta, txn)).await?;
+            sink.begin(meta)?;
+            let counts = stream(conn, meta, progress, |txn| sink.transaction(meta, txn)).await?;
             for assertion in &meta.assertions {
-                sink.assertion(&meta, assertion)?;
+                sink.assertion(meta, assertion)?;
             }
             counts
         }
     };
-    out.flush()?;
-    tx.commit().await?;
     written.transactions = transactions;
     written.postings = postings;
     Ok(written)
@@ -244,7 +290,7 @@ pub async fn export(
 async fn stream(
     conn: &mut sqlx::PgConnection,
     meta: &data::Meta,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut (dyn FnMut(u64) + Send),
     mut each: impl FnMut(&data::Txn) -> Result<(), ExportError>,
 ) -> Result<(u64, u64), ExportError> {
     let (mut transactions, mut postings) = (0u64, 0u64);

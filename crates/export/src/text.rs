@@ -32,7 +32,7 @@ pub fn quoted(text: &str) -> String {
 /// The comment block at the top of a journal: whose ledger, when, which period, how names are
 /// written, and the categorisation rules (the tools have no place for them but a comment).
 pub fn header(
-    out: &mut dyn Write,
+    out: &mut (dyn Write + Send),
     comment: &str,
     tool: &str,
     meta: &Meta,

@@ -23,6 +23,8 @@ pub struct QuotaLimits {
     pub address_daily: i32,
     /// The whole site's model spend a UTC day, in USD (list-price estimates from `trace_runs`).
     pub global_daily_usd: f64,
+    /// Downloads of one's whole data (`GET /api/export`) a UTC day: each reads every row.
+    pub exports_daily: i32,
 }
 
 impl Default for QuotaLimits {
@@ -32,6 +34,7 @@ impl Default for QuotaLimits {
             signed_in_daily: 25,
             address_daily: 20,
             global_daily_usd: 0.667,
+            exports_daily: 5,
         }
     }
 }
@@ -262,6 +265,32 @@ pub async fn admit_preview(
     }
     tx.commit().await?;
     Ok(Ok(()))
+}
+
+/// Counts a download of `owner`'s whole data against their daily export quota; `Err(limit)` once
+/// they have had as many today.
+pub async fn admit_export(
+    owner: OwnerId,
+    pool: &OwnerRolePool,
+    limits: &QuotaLimits,
+    now: DateTime<Utc>,
+) -> Result<Result<(), i32>, OperatorError> {
+    let counted: Option<i32> = sqlx::query_scalar(
+        "INSERT INTO rate_limits AS r (key, window_start, count)
+         SELECT $1, ($2 AT TIME ZONE 'UTC')::date, 1 WHERE $3 > 0
+         ON CONFLICT (key) DO UPDATE SET count = r.count + 1 WHERE r.count < $3
+         RETURNING count",
+    )
+    .bind(format!("exports|{}|{}", owner.as_uuid(), now.date_naive()))
+    .bind(now)
+    .bind(limits.exports_daily)
+    .fetch_optional(pool.get())
+    .await?;
+    Ok(if counted.is_some() {
+        Ok(())
+    } else {
+        Err(limits.exports_daily)
+    })
 }
 
 /// Counts a new visitor made from `address_key` today; `false` once the address has made as many

@@ -11,6 +11,7 @@
 //! | `GET /api/conversations/{id}` | one conversation with its messages |
 //! | `GET /api/evals/latest` | the newest evaluation report (no visitor's data: anyone may read it) |
 //! | `GET /api/tools` | `{tools: [{name, tier, description}]}`: the agent's tools in registry order (anyone) |
+//! | `GET /api/export` | the visitor's whole data as a zip (`kakeibo.journal`, `kakeibo.beancount`, `kakeibo.csv`, `kakeibo.json`), counted against the daily export quota |
 
 // A request, a provider or a person can send anything: no indexing that can panic.
 #![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
@@ -46,6 +47,7 @@ pub fn routes(state: Arc<State>) -> Router {
         .route("/api/conversations/{id}", get(conversation))
         .route("/api/evals/latest", get(latest_evaluation))
         .route("/api/tools", get(list_tools))
+        .route("/api/export", get(export))
         .with_state(state)
 }
 
@@ -150,6 +152,73 @@ async fn dashboard(
     }
     .await;
     Ok(resolved.respond(result))
+}
+
+/// The largest zip the site sends: a Lambda answer is at most 6 MB, and a binary body travels as
+/// base64 (a third more).
+pub const MAX_EXPORT_BYTES: usize = 4 * 1024 * 1024;
+
+/// "Download my data": the visitor's whole ledger and everything else of theirs as a zip of the
+/// four export files, from one snapshot, written into the archive as the rows stream from the
+/// database. Counted against the daily export quota (`429` past it); the same zip for the ledger
+/// the pages show (the demo ledger is cloned first, as for the dashboard).
+async fn export(Shared(state): Shared<Arc<State>>, request: Request) -> Result<Response, ApiError> {
+    let resolved = visitor::require(&state, request.headers()).await?;
+    let owner = resolved.visitor.owner();
+    let result = async {
+        let now = chrono::Utc::now();
+        kakeibo_operator::quota::admit_export(owner, &state.owner_pool, &state.config.quotas, now)
+            .await?
+            .map_err(|limit| ApiError::TooManyRequests {
+                message: format!(
+                    "you have downloaded your data {limit} times today, the most a day; downloads renew at midnight UTC"
+                ),
+                retry_after_secs: seconds_to_midnight(now),
+            })?;
+        if !resolved.visitor.demo_cloned {
+            ensure_demo_ledger(owner, &state.app).await?;
+        }
+        let zip = kakeibo_export::zip(owner, &state.app, std::io::Cursor::new(Vec::new()))
+            .await
+            .map_err(|e| ApiError::Internal(Box::new(e)))?
+            .into_inner();
+        if zip.len() > MAX_EXPORT_BYTES {
+            return Err(ApiError::Unprocessable(format!(
+                "your data is {:.1} MiB compressed, more than the {} MiB the website can send in one download; \
+                 the kakeibo command exports a ledger of any size (kakeibo export --format json)",
+                size_mib(zip.len()),
+                MAX_EXPORT_BYTES / (1024 * 1024)
+            )));
+        }
+        let filename = format!("kakeibo-{}.zip", now.format("%Y-%m-%d"));
+        Ok((
+            [
+                (axum::http::header::CONTENT_TYPE, "application/zip".to_owned()),
+                (
+                    axum::http::header::CONTENT_DISPOSITION,
+                    format!("attachment; filename=\"{filename}\""),
+                ),
+                (axum::http::header::CACHE_CONTROL, "no-store".to_owned()),
+            ],
+            zip,
+        )
+            .into_response())
+    }
+    .await;
+    Ok(resolved.respond(result))
+}
+
+#[allow(clippy::cast_precision_loss)]
+fn size_mib(bytes: usize) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0)
+}
+
+/// Whole seconds to the next midnight UTC, when daily quotas renew (at least one).
+fn seconds_to_midnight(now: chrono::DateTime<chrono::Utc>) -> i64 {
+    now.date_naive()
+        .succ_opt()
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map_or(1, |m| (m.and_utc() - now).num_seconds().max(1))
 }
 
 /// The agent's tools, from the real registry: no visitor's data, so no session needed.

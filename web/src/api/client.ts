@@ -155,6 +155,13 @@ export const api = {
   verifyEmail: (token: string) => json<Verified>('/api/session/verify-email', post({ token })),
   resendVerification: () => json<Sent>('/api/session/verify-email/resend', post({})),
   deleteAccount: () => json<Gone>('/api/account', { method: 'DELETE' }),
+  /** "Download my data": the zip of the four export files, and the name the server gave it. */
+  exportData: async (): Promise<{ blob: Blob; filename: string }> => {
+    const response = await request('/api/export');
+    const disposition = response.headers.get('content-disposition') ?? '';
+    const named = /filename="([^"]+)"/.exec(disposition)?.[1];
+    return { blob: await response.blob(), filename: named ?? 'kakeibo.zip' };
+  },
 
   /** The turn's event stream; a refusal (`503`, `409`, …) throws before any event. The bot check's
    * token goes with it while the session asks for one. */

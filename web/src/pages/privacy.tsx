@@ -1,5 +1,6 @@
-// /privacy: what kakeibo keeps about a visitor, who can read it, how long it lasts, and a
-// control that deletes all of it in two steps (DELETE /api/account).
+// /privacy: what kakeibo keeps about a visitor, who can read it, how long it lasts, a download of
+// all of it (GET /api/export, a zip) and a control that deletes all of it in two steps
+// (DELETE /api/account).
 
 import { useState } from 'preact/hooks';
 import { ApiError, api } from '../api/client';
@@ -88,6 +89,14 @@ export function Privacy() {
       </Section>
       <Statements visiting={Boolean(visitor)} />
       <AccountSecurity />
+      {visitor ? (
+        <Section
+          title="Take your data with you"
+          note="One zip of four files: an hledger journal, a Beancount file, a CSV of every posting and a JSON of everything (conversations included), which the kakeibo command restores. A few downloads a day."
+        >
+          <DownloadData />
+        </Section>
+      ) : null}
       <Section title="How long it lasts" note="An anonymous visit not used for 24 hours is deleted by the nightly sweep, with everything of it. A signed-up account stays until you delete it.">
         <DeleteEverything
           onDone={() => {
@@ -100,6 +109,46 @@ export function Privacy() {
         that names your visitor.
       </p>
     </Page>
+  );
+}
+
+type Download = { state: 'idle' | 'working' } | { state: 'done'; filename: string } | { state: 'failed'; why: string };
+
+function DownloadData() {
+  const [download, setDownload] = useState<Download>({ state: 'idle' });
+  async function fetchZip() {
+    setDownload({ state: 'working' });
+    try {
+      const { blob, filename } = await api.exportData();
+      const url = URL.createObjectURL(blob);
+      const link = document.createElement('a');
+      link.href = url;
+      link.download = filename;
+      document.body.append(link);
+      link.click();
+      link.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 60_000);
+      setDownload({ state: 'done', filename });
+    } catch (e) {
+      setDownload({ state: 'failed', why: e instanceof Error ? e.message : String(e) });
+    }
+  }
+  return (
+    <div class="delete-box">
+      <button type="button" class="btn btn-secondary" disabled={download.state === 'working'} onClick={() => void fetchZip()}>
+        {download.state === 'working' ? 'Preparing…' : 'Download my data'}
+      </button>
+      {download.state === 'done' ? (
+        <p class="small" role="status" style={{ marginTop: '10px' }}>
+          <Mark tone="ok">saved</Mark> <span class="mono">{download.filename}</span>
+        </p>
+      ) : null}
+      {download.state === 'failed' ? (
+        <p class="small" role="alert" style={{ marginTop: '10px' }}>
+          <Mark tone="danger">failed</Mark> {download.why}
+        </p>
+      ) : null}
+    </div>
   );
 }
 
@@ -151,6 +200,7 @@ function DeleteEverything({ onDone }: { onDone: () => void }) {
       ) : (
         <p class="prose">
           This deletes your ledger, your conversations, every trace, your uploads and the account itself. It cannot be undone.
+          To keep a copy, download your data first (above).
         </p>
       )}
       <div class="btn-row" style={{ marginTop: '16px' }}>

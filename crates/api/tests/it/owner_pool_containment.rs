@@ -67,6 +67,10 @@ const ALLOWED: &[(&str, &str)] = &[
         "the day's preview counter is the quota gate's",
     ),
     (
+        "functions/runs/src/lib.rs",
+        "the day's export counter is the quota gate's (rate_limits is the owner role's)",
+    ),
+    (
         "functions/chat/src/account.rs",
         "password changes, reset and address links (through auth)",
     ),

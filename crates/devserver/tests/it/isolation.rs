@@ -81,6 +81,82 @@ async fn suite(connect: &PgConnectOptions, isolation: Isolation) {
     confirms(&world).await;
     ledgers_and_uploads(&world).await;
     figures(&world).await;
+    downloads(&world).await;
+}
+
+/// The four files of a visitor's `GET /api/export`, read out of the zip.
+pub fn unzip(bytes: &[u8]) -> std::collections::BTreeMap<String, String> {
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
+    (0..archive.len())
+        .map(|i| {
+            let mut file = archive.by_index(i).unwrap();
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut file, &mut text).unwrap();
+            (file.name().unwrap().into_owned(), text)
+        })
+        .collect()
+}
+
+/// "Download my data" gives each visitor their own rows only: B's zip holds nothing of A's —
+/// not A's conversation, run, budget or transactions.
+async fn downloads(w: &World) {
+    let World {
+        state,
+        app,
+        mode,
+        a,
+        b,
+        a_run,
+        a_conversation,
+        ..
+    } = w;
+    let (a, b) = (a.as_str(), b.as_str());
+    let mut exports = Vec::new();
+    for cookie in [a, b] {
+        let answer = app.get("/api/export", Some(cookie)).await;
+        assert_eq!(answer.status, StatusCode::OK, "{mode}: {}", answer.body);
+        assert_eq!(answer.headers["content-type"], "application/zip", "{mode}");
+        let files = unzip(&answer.bytes);
+        let export: kakeibo_export::model::Export = serde_json::from_str(&files["kakeibo.json"]).unwrap();
+        assert_eq!(export.owner, owner_of(state, cookie).as_uuid(), "{mode}");
+        exports.push(export);
+    }
+    let (a_export, b_export) = (&exports[0], &exports[1]);
+    assert!(
+        a_export
+            .conversations
+            .iter()
+            .any(|c| c.id.to_string() == *a_conversation),
+        "{mode}"
+    );
+    assert!(a_export.runs.iter().any(|r| r.id.to_string() == *a_run), "{mode}");
+    assert!(
+        a_export.budgets.iter().any(|x| x.amount_minor == 800_000),
+        "{mode}"
+    );
+    assert!(
+        !b_export
+            .conversations
+            .iter()
+            .any(|c| c.id.to_string() == *a_conversation),
+        "{mode}"
+    );
+    assert!(
+        !b_export.runs.iter().any(|r| r.id.to_string() == *a_run),
+        "{mode}"
+    );
+    assert!(
+        !b_export.budgets.iter().any(|x| x.amount_minor == 800_000),
+        "{mode}"
+    );
+    assert!(!b_export.transactions.is_empty(), "{mode}");
+    assert!(
+        b_export
+            .transactions
+            .iter()
+            .all(|t| a_export.transactions.iter().all(|other| other.id != t.id)),
+        "{mode}: B's zip holds none of A's transactions"
+    );
 }
 
 /// The rows behind a figure of A's answer are A's: B asking for them by A's run is answered as

@@ -9,6 +9,7 @@ mod accounts;
 mod admin;
 mod bot_check;
 mod database_restart;
+mod downloads;
 mod figures;
 mod gateway_events;
 mod google_sign_in;

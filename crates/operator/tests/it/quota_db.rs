@@ -15,6 +15,7 @@ fn limits() -> QuotaLimits {
         signed_in_daily: 3,
         address_daily: 4,
         global_daily_usd: 1.0,
+        exports_daily: 2,
     }
 }
 

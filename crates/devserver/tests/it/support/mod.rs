@@ -329,6 +329,8 @@ pub struct Answer {
     pub status: StatusCode,
     pub headers: http::HeaderMap,
     pub body: String,
+    /// The body as it came (a download is not text).
+    pub bytes: Vec<u8>,
 }
 
 impl Answer {
@@ -409,6 +411,7 @@ pub async fn read(response: axum::response::Response) -> Answer {
         status,
         headers,
         body: String::from_utf8_lossy(&bytes).into_owned(),
+        bytes: bytes.to_vec(),
     }
 }
 
