@@ -189,8 +189,9 @@ fn check_transaction(
     Ok(())
 }
 
-/// Puts `export` into `owner`'s ledger, which must hold no transactions (accounts without any, a
-/// new visitor's chart, give way to the export's). All of it or nothing.
+/// Puts `export` into `owner`'s ledger, which must hold no transactions (what an empty ledger may
+/// still have — a new visitor's chart of accounts, rules and budgets on it, a statement previewed
+/// but never imported — gives way to the export's). All of it or nothing.
 pub async fn restore(owner: OwnerId, pool: &PgPool, export: &Export) -> Result<Restored, RestoreError> {
     check(export)?;
     let mut tx = kakeibo_ledger::begin_for_owner(owner, pool).await?;

@@ -18,7 +18,7 @@ use crate::{
 };
 
 /// The benchmarks, in the order they run: (part name, package, what it measures).
-const BENCHES: [(&str, &str, &str); 4] = [
+const BENCHES: [(&str, &str, &str); 5] = [
     (
         "import",
         "kakeibo-ledger",
@@ -33,6 +33,11 @@ const BENCHES: [(&str, &str, &str); 4] = [
         "reports",
         "kakeibo-tools",
         "each report tool on 1,000,000 postings beside the hand-written SQL that gives its numbers",
+    ),
+    (
+        "export",
+        "kakeibo-export",
+        "the Beancount export of 1,000,000 postings beside COPY of the same rows out of PostgreSQL",
     ),
     (
         "cold_start",

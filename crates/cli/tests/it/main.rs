@@ -6,6 +6,7 @@ mod common;
 
 mod acp_sdk;
 mod chat;
+mod export_restore;
 mod import_report;
 mod providers_check;
 mod seed_command;
