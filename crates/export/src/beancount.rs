@@ -105,18 +105,7 @@ impl<'w> Beancount<'w> {
         }
         writeln!(self.out, "{} * {}", row.date, quoted(&row.description))?;
         writeln!(self.out, "  kakeibo-id: \"{}\"", row.id)?;
-        let fields = [
-            ("source", txn.source_file.as_deref()),
-            ("bank-ref", row.bank_ref.as_deref()),
-            (
-                "bank-description",
-                Some(row.raw_description.as_str()).filter(|raw| *raw != row.description),
-            ),
-            ("bank-category", row.bank_category.as_deref()),
-            ("paired-source", txn.paired_file.as_deref()),
-            ("paired-description", row.paired_description.as_deref()),
-        ];
-        for (key, value) in fields {
+        for (key, value) in txn.tags() {
             if let Some(value) = value {
                 writeln!(self.out, "  {key}: {}", quoted(value))?;
             }

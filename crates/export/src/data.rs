@@ -278,6 +278,26 @@ pub struct Txn {
     pub paired_file: Option<String>,
 }
 
+impl Txn {
+    /// What the journals say of a transaction beside its postings, as `(key, value)` where it
+    /// has one: its statement, the bank's reference, words and category, and a transfer's other
+    /// statement line.
+    pub fn tags(&self) -> [(&'static str, Option<&str>); 6] {
+        let row = &self.row;
+        [
+            ("source", self.source_file.as_deref()),
+            ("bank-ref", row.bank_ref.as_deref()),
+            (
+                "bank-description",
+                Some(row.raw_description.as_str()).filter(|raw| *raw != row.description),
+            ),
+            ("bank-category", row.bank_category.as_deref()),
+            ("paired-source", self.paired_file.as_deref()),
+            ("paired-description", row.paired_description.as_deref()),
+        ]
+    }
+}
+
 #[derive(sqlx::FromRow)]
 struct Flat {
     id: Uuid,
@@ -425,20 +445,10 @@ pub fn implied_rates(meta: &Meta, txn: &Txn) -> Vec<(Currency, String, Currency)
     others.dedup();
     others
         .into_iter()
-        .filter_map(|to| rate(moved(from), from, moved(to), to).map(|r| (from, r, to)))
+        .filter_map(|to| {
+            Money::new(moved(from), from)
+                .implied_rate(Money::new(moved(to), to))
+                .map(|r| (from, r, to))
+        })
         .collect()
-}
-
-fn rate(from_minor: i64, from: Currency, to_minor: i64, to: Currency) -> Option<String> {
-    let scale = 10i128.checked_pow(from.decimals())?;
-    let to_scale = 10i128.checked_pow(to.decimals())?;
-    let millionths = i128::from(to_minor.unsigned_abs())
-        .checked_mul(scale)?
-        .checked_mul(1_000_000)?
-        .checked_div(i128::from(from_minor.unsigned_abs()).checked_mul(to_scale)?)?;
-    Some(format!(
-        "{}.{:06}",
-        millionths / 1_000_000,
-        millionths % 1_000_000
-    ))
 }

@@ -174,18 +174,7 @@ impl<'w> Journal<'w> {
         if altered {
             writeln!(self.out, "    ; description: {}", one_line(&row.description))?;
         }
-        let tags = [
-            ("source", txn.source_file.as_deref()),
-            ("bank-ref", row.bank_ref.as_deref()),
-            (
-                "bank-description",
-                Some(row.raw_description.as_str()).filter(|raw| *raw != row.description),
-            ),
-            ("bank-category", row.bank_category.as_deref()),
-            ("paired-source", txn.paired_file.as_deref()),
-            ("paired-description", row.paired_description.as_deref()),
-        ];
-        for (tag, value) in tags {
+        for (tag, value) in txn.tags() {
             if let Some(value) = value {
                 writeln!(self.out, "    ; {tag}: {}", one_line(value))?;
             }

@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use crate::{
     ExportError,
-    data::{Meta, each_transaction},
+    data::Meta,
     model::{
         BatchRow, ConversationRow, EditRow, FORMAT, MappingRow, MemoryRow, MessageRow, PeriodRow, RunRow,
         Settings, VERSION,
@@ -87,18 +87,13 @@ pub async fn write(
     field(out, "ledger_edits", &edits)?;
 
     write!(out, "\"transactions\":[")?;
-    let (mut transactions, mut postings) = (0u64, 0u64);
-    each_transaction(owner, &mut *conn, meta.period, |txn| {
-        if transactions > 0 {
+    let mut first = true;
+    let counts = crate::stream(&mut *conn, meta, progress, |txn| {
+        if !std::mem::take(&mut first) {
             write!(out, ",")?;
         }
         writeln!(out)?;
         serde_json::to_writer(&mut *out, &txn.row)?;
-        transactions += 1;
-        postings += txn.row.postings.len() as u64;
-        if transactions.is_multiple_of(10_000) {
-            progress(transactions);
-        }
         Ok(())
     })
     .await?;
@@ -116,7 +111,7 @@ pub async fn write(
     write!(out, "\"runs\":")?;
     serde_json::to_writer(&mut *out, &runs)?;
     writeln!(out, "\n}}")?;
-    Ok((transactions, postings))
+    Ok(counts)
 }
 
 /// Each conversation with its messages, one conversation held at a time.

@@ -195,7 +195,7 @@ pub async fn export(
     Ok(written)
 }
 
-/// The files of [`zip`], in the order they are written.
+/// The files of [`zip()`], in the order they are written.
 pub const ZIP_FORMATS: [Format; 4] = [Format::Hledger, Format::Beancount, Format::Csv, Format::Json];
 
 /// The whole ledger as a zip of `kakeibo.journal`, `kakeibo.beancount`, `kakeibo.csv` and
@@ -287,7 +287,7 @@ async fn write_format(
     Ok(written)
 }
 
-async fn stream(
+pub(crate) async fn stream(
     conn: &mut sqlx::PgConnection,
     meta: &data::Meta,
     progress: &mut (dyn FnMut(u64) + Send),

@@ -168,18 +168,8 @@ async fn add_posting(
 
 /// One unit of `from` in `to`, as `from_minor` and `to_minor` (magnitudes) imply, to six decimals.
 fn implied_rate(from_minor: i64, from: Currency, to_minor: i64, to: Currency) -> Option<String> {
-    // to / from in major units: (to_minor / 10^to_dec) / (from_minor / 10^from_dec).
-    let scale = 10i128.checked_pow(from.decimals())?;
-    let to_scale = 10i128.checked_pow(to.decimals())?;
-    let millionths = i128::from(to_minor.unsigned_abs())
-        .checked_mul(scale)?
-        .checked_mul(1_000_000)?
-        .checked_div(i128::from(from_minor.unsigned_abs()).checked_mul(to_scale)?)?;
-    Some(format!(
-        "1 {from} = {}.{:06} {to}",
-        millionths / 1_000_000,
-        millionths % 1_000_000
-    ))
+    let rate = Money::new(from_minor, from).implied_rate(Money::new(to_minor, to))?;
+    Some(format!("1 {from} = {rate} {to}"))
 }
 
 /// Settles the row in transit `transaction` as `how` says. Refused when it is not in transit

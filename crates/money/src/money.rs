@@ -147,6 +147,24 @@ pub struct Money {
 }
 
 impl Money {
+    /// One unit of this amount's currency in `other`'s, as the two amounts imply (their signs
+    /// ignored), truncated to six decimals and written as text — no floating point touches money:
+    /// `$100.00` and `€92.10` give `0.921000`. None when this amount is zero.
+    pub fn implied_rate(&self, other: Money) -> Option<String> {
+        // other / self in major units: (other_minor / 10^other_dec) / (self_minor / 10^self_dec).
+        let scale = 10i128.checked_pow(self.currency.decimals())?;
+        let other_scale = 10i128.checked_pow(other.currency.decimals())?;
+        let millionths = i128::from(other.amount_minor.unsigned_abs())
+            .checked_mul(scale)?
+            .checked_mul(1_000_000)?
+            .checked_div(i128::from(self.amount_minor.unsigned_abs()).checked_mul(other_scale)?)?;
+        Some(format!(
+            "{}.{:06}",
+            millionths / 1_000_000,
+            millionths % 1_000_000
+        ))
+    }
+
     pub const fn new(amount_minor: i64, currency: Currency) -> Self {
         Self {
             amount_minor,

@@ -86,3 +86,37 @@ pub async fn load_demo_ledger(owner_pool: &PgPool) {
     .await
     .expect("the demo ledger loads");
 }
+
+/// Previews and commits the statement `bytes` (named `name`, amounts in `currency` where it names
+/// none) into `owner`'s `account`, in one transaction; the plan and the commit's report.
+pub async fn import_statement(
+    pool: &PgPool,
+    owner: OwnerId,
+    name: &str,
+    bytes: &[u8],
+    account: &str,
+    currency: kakeibo_ledger::Currency,
+) -> (kakeibo_ledger::import::Plan, kakeibo_ledger::import::CommitReport) {
+    use kakeibo_ledger::import;
+    let options = import::ParseOptions {
+        currency: Some(currency),
+        ..import::ParseOptions::default()
+    };
+    let parsed = import::parse(bytes, &options).expect("the statement reads");
+    let mut tx = kakeibo_ledger::begin_for_owner(owner, pool)
+        .await
+        .expect("a transaction");
+    let target = import::Target {
+        account: Some(account.to_owned()),
+        ..import::Target::default()
+    };
+    let (plan_id, plan) =
+        import::plan_into(owner, &mut tx, name, &import::file_sha256(bytes), parsed, &target)
+            .await
+            .expect("the plan");
+    let report = import::commit(owner, &mut tx, plan_id, &mut |_, _| {})
+        .await
+        .expect("the commit");
+    tx.commit().await.expect("committed");
+    (plan, report)
+}

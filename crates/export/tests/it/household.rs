@@ -5,7 +5,6 @@
 
 use kakeibo_ledger::{
     Currency, OwnerId, begin_for_owner,
-    import::{self, ParseOptions, Target},
     settle::{Settle, settle},
 };
 use sqlx::PgPool;
@@ -28,23 +27,7 @@ async fn import_into(
     account: &str,
     currency: Currency,
 ) {
-    let options = ParseOptions {
-        currency: Some(currency),
-        ..ParseOptions::default()
-    };
-    let parsed = import::parse(bytes, &options).unwrap();
-    let mut tx = begin_for_owner(owner, pool).await.unwrap();
-    let target = Target {
-        account: Some(account.to_owned()),
-        ..Target::default()
-    };
-    let (plan_id, _) = import::plan_into(owner, &mut tx, name, &import::file_sha256(bytes), parsed, &target)
-        .await
-        .unwrap();
-    import::commit(owner, &mut tx, plan_id, &mut |_, _| {})
-        .await
-        .unwrap();
-    tx.commit().await.unwrap();
+    kakeibo_testdb::import_statement(pool, owner, name, bytes, account, currency).await;
 }
 
 async fn in_transit(pool: &PgPool, owner: OwnerId, description: &str) -> uuid::Uuid {

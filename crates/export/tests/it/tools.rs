@@ -87,19 +87,7 @@ pub fn hledger_balances(tools: &Tools, file: &Path) -> Balances {
         &["-f", file, "bal", "--flat", "-N", "-O", "csv", "--layout=bare"],
     )
     .unwrap();
-    let mut balances = Balances::new();
-    let mut reader = csv::Reader::from_reader(csv.as_bytes());
-    for record in reader.records() {
-        let record = record.unwrap();
-        add(
-            &mut balances,
-            &record[0],
-            names::journal_decode,
-            &record[1],
-            &record[2],
-        );
-    }
-    balances
+    csv_balances(&csv, names::journal_decode)
 }
 
 /// `ledger bal`, an account and its total a line (a total in two commodities takes two lines).
@@ -150,17 +138,16 @@ pub fn beancount_balances(tools: &Tools, file: &Path) -> Balances {
         ],
     )
     .unwrap();
+    csv_balances(&csv, names::beancount_decode)
+}
+
+/// Balances from a CSV of account, currency and amount (after a header).
+fn csv_balances(csv: &str, decode: fn(&str) -> Option<String>) -> Balances {
     let mut balances = Balances::new();
     let mut reader = csv::Reader::from_reader(csv.as_bytes());
     for record in reader.records() {
         let record = record.unwrap();
-        add(
-            &mut balances,
-            &record[0],
-            names::beancount_decode,
-            &record[1],
-            &record[2],
-        );
+        add(&mut balances, &record[0], decode, &record[1], &record[2]);
     }
     balances
 }

@@ -40,25 +40,7 @@ async fn import_into(
     bytes: &[u8],
     account: &str,
 ) -> (import::Plan, import::CommitReport) {
-    let options = ParseOptions {
-        currency: Some(Currency::USD),
-        ..ParseOptions::default()
-    };
-    let parsed = import::parse(bytes, &options).unwrap();
-    let mut tx = begin_for_owner(owner, pool).await.unwrap();
-    let target = Target {
-        account: Some(account.to_owned()),
-        ..Target::default()
-    };
-    let (plan_id, plan) =
-        import::plan_into(owner, &mut tx, name, &import::file_sha256(bytes), parsed, &target)
-            .await
-            .unwrap();
-    let report = import::commit(owner, &mut tx, plan_id, &mut |_, _| {})
-        .await
-        .unwrap();
-    tx.commit().await.unwrap();
-    (plan, report)
+    common::import_statement(pool, owner, name, bytes, account, Currency::USD).await
 }
 
 /// What a person sees of the household, every figure from the rows.
@@ -418,33 +400,7 @@ async fn rows_in_transit_are_settled_as_the_person_says(options: PgPoolOptions, 
 
     // Two rows in transit of two currencies: one transfer, both statement lines kept.
     let eur = b"Date,Description,Amount\n2025-10-21,TRANSFER TO US CHECKING,-185.00\n";
-    let parsed = import::parse(
-        eur,
-        &ParseOptions {
-            currency: Some(Currency::EUR),
-            ..ParseOptions::default()
-        },
-    )
-    .unwrap();
-    let mut tx = begin_for_owner(owner, &pool).await.unwrap();
-    let target = Target {
-        account: Some("Wise EUR".into()),
-        ..Target::default()
-    };
-    let (plan_id, _) = import::plan_into(
-        owner,
-        &mut tx,
-        "wise.csv",
-        &import::file_sha256(eur),
-        parsed,
-        &target,
-    )
-    .await
-    .unwrap();
-    import::commit(owner, &mut tx, plan_id, &mut |_, _| {})
-        .await
-        .unwrap();
-    tx.commit().await.unwrap();
+    common::import_statement(&pool, owner, "wise.csv", eur, "Wise EUR", Currency::EUR).await;
     let from_wise = in_transit(&pool, owner, "TRANSFER TO US CHECKING").await;
     // Money out of both is no transfer between them.
     let both_out = run(from_wise, Settle::With(second_payment)).await;
