@@ -55,6 +55,10 @@ pub struct Settings {
     pub judge: Option<kakeibo::Judge>,
     /// What to do with an answer's figure no tool returned (`--figures`).
     pub figures: kakeibo::FiguresPolicy,
+    /// Whether a session reads the instruction files (AGENTS.md, KAKEIBO.md) found from its `cwd`.
+    pub instructions: bool,
+    /// Whether a session gets the skills found from its `cwd`, and the Skill tool.
+    pub skills: bool,
 }
 
 /// Why the server stopped.
@@ -119,7 +123,7 @@ pub async fn serve(settings: Settings) -> Result<(), ServeError> {
                 let conversation = ConversationId::random();
                 let id = SessionId::new(conversation.to_string());
                 let (cancel, _) = watch::channel(false);
-                let agent = match build_agent(&settings, &cx, &id, &cancel, &Always::default()) {
+                let agent = match build_agent(&settings, &req.cwd, &cx, &id, &cancel, &Always::default()) {
                     Ok(agent) => agent,
                     Err(why) => return responder.respond_with_error(AcpError::internal_error().data(why)),
                 };
@@ -168,10 +172,11 @@ pub async fn serve(settings: Settings) -> Result<(), ServeError> {
         .map_err(|e| ServeError::Connection(e.to_string()))
 }
 
-/// The agent of one session: the environment's model, the ledger's owner, its hooks, and each
-/// write asked of the client.
+/// The agent of one session: the environment's model, the ledger's owner, the instructions and
+/// skills found from the session's `cwd`, its hooks, and each write asked of the client.
 fn build_agent(
     settings: &Settings,
+    cwd: &std::path::Path,
     cx: &ConnectionTo<Client>,
     session: &SessionId,
     cancel: &watch::Sender<bool>,
@@ -193,6 +198,11 @@ fn build_agent(
         .channel(Channel::Acp)
         .figures(settings.figures)
         .confirm_policy(ConfirmPolicy::Inline(Box::new(ask)));
+    let (with_project, refused) = builder.project(cwd, settings.instructions, settings.skills);
+    builder = with_project;
+    for sentence in refused {
+        tracing::warn!(%sentence, "left out of the session");
+    }
     if let Some(path) = &settings.hooks {
         builder = builder.hooks_file(path).map_err(|e| e.to_string())?;
     }

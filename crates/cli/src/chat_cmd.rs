@@ -51,7 +51,22 @@ pub struct ChatArgs {
     #[arg(long, value_name = "POLICY", env = "FIGURES", default_value = "flag", value_parser = figures_policy)]
     figures: FiguresPolicy,
     #[command(flatten)]
+    project: ProjectArgs,
+    #[command(flatten)]
     database: DbArgs,
+}
+
+/// The person's instruction files and skills, found from the working directory.
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub struct ProjectArgs {
+    /// Leave out the instruction files (AGENTS.md, KAKEIBO.md from the repository root down to
+    /// this folder, and the home directory's; 32 KiB at most).
+    #[arg(long)]
+    pub no_instructions: bool,
+    /// Leave out the skills (folders with a SKILL.md under .agents/skills/ or .claude/skills/ of
+    /// those folders), which the model loads with its Skill tool.
+    #[arg(long)]
+    pub no_skills: bool,
 }
 
 /// `--figures`: `flag` or `retry`.
@@ -84,6 +99,7 @@ impl ChatArgs {
         conversation: Option<Uuid>,
         hooks: Option<PathBuf>,
         figures: FiguresPolicy,
+        project: ProjectArgs,
         database: DbArgs,
     ) -> Self {
         Self {
@@ -91,6 +107,7 @@ impl ChatArgs {
             conversation,
             hooks,
             figures,
+            project,
             database,
         }
     }
@@ -117,6 +134,12 @@ impl Session {
             .confirm_policy(policy)
             .figures(args.figures)
             .import_root(cwd.clone());
+        let (with_project, refused) =
+            builder.project(&cwd, !args.project.no_instructions, !args.project.no_skills);
+        builder = with_project;
+        for sentence in refused {
+            eprintln!("kakeibo: {}", visible(&sentence));
+        }
         if let Some(settings) = hooks {
             builder = builder.hooks(SettingsHooks::new(settings, cwd));
         }

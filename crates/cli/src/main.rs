@@ -73,6 +73,9 @@ struct Cli {
     /// marks it, `retry` asks the model once to correct the answer (a second, priced call).
     #[arg(long, value_name = "POLICY", env = "FIGURES", default_value = "flag", value_parser = chat_cmd::figures_policy)]
     figures: kakeibo::FiguresPolicy,
+    /// With -p or --acp: the instruction files and skills.
+    #[command(flatten)]
+    project: chat_cmd::ProjectArgs,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -151,7 +154,12 @@ struct SeedArgs {
 
 /// `kakeibo --acp`: the ACP server on stdio, over the library's database (`APP_DATABASE_URL`,
 /// else the checkout's running cluster) — until the editor closes stdin.
-async fn acp(owner: uuid::Uuid, hooks: Option<PathBuf>, figures: kakeibo::FiguresPolicy) -> ExitCode {
+async fn acp(
+    owner: uuid::Uuid,
+    hooks: Option<PathBuf>,
+    figures: kakeibo::FiguresPolicy,
+    project: chat_cmd::ProjectArgs,
+) -> ExitCode {
     let served = async {
         let pool = kakeibo::connect(&kakeibo::database_url()?)?;
         let setting = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
@@ -161,6 +169,8 @@ async fn acp(owner: uuid::Uuid, hooks: Option<PathBuf>, figures: kakeibo::Figure
             hooks,
             judge: kakeibo_judge::from_settings(&setting).await,
             figures,
+            instructions: !project.no_instructions,
+            skills: !project.no_skills,
         };
         kakeibo_acp::serve(settings).await?;
         anyhow::Ok(())
@@ -184,7 +194,7 @@ async fn main() -> ExitCode {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
     if cli.acp {
-        return acp(cli.owner, cli.hooks, cli.figures).await;
+        return acp(cli.owner, cli.hooks, cli.figures, cli.project).await;
     }
     if let Some(prompt) = cli.print {
         let args = chat_cmd::PrintArgs {
@@ -196,6 +206,7 @@ async fn main() -> ExitCode {
                 cli.conversation,
                 cli.hooks,
                 cli.figures,
+                cli.project,
                 DbArgs {
                     database_url: std::env::var("DATABASE_URL").ok(),
                 },

@@ -2,7 +2,7 @@
 
 use std::{
     future::{Future, IntoFuture},
-    path::PathBuf,
+    path::{Path, PathBuf},
     pin::Pin,
     sync::Arc,
     time::Instant,
@@ -19,6 +19,7 @@ use kakeibo_core::{
 };
 use kakeibo_ledger::OwnerId;
 use kakeibo_providers::select::{self, Models};
+use kakeibo_skills::{Instructions, SkillTool, Skills};
 use sqlx::PgPool;
 
 use crate::{Error, RunResult};
@@ -67,6 +68,8 @@ pub struct AgentBuilder {
     budget: Option<Arc<dyn Budget>>,
     channel: Channel,
     figures: FiguresPolicy,
+    /// Sections after the system prompt: the person's instructions, the list of skills.
+    addenda: Vec<String>,
 }
 
 impl std::fmt::Debug for AgentBuilder {
@@ -131,6 +134,45 @@ impl AgentBuilder {
     pub fn system_prompt(mut self, system: impl Into<Arc<str>>) -> Self {
         self.system = system.into();
         self
+    }
+
+    /// The person's own instructions ([`Instructions`]: `AGENTS.md`, `KAKEIBO.md`), read after
+    /// the system prompt. Nothing is added when there are none.
+    pub fn instructions(mut self, instructions: &Instructions) -> Self {
+        self.addenda.extend(instructions.prompt_section());
+        self
+    }
+
+    /// Agent Skills ([`Skills`]): each listed after the system prompt in a line, and the `Skill`
+    /// tool, a read, that loads one's instructions when the model asks. Nothing is added when
+    /// there are none.
+    pub fn skills(mut self, skills: &Skills) -> Self {
+        if let Some(section) = skills.prompt_section() {
+            self.addenda.push(section);
+            self.tools.push(typed(SkillTool::new(skills)));
+        }
+        self
+    }
+
+    /// The instructions and the skills of a session working in `cwd`, found as the CLI and ACP
+    /// find them ([`Instructions::discover`], [`Skills::discover`], with the home directory);
+    /// either may be left off. Also returns a sentence for each file left out (too large, not a
+    /// skill), for the person to read.
+    pub fn project(self, cwd: &Path, instructions: bool, skills: bool) -> (Self, Vec<String>) {
+        let home = kakeibo_skills::home();
+        let mut refused = Vec::new();
+        let mut builder = self;
+        if instructions {
+            let found = Instructions::discover(cwd, home.as_deref());
+            refused.extend(found.refused.iter().cloned());
+            builder = builder.instructions(&found);
+        }
+        if skills {
+            let found = Skills::discover(cwd, home.as_deref());
+            refused.extend(found.refused.iter().cloned());
+            builder = builder.skills(&found);
+        }
+        (builder, refused)
     }
 
     /// A tool of your own beside the finance tools. A read tool runs when the model asks; a write
@@ -207,7 +249,11 @@ impl AgentBuilder {
     pub fn build(self) -> Result<Agent, Error> {
         let mut config = AgentConfig::new(self.provider.ok_or(Error::NoProvider)?, self.channel);
         config.summarizer = self.summarizer;
-        config.system = self.system;
+        config.system = if self.addenda.is_empty() {
+            self.system
+        } else {
+            Arc::from(format!("{}\n\n{}", self.system, self.addenda.join("\n")))
+        };
         config.rules = self.rules;
         config.tools = self.tools;
         config.import_root = self.import_root;
@@ -245,6 +291,7 @@ impl Agent {
             budget: None,
             channel: Channel::Library,
             figures: FiguresPolicy::Flag,
+            addenda: Vec::new(),
         }
     }
 

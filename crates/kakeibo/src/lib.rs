@@ -34,6 +34,9 @@
 //! - A prompt stops when the future you give [`Prompt::until`] completes first: the run ends
 //!   aborted and is stored with what ran before the stop.
 //!
+//! - The person's own instructions and skills ([`AgentBuilder::project`]: `AGENTS.md` and
+//!   `KAKEIBO.md` from the repository root down, Agent Skills folders under `.agents/skills/`)
+//!   follow the system prompt; a `Skill` tool loads a skill's instructions when the model asks.
 //! - Hooks — your own Rust ([`Hooks`]) or a Claude Code settings file
 //!   ([`AgentBuilder::hooks_file`]) — refuse, rewrite or annotate calls and prompts; a stop
 //!   judge ([`AgentBuilder::stop_judge`]) ends a run that makes no progress.
@@ -65,6 +68,7 @@ pub use kakeibo_hooks::{HookSettings, SettingsHooks};
 pub use kakeibo_judge::Judge;
 pub use kakeibo_ledger::{DEV_OWNER, OwnerId};
 pub use kakeibo_providers::select::Models;
+pub use kakeibo_skills::{Instructions, Skill, Skills};
 pub use result::{RunResult, Status};
 pub use sqlx::PgPool;
 

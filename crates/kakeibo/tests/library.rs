@@ -570,3 +570,70 @@ async fn a_summarizer_set_apart_summarises_a_long_conversation(
         "the agent's model was never asked to summarise"
     );
 }
+
+/// The person's instruction file and skills reach the model: the request it is sent carries the
+/// instructions after the system prompt, a line for each skill and the `Skill` tool; the skill's
+/// instructions come back as that tool's result; a skill not there is refused with the names.
+/// Without them the request is kakeibo's own.
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn instructions_and_skills_reach_the_model(options: PgPoolOptions, connect: PgConnectOptions) {
+    use kakeibo::{Instructions, Skills};
+    use kakeibo_core::scripted::{Scripted, reply_calls, reply_text};
+    use serde_json::json;
+    use std::sync::Arc;
+
+    let (_owner, _url) = seeded(options, connect.clone()).await;
+    let app = app_pool(&connect).await;
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(project.path().join(".git")).unwrap();
+    std::fs::write(
+        project.path().join("AGENTS.md"),
+        "Savings is our emergency fund: never count it as money to spend.",
+    )
+    .unwrap();
+    let shipped = kakeibo_testkit::workspace_root().join("fixtures/skills");
+    let skills = Skills::from_dirs(&[shipped]);
+    assert_eq!(skills.list.len(), 2, "{:?}", skills.refused);
+    let scripted = Arc::new(Scripted::new(vec![
+        Ok(reply_calls(&[("Skill", json!({"name": "monthly-review"}))])),
+        Ok(reply_calls(&[("Skill", json!({"name": "tax-year"}))])),
+        Ok(reply_text("June was calm.")),
+    ]));
+    let agent = Agent::builder(app.clone(), DEV_OWNER)
+        .shared_provider(scripted.clone())
+        .instructions(&Instructions::discover(project.path(), None))
+        .skills(&skills)
+        .build()
+        .unwrap();
+    let result = agent.run("How did June 2025 go?").await.unwrap();
+    assert_eq!(result.text, "June was calm.");
+    let requests = scripted.requests();
+    assert_eq!(requests.len(), 3);
+    let system = &requests[0].system;
+    assert!(system.starts_with(kakeibo_core::prompt::SYSTEM_PROMPT));
+    assert!(system.contains("## The person's instructions"), "{system}");
+    assert!(system.contains("Savings is our emergency fund: never count it as money to spend."));
+    assert!(system.contains("\n- monthly-review: Review one month of the household's money"));
+    assert!(system.contains("\n- subscription-audit: Go through every subscription"));
+    assert!(requests[0].tools.iter().any(|d| d.name == "Skill"));
+    let second = serde_json::to_string(&requests[1].messages).unwrap();
+    assert!(second.contains("A month's review"), "{second}");
+    let third = serde_json::to_string(&requests[2].messages).unwrap();
+    assert!(
+        third.contains(
+            "there is no skill \\\"tax-year\\\"; the skills are: monthly-review, subscription-audit"
+        ),
+        "{third}"
+    );
+
+    // Without them: kakeibo's own prompt and tools.
+    let plain = Arc::new(Scripted::new(vec![Ok(reply_text("ok"))]));
+    let (builder, refused) = Agent::builder(app, DEV_OWNER)
+        .shared_provider(plain.clone())
+        .project(project.path(), false, false);
+    assert!(refused.is_empty());
+    builder.build().unwrap().run("Hello").await.unwrap();
+    let request = &plain.requests()[0];
+    assert_eq!(request.system, kakeibo_core::prompt::SYSTEM_PROMPT);
+    assert!(request.tools.iter().all(|d| d.name != "Skill"));
+}

@@ -11,3 +11,4 @@ mod import_report;
 mod providers_check;
 mod seed_command;
 mod shipped_scripts;
+mod skills;
