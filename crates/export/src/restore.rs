@@ -80,12 +80,17 @@ pub enum RestoreError {
 
 impl From<sqlx::Error> for RestoreError {
     fn from(e: sqlx::Error) -> Self {
+        // A primary key taken: an id of the export is already a row of this database. (Any other
+        // unique constraint cannot be hit in a ledger emptied first; if it is, it says itself.)
         if let Some(db) = e.as_database_error()
             && db.code().as_deref() == Some("23505")
+            && let Some(constraint) = db.constraint().filter(|c| c.ends_with("_pkey"))
         {
             let table = db.table().unwrap_or("a table").to_owned();
-            let id = db.constraint().map_or_else(String::new, |c| format!("under {c}"));
-            return Self::Collides { table, id };
+            return Self::Collides {
+                table,
+                id: format!("under {constraint}"),
+            };
         }
         Self::Database(e)
     }
