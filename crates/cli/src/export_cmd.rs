@@ -138,8 +138,12 @@ async fn to_file(
     Ok(written)
 }
 
-/// Whether `file` starts as kakeibo's JSON export does.
+/// Whether `file` is to be read as kakeibo's JSON export: it starts as one does, or it is named
+/// `.json` (no statement format kakeibo reads is JSON, so its refusal then says what is wrong).
 pub fn is_export(file: &Path) -> bool {
+    if file.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")) {
+        return true;
+    }
     let mut head = [0u8; 256];
     let Ok(mut opened) = std::fs::File::open(file) else {
         return false;

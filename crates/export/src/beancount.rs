@@ -14,7 +14,7 @@ use kakeibo_ledger::Currency;
 
 use crate::{
     ExportError,
-    data::{Assertion, BROUGHT_FORWARD, Meta, Txn, decimal, implied_rates},
+    data::{Assertion, BROUGHT_FORWARD, Meta, Txn, decimal, first_of, implied_rates, label},
     names::{beancount_account, beancount_component},
     text::{one_line, quoted},
 };
@@ -32,7 +32,7 @@ impl<'w> Beancount<'w> {
 
     fn name(meta: &Meta, id: uuid::Uuid) -> Result<String, ExportError> {
         let account = meta.account(id)?;
-        Ok(beancount_account(account.account_type, &account.row.name))
+        Ok(beancount_account(account.account_type, &account.name))
     }
 
     fn posting(&mut self, account: &str, minor: i64, currency: Currency) -> Result<(), ExportError> {
@@ -55,15 +55,19 @@ impl<'w> Beancount<'w> {
         }
         let day = meta.first_day;
         for account in &meta.accounts {
-            let name = beancount_account(account.account_type, &account.row.name);
-            match &account.row.currency {
+            let name = beancount_account(account.account_type, &account.name);
+            match &account.currency {
                 Some(currency) => writeln!(self.out, "\n{day} open {name} {currency}")?,
                 None => writeln!(self.out, "\n{day} open {name}")?,
             }
-            writeln!(self.out, "  kakeibo-name: {}", quoted(&account.row.name))?;
-            writeln!(self.out, "  kakeibo-type: {}", quoted(&account.row.account_type))?;
-            if let Some(kind) = &account.row.kind {
-                writeln!(self.out, "  kakeibo-kind: {}", quoted(kind))?;
+            writeln!(self.out, "  kakeibo-name: {}", quoted(&account.name))?;
+            writeln!(
+                self.out,
+                "  kakeibo-type: {}",
+                quoted(&label(account.account_type))
+            )?;
+            if let Some(kind) = account.kind {
+                writeln!(self.out, "  kakeibo-kind: {}", quoted(&label(kind)))?;
             }
         }
         if let Some(forward) = &meta.brought_forward {
@@ -87,9 +91,8 @@ impl<'w> Beancount<'w> {
                 budget.month,
                 decimal(budget.amount_minor, currency)
             )?;
-            if let Some(next) = chrono::NaiveDate::parse_from_str(&format!("{}-01", budget.month), "%Y-%m-%d")
-                .ok()
-                .and_then(|d| d.checked_add_months(chrono::Months::new(1)))
+            if let Some(next) =
+                first_of(&budget.month).and_then(|d| d.checked_add_months(chrono::Months::new(1)))
             {
                 writeln!(self.out, "  until: {next}")?;
             }

@@ -10,7 +10,7 @@ use kakeibo_ledger::Currency;
 
 use crate::{
     ExportError,
-    data::{Meta, Txn, decimal},
+    data::{Meta, Txn, decimal, label},
 };
 
 /// The header row.
@@ -63,9 +63,9 @@ impl<'w> Csv<'w> {
                 posting.id.to_string(),
                 cell(&row.description),
                 cell(&row.raw_description),
-                cell(&account.row.name),
-                account.row.account_type.clone(),
-                account.row.kind.clone().unwrap_or_default(),
+                cell(&account.name),
+                label(account.account_type),
+                account.kind.map(label).unwrap_or_default(),
                 decimal(posting.amount_minor, currency),
                 posting.currency.clone(),
                 posting.amount_minor.to_string(),

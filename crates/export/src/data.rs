@@ -14,13 +14,6 @@ use crate::{
     model::{AccountRow, BudgetRow, PostingRow, RuleRow, TransactionRow},
 };
 
-/// An account as the writers need it: its row, its type parsed.
-#[derive(Debug, Clone)]
-pub struct Account {
-    pub row: AccountRow,
-    pub account_type: AccountType,
-}
-
 /// A balance a statement stated for an account on a day.
 #[derive(Debug, Clone)]
 pub struct Assertion {
@@ -61,7 +54,7 @@ pub struct Meta {
     pub exported_at: chrono::DateTime<chrono::Utc>,
     pub period: Period,
     pub home_currency: Option<Currency>,
-    pub accounts: Vec<Account>,
+    pub accounts: Vec<AccountRow>,
     index: HashMap<Uuid, usize>,
     pub budgets: Vec<BudgetRow>,
     pub rules: Vec<RuleRow>,
@@ -74,7 +67,7 @@ pub struct Meta {
 }
 
 impl Meta {
-    pub fn account(&self, id: Uuid) -> Result<&Account, ExportError> {
+    pub fn account(&self, id: Uuid) -> Result<&AccountRow, ExportError> {
         self.index
             .get(&id)
             .and_then(|&i| self.accounts.get(i))
@@ -82,19 +75,14 @@ impl Meta {
     }
 
     pub async fn load(owner: OwnerId, conn: &mut PgConnection, period: Period) -> Result<Self, ExportError> {
-        let rows: Vec<AccountRow> = sqlx::query_as(
-            "SELECT id, name, type::text AS type, kind::text AS kind, currency::text AS currency, created_at
+        let accounts: Vec<AccountRow> = sqlx::query_as(
+            "SELECT id, name, type, kind, currency::text AS currency, created_at
              FROM accounts WHERE owner_id = $1 ORDER BY type, name",
         )
         .bind(owner.as_uuid())
         .fetch_all(&mut *conn)
         .await?;
-        let mut accounts = Vec::with_capacity(rows.len());
-        for row in rows {
-            let account_type = parse_type(&row.account_type)?;
-            accounts.push(Account { row, account_type });
-        }
-        let index = accounts.iter().enumerate().map(|(i, a)| (a.row.id, i)).collect();
+        let index = accounts.iter().enumerate().map(|(i, a)| (a.id, i)).collect();
         let budgets: Vec<BudgetRow> = sqlx::query_as(
             "SELECT id, account_id, month::text AS month, amount_minor, currency::text AS currency
              FROM budgets WHERE owner_id = $1 ORDER BY month, account_id",
@@ -116,18 +104,13 @@ impl Meta {
             None => None,
         };
         let (currencies, first_day) = currencies_and_first_day(owner, &mut *conn, period).await?;
-        let mut currencies: Vec<Currency> = currencies
+        let currencies: Vec<Currency> = currencies
             .iter()
             .map(|c| Currency::parse(c))
             .collect::<Result<_, _>>()?;
-        currencies.sort_by(|a, b| a.as_str().cmp(b.as_str()));
-        currencies.dedup();
         let first_day = [
             first_day,
-            budgets
-                .iter()
-                .filter_map(|b| NaiveDate::parse_from_str(&format!("{}-01", b.month), "%Y-%m-%d").ok())
-                .min(),
+            budgets.iter().filter_map(|b| first_of(&b.month)).min(),
             brought_forward.as_ref().map(|b| b.date),
         ]
         .into_iter()
@@ -151,15 +134,17 @@ impl Meta {
     }
 }
 
-pub fn parse_type(text: &str) -> Result<AccountType, ExportError> {
-    Ok(match text {
-        "asset" => AccountType::Asset,
-        "liability" => AccountType::Liability,
-        "income" => AccountType::Income,
-        "expense" => AccountType::Expense,
-        "equity" => AccountType::Equity,
-        other => return Err(ExportError::UnknownType(other.to_owned())),
-    })
+/// The first day of a `YYYY-MM` month.
+pub fn first_of(month: &str) -> Option<NaiveDate> {
+    NaiveDate::parse_from_str(&format!("{month}-01"), "%Y-%m-%d").ok()
+}
+
+/// A type or kind as the ledger and the JSON name it (`asset`, `checking`).
+pub fn label(value: impl serde::Serialize) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(text)) => text,
+        _ => String::new(),
+    }
 }
 
 async fn currencies_and_first_day(
@@ -171,7 +156,8 @@ async fn currencies_and_first_day(
         "SELECT array(SELECT DISTINCT c FROM (
                     SELECT currency::text AS c FROM postings WHERE owner_id = $1
                     UNION SELECT currency::text FROM accounts WHERE owner_id = $1 AND currency IS NOT NULL
-                    UNION SELECT currency::text FROM budgets WHERE owner_id = $1) AS all_currencies),
+                    UNION SELECT currency::text FROM budgets WHERE owner_id = $1) AS all_currencies
+                    ORDER BY c),
                 (SELECT min(date) FROM transactions WHERE owner_id = $1
                   AND ($2::date IS NULL OR date >= $2) AND ($3::date IS NULL OR date <= $3))",
     )

@@ -8,11 +8,11 @@
 
 use std::io::Write;
 
-use kakeibo_ledger::{AccountType, Currency};
+use kakeibo_ledger::{AccountKind, AccountType, Currency};
 
 use crate::{
     ExportError,
-    data::{Assertion, BROUGHT_FORWARD, Meta, Txn, decimal, implied_rates},
+    data::{Assertion, BROUGHT_FORWARD, Meta, Txn, decimal, first_of, implied_rates, label},
     names::journal_account,
     text::one_line,
 };
@@ -49,7 +49,7 @@ impl<'w> Journal<'w> {
 
     fn name(meta: &Meta, id: uuid::Uuid) -> Result<String, ExportError> {
         let account = meta.account(id)?;
-        Ok(journal_account(account.account_type, &account.row.name))
+        Ok(journal_account(account.account_type, &account.name))
     }
 
     fn posting(&mut self, account: &str, amount: &str) -> Result<(), ExportError> {
@@ -82,13 +82,13 @@ impl<'w> Journal<'w> {
         }
         writeln!(self.out)?;
         for account in &meta.accounts {
-            let name = journal_account(account.account_type, &account.row.name);
-            let mut about = vec![account.row.account_type.clone()];
-            about.extend(account.row.kind.clone());
-            about.extend(account.row.currency.clone());
+            let name = journal_account(account.account_type, &account.name);
+            let mut about = vec![label(account.account_type)];
+            about.extend(account.kind.map(label));
+            about.extend(account.currency.clone());
             match self.dialect {
                 Dialect::Hledger => {
-                    let kind = hledger_type(account.account_type, account.row.kind.as_deref());
+                    let kind = hledger_type(account.account_type, account.kind);
                     writeln!(
                         self.out,
                         "account {name}  ; type: {kind}, kakeibo: {}",
@@ -214,15 +214,11 @@ impl<'w> Journal<'w> {
     }
 }
 
-fn first_of(month: &str) -> Option<chrono::NaiveDate> {
-    chrono::NaiveDate::parse_from_str(&format!("{month}-01"), "%Y-%m-%d").ok()
-}
-
 /// hledger's account type: cash-like assets `C` (so its cashflow report finds them), other assets
 /// `A`, liabilities `L`, equity `E`, income `R`, expenses `X`.
-fn hledger_type(account_type: AccountType, kind: Option<&str>) -> &'static str {
+fn hledger_type(account_type: AccountType, kind: Option<AccountKind>) -> &'static str {
     match account_type {
-        AccountType::Asset if kind != Some("transit") => "C",
+        AccountType::Asset if kind != Some(AccountKind::Transit) => "C",
         AccountType::Asset => "A",
         AccountType::Liability => "L",
         AccountType::Equity => "E",

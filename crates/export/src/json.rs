@@ -49,8 +49,7 @@ pub async fn write(
             home_currency: meta.home_currency.map(|c| c.as_str().to_owned()),
         },
     )?;
-    let accounts: Vec<_> = meta.accounts.iter().map(|a| &a.row).collect();
-    field(out, "accounts", &accounts)?;
+    field(out, "accounts", &meta.accounts)?;
     let batches: Vec<BatchRow> = sqlx::query_as(
         "SELECT id, account_id, filename, source_sha256, row_count, created_at, imported_at, undone_at,
                 options_key, plan

@@ -144,8 +144,6 @@ pub enum ExportError {
     Money(#[from] MoneyError),
     #[error("a posting names account {0}, which is not among the owner's accounts")]
     UnknownAccount(Uuid),
-    #[error("an account of type {0:?}, which this export does not know")]
-    UnknownType(String),
     #[error("{0:?} is not a period: give YYYY, YYYY-MM, or FROM..TO as YYYY-MM-DD..YYYY-MM-DD")]
     BadPeriod(String),
 }

@@ -3,6 +3,7 @@
 //! restore ([`crate::restore`]) reads it back as [`Export`].
 
 use chrono::{DateTime, NaiveDate, Utc};
+use kakeibo_ledger::{AccountKind, AccountType};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -62,9 +63,9 @@ pub struct AccountRow {
     /// asset, liability, income, expense or equity.
     #[serde(rename = "type")]
     #[sqlx(rename = "type")]
-    pub account_type: String,
+    pub account_type: AccountType,
     /// checking, savings, cash or transit (assets); card or loan (liabilities).
-    pub kind: Option<String>,
+    pub kind: Option<AccountKind>,
     /// The one currency of an asset, liability or equity account; none for a category.
     pub currency: Option<String>,
     pub created_at: DateTime<Utc>,

@@ -120,9 +120,7 @@ pub fn read(reader: impl Read) -> Result<Export, RestoreError> {
 fn check(export: &Export) -> Result<(), RestoreError> {
     let mut accounts: HashMap<Uuid, (&str, Option<&str>)> = HashMap::new();
     for account in &export.accounts {
-        let holds_one = crate::data::parse_type(&account.account_type)
-            .map_err(|_| RestoreError::NotAnExport(format!("account type {:?}", account.account_type)))?
-            .holds_one_currency();
+        let holds_one = account.account_type.holds_one_currency();
         let holds = if holds_one {
             account.currency.as_deref()
         } else {
@@ -227,6 +225,7 @@ mod write {
     //! The inserts, in the order the foreign keys need.
 
     use super::{Export, OwnerId, PgConnection, RestoreError, Restored, Uuid};
+    use crate::data::label;
 
     pub async fn all(owner: OwnerId, conn: &mut PgConnection, e: &Export) -> Result<Restored, RestoreError> {
         let o = owner.as_uuid();
@@ -247,8 +246,8 @@ mod write {
         .bind(o)
         .bind(a.iter().map(|x| x.id).collect::<Vec<_>>())
         .bind(a.iter().map(|x| x.name.clone()).collect::<Vec<_>>())
-        .bind(a.iter().map(|x| x.account_type.clone()).collect::<Vec<_>>())
-        .bind(a.iter().map(|x| x.kind.clone()).collect::<Vec<_>>())
+        .bind(a.iter().map(|x| label(x.account_type)).collect::<Vec<_>>())
+        .bind(a.iter().map(|x| x.kind.map(label)).collect::<Vec<_>>())
         .bind(a.iter().map(|x| x.currency.clone()).collect::<Vec<_>>())
         .bind(a.iter().map(|x| x.created_at).collect::<Vec<_>>())
         .execute(&mut *conn)

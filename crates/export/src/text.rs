@@ -74,7 +74,7 @@ pub fn header(
                 "{comment} rule {:>4}  {}  ->  {}",
                 rule.priority,
                 quoted(&rule.pattern),
-                name(account.account_type, &account.row.name)
+                name(account.account_type, &account.name)
             )?;
         }
     }

@@ -120,3 +120,19 @@ pub async fn import_statement(
     tx.commit().await.expect("committed");
     (plan, report)
 }
+
+/// The latest row of `owner` described `description` that waits in transit, as the balances
+/// report lists it: its transaction and amount.
+pub async fn in_transit(pool: &PgPool, owner: OwnerId, description: &str) -> (Uuid, i64) {
+    let mut conn = pool.acquire().await.expect("a connection");
+    let found = kakeibo_ledger::balances(owner, &mut conn, 1)
+        .await
+        .expect("the balances");
+    let row = found
+        .in_transit
+        .iter()
+        .filter(|t| t.description == description)
+        .max_by_key(|t| t.date)
+        .unwrap_or_else(|| panic!("{description} is not in transit: {:?}", found.in_transit));
+    (row.transaction_id, row.amount_minor)
+}

@@ -92,6 +92,14 @@ async fn a_json_export_restores_with_every_report_the_same(pool: PgPool) {
         "{said}"
     );
 
+    // A .json that is not kakeibo's export is refused as what it is, not read as a statement.
+    let other_json = dir.path().join("bank.json");
+    std::fs::write(&other_json, br#"{"transactions": []}"#).unwrap();
+    let refused = kakeibo(&["import", other_json.to_str().unwrap(), "--owner", &other], &url);
+    assert_eq!(refused.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("not a kakeibo JSON export"), "{said}");
+
     for table in ["transactions", "import_batches", "budgets", "accounts"] {
         sqlx::query(sqlx::AssertSqlSafe(format!(
             "DELETE FROM {table} WHERE owner_id = $1"

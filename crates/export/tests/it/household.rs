@@ -30,19 +30,6 @@ async fn import_into(
     kakeibo_testdb::import_statement(pool, owner, name, bytes, account, currency).await;
 }
 
-async fn in_transit(pool: &PgPool, owner: OwnerId, description: &str) -> uuid::Uuid {
-    sqlx::query_scalar(
-        "SELECT t.id FROM transactions t JOIN postings p ON p.transaction_id = t.id
-         JOIN accounts a ON a.id = p.account_id
-         WHERE t.owner_id = $1 AND t.description = $2 AND a.kind = 'transit' LIMIT 1",
-    )
-    .bind(owner.as_uuid())
-    .bind(description)
-    .fetch_one(pool)
-    .await
-    .unwrap()
-}
-
 /// Builds the household for a new owner (`pool` is the owner role's).
 pub async fn build(pool: &PgPool) -> OwnerId {
     let owner = kakeibo_testdb::new_user(pool).await;
@@ -82,8 +69,8 @@ pub async fn build(pool: &PgPool) -> OwnerId {
         Currency::EUR,
     )
     .await;
-    let usd = in_transit(pool, owner, "WISE TRANSFER OUT").await;
-    let eur = in_transit(pool, owner, "TRANSFER FROM US CHECKING").await;
+    let (usd, _) = kakeibo_testdb::in_transit(pool, owner, "WISE TRANSFER OUT").await;
+    let (eur, _) = kakeibo_testdb::in_transit(pool, owner, "TRANSFER FROM US CHECKING").await;
     let mut tx = begin_for_owner(owner, pool).await.unwrap();
     let done = settle(owner, &mut tx, usd, &Settle::With(eur)).await.unwrap();
     tx.commit().await.unwrap();

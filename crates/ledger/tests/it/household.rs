@@ -244,20 +244,7 @@ async fn the_card_statement_says_what_it_is(options: PgPoolOptions, connect: PgC
 
 /// The row in transit of `owner` whose text is `description` (the latest of them).
 async fn in_transit(pool: &PgPool, owner: OwnerId, description: &str) -> uuid::Uuid {
-    in_transit_with_amount(pool, owner, description).await.0
-}
-
-async fn in_transit_with_amount(pool: &PgPool, owner: OwnerId, description: &str) -> (uuid::Uuid, i64) {
-    let found = kakeibo_ledger::balances(owner, &mut pool.acquire().await.unwrap(), 1)
-        .await
-        .unwrap();
-    let row = found
-        .in_transit
-        .iter()
-        .filter(|t| t.description == description)
-        .max_by_key(|t| t.date)
-        .unwrap_or_else(|| panic!("{description} is not in transit: {:?}", found.in_transit));
-    (row.transaction_id, row.amount_minor)
+    common::in_transit(pool, owner, description).await.0
 }
 
 /// Each posting of `transaction`: (account, amount, currency), by account.
@@ -296,7 +283,7 @@ async fn rows_in_transit_are_settled_as_the_person_says(options: PgPoolOptions, 
 
     // Spending after all: the transit posting goes to the category, and spending grows by it.
     // (The latest card payment: $120.00 on 10/28.)
-    let (first_payment, amount) = in_transit_with_amount(&pool, owner, "CHASE CREDIT CRD AUTOPAY").await;
+    let (first_payment, amount) = common::in_transit(&pool, owner, "CHASE CREDIT CRD AUTOPAY").await;
     assert_eq!(amount, -12_000);
     let done = run(first_payment, Settle::Category("Utilities".into()))
         .await
