@@ -31,15 +31,18 @@ use agent_client_protocol::{
         ConnectionTo, Responder,
         schema::{
             AgentCapabilities, CancelNotification, ContentBlock, Implementation, InitializeRequest,
-            InitializeResponse, NewSessionRequest, NewSessionResponse, PermissionOption,
-            PermissionOptionKind, PromptCapabilities, PromptRequest, PromptResponse,
+            InitializeResponse, McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse,
+            PermissionOption, PermissionOptionKind, PromptCapabilities, PromptRequest, PromptResponse,
             RequestPermissionOutcome, RequestPermissionRequest, SessionId, SessionNotification,
             ToolCallUpdate, ToolCallUpdateFields, ToolKind,
         },
     },
 };
 use futures_util::future::BoxFuture;
-use kakeibo::{Agent, Channel, ConfirmPolicy, ConversationId, OwnerId, PendingWrite};
+use kakeibo::{
+    Agent, Channel, ConfirmPolicy, ConversationId, McpConfig, McpServers, OwnerId, PendingWrite,
+    mcp::{ServerSpec, Transport},
+};
 use tokio::sync::watch;
 
 /// What the server runs over.
@@ -59,6 +62,12 @@ pub struct Settings {
     pub instructions: bool,
     /// Whether a session gets the skills found from its `cwd`, and the Skill tool.
     pub skills: bool,
+    /// Permission rules for every session (a deny always wins; an allow runs a write unasked).
+    pub rules: Arc<kakeibo::PermissionRules>,
+    /// MCP servers every session starts (`--mcp-config`), before those its `session/new` names.
+    pub mcp: McpConfig,
+    /// How long an MCP server has to start, and a call to answer.
+    pub mcp_timeouts: kakeibo::mcp::Timeouts,
 }
 
 /// Why the server stopped.
@@ -75,13 +84,15 @@ const REJECT: &str = "reject";
 /// The write tools the client allowed for the rest of a session.
 type Always = Arc<Mutex<HashSet<String>>>;
 
-/// One ACP session: its agent, its conversation, whether the conversation exists yet, and the
-/// flag `session/cancel` raises.
+/// One ACP session: its agent, its conversation, whether the conversation exists yet, the flag
+/// `session/cancel` raises, and what to tell the person before the first answer (MCP servers
+/// left out).
 struct Session {
     agent: Arc<Agent>,
     conversation: ConversationId,
     made: Mutex<bool>,
     cancel: watch::Sender<bool>,
+    notices: Mutex<Vec<String>>,
 }
 
 type Sessions = Arc<Mutex<HashMap<SessionId, Arc<Session>>>>;
@@ -105,7 +116,9 @@ pub async fn serve(settings: Settings) -> Result<(), ServeError> {
                 responder.respond(
                     InitializeResponse::new(req.protocol_version)
                         .agent_capabilities(
-                            AgentCapabilities::new().prompt_capabilities(PromptCapabilities::new()),
+                            AgentCapabilities::new()
+                                .prompt_capabilities(PromptCapabilities::new())
+                                .mcp_capabilities(McpCapabilities::new().http(true)),
                         )
                         .agent_info(Implementation::new("kakeibo", env!("CARGO_PKG_VERSION"))),
                 )
@@ -123,7 +136,27 @@ pub async fn serve(settings: Settings) -> Result<(), ServeError> {
                 let conversation = ConversationId::random();
                 let id = SessionId::new(conversation.to_string());
                 let (cancel, _) = watch::channel(false);
-                let agent = match build_agent(&settings, &req.cwd, &cx, &id, &cancel, &Always::default()) {
+                let mut mcp = settings.mcp.clone();
+                for server in &req.mcp_servers {
+                    editor_server(&mut mcp, server);
+                }
+                let servers = McpServers::connect(&mcp, settings.mcp_timeouts).await;
+                if !servers.reports().is_empty() {
+                    tracing::warn!(
+                        left_out = servers.reports().len(),
+                        "MCP servers or tools left out of the session"
+                    );
+                }
+                let built = build_agent(
+                    &settings,
+                    &req.cwd,
+                    &cx,
+                    &id,
+                    &cancel,
+                    &Always::default(),
+                    &servers,
+                );
+                let agent = match built {
                     Ok(agent) => agent,
                     Err(why) => return responder.respond_with_error(AcpError::internal_error().data(why)),
                 };
@@ -132,6 +165,7 @@ pub async fn serve(settings: Settings) -> Result<(), ServeError> {
                     conversation,
                     made: Mutex::new(false),
                     cancel,
+                    notices: Mutex::new(servers.reports().to_vec()),
                 };
                 lock(&for_new).insert(id.clone(), Arc::new(session));
                 tracing::info!(session = %id, "ACP session opened");
@@ -172,8 +206,53 @@ pub async fn serve(settings: Settings) -> Result<(), ServeError> {
         .map_err(|e| ServeError::Connection(e.to_string()))
 }
 
+/// A server an editor passed to `session/new`, added to `config` (an SSE one is reported and
+/// left out: kakeibo speaks streamable HTTP, and says so in `initialize`).
+fn editor_server(config: &mut McpConfig, server: &McpServer) {
+    let spec = match server {
+        McpServer::Stdio(stdio) => ServerSpec {
+            name: stdio.name.clone(),
+            transport: Transport::Stdio {
+                command: stdio.command.display().to_string(),
+                args: stdio.args.clone(),
+                env: stdio
+                    .env
+                    .iter()
+                    .map(|v| (v.name.clone(), v.value.clone()))
+                    .collect(),
+            },
+        },
+        McpServer::Http(http) => ServerSpec {
+            name: http.name.clone(),
+            transport: Transport::Http {
+                url: http.url.clone(),
+                headers: http
+                    .headers
+                    .iter()
+                    .map(|h| (h.name.clone(), h.value.clone()))
+                    .collect(),
+            },
+        },
+        McpServer::Sse(sse) => {
+            config.problems.push(format!(
+                "the MCP server `{}` is left out: the old SSE transport is not supported; pass its streamable-HTTP endpoint",
+                sse.name
+            ));
+            return;
+        }
+        _ => {
+            config
+                .problems
+                .push("an MCP server of a kind kakeibo does not speak is left out".to_owned());
+            return;
+        }
+    };
+    config.add(spec);
+}
+
 /// The agent of one session: the environment's model, the ledger's owner, the instructions and
-/// skills found from the session's `cwd`, its hooks, and each write asked of the client.
+/// skills found from the session's `cwd`, the MCP servers' tools, its hooks and rules, and each
+/// write asked of the client.
 fn build_agent(
     settings: &Settings,
     cwd: &std::path::Path,
@@ -181,6 +260,7 @@ fn build_agent(
     session: &SessionId,
     cancel: &watch::Sender<bool>,
     always: &Always,
+    servers: &McpServers,
 ) -> Result<Agent, String> {
     let (conn, session, cancel, always) = (cx.clone(), session.clone(), cancel.clone(), Arc::clone(always));
     let ask = move |write: &PendingWrite| -> BoxFuture<'static, bool> {
@@ -197,6 +277,8 @@ fn build_agent(
         .map_err(|e| e.to_string())?
         .channel(Channel::Acp)
         .figures(settings.figures)
+        .rules(Arc::clone(&settings.rules))
+        .mcp(servers)
         .confirm_policy(ConfirmPolicy::Inline(Box::new(ask)));
     let (with_project, refused) = builder.project(cwd, settings.instructions, settings.skills);
     builder = with_project;
@@ -302,6 +384,13 @@ async fn prompt(
             tracing::warn!(error = %e, "a session update could not be sent");
         }
     };
+    let notices = std::mem::take(&mut *lock(&session.notices));
+    for notice in notices {
+        let update = updates::notice(&notice);
+        if let Err(e) = conn.send_notification(SessionNotification::new(id.clone(), update)) {
+            tracing::warn!(error = %e, "a session update could not be sent");
+        }
+    }
     let made = *lock(&session.made);
     let run = session.agent.prompt(&text).on_event(forward).until(stop);
     let run = if made {

@@ -71,6 +71,12 @@ fn figures(checked: &FigureCheck) -> SessionUpdate {
     SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::Text(TextContent::new(said))).meta(meta))
 }
 
+/// Something the person should know about the session itself (an MCP server left out), as a
+/// line of the agent's message before the answer.
+pub fn notice(sentence: &str) -> SessionUpdate {
+    text(format!("(kakeibo: {sentence})\n\n"))
+}
+
 fn text(text: String) -> SessionUpdate {
     SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::Text(TextContent::new(text))))
 }

@@ -14,8 +14,9 @@ use std::{
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use kakeibo::{
-    Agent, Channel, ConfirmError, ConfirmPolicy, ConversationId, Event, FiguresPolicy, HookSettings, OwnerId,
-    PendingWrite, ResultLine, RunResult, SettingsHooks, Stop, Tier, figures::FigureCheck, plain_summary,
+    Agent, Channel, ConfirmError, ConfirmPolicy, ConversationId, Event, FiguresPolicy, HookSettings,
+    McpConfig, McpServers, OwnerId, PendingWrite, ResultLine, RunResult, SettingsHooks, Stop, Tier,
+    figures::FigureCheck, plain_summary,
 };
 use kakeibo_core::trace::one_line;
 use kakeibo_providers::select;
@@ -53,7 +54,44 @@ pub struct ChatArgs {
     #[command(flatten)]
     project: ProjectArgs,
     #[command(flatten)]
+    sources: SourcesArgs,
+    #[command(flatten)]
     database: DbArgs,
+}
+
+/// Tools from MCP servers, and the permission rules that decide calls.
+#[derive(Debug, Clone, Default, Args)]
+pub struct SourcesArgs {
+    /// MCP servers from this file (Claude Code's .mcp.json: commands over stdio, streamable-HTTP
+    /// URLs), their tools offered as mcp__SERVER__TOOL; may be given more than once. A tool its
+    /// server marks readOnlyHint runs when asked, every other one is a write the person confirms.
+    /// A server that fails to start (MCP_TIMEOUT, ms) is reported and left out; a call is given
+    /// up after MCP_TOOL_TIMEOUT ms.
+    #[arg(long = "mcp-config", value_name = "FILE")]
+    pub mcp_config: Vec<PathBuf>,
+    /// Permission rules, separated by `;` or newlines: `allow|ask|deny TOOL` or
+    /// `… TOOL(key=value, …)`; a TOOL ending in `*` covers each tool it starts
+    /// (`allow mcp__rates__*`). A deny always wins; an allow runs a write unasked.
+    #[arg(long, value_name = "RULES", env = "PERMISSION_RULES")]
+    pub permission_rules: Option<String>,
+}
+
+impl SourcesArgs {
+    /// The rules given, or none.
+    pub fn rules(&self) -> Result<kakeibo::PermissionRules> {
+        let text = self.permission_rules.as_deref().unwrap_or_default();
+        kakeibo::PermissionRules::parse(text).context("--permission-rules")
+    }
+
+    /// The servers of every `--mcp-config` file, in order (a file that cannot be read is an
+    /// error; a server in it that is wrong is reported and left out).
+    pub fn mcp_config(&self) -> Result<McpConfig> {
+        let mut config = McpConfig::default();
+        for path in &self.mcp_config {
+            config.merge(McpConfig::load(path)?);
+        }
+        Ok(config)
+    }
 }
 
 /// The person's instruction files and skills, found from the working directory.
@@ -100,6 +138,7 @@ impl ChatArgs {
         hooks: Option<PathBuf>,
         figures: FiguresPolicy,
         project: ProjectArgs,
+        sources: SourcesArgs,
         database: DbArgs,
     ) -> Self {
         Self {
@@ -108,6 +147,7 @@ impl ChatArgs {
             hooks,
             figures,
             project,
+            sources,
             database,
         }
     }
@@ -127,13 +167,23 @@ impl Session {
     async fn open(args: &ChatArgs, policy: ConfirmPolicy) -> Result<Self> {
         let models = select::models_from_env().map_err(|e| anyhow::anyhow!("{e}"))?;
         let hooks = args.hooks.as_deref().map(HookSettings::load).transpose()?;
+        let rules = args.sources.rules()?;
+        let mcp = args.sources.mcp_config()?;
         let cwd = std::env::current_dir().unwrap_or_default();
         let mut builder = Agent::builder(pool(&args.database)?, OwnerId::new(args.owner))
             .models(models)
             .channel(Channel::Cli)
             .confirm_policy(policy)
+            .rules(rules)
             .figures(args.figures)
             .import_root(cwd.clone());
+        if !mcp.servers.is_empty() || !mcp.problems.is_empty() {
+            let servers = McpServers::connect(&mcp, kakeibo::mcp::Timeouts::from_env()).await;
+            for sentence in servers.reports() {
+                eprintln!("kakeibo: {}", visible(sentence));
+            }
+            builder = builder.mcp(&servers);
+        }
         let (with_project, refused) =
             builder.project(&cwd, !args.project.no_instructions, !args.project.no_skills);
         builder = with_project;

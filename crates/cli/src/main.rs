@@ -76,6 +76,9 @@ struct Cli {
     /// With -p or --acp: the instruction files and skills.
     #[command(flatten)]
     project: chat_cmd::ProjectArgs,
+    /// With -p or --acp: MCP servers and permission rules.
+    #[command(flatten)]
+    sources: chat_cmd::SourcesArgs,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -159,8 +162,11 @@ async fn acp(
     hooks: Option<PathBuf>,
     figures: kakeibo::FiguresPolicy,
     project: chat_cmd::ProjectArgs,
+    sources: &chat_cmd::SourcesArgs,
 ) -> ExitCode {
     let served = async {
+        let rules = sources.rules()?;
+        let mcp = sources.mcp_config()?;
         let pool = kakeibo::connect(&kakeibo::database_url()?)?;
         let setting = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
         let settings = kakeibo_acp::Settings {
@@ -171,6 +177,9 @@ async fn acp(
             figures,
             instructions: !project.no_instructions,
             skills: !project.no_skills,
+            rules: std::sync::Arc::new(rules),
+            mcp,
+            mcp_timeouts: kakeibo::mcp::Timeouts::from_env(),
         };
         kakeibo_acp::serve(settings).await?;
         anyhow::Ok(())
@@ -194,7 +203,7 @@ async fn main() -> ExitCode {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
     if cli.acp {
-        return acp(cli.owner, cli.hooks, cli.figures, cli.project).await;
+        return acp(cli.owner, cli.hooks, cli.figures, cli.project, &cli.sources).await;
     }
     if let Some(prompt) = cli.print {
         let args = chat_cmd::PrintArgs {
@@ -207,6 +216,7 @@ async fn main() -> ExitCode {
                 cli.hooks,
                 cli.figures,
                 cli.project,
+                cli.sources,
                 DbArgs {
                     database_url: std::env::var("DATABASE_URL").ok(),
                 },

@@ -55,7 +55,8 @@ pub enum Action {
 }
 
 /// One rule: a tool, optional argument values that must match, and what to do.
-/// Written `deny memory_save`, `allow set_budget`, `ask categorize_transactions(category=Groceries)`.
+/// Written `deny memory_save`, `allow set_budget`, `ask categorize_transactions(category=Groceries)`,
+/// or with a prefix ending in `*` for every tool it starts (`allow mcp__rates__*`, `deny mcp__*`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rule {
     pub action: Action,
@@ -95,7 +96,9 @@ impl FromStr for Rule {
                 (tool.trim(), constraints)
             }
         };
-        if tool.is_empty() || !tool.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        let name = tool.strip_suffix('*').unwrap_or(tool);
+        let named = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+        if name.is_empty() || !name.chars().all(named) {
             return Err(bad());
         }
         Ok(Self {
@@ -107,8 +110,17 @@ impl FromStr for Rule {
 }
 
 impl Rule {
+    /// The prefix a rule ending in `*` covers; `None` for a rule naming one tool.
+    fn prefix(&self) -> Option<&str> {
+        self.tool.strip_suffix('*')
+    }
+
     fn matches(&self, tool: &str, args: &Value) -> bool {
-        self.tool == tool
+        let named = match self.prefix() {
+            Some(prefix) => tool.starts_with(prefix),
+            None => self.tool == tool,
+        };
+        named
             && self.constraints.iter().all(|(key, want)| match args.get(key) {
                 Some(Value::String(s)) => s.eq_ignore_ascii_case(want),
                 Some(other) => want.parse::<Value>().is_ok_and(|w| w == *other),
@@ -132,13 +144,15 @@ impl PermissionRules {
     }
 
     /// What to do with a call: a matching deny always wins; otherwise the most specific matching
-    /// rule; with none, reads are allowed and writes asked.
+    /// rule (argument values first, then a tool's own name over a prefix, then the longer
+    /// prefix); with none, reads are allowed and writes asked.
     pub fn decide(&self, tool: &str, tier: Tier, args: &Value) -> Action {
         let matching: Vec<&Rule> = self.0.iter().filter(|r| r.matches(tool, args)).collect();
         if matching.iter().any(|r| r.action == Action::Deny) {
             return Action::Deny;
         }
-        matching.iter().max_by_key(|r| r.constraints.len()).map_or(
+        let specificity = |r: &&&Rule| (r.constraints.len(), r.prefix().is_none(), r.tool.len());
+        matching.iter().max_by_key(specificity).map_or(
             match tier {
                 Tier::Read => Action::Allow,
                 Tier::Write => Action::Ask,
@@ -176,7 +190,23 @@ mod tests {
             rules.decide("search_transactions", Tier::Read, &json!({})),
             Action::Allow
         );
+        let servers = PermissionRules::parse(
+            "allow mcp__rates__*; ask mcp__rates__schedule_transfer; deny mcp__bank-x__*",
+        )
+        .unwrap();
+        let decide = |tool| servers.decide(tool, Tier::Write, &json!({}));
+        assert_eq!(decide("mcp__rates__exchange_rate"), Action::Allow);
+        assert_eq!(
+            decide("mcp__rates__schedule_transfer"),
+            Action::Ask,
+            "a name over a prefix"
+        );
+        assert_eq!(decide("mcp__bank-x__pay"), Action::Deny);
+        assert_eq!(decide("mcp__other__x"), Action::Ask, "no rule: a write is asked");
+        assert_eq!(decide("set_budget"), Action::Ask);
         for bad in [
+            "allow *",
+            "allow mcp*x",
             "permit set_budget",
             "allow",
             "allow set_budget(category)",

@@ -18,6 +18,7 @@ use kakeibo_core::{
     Provider, SuspendedTurnId, Tier, Tool, TurnEvent, TypedTool, hooks::Stack, prompt::SYSTEM_PROMPT, typed,
 };
 use kakeibo_ledger::OwnerId;
+use kakeibo_mcp_client::McpServers;
 use kakeibo_providers::select::{self, Models};
 use kakeibo_skills::{Instructions, SkillTool, Skills};
 use sqlx::PgPool;
@@ -173,6 +174,17 @@ impl AgentBuilder {
             builder = builder.skills(&found);
         }
         (builder, refused)
+    }
+
+    /// The tools of connected MCP servers ([`McpServers::connect`]), named
+    /// `mcp__SERVER__TOOL`: those a server marks `readOnlyHint` run when the model asks; every
+    /// other one is a write, decided by the rules and the confirm policy like kakeibo's own
+    /// (`allow mcp__SERVER__*` lets a server's tools run unasked). The servers stay up while the
+    /// agent (or `servers`) is kept. A server's tool whose name a tool already has is refused by
+    /// [`AgentBuilder::build`].
+    pub fn mcp(mut self, servers: &McpServers) -> Self {
+        self.tools.extend(servers.tools().iter().cloned());
+        self
     }
 
     /// A tool of your own beside the finance tools. A read tool runs when the model asks; a write

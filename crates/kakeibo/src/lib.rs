@@ -67,6 +67,10 @@ pub use kakeibo_core::{
 pub use kakeibo_hooks::{HookSettings, SettingsHooks};
 pub use kakeibo_judge::Judge;
 pub use kakeibo_ledger::{DEV_OWNER, OwnerId};
+/// Other MCP servers as tool sources ([`AgentBuilder::mcp`]): Claude Code's `.mcp.json`,
+/// stdio and streamable HTTP.
+pub use kakeibo_mcp_client as mcp;
+pub use kakeibo_mcp_client::{McpConfig, McpServers};
 pub use kakeibo_providers::select::Models;
 pub use kakeibo_skills::{Instructions, Skill, Skills};
 pub use result::{RunResult, Status};

@@ -4,7 +4,9 @@
 //
 //   KAKEIBO_BIN=target/debug/kakeibo node crates/acp/tests/client/acp_client.mjs
 //
-// With ACP_ONE_PROMPT set, it opens one session and sends that prompt alone.
+// With ACP_ONE_PROMPT set, it opens one session and sends that prompt alone; with ACP_PROMPTS (a
+// JSON array) it sends those, in order, to one session. ACP_MCP_SERVERS (a JSON array) is the
+// `mcpServers` of every session; ACP_ANSWER (default `reject`) answers its permission requests.
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
@@ -44,7 +46,7 @@ try {
     const session = async (name, answer) => {
       const { sessionId } = await agent.request(acp.methods.agent.session.new, {
         cwd: process.cwd(),
-        mcpServers: [],
+        mcpServers: JSON.parse(process.env.ACP_MCP_SERVERS ?? "[]"),
       });
       answers[sessionId] = answer;
       out.sessions[name] = sessionId;
@@ -60,9 +62,10 @@ try {
     const select = (optionId) => () => ({ outcome: { outcome: "selected", optionId } });
 
     // ACP_ONE_PROMPT: one session, that one prompt, and nothing else.
-    if (process.env.ACP_ONE_PROMPT) {
-      const only = await session("only", select("reject"));
-      await prompt(only, process.env.ACP_ONE_PROMPT);
+    if (process.env.ACP_ONE_PROMPT || process.env.ACP_PROMPTS) {
+      const only = await session("only", select(process.env.ACP_ANSWER ?? "reject"));
+      const prompts = process.env.ACP_PROMPTS ? JSON.parse(process.env.ACP_PROMPTS) : [process.env.ACP_ONE_PROMPT];
+      for (const text of prompts) await prompt(only, text);
       return;
     }
 

@@ -51,7 +51,8 @@ async fn client_run(pool: &PgPool, script: &str, env: &[(&str, &str)]) -> Option
         .await
         .unwrap();
     let root = kakeibo_testkit::workspace_root();
-    let output = Command::new("node")
+    let mut command = Command::new("node");
+    command
         .arg(client.join("acp_client.mjs"))
         .current_dir(&root)
         .env("KAKEIBO_BIN", env!("CARGO_BIN_EXE_kakeibo"))
@@ -64,8 +65,12 @@ async fn client_run(pool: &PgPool, script: &str, env: &[(&str, &str)]) -> Option
             format!("script:{}", root.join("fixtures/scripts").join(script).display()),
         )
         .envs(env.iter().copied())
-        .env_remove("DATABASE_URL")
-        .output()
+        .env_remove("DATABASE_URL");
+    // Off the runtime's thread: the pool's connections finish their work (a rollback queued
+    // when a transaction was dropped) while the client runs.
+    let output = tokio::task::spawn_blocking(move || command.output())
+        .await
+        .unwrap()
         .expect("node runs");
     assert!(
         output.status.success(),
@@ -190,5 +195,81 @@ async fn the_official_client_sees_each_figure_checked_and_a_wrong_one_marked(poo
     assert_eq!(
         checked[0]["content"]["text"],
         "\n\n(₹99,999.99 was not found in your ledger's results.)"
+    );
+}
+
+/// The servers an editor passes to `session/new`: the rates server and one that exits at start.
+fn editor_servers(python: &std::path::Path, log: &std::path::Path) -> String {
+    let script = kakeibo_testkit::workspace_root().join("fixtures/mcp/rates_server.py");
+    let env = serde_json::json!([{"name": "RATES_SERVER_LOG", "value": log}]);
+    serde_json::json!([
+        {"name": "rates", "command": python, "args": [script], "env": env},
+        {"name": "broken", "command": python, "args": [script, "--exit-at-start"], "env": []},
+    ])
+    .to_string()
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn the_official_client_passes_mcp_servers_whose_writes_it_is_asked_about(pool: PgPool) {
+    let Some(python) = kakeibo_testkit::python("the MCP Python SDK") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("transfers.log");
+    let servers = editor_servers(&python, &log);
+    let prompts = serde_json::json!([
+        "What is the euro rate?",
+        "Schedule a transfer of 100.00 to savings"
+    ])
+    .to_string();
+    let env = [
+        ("ACP_PROMPTS", prompts.as_str()),
+        ("ACP_MCP_SERVERS", servers.as_str()),
+    ];
+    let Some(out) = client_run(&pool, "mcp.yaml", &env).await else {
+        return;
+    };
+    assert_eq!(
+        out["initialize"]["agentCapabilities"]["mcpCapabilities"]["http"],
+        true
+    );
+    let session = &out["seen"][out["sessions"]["only"].as_str().unwrap()];
+    assert_eq!(session["stops"], serde_json::json!(["end_turn", "end_turn"]));
+    let text: String = updates(session, "agent_message_chunk")
+        .iter()
+        .map(|u| u["content"]["text"].as_str().unwrap())
+        .collect();
+    assert!(
+        text.starts_with("(kakeibo: the MCP server `broken` is left out: it did not start")
+            && text.contains("rates: no licence key configured"),
+        "the server that exits at start is reported to the person: {text}"
+    );
+    assert!(text.contains("One US dollar buys 0.9250 euros"), "{text}");
+    assert!(
+        text.contains("The transfer was not scheduled: you declined it."),
+        "{text}"
+    );
+    let calls = updates(session, "tool_call");
+    assert_eq!(calls[0]["title"], "mcp__rates__exchange_rate");
+    assert_eq!(calls[0]["kind"], "read");
+    assert_eq!(calls[1]["title"], "mcp__rates__schedule_transfer");
+    assert_eq!(calls[1]["kind"], "edit");
+    let asked = session["permissions"].as_array().unwrap();
+    assert_eq!(asked.len(), 1, "only the write is asked about");
+    assert_eq!(asked[0]["toolCall"]["toolCallId"], calls[1]["toolCallId"]);
+    assert!(!log.exists(), "rejected: nothing reached the server");
+
+    // Allowed by the person: it runs, once.
+    let allow = [
+        ("ACP_PROMPTS", r#"["Schedule a transfer of 250.00 to savings"]"#),
+        ("ACP_MCP_SERVERS", servers.as_str()),
+        ("ACP_ANSWER", "allow"),
+    ];
+    let out = client_run(&pool, "mcp.yaml", &allow).await.unwrap();
+    let session = &out["seen"][out["sessions"]["only"].as_str().unwrap()];
+    assert_eq!(session["permissions"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap(),
+        "Checking -> Savings 250.00 USD\n"
     );
 }

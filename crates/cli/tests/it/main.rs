@@ -8,6 +8,7 @@ mod acp_sdk;
 mod chat;
 mod export_restore;
 mod import_report;
+mod mcp;
 mod providers_check;
 mod seed_command;
 mod shipped_scripts;
