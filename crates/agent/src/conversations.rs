@@ -299,3 +299,42 @@ mod tests {
         assert_eq!(title_of("\n  Groceries in May?\nand June"), "Groceries in May?");
     }
 }
+
+/// What a conversation's runs came to: how many, their tokens, their list-price cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, sqlx::FromRow)]
+pub struct Spend {
+    pub runs: i64,
+    pub input_tokens: i64,
+    pub output_tokens: i64,
+    pub cost_micro_usd: i64,
+}
+
+/// What each of the owner's conversations (or only `conversation`) came to, by conversation.
+pub async fn spend(
+    owner: OwnerId,
+    pool: &PgPool,
+    conversation: Option<ConversationId>,
+) -> Result<Vec<(Uuid, Spend)>, AgentError> {
+    #[derive(sqlx::FromRow)]
+    struct Row {
+        conversation_id: Uuid,
+        #[sqlx(flatten)]
+        spend: Spend,
+    }
+    let mut tx = begin_for_owner(owner, pool).await?;
+    let rows = sqlx::query_as::<_, Row>(
+        "SELECT conversation_id, count(*) AS runs,
+                coalesce(sum(input_tokens), 0)::bigint AS input_tokens,
+                coalesce(sum(output_tokens), 0)::bigint AS output_tokens,
+                coalesce(sum(cost_usd_est * 1000000), 0)::bigint AS cost_micro_usd
+         FROM trace_runs
+         WHERE owner_id = $1 AND conversation_id IS NOT NULL AND ($2::uuid IS NULL OR conversation_id = $2)
+         GROUP BY conversation_id",
+    )
+    .bind(owner.as_uuid())
+    .bind(conversation.map(ConversationId::as_uuid))
+    .fetch_all(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(rows.into_iter().map(|r| (r.conversation_id, r.spend)).collect())
+}

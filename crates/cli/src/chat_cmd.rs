@@ -15,13 +15,13 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use kakeibo::{
     Agent, Channel, ConfirmError, ConfirmPolicy, ConversationId, Event, FiguresPolicy, HookSettings,
-    McpConfig, McpServers, OwnerId, PendingWrite, ResultLine, RunResult, SettingsHooks, Stop, Tier,
+    McpConfig, McpServers, Models, OwnerId, ResultLine, RunResult, SettingsHooks, Spend, Stop, Tier,
     figures::FigureCheck, plain_summary,
 };
 use kakeibo_core::trace::one_line;
 use kakeibo_providers::select;
 use serde_json::json;
-use tokio::sync::{Mutex, mpsc};
+
 use uuid::Uuid;
 
 use crate::{
@@ -39,8 +39,8 @@ pub struct ChatArgs {
     /// Whose ledger (default: the development owner).
     #[arg(long, value_name = "UUID", default_value_t = kakeibo_ledger::DEV_OWNER.as_uuid())]
     owner: Uuid,
-    /// Continue this conversation instead of starting one.
-    #[arg(long, value_name = "ID")]
+    /// Continue this conversation instead of starting one (`/conversations` lists them).
+    #[arg(long, visible_alias = "resume", value_name = "ID")]
     conversation: Option<Uuid>,
     /// Hooks from this settings file (Claude Code's `hooks` format: shell commands and HTTP
     /// endpoints at SessionStart, UserPromptSubmit, PreToolUse, PermissionRequest, PostToolUse
@@ -74,6 +74,13 @@ pub struct SourcesArgs {
     /// (`allow mcp__rates__*`). A deny always wins; an allow runs a write unasked.
     #[arg(long, value_name = "RULES", env = "PERMISSION_RULES")]
     pub permission_rules: Option<String>,
+    /// At most N model calls a prompt (1 to 12): past them the model must answer without tools,
+    /// and the run ends stopped short.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=12))]
+    pub max_turns: Option<u32>,
+    /// Offer the model only the read tools: nothing can be written, or so much as asked for.
+    #[arg(long)]
+    pub read_only: bool,
 }
 
 impl SourcesArgs {
@@ -154,76 +161,169 @@ impl ChatArgs {
 }
 
 /// The agent of one conversation: the library's, as any program would build it.
-struct Session {
-    agent: Agent,
-    conversation: ConversationId,
+pub(crate) struct Session {
+    pub(crate) agent: Agent,
+    pub(crate) conversation: ConversationId,
     /// The conversation is still to be made, by its first turn (which runs `SessionStart`).
-    fresh: bool,
+    pub(crate) fresh: bool,
+    /// What the agent is made of besides its model, kept to make it again on another model.
+    parts: Parts,
+    /// This session's runs, their tokens and cost.
+    pub(crate) spent: Spend,
+}
+
+/// What a session's agent is made of besides its model.
+struct Parts {
+    pool: sqlx::PgPool,
+    owner: OwnerId,
+    rules: Arc<kakeibo::PermissionRules>,
+    /// The MCP servers started for the session (kept up while it lasts).
+    servers: McpServers,
+    hooks: Option<HookSettings>,
+    cwd: PathBuf,
+    project: ProjectArgs,
+    figures: FiguresPolicy,
+    judge: Option<kakeibo::Judge>,
+    max_turns: Option<u32>,
+    read_only: bool,
+}
+
+impl Parts {
+    /// The agent on `models`; the sentences about files left out said once (`say`).
+    fn build(&self, models: Models, policy: ConfirmPolicy, say: bool) -> Result<Agent> {
+        let mut builder = Agent::builder(self.pool.clone(), self.owner)
+            .models(models)
+            .channel(Channel::Cli)
+            .confirm_policy(policy)
+            .rules(Arc::clone(&self.rules))
+            .figures(self.figures)
+            .import_root(self.cwd.clone())
+            .mcp(&self.servers);
+        let (with_project, refused) =
+            builder.project(&self.cwd, !self.project.no_instructions, !self.project.no_skills);
+        builder = with_project;
+        if say {
+            for sentence in refused {
+                eprintln!("kakeibo: {}", visible(&sentence));
+            }
+        }
+        if let Some(settings) = &self.hooks {
+            builder = builder.hooks(SettingsHooks::new(settings.clone(), self.cwd.clone()));
+        }
+        if let Some(judge) = &self.judge {
+            builder = builder.stop_judge(judge.clone());
+        }
+        if let Some(calls) = self.max_turns {
+            builder = builder.max_turns(calls);
+        }
+        if self.read_only {
+            builder = builder.read_only();
+        }
+        Ok(builder.build()?)
+    }
+}
+
+/// The models `spec` names within the providers configured: `MODEL` (another model of the
+/// provider in use), `gemini:MODEL`, `anthropic:MODEL`, `openai:MODEL` or `script:PATH`.
+pub(crate) fn models_for(spec: &str) -> Result<Models> {
+    let (provider, model) = match spec.split_once(':') {
+        Some((name @ ("gemini" | "anthropic" | "openai"), model)) => {
+            (Some(name.to_owned()), Some(model.to_owned()))
+        }
+        Some(("script", _)) => (Some(spec.to_owned()), None),
+        _ => (None, Some(spec.to_owned())),
+    };
+    let var = move |name: &str| match name {
+        "KAKEIBO_PROVIDER" if provider.is_some() => provider.clone(),
+        "AGENT_MODEL" if model.is_some() => model.clone(),
+        _ => env_setting(name),
+    };
+    select::Settings::new(&var)
+        .models()
+        .map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 impl Session {
     /// The model and the hooks first (no database needed to say they are wrong), then the
-    /// conversation. `policy` decides the writes the model asks for.
-    async fn open(args: &ChatArgs, policy: ConfirmPolicy) -> Result<Self> {
+    /// MCP servers and the conversation. `policy` decides the writes the model asks for.
+    pub(crate) async fn open(args: &ChatArgs, policy: ConfirmPolicy) -> Result<Self> {
         let models = select::models_from_env().map_err(|e| anyhow::anyhow!("{e}"))?;
         let hooks = args.hooks.as_deref().map(HookSettings::load).transpose()?;
         let rules = args.sources.rules()?;
         let mcp = args.sources.mcp_config()?;
-        let cwd = std::env::current_dir().unwrap_or_default();
-        let mut builder = Agent::builder(pool(&args.database)?, OwnerId::new(args.owner))
-            .models(models)
-            .channel(Channel::Cli)
-            .confirm_policy(policy)
-            .rules(rules)
-            .figures(args.figures)
-            .import_root(cwd.clone());
-        if !mcp.servers.is_empty() || !mcp.problems.is_empty() {
+        let pool = pool(&args.database)?;
+        let servers = if mcp.servers.is_empty() && mcp.problems.is_empty() {
+            McpServers::default()
+        } else {
             let servers = McpServers::connect(&mcp, kakeibo::mcp::Timeouts::from_env()).await;
             for sentence in servers.reports() {
                 eprintln!("kakeibo: {}", visible(sentence));
             }
-            builder = builder.mcp(&servers);
-        }
-        let (with_project, refused) =
-            builder.project(&cwd, !args.project.no_instructions, !args.project.no_skills);
-        builder = with_project;
-        for sentence in refused {
-            eprintln!("kakeibo: {}", visible(&sentence));
-        }
-        if let Some(settings) = hooks {
-            builder = builder.hooks(SettingsHooks::new(settings, cwd));
-        }
-        if let Some(judge) = kakeibo_judge::from_settings(&env_setting).await {
-            builder = builder.stop_judge(judge);
-        }
-        let agent = builder.build()?;
-        let conversation = match args.conversation {
-            Some(id) => {
-                let id = ConversationId::from_uuid(id);
-                agent
-                    .conversation(id)
-                    .await
-                    .context("reading the conversation")?
-                    .with_context(|| format!("there is no conversation {id} in this ledger"))?;
-                id
-            }
-            None => ConversationId::random(),
+            servers
         };
-        Ok(Self {
+        let parts = Parts {
+            pool,
+            owner: OwnerId::new(args.owner),
+            rules: Arc::new(rules),
+            servers,
+            hooks,
+            cwd: std::env::current_dir().unwrap_or_default(),
+            project: args.project,
+            figures: args.figures,
+            judge: kakeibo_judge::from_settings(&env_setting).await,
+            max_turns: args.sources.max_turns,
+            read_only: args.sources.read_only,
+        };
+        let agent = parts.build(models, policy, true)?;
+        let mut session = Self {
             agent,
-            conversation,
-            fresh: args.conversation.is_none(),
-        })
+            conversation: ConversationId::random(),
+            fresh: true,
+            parts,
+            spent: Spend::default(),
+        };
+        if let Some(id) = args.conversation {
+            session.resume(ConversationId::from_uuid(id)).await?;
+        }
+        Ok(session)
+    }
+
+    /// Goes on with the owner's conversation `id` (an error when there is none).
+    pub(crate) async fn resume(&mut self, id: ConversationId) -> Result<kakeibo::ConversationSummary> {
+        let found = self
+            .agent
+            .conversation(id)
+            .await
+            .context("reading the conversation")?
+            .with_context(|| format!("there is no conversation {id} in this ledger"))?;
+        self.conversation = id;
+        self.fresh = false;
+        Ok(found)
+    }
+
+    /// The same session on the models `spec` names ([`models_for`]), `policy` deciding writes.
+    pub(crate) fn switch_model(&mut self, spec: &str, policy: ConfirmPolicy) -> Result<()> {
+        self.agent = self.parts.build(models_for(spec)?, policy, false)?;
+        Ok(())
+    }
+
+    /// Whether the session offers only read tools.
+    pub(crate) fn read_only(&self) -> bool {
+        self.parts.read_only
     }
 
     /// Starts a new conversation: its first turn makes it.
-    fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.conversation = ConversationId::random();
         self.fresh = true;
     }
 
     /// One turn, to its end; Ctrl+C stops it ([`Stop::Cancelled`], its run stored aborted).
-    async fn turn(&mut self, text: &str, on_event: impl Fn(&Event) + Send + Sync) -> Result<RunResult> {
+    pub(crate) async fn turn(
+        &mut self,
+        text: &str,
+        on_event: impl Fn(&Event) + Send + Sync,
+    ) -> Result<RunResult> {
         // Listening from now: a Ctrl+C before the turn's first await is not lost.
         let ctrl_c = tokio::spawn(tokio::signal::ctrl_c());
         let stop = ctrl_c.abort_handle();
@@ -248,6 +348,10 @@ impl Session {
             Err(_) => self.agent.conversation(self.conversation).await?.is_none(),
         };
         let result = result.context("the turn failed")?;
+        self.spent.runs += 1;
+        self.spent.input_tokens += i64::try_from(result.usage.input_tokens).unwrap_or(i64::MAX);
+        self.spent.output_tokens += i64::try_from(result.usage.output_tokens).unwrap_or(i64::MAX);
+        self.spent.cost_micro_usd += result.cost.0;
         if result.is_waiting() {
             anyhow::bail!("the turn waits for a confirmation, which the CLI never does");
         }
@@ -261,7 +365,7 @@ fn env_setting(name: &str) -> Option<String> {
 }
 
 /// Dim text when `styled` (a terminal), plain otherwise.
-fn dim(styled: bool, text: &str) -> String {
+pub(crate) fn dim(styled: bool, text: &str) -> String {
     if styled {
         format!("\x1b[2m{text}\x1b[0m")
     } else {
@@ -271,14 +375,14 @@ fn dim(styled: bool, text: &str) -> String {
 
 /// Writes and flushes. A closed pipe ends the program with 141 (as SIGPIPE would): the answer
 /// was not delivered, so it is not a success.
-fn put(out: &mut dyn Write, text: &str) {
+pub(crate) fn put(out: &mut dyn Write, text: &str) {
     if out.write_all(text.as_bytes()).and_then(|()| out.flush()).is_err() {
         std::process::exit(141);
     }
 }
 
 /// What to say when a turn stopped short: its own message (never streamed as text) or a note.
-fn stop_notice(result: &RunResult) -> Option<String> {
+pub(crate) fn stop_notice(result: &RunResult) -> Option<String> {
     match result.stop? {
         Stop::End => None,
         Stop::ProviderError
@@ -296,7 +400,7 @@ fn stop_notice(result: &RunResult) -> Option<String> {
 }
 
 /// The human lines of a turn's events: streamed text, one dim line per tool call and result.
-fn human_events(styled: bool, to_stderr: bool) -> impl Fn(&Event) + Send + Sync {
+pub(crate) fn human_events(styled: bool, to_stderr: bool) -> impl Fn(&Event) + Send + Sync {
     move |event| {
         let mut stdout = std::io::stdout();
         let mut stderr = std::io::stderr();
@@ -412,7 +516,7 @@ fn figures_verdict(styled: bool, checked: &FigureCheck) -> String {
 }
 
 /// The footer after a turn: latency, tokens with the cached share, output, cost, iterations, run.
-fn footer(result: &RunResult, latency: Duration) -> String {
+pub(crate) fn footer(result: &RunResult, latency: Duration) -> String {
     let usage = &result.usage;
     let cached = (usage.cached_tokens * 100)
         .checked_div(usage.input_tokens)
@@ -511,168 +615,6 @@ fn result_line(result: &RunResult, session: &Session, latency: Duration) -> Opti
         model: format!("{}:{}", provider.name(), provider.model()),
         latency_ms: u64::try_from(latency.as_millis()).unwrap_or(u64::MAX),
     })
-}
-
-// endregion
-// region: the REPL
-
-/// Lines of standard input, read on their own thread and queued, so piped input behaves as typed
-/// input: nothing is dropped while a turn runs, and a confirmation takes the next line.
-type Lines = Arc<Mutex<LineQueue>>;
-
-/// The lines read so far, with room to put one back (a line typed ahead while an answer was
-/// streaming, which is not an answer to the `[y/N]` question).
-#[derive(Debug)]
-struct LineQueue {
-    back: std::collections::VecDeque<String>,
-    rx: mpsc::UnboundedReceiver<String>,
-}
-
-impl LineQueue {
-    async fn next(&mut self) -> Option<String> {
-        match self.back.pop_front() {
-            Some(line) => Some(line),
-            None => self.rx.recv().await,
-        }
-    }
-}
-
-fn stdin_lines() -> Lines {
-    let (tx, rx) = mpsc::unbounded_channel();
-    std::thread::spawn(move || {
-        let stdin = std::io::stdin();
-        let mut line = String::new();
-        loop {
-            line.clear();
-            match stdin.read_line(&mut line) {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {
-                    if tx.send(line.trim_end_matches(['\r', '\n']).to_owned()).is_err() {
-                        break;
-                    }
-                }
-            }
-        }
-    });
-    Arc::new(Mutex::new(LineQueue {
-        back: std::collections::VecDeque::new(),
-        rx,
-    }))
-}
-
-/// Asks `[y/N]` on the terminal for each write; EOF or anything but y/yes declines.
-fn inline_policy(lines: &Lines, styled: bool) -> ConfirmPolicy {
-    let lines = Arc::clone(lines);
-    ConfirmPolicy::Inline(Box::new(move |write: &PendingWrite| {
-        let lines = Arc::clone(&lines);
-        let question = format!("\n  ✎ {} — allow? [y/N] ", visible(&write.summary));
-        Box::pin(async move {
-            put(
-                &mut std::io::stdout(),
-                &if styled {
-                    format!("\x1b[1m{question}\x1b[0m")
-                } else {
-                    question
-                },
-            );
-            let mut queue = lines.lock().await;
-            let answer = queue.next().await;
-            let said = answer.as_deref().map(|a| a.trim().to_lowercase());
-            let allowed = matches!(said.as_deref(), Some("y" | "yes"));
-            // Anything but an answer declines, and goes back to be read as the next input.
-            if let Some(line) =
-                answer.filter(|_| !matches!(said.as_deref(), Some("y" | "yes" | "n" | "no" | "")))
-            {
-                queue.back.push_front(line);
-            }
-            drop(queue);
-            if !styled {
-                put(&mut std::io::stdout(), if allowed { "y\n" } else { "n\n" });
-            }
-            allowed
-        })
-    }))
-}
-
-const HELP: &str =
-    "commands: /help (this), /reset (a new conversation), /history (messages so far), /exit or /quit
-Ctrl+C stops the turn in flight; Ctrl+C again (or Ctrl+D) quits.";
-
-/// `kakeibo chat`.
-pub async fn repl(args: ChatArgs) -> Result<()> {
-    let styled = std::io::stdout().is_terminal();
-    let lines = stdin_lines();
-    let mut session = Session::open(&args, inline_policy(&lines, styled)).await?;
-    crate::outln!(
-        "kakeibo chat · {}:{} · conversation {}\n/help for commands",
-        session.agent.provider().name(),
-        session.agent.provider().model(),
-        session.conversation
-    );
-    loop {
-        if std::io::stdin().is_terminal() {
-            put(&mut std::io::stdout(), "\n› ");
-        }
-        let line = tokio::select! {
-            line = async { lines.lock().await.next().await } => line,
-            _ = tokio::signal::ctrl_c() => None,
-        };
-        let Some(line) = line else { break };
-        let text = line.trim();
-        match text {
-            "" => {}
-            "/exit" | "/quit" => break,
-            "/help" => {
-                crate::outln!("{HELP}");
-                let names = |tier: Tier| {
-                    session
-                        .agent
-                        .tools()
-                        .filter(|(_, t)| *t == tier)
-                        .map(|(name, _)| name)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                };
-                crate::outln!("read tools: {}", names(Tier::Read));
-                crate::outln!("write tools (asked [y/N] first): {}", names(Tier::Write));
-            }
-            "/reset" => {
-                session.reset();
-                crate::outln!("a new conversation: {}", session.conversation);
-            }
-            "/history" => {
-                let messages = session
-                    .agent
-                    .conversation(session.conversation)
-                    .await?
-                    .map_or(0, |conversation| conversation.messages);
-                crate::outln!("{messages} messages in conversation {}", session.conversation);
-            }
-            command if command.starts_with('/') => {
-                crate::outln!("unknown command {command}; /help lists them");
-            }
-            question => {
-                if !std::io::stdin().is_terminal() {
-                    crate::outln!("› {question}");
-                }
-                let started = Instant::now();
-                let on_event = human_events(styled, false);
-                match session.turn(question, on_event).await {
-                    Ok(result) if result.stop == Some(Stop::Cancelled) => crate::outln!("\n(aborted)"),
-                    Ok(result) => {
-                        crate::outln!();
-                        if let Some(notice) = stop_notice(&result) {
-                            crate::outln!("{}", visible_lines(&notice));
-                        }
-                        crate::outln!("{}", dim(styled, &footer(&result, started.elapsed())));
-                    }
-                    Err(e) => eprintln!("kakeibo: {}", visible_lines(&format!("{e:#}"))),
-                }
-            }
-        }
-    }
-    crate::outln!("bye — conversation {}", session.conversation);
-    Ok(())
 }
 
 // endregion

@@ -19,6 +19,7 @@ mod export_cmd;
 mod import_cmd;
 mod operator_cmd;
 mod providers_cmd;
+mod repl;
 mod report_cmd;
 mod table;
 mod terminal;
@@ -64,7 +65,7 @@ struct Cli {
     #[arg(long, value_name = "UUID", requires = "mode", default_value_t = DEV_OWNER.as_uuid())]
     owner: uuid::Uuid,
     /// With -p: continue this conversation.
-    #[arg(long, value_name = "ID", requires = "print")]
+    #[arg(long, visible_alias = "resume", value_name = "ID", requires = "print")]
     conversation: Option<uuid::Uuid>,
     /// With -p or --acp: hooks from this settings file (Claude Code's `hooks` format).
     #[arg(long, value_name = "FILE", requires = "mode")]
@@ -87,8 +88,9 @@ struct Cli {
 enum Command {
     /// Talk to the agent about the ledger (a REPL; writes ask [y/N]).
     #[command(
-        after_help = "Commands inside: /help, /reset, /history, /exit. Ctrl+C stops a turn; again, or Ctrl+D, quits.\n\
-        Piped input works as typed input: printf 'how much did I spend?\\n/exit\\n' | kakeibo chat"
+        after_help = "Commands inside: /help, /conversations (or /sessions), /resume ID, /reset, /history, /cost,\n\
+        /model [ID], /tools, /exit (or /quit). Ctrl+C stops a turn (the next run is told); again, or Ctrl+D, quits.\n\
+        Piped input works as typed input: printf 'how much did I spend?\\n/cost\\n/exit\\n' | kakeibo chat"
     )]
     Chat(chat_cmd::ChatArgs),
     /// Apply the database migrations (as the owner role in DATABASE_URL).
@@ -229,7 +231,7 @@ async fn main() -> ExitCode {
         return ExitCode::from(2);
     };
     let outcome = match command {
-        Command::Chat(args) => chat_cmd::repl(args).await,
+        Command::Chat(args) => repl::repl(args).await,
         Command::Migrate(args) => migrate(&args).await,
         Command::Seed(args) => seed_command(args).await,
         Command::Import(args) => import_cmd::run(args).await,

@@ -10,7 +10,8 @@ use std::{
 
 use futures_util::future::{self, BoxFuture};
 use kakeibo_agent::{
-    AgentConfig, Channel, Outcome, TurnStore, closing_events, conversations::ConversationSummary,
+    AgentConfig, Channel, Outcome, TurnStore, closing_events,
+    conversations::{ConversationSummary, Spend},
     turns::Claim,
 };
 use kakeibo_core::{
@@ -71,6 +72,8 @@ pub struct AgentBuilder {
     figures: FiguresPolicy,
     /// Sections after the system prompt: the person's instructions, the list of skills.
     addenda: Vec<String>,
+    max_iterations: u32,
+    read_only: bool,
 }
 
 impl std::fmt::Debug for AgentBuilder {
@@ -244,6 +247,21 @@ impl AgentBuilder {
         self
     }
 
+    /// At most `calls` model calls a prompt (1 to 12, kakeibo's own limit): past them the model
+    /// must answer without tools, and the run ends
+    /// [`Stop::IterationLimit`](crate::Stop::IterationLimit).
+    pub fn max_turns(mut self, calls: u32) -> Self {
+        self.max_iterations = calls.clamp(1, kakeibo_core::turn::MAX_ITERATIONS);
+        self
+    }
+
+    /// Offer the model only the read tools (kakeibo's and any others'): no write can be asked
+    /// for, let alone run.
+    pub fn read_only(mut self) -> Self {
+        self.read_only = true;
+        self
+    }
+
     /// Which way of driving kakeibo the runs are recorded under ([`Channel::Library`] unless said).
     pub fn channel(mut self, channel: Channel) -> Self {
         self.channel = channel;
@@ -277,6 +295,8 @@ impl AgentBuilder {
         };
         config.stop_judge = self.stop_judge;
         config.figures = self.figures;
+        config.max_iterations = self.max_iterations;
+        config.read_only = self.read_only;
         Ok(Agent {
             inner: kakeibo_agent::Agent::new(TurnStore::new(self.pool), self.owner, config)?,
             policy: self.policy,
@@ -304,6 +324,8 @@ impl Agent {
             channel: Channel::Library,
             figures: FiguresPolicy::Flag,
             addenda: Vec::new(),
+            max_iterations: kakeibo_core::turn::MAX_ITERATIONS,
+            read_only: false,
         }
     }
 
@@ -400,6 +422,32 @@ impl Agent {
         let scope = self.inner.scope();
         let found = kakeibo_agent::conversations::conversation(scope.owner, &scope.pool, id).await?;
         Ok(found.map(|conversation| conversation.summary))
+    }
+
+    /// The owner's conversations, most recently updated first (at most 200), each with what its
+    /// runs cost.
+    pub async fn conversations(&self) -> Result<Vec<(ConversationSummary, Spend)>, Error> {
+        let scope = self.inner.scope();
+        let list = kakeibo_agent::conversations::list_conversations(scope.owner, &scope.pool).await?;
+        let spent: std::collections::HashMap<_, _> =
+            kakeibo_agent::conversations::spend(scope.owner, &scope.pool, None)
+                .await?
+                .into_iter()
+                .collect();
+        Ok(list
+            .into_iter()
+            .map(|c| {
+                let of_this = spent.get(&c.id).copied().unwrap_or_default();
+                (c, of_this)
+            })
+            .collect())
+    }
+
+    /// What the runs of one conversation of the owner's came to (nothing when it has none).
+    pub async fn spend(&self, conversation: ConversationId) -> Result<Spend, Error> {
+        let scope = self.inner.scope();
+        let found = kakeibo_agent::conversations::spend(scope.owner, &scope.pool, Some(conversation)).await?;
+        Ok(found.into_iter().next().map(|(_, s)| s).unwrap_or_default())
     }
 
     /// A new, empty conversation titled `title`, for prompts sent with

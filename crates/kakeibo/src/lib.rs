@@ -53,7 +53,10 @@ mod result;
 
 pub use agent::{Agent, AgentBuilder, Prompt};
 pub use error::Error;
-pub use kakeibo_agent::{AgentConfig, Channel, ConfirmError};
+pub use kakeibo_agent::{
+    AgentConfig, Channel, ConfirmError,
+    conversations::{ConversationSummary, Spend},
+};
 pub use kakeibo_core::{
     Budget, ConfirmPolicy, ConversationId, EndStatus, Event, EventUsage, FiguresPolicy, Hooks, MicroUsd,
     PendingWrite, PermissionRules, Provider, ResultLine, RunId, RunStatus, RunSummary, Stop, SuspendedTurnId,

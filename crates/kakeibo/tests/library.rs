@@ -637,3 +637,72 @@ async fn instructions_and_skills_reach_the_model(options: PgPoolOptions, connect
     assert_eq!(request.system, kakeibo_core::prompt::SYSTEM_PROMPT);
     assert!(request.tools.iter().all(|d| d.name != "Skill"));
 }
+
+/// `max_turns` ends a run past its model calls, and the next prompt of the conversation tells
+/// the model the run before ended early (for that turn only); `read_only` offers no write tool;
+/// `conversations` and `spend` sum a conversation's runs.
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn limits_and_an_early_end_told_to_the_next_run(options: PgPoolOptions, connect: PgConnectOptions) {
+    use kakeibo::{Stop, Tier};
+    use kakeibo_core::scripted::{Scripted, reply_calls, reply_text};
+    use serde_json::json;
+    use std::sync::Arc;
+
+    let (_owner, _url) = seeded(options, connect.clone()).await;
+    let app = app_pool(&connect).await;
+    let search = || reply_calls(&[("search_transactions", json!({"query": "coffee"}))]);
+    let scripted = Arc::new(Scripted::new(vec![
+        Ok(search()),
+        Ok(search()),
+        Ok(reply_text("Coffee: enough.")),
+        Ok(reply_text("Going on from there.")),
+        Ok(reply_text("And again.")),
+    ]));
+    let agent = Agent::builder(app.clone(), DEV_OWNER)
+        .shared_provider(scripted.clone())
+        .max_turns(2)
+        .read_only()
+        .build()
+        .unwrap();
+    assert!(agent.tools().all(|(_, tier)| tier == Tier::Read));
+    assert!(agent.tools().any(|(name, _)| name == "search_transactions"));
+    let first = agent.run("How much coffee did I buy?").await.unwrap();
+    assert_eq!(first.stop, Some(Stop::IterationLimit), "{first:?}");
+    let conversation = first.conversation;
+    let second = agent
+        .prompt("Go on.")
+        .in_conversation(conversation)
+        .await
+        .unwrap();
+    assert_eq!(second.text, "Going on from there.");
+    let third = agent
+        .prompt("Once more.")
+        .in_conversation(conversation)
+        .await
+        .unwrap();
+    assert_eq!(third.text, "And again.");
+    let requests = scripted.requests();
+    assert_eq!(requests.len(), 5);
+    assert!(
+        requests[1].tools.iter().all(|d| d.name != "set_budget"),
+        "no write is offered"
+    );
+    let told = "The previous request in this conversation ended in an error before it finished";
+    assert!(!requests[0].system.contains(told));
+    assert!(
+        requests[3].system.contains(told),
+        "the run after the early end is told"
+    );
+    assert!(!requests[4].system.contains(told), "only that run");
+
+    let spend = agent.spend(conversation).await.unwrap();
+    assert_eq!(spend.runs, 3);
+    let listed = agent.conversations().await.unwrap();
+    let (summary, listed_spend) = listed
+        .iter()
+        .find(|(c, _)| c.id == conversation.as_uuid())
+        .unwrap();
+    assert_eq!(*listed_spend, spend);
+    assert_eq!(summary.title.as_deref(), Some("How much coffee did I buy?"));
+    assert!(summary.messages >= 6, "{summary:?}");
+}

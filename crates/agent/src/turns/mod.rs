@@ -125,6 +125,11 @@ pub struct AgentConfig {
     /// What to do with an answer's figure no tool returned: mark it (the default), or ask the
     /// model once to correct the answer.
     pub figures: FiguresPolicy,
+    /// The model calls a turn may make before it must answer without tools
+    /// ([`kakeibo_core::turn::MAX_ITERATIONS`] unless fewer are asked for).
+    pub max_iterations: u32,
+    /// Only the read tools are offered: the model cannot so much as ask for a write.
+    pub read_only: bool,
 }
 
 impl AgentConfig {
@@ -143,6 +148,8 @@ impl AgentConfig {
             hooks: None,
             stop_judge: None,
             figures: FiguresPolicy::Flag,
+            max_iterations: kakeibo_core::turn::MAX_ITERATIONS,
+            read_only: false,
         }
     }
 }
@@ -184,6 +191,11 @@ impl Agent {
             finance
         } else {
             ToolRegistry::new(finance.tools().iter().chain(&config.tools).cloned().collect())?
+        };
+        let tools = if config.read_only {
+            tools.read_only()
+        } else {
+            tools
         };
         Ok(Self {
             store,
@@ -271,6 +283,7 @@ impl Agent {
                 .map(|hooks| HookSite { hooks, session }),
             stop_judge: self.config.stop_judge.as_deref(),
             figures: self.config.figures,
+            max_iterations: self.config.max_iterations,
         }
     }
 
@@ -349,6 +362,20 @@ impl Agent {
         };
         let (text, refused) = self.prompt_hooks(conversation, &thread, text).await;
         let text = text.as_ref();
+        // The run before this one ended early: the model is told, for this turn only.
+        let earlier = match thread {
+            Thread::Existing => self
+                .store
+                .last_run_status(owner, conversation)
+                .await
+                .ok()
+                .flatten(),
+            Thread::New { .. } => None,
+        };
+        let system: std::borrow::Cow<'_, str> = match earlier.as_deref().and_then(ended_early) {
+            Some(note) => format!("{}\n\n{note}", self.config.system).into(),
+            None => self.config.system.as_ref().into(),
+        };
         let (mut history, user) = self
             .store
             .open_turn(owner, conversation, thread, &run, text)
@@ -367,7 +394,7 @@ impl Agent {
         });
         let (mut history, eviction) = context::fit(
             history,
-            &self.config.system,
+            &system,
             &declarations,
             provider,
             budgeted.as_ref().map_or(summarizer, |b| b as &dyn Provider),
@@ -380,7 +407,8 @@ impl Agent {
         let mut turn = Turn::start(run_id, history, user);
         turn.continue_seq_from(seq);
         let session = conversation.to_string();
-        let deps = self.deps(policy, &tracer, on_event, &session);
+        let mut deps = self.deps(policy, &tracer, on_event, &session);
+        deps.system = &system;
         let turn = match (refused, stop) {
             (Some(reason), _) => turn.refused_by_hook(&reason),
             (None, Some(stop)) => drive_until(turn, &deps, stop).await,
@@ -601,6 +629,30 @@ impl Agent {
             )
             .await?;
         Ok(finished(turn))
+    }
+}
+
+/// What the model is told when the conversation's previous run ended with `status`: `None` for
+/// a run that answered (or waits, or was refused before it began).
+fn ended_early(status: &str) -> Option<&'static str> {
+    match status {
+        "aborted" => Some(
+            "## The previous request\nThe previous request in this conversation was stopped before it finished \
+             (by the person, or by a limit). What it did before the stop is in the conversation above: tool \
+             calls that ran are done, and nothing after them happened. If the person asks to go on, continue \
+             from there; never repeat a write that already ran.",
+        ),
+        "error" => Some(
+            "## The previous request\nThe previous request in this conversation ended in an error before it \
+             finished (a provider failure, or the limit of model calls). What it did is in the conversation \
+             above: tool calls that ran are done. If the person asks to go on, continue from there; never \
+             repeat a write that already ran.",
+        ),
+        "stuck" => Some(
+            "## The previous request\nThe previous request in this conversation was stopped because it made no \
+             progress. Do not repeat the same calls: say what could not be found, or ask the person.",
+        ),
+        _ => None,
     }
 }
 

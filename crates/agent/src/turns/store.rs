@@ -263,6 +263,26 @@ impl TurnStore {
         }
     }
 
+    /// How the latest run of the owner's `conversation` ended (`ok`, `aborted`, `error`, …), if
+    /// it has one that ended.
+    pub async fn last_run_status(
+        &self,
+        owner: OwnerId,
+        conversation: ConversationId,
+    ) -> Result<Option<String>, AgentError> {
+        let mut tx = begin_for_owner(owner, &self.pool).await?;
+        let status = sqlx::query_scalar(
+            "SELECT status::text FROM trace_runs WHERE owner_id = $1 AND conversation_id = $2
+             AND finished_at IS NOT NULL ORDER BY started_at DESC, id LIMIT 1",
+        )
+        .bind(owner.as_uuid())
+        .bind(conversation.as_uuid())
+        .fetch_optional(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(status)
+    }
+
     /// A new turn that finished without waiting, in one transaction: its new messages appended
     /// to the conversation (with the summary, when its context was fitted), its trace events, and
     /// its run's totals and status.

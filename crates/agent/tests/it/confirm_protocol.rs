@@ -243,6 +243,7 @@ async fn a_crash_at_any_step_is_recovered_by_retrying(options: PgPoolOptions, co
         hooks: None,
         stop_judge: None,
         figures: kakeibo_core::FiguresPolicy::Flag,
+        max_iterations: kakeibo_core::turn::MAX_ITERATIONS,
     };
     let decisions = |call: &str| vec![(call.to_owned(), true)];
 

@@ -65,7 +65,7 @@ async fn the_repl_streams_asks_before_writes_and_lists_tools(pool: PgPool) {
         &pool,
         Some("demo"),
         &["chat"],
-        "how much did I spend\nset a budget\nn\n/help\n/history\n/exit\n",
+        "how much did I spend\nset a budget\nn\n/help\n/tools\n/history\n/exit\n",
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -81,7 +81,7 @@ async fn the_repl_streams_asks_before_writes_and_lists_tools(pool: PgPool) {
     assert!(stdout.contains("→ get_spend_report"), "{stdout}");
     assert!(stdout.contains("allow? [y/N] n"), "{stdout}");
     assert!(
-        stdout.contains("read tools: convert_currency") && stdout.contains("set_budget"),
+        stdout.contains("  read   convert_currency") && stdout.contains("  write  set_budget"),
         "{stdout}"
     );
     assert!(stdout.contains("messages in conversation"), "{stdout}");

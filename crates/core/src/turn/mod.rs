@@ -61,6 +61,9 @@ pub struct Deps<'a> {
     pub stop_judge: Option<&'a dyn StopJudge>,
     /// What to do with an answer that states a figure its turn's tools did not return.
     pub figures: FiguresPolicy,
+    /// The model calls a turn may make before its tools are taken away and it must answer
+    /// ([`MAX_ITERATIONS`] unless a caller asks for fewer: the CLI's `--max-turns`).
+    pub max_iterations: u32,
 }
 
 /// What the loop does with an answer that states a figure no tool of its turn returned
@@ -494,7 +497,7 @@ async fn stop_hook(turn: &mut Turn, deps: &Deps<'_>, answer: &str) -> Option<Str
 }
 
 async fn run_tools(mut turn: Turn, calls: Vec<ToolUse>, deps: &Deps<'_>) -> Turn {
-    if turn.iteration >= MAX_ITERATIONS {
+    if turn.iteration >= deps.max_iterations {
         let results = calls.iter().map(|c| error_result(c, ITERATION_LIMIT));
         turn.history.push(Message::results(results));
         let payload = TracePayload::Error(ErrorTrace::IterationLimit {

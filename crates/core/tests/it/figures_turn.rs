@@ -97,6 +97,7 @@ async fn turn_under(
         hooks: None,
         stop_judge: None,
         figures,
+        max_iterations: kakeibo_core::turn::MAX_ITERATIONS,
     };
     drive(turn, &deps).await
 }

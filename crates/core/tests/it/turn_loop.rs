@@ -131,6 +131,7 @@ async fn run_hooked(
         }),
         stop_judge: None,
         figures: kakeibo_core::FiguresPolicy::Flag,
+        max_iterations: kakeibo_core::turn::MAX_ITERATIONS,
     };
     drive(
         Turn::start(kakeibo_core::RunId::random(), Vec::new(), Message::user("go")),
@@ -457,6 +458,7 @@ async fn a_stopped_turn_keeps_what_ran_and_ends_aborted() {
         hooks: None,
         stop_judge: None,
         figures: kakeibo_core::FiguresPolicy::Flag,
+        max_iterations: kakeibo_core::turn::MAX_ITERATIONS,
     };
     let start = Turn::start(kakeibo_core::RunId::random(), Vec::new(), Message::user("go"));
     let mut stop = std::pin::pin!(tokio::time::sleep(std::time::Duration::from_millis(200)));
@@ -792,6 +794,7 @@ async fn run_judged(h: &Harness, provider: &Scripted, judge: &CountingJudge) -> 
         hooks: None,
         stop_judge: Some(judge),
         figures: kakeibo_core::FiguresPolicy::Flag,
+        max_iterations: kakeibo_core::turn::MAX_ITERATIONS,
     };
     drive(
         Turn::start(kakeibo_core::RunId::random(), Vec::new(), Message::user("go")),

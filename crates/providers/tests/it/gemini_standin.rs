@@ -206,6 +206,7 @@ async fn a_cut_stream_and_a_blocked_prompt_are_not_answers() {
         hooks: None,
         stop_judge: None,
         figures: kakeibo_core::FiguresPolicy::Flag,
+        max_iterations: kakeibo_core::turn::MAX_ITERATIONS,
     };
     let turn = drive(
         Turn::start(kakeibo_core::RunId::random(), vec![], Message::user("hi")),
