@@ -151,6 +151,23 @@ fn compiled<T: TypedTool>() -> Arc<Compiled> {
     }))
 }
 
+/// Every way `input` does not fit the schema `validator` checks, each as `path: problem` (the
+/// path dotted, `input` for the whole), for the model to correct.
+pub fn problems(validator: &jsonschema::Validator, input: &Value) -> Vec<String> {
+    validator
+        .iter_errors(input)
+        .map(|e| {
+            let path = e.instance_path().to_string();
+            let at = if path.is_empty() {
+                "input".to_owned()
+            } else {
+                path.trim_start_matches('/').replace('/', ".")
+            };
+            format!("{at}: {e}")
+        })
+        .collect()
+}
+
 /// Wraps a [`TypedTool`] as a [`Tool`].
 pub fn typed<T: TypedTool>(tool: T) -> Arc<dyn Tool> {
     Arc::new(Typed {
@@ -167,18 +184,7 @@ struct Typed<T> {
 impl<T: TypedTool> Typed<T> {
     fn parse(&self, input: &Value) -> Result<T::Input, Vec<String>> {
         let mut problems: Vec<String> = match &self.compiled.validator {
-            Some(validator) => validator
-                .iter_errors(input)
-                .map(|e| {
-                    let path = e.instance_path().to_string();
-                    let at = if path.is_empty() {
-                        "input".to_owned()
-                    } else {
-                        path.trim_start_matches('/').replace('/', ".")
-                    };
-                    format!("{at}: {e}")
-                })
-                .collect(),
+            Some(validator) => problems(validator, input),
             None => Vec::new(),
         };
         if !problems.is_empty() {

@@ -156,18 +156,7 @@ impl Tool for McpTool {
     }
 
     fn validate(&self, input: &Value) -> Vec<String> {
-        self.validator
-            .iter_errors(input)
-            .map(|e| {
-                let path = e.instance_path().to_string();
-                let at = if path.is_empty() {
-                    "input".to_owned()
-                } else {
-                    path.trim_start_matches('/').replace('/', ".")
-                };
-                format!("{at}: {e}")
-            })
-            .collect()
+        kakeibo_core::tool::problems(&self.validator, input)
     }
 
     fn summarize(&self, input: &Value) -> Option<String> {

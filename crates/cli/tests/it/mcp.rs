@@ -89,15 +89,11 @@ fn ask(pool: &PgPool, config: &Path, prompt: &str, extra: &[&str], env: &[(&str,
         .unwrap()
 }
 
-fn events(out: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
-}
-
 fn of_type(out: &Output, kind: &str) -> Vec<Value> {
-    events(out).into_iter().filter(|e| e["type"] == kind).collect()
+    common::events(out)
+        .into_iter()
+        .filter(|e| e["type"] == kind)
+        .collect()
 }
 
 fn answer(out: &Output) -> String {
@@ -158,12 +154,7 @@ async fn mcp_servers_serve_reads_inline_and_writes_only_when_allowed(pool: PgPoo
     // … read-only: its write tools are not offered at all.
     let out = ask(&pool, &config, "Set my partner's budget", &[], &[]);
     assert!(out.status.success());
-    let failed: Vec<Value> = sqlx::query_scalar(
-        "SELECT payload FROM trace_events WHERE type = 'tool_call' AND payload->>'name' = 'mcp__household__set_budget'",
-    )
-    .fetch_all(&pool)
-    .await
-    .unwrap();
+    let failed = common::traced_calls(&pool, "mcp__household__set_budget").await;
     assert_eq!(failed.len(), 1);
     let result = failed[0]["result"].as_str().unwrap();
     assert!(
@@ -255,12 +246,7 @@ async fn servers_and_calls_that_hang_are_cut_by_their_timeouts(pool: PgPool) {
     assert_eq!(results[0]["outcome"], "failed");
     assert_eq!(answer(&out), "The quote did not come back in time.");
     assert!(took < std::time::Duration::from_secs(30), "{took:?}");
-    let traced: Vec<Value> = sqlx::query_scalar(
-        "SELECT payload FROM trace_events WHERE type = 'tool_call' AND payload->>'name' = 'mcp__rates__slow_quote'",
-    )
-    .fetch_all(&pool)
-    .await
-    .unwrap();
+    let traced = common::traced_calls(&pool, "mcp__rates__slow_quote").await;
     assert!(
         traced[0]["result"]
             .as_str()

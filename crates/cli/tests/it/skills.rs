@@ -42,13 +42,6 @@ fn ask(pool: &PgPool, cwd: &Path, extra: &[&str]) -> Output {
         .unwrap()
 }
 
-fn events(out: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
-}
-
 fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
     events.iter().filter(|e| e["type"] == kind).collect()
 }
@@ -61,7 +54,7 @@ async fn a_skill_is_loaded_and_followed_and_the_limits_are_said(pool: PgPool) {
     let dir = project("Our budget month is the calendar month.");
     let out = ask(&pool, dir.path(), &[]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let events = events(&out);
+    let events = common::events(&out);
     let calls: Vec<&str> = of_type(&events, "tool_call")
         .iter()
         .map(|e| e["name"].as_str().unwrap())
@@ -71,7 +64,7 @@ async fn a_skill_is_loaded_and_followed_and_the_limits_are_said(pool: PgPool) {
         ["Skill", "get_spend_report", "get_budget_status", "flag_anomalies"],
         "the skill, then what it lists"
     );
-    let skill = skill_calls(&pool).await;
+    let skill = common::traced_calls(&pool, "Skill").await;
     assert_eq!(skill.len(), 1);
     let result = skill[0]["result"].as_str().unwrap();
     assert!(
@@ -96,7 +89,7 @@ async fn a_skill_is_loaded_and_followed_and_the_limits_are_said(pool: PgPool) {
     // --no-skills: no Skill tool; the model asking for one is told there is none.
     let out = ask(&pool, dir.path(), &["--no-skills"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let skill = skill_calls(&pool).await;
+    let skill = common::traced_calls(&pool, "Skill").await;
     let last = skill.last().unwrap();
     assert_eq!(last["error"], true, "{last}");
     assert!(
@@ -106,15 +99,4 @@ async fn a_skill_is_loaded_and_followed_and_the_limits_are_said(pool: PgPool) {
             .contains("no tool named \"Skill\""),
         "{last}"
     );
-}
-
-/// The traced `Skill` calls, oldest first.
-async fn skill_calls(pool: &PgPool) -> Vec<Value> {
-    sqlx::query_scalar(
-        "SELECT payload FROM trace_events WHERE type = 'tool_call' AND payload->>'name' = 'Skill'
-         ORDER BY created_at, seq",
-    )
-    .fetch_all(pool)
-    .await
-    .unwrap()
 }

@@ -19,6 +19,27 @@ pub const MODEL_VARIABLES: [&str; 8] = [
     "RECORD",
 ];
 
+/// The JSON lines a `--output-format stream-json` run printed.
+pub fn events(out: &std::process::Output) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+/// The traced calls of the tool `name`, oldest first (their full results are here; a
+/// `tool_result` event carries only a summary).
+pub async fn traced_calls(pool: &PgPool, name: &str) -> Vec<serde_json::Value> {
+    sqlx::query_scalar(
+        "SELECT payload FROM trace_events WHERE type = 'tool_call' AND payload->>'name' = $1
+         ORDER BY created_at, seq",
+    )
+    .bind(name)
+    .fetch_all(pool)
+    .await
+    .unwrap()
+}
+
 /// The owner-role URL of the per-test database.
 pub fn database_url(pool: &PgPool) -> String {
     let url = std::env::var("DATABASE_URL").unwrap();
