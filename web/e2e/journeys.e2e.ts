@@ -183,6 +183,33 @@ describe('a visitor on /chat', () => {
     }
   });
 
+  it("shows the model's task list in the margin when the operator turns it on", async () => {
+    const dev = await startDev({ KAKEIBO_PROVIDER: `script:${resolve(REPO, 'fixtures', 'scripts', 'tasks.yaml')}`, TASK_LIST: 'on' });
+    try {
+      const context = await browser.newContext({ baseURL: dev.base, viewport: DESKTOP });
+      const page = await context.newPage();
+      watch(page);
+      await page.goto('/chat');
+      await ask(page, 'Review my subscriptions');
+      await waitSettled(page);
+      const answer = page.locator('.exchange').first();
+      await expect.poll(() => answer.locator('.prose').innerText()).toBe('I went through your regular payments: look at the largest first.');
+      const tasks = answer.locator('.tasks .task');
+      await expect.poll(() => tasks.count()).toBe(3);
+      expect(await answer.locator('.task-completed').count()).toBe(2);
+      expect(await answer.locator('.task-in-progress').innerText()).toContain('Say which to look at');
+      expect(await answer.locator('.tasks').getAttribute('aria-label')).toBe('Task list: 2 of 3 done');
+      // The list the tool refused is an entry that failed; the ones it took are not entries.
+      const names = await answer.locator('.entry-name .mono').allInnerTexts();
+      expect(names).toEqual(['detect_recurring', 'todo_write']);
+      expect(await axe(page)).toEqual([]);
+      await screenshot(page, 'task-list');
+      await context.close();
+    } finally {
+      await dev.stop();
+    }
+  });
+
   it('proposes a write, allows it, reads the resumed answer and finds the budget on the dashboard', async () => {
     const { context, page } = await visitor(browser);
     await page.goto('/chat');

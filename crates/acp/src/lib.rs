@@ -68,6 +68,8 @@ pub struct Settings {
     pub mcp: McpConfig,
     /// How long an MCP server has to start, and a call to answer.
     pub mcp_timeouts: kakeibo::mcp::Timeouts,
+    /// Whether the model keeps a task list (`todo_write`), sent as the session's plan.
+    pub task_list: bool,
 }
 
 /// Why the server stopped.
@@ -280,6 +282,9 @@ fn build_agent(
         .rules(Arc::clone(&settings.rules))
         .mcp(servers)
         .confirm_policy(ConfirmPolicy::Inline(Box::new(ask)));
+    if settings.task_list {
+        builder = builder.task_list();
+    }
     let (with_project, refused) = builder.project(cwd, settings.instructions, settings.skills);
     builder = with_project;
     for sentence in refused {

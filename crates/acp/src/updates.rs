@@ -1,15 +1,36 @@
 //! kakeibo's events as ACP session updates, and its stops as ACP stop reasons.
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ContentChunk, SessionUpdate, StopReason, TextContent, ToolCall, ToolCallStatus,
-    ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    ContentBlock, ContentChunk, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus, SessionUpdate,
+    StopReason, TextContent, ToolCall, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
-use kakeibo::{Event, Stop, Tier, figures::FigureCheck, plain_summary};
+use kakeibo::{Event, Stop, Tier, figures::FigureCheck, plain_summary, todo};
 
 /// The update an event of a run is to the client, if it is one.
 pub fn update_of(event: &Event) -> Option<SessionUpdate> {
     match event {
         Event::Token { delta } => Some(text(delta.clone())),
+        // The task list is the session's plan; a list the tool refuses is a failed call.
+        Event::ToolCall { name, args, .. } if name == todo::NAME && todo::todos_of(args).is_some() => {
+            let entries = todo::todos_of(args)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|item| {
+                    let status = match item.status {
+                        todo::TodoStatus::Pending => PlanEntryStatus::Pending,
+                        todo::TodoStatus::InProgress => PlanEntryStatus::InProgress,
+                        todo::TodoStatus::Completed => PlanEntryStatus::Completed,
+                    };
+                    PlanEntry::new(item.content, PlanEntryPriority::Medium, status)
+                })
+                .collect();
+            Some(SessionUpdate::Plan(Plan::new(entries)))
+        }
+        Event::ToolResult { name, outcome, .. }
+            if name == todo::NAME && !outcome.is_error() && outcome.not_run().is_none() =>
+        {
+            None
+        }
         Event::ToolCall { id, name, args, tier } => {
             let (kind, status) = match tier {
                 Some(Tier::Read) => (ToolKind::Read, ToolCallStatus::InProgress),

@@ -93,6 +93,9 @@ pub struct Config {
     /// What the agent does with an answer's figure no tool returned (`FIGURES`: `flag`, the
     /// default, or `retry`).
     pub figures: kakeibo_core::FiguresPolicy,
+    /// Whether the agent keeps a task list for long work (`TASK_LIST=on`; off by default, where
+    /// every model call is a visitor's cost), shown in the answer's margin.
+    pub task_list: bool,
     /// Every setting, for the provider selection (`KAKEIBO_PROVIDER`, keys, models).
     pub vars: BTreeMap<String, String>,
 }
@@ -112,6 +115,7 @@ pub const SETTINGS: &[&str] = &[
     "GLOBAL_DAILY_BUDGET_USD",
     "DAILY_EXPORT_QUOTA",
     "FIGURES",
+    "TASK_LIST",
     "CLIENT_ADDRESS_HEADER",
     "DATABASE_POOL_SIZE",
     "ORIGIN_VERIFY",
@@ -252,6 +256,16 @@ impl Config {
                 .transpose()
                 .map_err(|why| ConfigError::Invalid { name: "FIGURES", why })?
                 .unwrap_or_default(),
+            task_list: match get("TASK_LIST").as_deref() {
+                None | Some("off") => false,
+                Some("on") => true,
+                Some(other) => {
+                    return Err(ConfigError::Invalid {
+                        name: "TASK_LIST",
+                        why: format!("{other:?} is neither on nor off"),
+                    });
+                }
+            },
             vars,
         })
     }
@@ -305,6 +319,26 @@ mod tests {
         let mut bad = vars(BASE);
         bad.insert("ANON_DAILY_MESSAGE_QUOTA".into(), "-1".into());
         assert!(Config::from_vars(bad).is_err());
+    }
+
+    #[test]
+    fn the_task_list_is_off_unless_the_operator_turns_it_on() {
+        let with = |value: &str| {
+            let mut all = vars(BASE);
+            all.insert("TASK_LIST".into(), value.into());
+            Config::from_vars(all)
+                .map(|c| c.task_list)
+                .map_err(|e| e.to_string())
+        };
+        let default = Config::from_vars(vars(BASE)).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!default.task_list);
+        assert_eq!(with("off"), Ok(false));
+        assert_eq!(with("on"), Ok(true));
+        let refused = with("yes").err().unwrap_or_default();
+        assert!(
+            refused.contains("TASK_LIST") && refused.contains("neither on nor off"),
+            "{refused}"
+        );
     }
 
     #[test]

@@ -324,6 +324,9 @@ impl State {
             .rules(Arc::clone(&self.rules))
             .budget(Arc::clone(&self.budget) as Arc<dyn kakeibo_core::Budget>)
             .figures(self.config.figures);
+        if self.config.task_list {
+            builder = builder.task_list();
+        }
         if let Some(summarizer) = &self.summarizer {
             builder = builder.summarizer(Arc::clone(summarizer));
         }

@@ -81,6 +81,10 @@ pub struct SourcesArgs {
     /// Offer the model only the read tools: nothing can be written, or so much as asked for.
     #[arg(long)]
     pub read_only: bool,
+    /// Leave out the model's task list (todo_write: for long work it keeps a checklist, shown
+    /// under its call).
+    #[arg(long)]
+    pub no_task_list: bool,
 }
 
 impl SourcesArgs {
@@ -186,6 +190,7 @@ struct Parts {
     judge: Option<kakeibo::Judge>,
     max_turns: Option<u32>,
     read_only: bool,
+    task_list: bool,
 }
 
 impl Parts {
@@ -218,6 +223,9 @@ impl Parts {
         }
         if self.read_only {
             builder = builder.read_only();
+        }
+        if self.task_list {
+            builder = builder.task_list();
         }
         Ok(builder.build()?)
     }
@@ -273,6 +281,7 @@ impl Session {
             judge: kakeibo_judge::from_settings(&env_setting).await,
             max_turns: args.sources.max_turns,
             read_only: args.sources.read_only,
+            task_list: !args.sources.no_task_list,
         };
         let agent = parts.build(models, policy, true)?;
         let mut session = Self {
@@ -409,6 +418,11 @@ pub(crate) fn human_events(styled: bool, to_stderr: bool) -> impl Fn(&Event) + S
             // Each piece as it comes: a sequence split across two pieces starts with ESC, which
             // is shown as `\x1b` in the first.
             Event::Token { delta } => put(&mut std::io::stdout(), &visible_lines(delta)),
+            Event::ToolCall { name, args, .. } if name == kakeibo::todo::NAME => {
+                if let Some(todos) = kakeibo::todo::todos_of(args) {
+                    put(side, &format!("\n{}", dim(styled, &checklist(&todos))));
+                }
+            }
             Event::ToolCall { name, args, tier, .. } => {
                 let glyph = if *tier == Some(Tier::Write) { "✎" } else { "→" };
                 put(
@@ -426,6 +440,9 @@ pub(crate) fn human_events(styled: bool, to_stderr: bool) -> impl Fn(&Event) + S
                     ),
                 );
             }
+            // The list was shown with its call; only a list refused says more.
+            Event::ToolResult { name, outcome, .. }
+                if name == kakeibo::todo::NAME && !outcome.is_error() && outcome.not_run().is_none() => {}
             Event::ToolResult {
                 outcome,
                 summary,
@@ -465,6 +482,26 @@ pub(crate) fn human_events(styled: bool, to_stderr: bool) -> impl Fn(&Event) + S
             Event::ConfirmRequest { .. } | Event::TurnEnd(_) | Event::Error { .. } => {}
         }
     }
+}
+
+/// A task list as the terminal shows it: a line an item, `☑` done, `▸` the one in progress,
+/// `☐` to do.
+fn checklist(todos: &[kakeibo::todo::Todo]) -> String {
+    use kakeibo::todo::TodoStatus;
+    let mut lines = String::new();
+    for todo in todos {
+        let mark = match todo.status {
+            TodoStatus::Completed => "☑",
+            TodoStatus::InProgress => "▸",
+            TodoStatus::Pending => "☐",
+        };
+        lines.push_str("    ");
+        lines.push_str(mark);
+        lines.push(' ');
+        lines.push_str(&visible(&one_line(&todo.content, 100)));
+        lines.push('\n');
+    }
+    lines
 }
 
 /// The line under an answer that states figures: each one not found in the turn's tool results,

@@ -180,6 +180,7 @@ async fn acp(
             instructions: !project.no_instructions,
             skills: !project.no_skills,
             rules: std::sync::Arc::new(rules),
+            task_list: !sources.no_task_list,
             mcp,
             mcp_timeouts: kakeibo::mcp::Timeouts::from_env(),
         };

@@ -179,6 +179,14 @@ impl AgentBuilder {
         (builder, refused)
     }
 
+    /// The model's task list: the `todo_write` tool (a read: it changes nothing of the person's),
+    /// which the model rewrites whole as it works through something long; each call's input is
+    /// the list ([`crate::todo::todos_of`] reads it from a `tool_call` event).
+    pub fn task_list(mut self) -> Self {
+        self.tools.push(typed(kakeibo_tools::TodoWrite));
+        self
+    }
+
     /// The tools of connected MCP servers ([`McpServers::connect`]), named
     /// `mcp__SERVER__TOOL`: those a server marks `readOnlyHint` run when the model asks; every
     /// other one is a write, decided by the rules and the confirm policy like kakeibo's own

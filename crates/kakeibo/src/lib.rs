@@ -70,6 +70,13 @@ pub use kakeibo_core::{
 pub use kakeibo_hooks::{HookSettings, SettingsHooks};
 pub use kakeibo_judge::Judge;
 pub use kakeibo_ledger::{DEV_OWNER, OwnerId};
+/// The model's task list (`todo_write`, [`AgentBuilder::task_list`]): its items, and the list a
+/// call's input holds, for a surface to show.
+pub mod todo {
+    pub use kakeibo_tools::todo::{MAX_TODOS, Todo, TodoStatus, todos_of};
+    /// The tool's name, as events carry it.
+    pub const NAME: &str = <kakeibo_tools::TodoWrite as kakeibo_core::TypedTool>::NAME;
+}
 /// Other MCP servers as tool sources ([`AgentBuilder::mcp`]): Claude Code's `.mcp.json`,
 /// stdio and streamable HTTP.
 pub use kakeibo_mcp_client as mcp;

@@ -28,6 +28,7 @@ pub mod reports;
 pub mod rows;
 pub mod search;
 mod snapshot;
+pub mod todo;
 mod write_tool;
 mod writes;
 
@@ -51,6 +52,7 @@ pub use self::{
     reports::{GetBudgetStatus, GetSpendReport},
     search::SearchTransactions,
     snapshot::in_snapshot,
+    todo::{Todo, TodoStatus, TodoWrite, todos_of},
     write_tool::{WRITES, WriteEntry, WriteTool, run_write},
     writes::{
         CategorizeInput, CategorizeTransactions, MemoryInput, MemorySave, RuleInput, SetBudget,

@@ -4,7 +4,7 @@
 import { useEffect, useRef } from 'preact/hooks';
 import type { TurnEndEvent } from '../api/types';
 import { choose, chooseAll, ready, slipHeading, verdict, type Slip } from '../lib/confirm';
-import type { Exchange, ToolEntry } from '../lib/exchange';
+import type { Exchange, TaskItem, ToolEntry } from '../lib/exchange';
 import { count, percentOf, seconds } from '../lib/format';
 import { argumentRows, gloss, resultLine } from '../lib/gloss';
 import { formatMinor } from '../lib/money';
@@ -23,7 +23,7 @@ export function ExchangeView({ exchange: x, first, onSlipChange, onSend }: Props
   const pendingWrites = x.slips.filter((s) => s.status === 'pending').flatMap((s) => s.writes);
   const held = x.status === 'waiting' && x.prose.trim() === '';
   const wroteBefore = x.tools.some((t) => t.result?.decision === 'allowed');
-  const showRail = x.tools.length > 0 || x.account !== null || x.status === 'running';
+  const showRail = x.tools.length > 0 || x.tasks !== undefined || x.account !== null || x.status === 'running';
   return (
     <article class={`exchange${first ? ' first' : ''}`} aria-label={x.question}>
       <h2 class="title question">
@@ -53,8 +53,9 @@ export function ExchangeView({ exchange: x, first, onSlipChange, onSend }: Props
         </div>
         {showRail ? (
           <aside class="rail" aria-label="Entries and cost of this answer">
+            {x.tasks ? <Tasks tasks={x.tasks} /> : null}
             {x.tools.length > 0 ? <Entries tools={x.tools} running={x.status === 'running'} /> : null}
-            {x.tools.length === 0 && x.status === 'running' ? (
+            {x.tools.length === 0 && !x.tasks && x.status === 'running' ? (
               <p class="tiny faint">
                 <span class="pulse">no entries yet</span>
               </p>
@@ -84,6 +85,30 @@ function Superseded({ draft, done }: { draft: { prose: string; figures: string[]
         <p class="small muted superseded-text">{draft.prose}</p>
       </details>
     </>
+  );
+}
+
+/** The model's task list as it last wrote it: done, the one in progress, the ones to do. */
+function Tasks({ tasks }: { tasks: TaskItem[] }) {
+  const done = tasks.filter((t) => t.status === 'completed').length;
+  return (
+    <div>
+      <h3 class="rail-head">Task list</h3>
+      <ul class="tasks" aria-label={`Task list: ${done} of ${tasks.length} done`}>
+        {tasks.map((t, i) => (
+          <li key={i} class={`task task-${t.status.replace('_', '-')}`}>
+            <span class="task-mark" aria-hidden="true">
+              {t.status === 'completed' ? '☑' : t.status === 'in_progress' ? '▸' : '☐'}
+            </span>
+            <span>
+              {t.content}
+              {t.status === 'in_progress' ? <span class="visually-hidden"> (in progress)</span> : null}
+              {t.status === 'completed' ? <span class="visually-hidden"> (done)</span> : null}
+            </span>
+          </li>
+        ))}
+      </ul>
+    </div>
   );
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { applyEvent, exchangeFromPending, exchangesFromHistory, newExchange, settleSlip, updateSlip, type Exchange } from './exchange';
+import { applyEvent, exchangeFromPending, exchangesFromHistory, newExchange, settleSlip, tasksOf, updateSlip, type Exchange } from './exchange';
 import { chooseAll, send } from './confirm';
 import type { StoredMessage } from '../api/types';
 
@@ -214,5 +214,49 @@ describe('a turn waiting for a decision, read back', () => {
     expect(x?.question).toBe('How much in June?');
     expect(x?.prose).toBe('You spent ₹1,40,619.00.');
     expect(x?.superseded).toEqual({ prose: 'You spent ₹1,40,619.00 and ₹99,999.99 on Dining.', figures: ['₹99,999.99'] });
+  });
+});
+
+describe("the model's task list", () => {
+  const list = (statuses: string[]) => ({ todos: statuses.map((status, i) => ({ content: `step ${i + 1}`, status })) });
+
+  it('shows the latest list the tool takes in the margin, never as an entry', () => {
+    const x = play(newExchange('Review my subscriptions'), [
+      ['tool_call', { id: 't1', name: 'todo_write', args: list(['in_progress', 'pending']), tier: 'read' }],
+      ['tool_result', { id: 't1', name: 'todo_write', summary: '{}', outcome: 'ran' }],
+      ['tool_call', { id: 'c1', name: 'detect_recurring', args: {}, tier: 'read' }],
+      ['tool_result', { id: 'c1', name: 'detect_recurring', summary: '{}', outcome: 'ran' }],
+      ['tool_call', { id: 't2', name: 'todo_write', args: list(['completed', 'in_progress']), tier: 'read' }],
+      ['tool_result', { id: 't2', name: 'todo_write', summary: '{}', outcome: 'ran' }],
+      // Refused by the tool (two in progress): an entry that failed, and the list stays as it was.
+      ['tool_call', { id: 't3', name: 'todo_write', args: list(['in_progress', 'in_progress']), tier: 'read' }],
+      ['tool_result', { id: 't3', name: 'todo_write', summary: 'two in progress', outcome: 'failed' }],
+    ]);
+    expect(x.tasks).toEqual([
+      { content: 'step 1', status: 'completed' },
+      { content: 'step 2', status: 'in_progress' },
+    ]);
+    expect(x.tools.map((t) => t.name)).toEqual(['detect_recurring', 'todo_write']);
+    expect(x.tools[1]?.result?.isError).toBe(true);
+  });
+
+  it('reads only lists the tool would take', () => {
+    expect(tasksOf(list(['pending', 'completed']))).toHaveLength(2);
+    expect(tasksOf(list(['in_progress', 'in_progress']))).toBeNull();
+    expect(tasksOf(list(['doing']))).toBeNull();
+    expect(tasksOf({ todos: [{ content: ' ', status: 'pending' }] })).toBeNull();
+    expect(tasksOf({ todos: 'x' })).toBeNull();
+    expect(tasksOf(undefined)).toBeNull();
+  });
+
+  it('reads a stored list back as the list', () => {
+    const xs = exchangesFromHistory([
+      { role: 'user', content: [{ type: 'text', text: 'Review my subscriptions' }] },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'todo_write', input: list(['completed']) }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', name: 'todo_write', content: '<tool_data>{}</tool_data>' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'Done.' }] },
+    ]);
+    expect(xs[0]?.tasks).toEqual([{ content: 'step 1', status: 'completed' }]);
+    expect(xs[0]?.tools).toEqual([]);
   });
 });

@@ -28,6 +28,31 @@ export interface ToolEntry {
   result?: { summary: string; isError: boolean; decision?: WriteOutcome; headline?: Headline };
 }
 
+/** One item of the model's task list (`todo_write`, on when the operator sets `TASK_LIST=on`). */
+export interface TaskItem {
+  content: string;
+  status: 'pending' | 'in_progress' | 'completed';
+}
+
+/** The tool that keeps the model's task list: its calls show as the list, never as entries. */
+export const TASK_TOOL = 'todo_write';
+
+/** The list a `todo_write` call's input holds, when the tool takes it (at most one item in
+ * progress, each with words and a known status); `null` for one it refuses. */
+export function tasksOf(args: Record<string, unknown> | undefined): TaskItem[] | null {
+  const todos = args?.todos;
+  if (!Array.isArray(todos) || todos.length > 30) return null;
+  const items: TaskItem[] = [];
+  for (const t of todos) {
+    const content = (t as { content?: unknown })?.content;
+    const status = (t as { status?: unknown })?.status;
+    if (typeof content !== 'string' || content.trim() === '' || content.length > 200) return null;
+    if (status !== 'pending' && status !== 'in_progress' && status !== 'completed') return null;
+    items.push({ content, status });
+  }
+  return items.filter((t) => t.status === 'in_progress').length > 1 ? null : items;
+}
+
 export interface ExchangeNote {
   tone: Tone;
   word: string;
@@ -41,6 +66,8 @@ export interface Exchange {
   question: string;
   prose: string;
   tools: ToolEntry[];
+  /** The model's task list as its latest `todo_write` left it. */
+  tasks?: TaskItem[];
   slips: Slip[];
   notes: ExchangeNote[];
   account: TurnEndEvent | null;
@@ -82,6 +109,8 @@ export function applyEvent(x: Exchange, event: SseEvent): Exchange {
     case 'tool_call': {
       const call = event.data as ToolCallEvent;
       if (x.tools.some((t) => t.id === call.id)) return x;
+      const tasks = call.name === TASK_TOOL ? tasksOf(call.args) : null;
+      if (tasks) return { ...x, newPart: true, tasks };
       return { ...x, newPart: true, tools: [...x.tools, { id: call.id, name: call.name, args: call.args ?? {}, tier: call.tier ?? null }] };
     }
     case 'tool_result': {
@@ -91,6 +120,8 @@ export function applyEvent(x: Exchange, event: SseEvent): Exchange {
       const decision: WriteOutcome | undefined = r.decision === 'allowed' && isError ? 'failed' : (r.decision ?? undefined);
       const result = { summary: r.summary ?? '', isError, ...(decision ? { decision } : {}), ...(r.headline ? { headline: r.headline } : {}) };
       const known = x.tools.some((t) => t.id === r.id);
+      // A task list the tool took was shown as the list; only one it refused is an entry.
+      if (!known && r.name === TASK_TOOL && !isError) return { ...x, newPart: true };
       const tools = known
         ? x.tools.map((t) => (t.id === r.id ? { ...t, result } : t))
         : [...x.tools, { id: r.id, name: r.name, args: {}, tier: r.decision ? ('write' as const) : null, result }];
@@ -235,7 +266,10 @@ export function exchangesFromHistory(messages: StoredMessage[]): Exchange[] {
     if (!current) continue;
     for (const block of message.content) {
       if (block.type === 'text') current.prose += (current.prose && !current.prose.endsWith('\n') ? '\n\n' : '') + block.text;
-      if (block.type === 'tool_use') current.tools.push({ id: block.id, name: block.name, args: block.input ?? {}, tier: null });
+      if (block.type !== 'tool_use') continue;
+      const tasks = block.name === TASK_TOOL ? tasksOf(block.input) : null;
+      if (tasks) current.tasks = tasks;
+      else current.tools.push({ id: block.id, name: block.name, args: block.input ?? {}, tier: null });
     }
   }
   return out;

@@ -273,3 +273,47 @@ async fn the_official_client_passes_mcp_servers_whose_writes_it_is_asked_about(p
         "Checking -> Savings 250.00 USD\n"
     );
 }
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn the_task_list_reaches_the_editor_as_the_plan(pool: PgPool) {
+    let prompt = [("ACP_ONE_PROMPT", "Review my subscriptions")];
+    let Some(out) = client_run(&pool, "tasks.yaml", &prompt).await else {
+        return;
+    };
+    let session = &out["seen"][out["sessions"]["only"].as_str().unwrap()];
+    let plans = updates(session, "plan");
+    assert_eq!(plans.len(), 2, "each list the tool takes: {session}");
+    let statuses = |plan: &Value| -> Vec<(String, String)> {
+        plan["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                (
+                    e["content"].as_str().unwrap().to_owned(),
+                    e["status"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        statuses(plans[0]),
+        [
+            ("List the regular payments".to_owned(), "in_progress".to_owned()),
+            ("Price each one for a year".to_owned(), "pending".to_owned()),
+            ("Say which to look at".to_owned(), "pending".to_owned()),
+        ]
+    );
+    assert_eq!(statuses(plans[1])[2].1, "in_progress");
+    assert_eq!(statuses(plans[1])[0].1, "completed");
+    // The list refused (two in progress) is a failed call, never a plan.
+    let calls = updates(session, "tool_call");
+    let titles: Vec<&str> = calls.iter().map(|c| c["title"].as_str().unwrap()).collect();
+    assert_eq!(titles, ["detect_recurring", "todo_write"]);
+    let ends = updates(session, "tool_call_update");
+    let refused = ends
+        .iter()
+        .find(|u| u["toolCallId"] == calls[1]["toolCallId"])
+        .unwrap();
+    assert_eq!(refused["status"], "failed");
+}

@@ -14,3 +14,4 @@ mod repl;
 mod seed_command;
 mod shipped_scripts;
 mod skills;
+mod tasks;

@@ -200,3 +200,64 @@ async fn a_server_that_hangs_at_start_is_cut_by_the_start_timeout() {
     );
     assert!(missing.tools().is_empty());
 }
+
+#[tokio::test]
+async fn a_streamable_http_server_is_listed_and_called() {
+    let Some(python) = kakeibo_testkit::python("the MCP Python SDK") else {
+        return;
+    };
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut server = tokio::process::Command::new(&python)
+        .arg(server_script())
+        .args(["--http", &port.to_string()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    // Listening once a connection is taken.
+    let started = std::time::Instant::now();
+    while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the HTTP server never listened"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let text = json!({"mcpServers": {
+        "rates": {"type": "http", "url": format!("http://127.0.0.1:{port}/mcp"), "headers": {"X-Client": "kakeibo-test"}},
+        "nobody": {"type": "http", "url": "http://127.0.0.1:9/mcp"},
+    }})
+    .to_string();
+    let config = McpConfig::parse(&text, "http.mcp.json", &|_| None).unwrap();
+    let servers = McpServers::connect(&config, QUICK).await;
+    assert_eq!(
+        servers.connected(),
+        [("rates".to_owned(), 4)],
+        "{:?}",
+        servers.reports()
+    );
+    assert_eq!(servers.reports().len(), 1);
+    assert!(
+        servers.reports()[0]
+            .starts_with("the MCP server `nobody` is left out: http://127.0.0.1:9/mcp did not answer"),
+        "{:?}",
+        servers.reports()
+    );
+    let rate = servers
+        .tools()
+        .iter()
+        .find(|t| t.name() == "mcp__rates__exchange_rate")
+        .unwrap();
+    assert_eq!(rate.tier(), Tier::Read);
+    let answer = rate
+        .execute(json!({"base": "GBP", "quote": "USD"}))
+        .await
+        .unwrap();
+    assert_eq!(answer["result"]["rate"], "1.2650");
+    server.kill().await.unwrap();
+}
