@@ -103,27 +103,28 @@ fn answer(out: &Output) -> String {
         .unwrap_or_default()
 }
 
+/// The demo ledger, a partner's, and a `.mcp.json` of both servers in a folder of its own; `None`
+/// (the test skipped) without the suite's Python.
+async fn setup(pool: &PgPool, rates: &[(&str, &str)]) -> Option<(tempfile::TempDir, PathBuf)> {
+    let python = kakeibo_testkit::python("the MCP Python SDK")?;
+    kakeibo_ledger::seed::ensure_demo_ledger(DEV_OWNER, pool)
+        .await
+        .unwrap();
+    let partner = partner_ledger(pool).await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = mcp_json(dir.path(), &python, pool, partner, rates);
+    Some((dir, config))
+}
+
 fn transfers(dir: &Path) -> String {
     std::fs::read_to_string(dir.join("transfers.log")).unwrap_or_default()
 }
 
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn mcp_servers_serve_reads_inline_and_writes_only_when_allowed(pool: PgPool) {
-    let Some(python) = kakeibo_testkit::python("the MCP Python SDK") else {
+    let Some((dir, config)) = setup(&pool, &[("rates", ""), ("broken", "--exit-at-start")]).await else {
         return;
     };
-    kakeibo_ledger::seed::ensure_demo_ledger(DEV_OWNER, &pool)
-        .await
-        .unwrap();
-    let partner = partner_ledger(&pool).await;
-    let dir = tempfile::tempdir().unwrap();
-    let config = mcp_json(
-        dir.path(),
-        &python,
-        &pool,
-        partner,
-        &[("rates", ""), ("broken", "--exit-at-start")],
-    );
 
     // A read runs inline; the server that exits at start is reported and the run goes on.
     let out = ask(&pool, &config, "What is the euro rate?", &[], &[]);
@@ -216,21 +217,9 @@ async fn mcp_servers_serve_reads_inline_and_writes_only_when_allowed(pool: PgPoo
 
 #[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
 async fn servers_and_calls_that_hang_are_cut_by_their_timeouts(pool: PgPool) {
-    let Some(python) = kakeibo_testkit::python("the MCP Python SDK") else {
+    let Some((_dir, config)) = setup(&pool, &[("rates", ""), ("stuck", "--hang-at-start")]).await else {
         return;
     };
-    kakeibo_ledger::seed::ensure_demo_ledger(DEV_OWNER, &pool)
-        .await
-        .unwrap();
-    let partner = partner_ledger(&pool).await;
-    let dir = tempfile::tempdir().unwrap();
-    let config = mcp_json(
-        dir.path(),
-        &python,
-        &pool,
-        partner,
-        &[("rates", ""), ("stuck", "--hang-at-start")],
-    );
     let timeouts = [("MCP_TIMEOUT", "4000"), ("MCP_TOOL_TIMEOUT", "2000")];
     let started = std::time::Instant::now();
     let out = ask(&pool, &config, "A slow quote, please", &[], &timeouts);
