@@ -206,9 +206,10 @@ impl Tool for McpTool {
                     "the call to the MCP server `{}` failed ({error})",
                     self.server.name
                 ))),
+                // Said without the words the loop reads as "try again": a read that hung once
+                // is not sent a second time to hang as long again.
                 Err(_) => Err(ToolError::Failed(format!(
-                    "the MCP server `{}` did not answer within {} s and the call was given up \
-                     (MCP_TOOL_TIMEOUT sets the limit, in milliseconds)",
+                    "the MCP server `{}` did not answer within {} s, and the call was given up",
                     self.server.name,
                     self.timeout.as_secs_f32()
                 ))),

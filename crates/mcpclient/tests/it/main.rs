@@ -124,6 +124,10 @@ async fn a_python_sdk_server_is_listed_called_and_its_failures_reported() {
         panic!("a call that hangs fails");
     };
     assert!(slow.contains("did not answer within 3 s"), "{slow}");
+    assert!(
+        !kakeibo_core::turn::is_transient(&ToolError::Failed(slow.clone())),
+        "never tried twice"
+    );
     assert!(started.elapsed() < Duration::from_secs(10));
     assert!(rate.execute(json!({"base": "EUR", "quote": "USD"})).await.is_ok());
 
