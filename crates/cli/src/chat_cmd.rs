@@ -21,7 +21,6 @@ use kakeibo::{
 use kakeibo_core::trace::one_line;
 use kakeibo_providers::select;
 use serde_json::json;
-
 use uuid::Uuid;
 
 use crate::{
@@ -260,15 +259,11 @@ impl Session {
         let rules = args.sources.rules()?;
         let mcp = args.sources.mcp_config()?;
         let pool = pool(&args.database)?;
-        let servers = if mcp.servers.is_empty() && mcp.problems.is_empty() {
-            McpServers::default()
-        } else {
-            let servers = McpServers::connect(&mcp, kakeibo::mcp::Timeouts::from_env()).await;
-            for sentence in servers.reports() {
-                eprintln!("kakeibo: {}", visible(sentence));
-            }
-            servers
-        };
+        // Without --mcp-config: nothing to start, nothing to say.
+        let servers = McpServers::connect(&mcp, kakeibo::mcp::Timeouts::from_env()).await;
+        for sentence in servers.reports() {
+            eprintln!("kakeibo: {}", visible(sentence));
+        }
         let parts = Parts {
             pool,
             owner: OwnerId::new(args.owner),

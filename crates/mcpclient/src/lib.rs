@@ -74,8 +74,8 @@ impl Timeouts {
 }
 
 /// The name a server's tool is offered under: `mcp__SERVER__TOOL`, with every character a
-/// provider refuses in a name made `_`; `None` past 64 characters (the shortest providers'
-/// limit).
+/// provider refuses in the tool's name made `_` (a server's name was checked when it was
+/// configured); `None` past 64 characters (the shortest providers' limit).
 pub fn tool_name(server: &str, tool: &str) -> Option<String> {
     let clean = |text: &str| -> String {
         text.chars()
@@ -88,7 +88,7 @@ pub fn tool_name(server: &str, tool: &str) -> Option<String> {
             })
             .collect()
     };
-    let name = format!("mcp__{}__{}", clean(server), clean(tool));
+    let name = format!("mcp__{server}__{}", clean(tool));
     (name.len() <= 64).then_some(name)
 }
 

@@ -362,25 +362,27 @@ impl Agent {
         };
         let (text, refused) = self.prompt_hooks(conversation, &thread, text).await;
         let text = text.as_ref();
-        // The run before this one ended early: the model is told, for this turn only.
-        let earlier = match thread {
-            Thread::Existing => self
-                .store
-                .last_run_status(owner, conversation)
-                .await
-                .ok()
-                .flatten(),
-            Thread::New { .. } => None,
+        // How the conversation's previous run ended, read beside the opening (not one more round
+        // trip before it): one that ended early is told to the model, for this turn only.
+        let earlier = async {
+            match thread {
+                Thread::Existing => self
+                    .store
+                    .last_run_status(owner, conversation)
+                    .await
+                    .ok()
+                    .flatten(),
+                Thread::New { .. } => None,
+            }
         };
+        let opening = self.store.open_turn(owner, conversation, thread, &run, text);
+        let (earlier, opened) = futures_util::future::join(earlier, opening).await;
+        let (mut history, user) =
+            opened.map_err(|e| Busy::of(&e).map_or(ConfirmError::NotStarted(e), ConfirmError::Busy))?;
         let system: std::borrow::Cow<'_, str> = match earlier.as_deref().and_then(ended_early) {
             Some(note) => format!("{}\n\n{note}", self.config.system).into(),
             None => self.config.system.as_ref().into(),
         };
-        let (mut history, user) = self
-            .store
-            .open_turn(owner, conversation, thread, &run, text)
-            .await
-            .map_err(|e| Busy::of(&e).map_or(ConfirmError::NotStarted(e), ConfirmError::Busy))?;
         let tracer = MemoryTracer::default();
         history.push(user);
         let declarations = self.tools.declared();
