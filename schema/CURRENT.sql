@@ -238,6 +238,25 @@ BEGIN
 END
 $$;
 
+-- Name: app_insert_subruns(uuid, uuid, jsonb); Type: FUNCTION; Schema: public; Owner: -
+
+CREATE FUNCTION public.app_insert_subruns(p_owner uuid, p_parent uuid, p_runs jsonb) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM set_config('app.owner_id', p_owner::text, true);
+    INSERT INTO trace_runs (id, owner_id, conversation_id, started_at, finished_at, provider, model, status,
+                            iterations, latency_ms, channel, question, parent_run_id)
+    SELECT r.run_id, p_owner, parent.conversation_id, to_timestamp(r.started_at_ms / 1000.0),
+           to_timestamp((r.started_at_ms + r.latency_ms) / 1000.0), r.provider, r.model, r.status, r.iterations,
+           least(r.latency_ms, 2147483647)::int, parent.channel, left(r.description, 500), p_parent
+    FROM jsonb_to_recordset(p_runs) AS r(run_id uuid, started_at_ms bigint, latency_ms bigint, provider text,
+                                         model text, status run_status, iterations integer, description text)
+    JOIN trace_runs parent ON parent.owner_id = p_owner AND parent.id = p_parent
+    ON CONFLICT (id) DO NOTHING;
+END
+$$;
+
 -- Name: app_open_turn(uuid, uuid, uuid, text, text, public.channel, bigint, text[], boolean, text, text); Type: FUNCTION; Schema: public; Owner: -
 
 CREATE FUNCTION public.app_open_turn(p_owner uuid, p_conversation uuid, p_run uuid, p_provider text, p_model text, p_channel public.channel, p_recent bigint, p_categories text[], p_new boolean, p_title text, p_question text, OUT history jsonb[], OUT memories text[]) RETURNS record
@@ -805,6 +824,7 @@ CREATE TABLE public.trace_runs (
     geo_lat double precision,
     geo_lon double precision,
     question text,
+    parent_run_id uuid,
     CONSTRAINT trace_runs_question_check CHECK ((char_length(question) <= 500))
 );
 
@@ -1115,6 +1135,10 @@ CREATE INDEX trace_runs_owner_conversation_started_idx ON public.trace_runs USIN
 
 CREATE INDEX trace_runs_owner_started_idx ON public.trace_runs USING btree (owner_id, started_at);
 
+-- Name: trace_runs_parent_idx; Type: INDEX; Schema: public; Owner: -
+
+CREATE INDEX trace_runs_parent_idx ON public.trace_runs USING btree (parent_run_id) WHERE (parent_run_id IS NOT NULL);
+
 -- Name: trace_runs_started_idx; Type: INDEX; Schema: public; Owner: -
 
 CREATE INDEX trace_runs_started_idx ON public.trace_runs USING btree (started_at);
@@ -1274,6 +1298,11 @@ ALTER TABLE ONLY public.trace_events
 
 ALTER TABLE ONLY public.trace_runs
     ADD CONSTRAINT trace_runs_owner_id_fkey FOREIGN KEY (owner_id) REFERENCES public.users(id) ON DELETE CASCADE;
+
+-- Name: trace_runs trace_runs_parent_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+
+ALTER TABLE ONLY public.trace_runs
+    ADD CONSTRAINT trace_runs_parent_fkey FOREIGN KEY (parent_run_id, owner_id) REFERENCES public.trace_runs(id, owner_id) ON DELETE CASCADE;
 
 -- Name: transactions transactions_import_batch_id_owner_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 
@@ -1469,6 +1498,10 @@ GRANT ALL ON FUNCTION public.app_history(p_owner uuid, p_conversation uuid) TO a
 -- Name: FUNCTION app_insert_events(p_owner uuid, p_events jsonb); Type: ACL; Schema: public; Owner: -
 
 GRANT ALL ON FUNCTION public.app_insert_events(p_owner uuid, p_events jsonb) TO app_user;
+
+-- Name: FUNCTION app_insert_subruns(p_owner uuid, p_parent uuid, p_runs jsonb); Type: ACL; Schema: public; Owner: -
+
+GRANT ALL ON FUNCTION public.app_insert_subruns(p_owner uuid, p_parent uuid, p_runs jsonb) TO app_user;
 
 -- Name: FUNCTION app_open_turn(p_owner uuid, p_conversation uuid, p_run uuid, p_provider text, p_model text, p_channel public.channel, p_recent bigint, p_categories text[], p_new boolean, p_title text, p_question text, OUT history jsonb[], OUT memories text[]); Type: ACL; Schema: public; Owner: -
 

@@ -210,6 +210,53 @@ describe('a visitor on /chat', () => {
     }
   });
 
+  it("shows a subagent's calls in the margin when the operator turns subagents on", async () => {
+    const dev = await startDev({ KAKEIBO_PROVIDER: `script:${resolve(REPO, 'fixtures', 'scripts', 'subagents.yaml')}`, SUBAGENTS: 'on' });
+    try {
+      const context = await browser.newContext({ baseURL: dev.base, viewport: DESKTOP });
+      const page = await context.newPage();
+      watch(page);
+      await page.goto('/chat');
+      await ask(page, 'Hand the subscription review to a subagent');
+      await waitSettled(page);
+      const answer = page.locator('.exchange').first();
+      await expect.poll(() => answer.locator('.prose').innerText()).toMatch(/^The subagent reports: \d+ regular payments, and the balances of your accounts\.$/);
+      const entry = answer.locator('.entry-subagent');
+      await expect.poll(() => entry.count()).toBe(1);
+      expect(await entry.locator('.entry-args').innerText()).toBe('Review the regular payments');
+      const sub = entry.locator('.sub-entries > .entry');
+      await expect.poll(() => sub.allInnerTexts()).toEqual(['detect_recurring ran', 'get_balances ran']);
+      expect(await entry.locator(':scope > .entry-result').innerText()).toBe('answered');
+      expect(await axe(page)).toEqual([]);
+      await screenshot(page, 'subagent');
+      const trace = await answer.locator('.trace-link').getAttribute('href');
+
+      // Read back after a reload: the same line, from the stored conversation.
+      await page.reload();
+      const again = page.locator('.exchange').first().locator('.entry-subagent');
+      await expect.poll(() => again.locator('.sub-entries > .entry').allInnerTexts()).toEqual(['detect_recurring ran', 'get_balances ran']);
+
+      // The traces link: the run names its subagent's run, which names it back.
+      await page.goto(trace ?? '/runs');
+      const subs = page.locator('.run-subagents li');
+      await expect.poll(() => subs.count()).toBe(1);
+      expect(await subs.first().innerText()).toContain('Review the regular payments');
+      const parentUrl = page.url();
+      await subs.first().locator('a').click();
+      await expect.poll(() => page.locator('.run-parent').innerText()).toContain("A subagent's run");
+      const calls = await page.locator('.timeline').innerText();
+      expect(calls).toContain('detect_recurring');
+      expect(calls).toContain('get_balances');
+      expect(await axe(page)).toEqual([]);
+      await page.locator('.run-parent a').click();
+      await expect.poll(() => page.url()).toBe(parentUrl);
+      expect(await axe(page)).toEqual([]);
+      await context.close();
+    } finally {
+      await dev.stop();
+    }
+  });
+
   it('proposes a write, allows it, reads the resumed answer and finds the budget on the dashboard', async () => {
     const { context, page } = await visitor(browser);
     await page.goto('/chat');

@@ -47,6 +47,10 @@ use tokio::sync::watch;
 
 /// What the server runs over.
 #[derive(Debug, Clone)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "each is a switch of its own on the command line"
+)]
 pub struct Settings {
     /// The `app_user` pool of the ledger's database ([`kakeibo::connect`]).
     pub pool: sqlx::PgPool,
@@ -70,6 +74,9 @@ pub struct Settings {
     pub mcp_timeouts: kakeibo::mcp::Timeouts,
     /// Whether the model keeps a task list (`todo_write`), sent as the session's plan.
     pub task_list: bool,
+    /// Whether the model may hand work to subagents (`task`: the general-purpose type and the
+    /// types found from the session's `cwd`); their calls are sent as tool calls of their own.
+    pub subagents: bool,
 }
 
 /// Why the server stopped.
@@ -285,8 +292,13 @@ fn build_agent(
     if settings.task_list {
         builder = builder.task_list();
     }
-    let (with_project, refused) = builder.project(cwd, settings.instructions, settings.skills);
+    let (with_project, mut refused) = builder.project(cwd, settings.instructions, settings.skills);
     builder = with_project;
+    if settings.subagents {
+        let (with_types, left_out) = builder.project_subagents(cwd);
+        builder = with_types;
+        refused.extend(left_out);
+    }
     for sentence in refused {
         tracing::warn!(%sentence, "left out of the session");
     }

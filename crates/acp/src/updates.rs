@@ -66,6 +66,14 @@ pub fn update_of(event: &Event) -> Option<SessionUpdate> {
         Event::TurnEnd(end) => end.message.clone().map(|m| text(format!("\n\n{m}"))),
         Event::Error { message } => Some(text(format!("\n\n{message}"))),
         Event::ConfirmRequest { .. } => None,
+        // A subagent's calls are tool calls of the session's own, titled under the task.
+        Event::Subagent { event, .. } => match update_of(event)? {
+            SessionUpdate::ToolCall(mut call) => {
+                call.title = format!("task › {}", call.title);
+                Some(SessionUpdate::ToolCall(call))
+            }
+            other => Some(other),
+        },
         Event::Figures(checked) => Some(figures(checked)),
         Event::Correcting { figures } => Some(text(format!(
             "\n\n({} not found in your ledger's results: the answer is being corrected.)\n\n",

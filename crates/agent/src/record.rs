@@ -84,6 +84,26 @@ impl Totals {
     }
 }
 
+/// Stores the runs of the subagents `turn` ran (`app_insert_subruns`), linked to its run, before
+/// the events that name them; nothing when it ran none. A run stored before is kept.
+pub(crate) async fn insert_subruns<'e>(
+    executor: impl sqlx::PgExecutor<'e>,
+    owner: OwnerId,
+    turn: &Turn,
+) -> Result<(), AgentError> {
+    if turn.subruns().is_empty() {
+        return Ok(());
+    }
+    let runs = serde_json::to_value(turn.subruns()).map_err(AgentError::StoringMessage)?;
+    sqlx::query("SELECT app_insert_subruns($1, $2, $3)")
+        .bind(owner.as_uuid())
+        .bind(turn.run_id().as_uuid())
+        .bind(runs)
+        .execute(executor)
+        .await?;
+    Ok(())
+}
+
 pub(crate) type PgQuery<'q> = sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>;
 
 /// Writes a run's totals so far (`app_update_run`); with `finished`, its status, end and latency

@@ -43,6 +43,9 @@ pub struct RunSummary {
     /// The person's message that began the run (its first 500 characters); none for runs from
     /// before runs kept it.
     pub question: Option<String>,
+    /// For a subagent's run: the run whose `task` call started it (whose row holds its usage
+    /// and cost, so this one's totals are zero).
+    pub parent_run_id: Option<Uuid>,
 }
 
 /// One trace event of a run, in `seq` order.
@@ -133,6 +136,8 @@ pub struct RunDetail {
     #[serde(flatten)]
     pub run: RunSummary,
     pub events: Vec<RunEvent>,
+    /// The subagents the run's `task` calls ran, in the order they started.
+    pub subagents: Vec<RunSummary>,
 }
 
 /// A run's columns. A run still `running` says what it is waiting on: `waiting` (a write waits
@@ -153,13 +158,15 @@ const RUN_COLUMNS: &str =
         ELSE 'running'
     END AS status,
     iterations, input_tokens, output_tokens, cached_tokens,
-    (cost_usd_est * 1000000)::bigint AS cost_micro_usd, latency_ms, question";
+    (cost_usd_est * 1000000)::bigint AS cost_micro_usd, latency_ms, question, parent_run_id";
 
-/// The owner's latest runs, newest first (at most `limit`, which is clamped to 1..=500).
+/// The owner's latest runs, newest first (at most `limit`, which is clamped to 1..=500): the
+/// runs a person started, each subagent's run read from its parent's ([`RunDetail::subagents`]).
 pub async fn list_runs(owner: OwnerId, pool: &PgPool, limit: i64) -> Result<Vec<RunSummary>, AgentError> {
     let mut tx = begin_for_owner(owner, pool).await?;
     let rows = sqlx::query_as::<_, RunSummary>(sqlx::AssertSqlSafe(format!(
-        "SELECT {RUN_COLUMNS} FROM trace_runs WHERE owner_id = $1 ORDER BY started_at DESC, id LIMIT $2"
+        "SELECT {RUN_COLUMNS} FROM trace_runs WHERE owner_id = $1 AND parent_run_id IS NULL
+         ORDER BY started_at DESC, id LIMIT $2"
     )))
     .bind(owner.as_uuid())
     .bind(limit.clamp(1, 500))
@@ -192,9 +199,21 @@ pub async fn run_detail(owner: OwnerId, pool: &PgPool, run: RunId) -> Result<Opt
     .bind(run)
     .fetch_all(&mut *tx)
     .await?;
+    let subagents = sqlx::query_as::<_, RunSummary>(sqlx::AssertSqlSafe(format!(
+        "SELECT {RUN_COLUMNS} FROM trace_runs WHERE owner_id = $1 AND parent_run_id = $2
+         ORDER BY started_at, id"
+    )))
+    .bind(owner.as_uuid())
+    .bind(run)
+    .fetch_all(&mut *tx)
+    .await?;
     tx.commit().await?;
     let events = events.into_iter().map(RunEvent::from).collect();
-    Ok(Some(RunDetail { run: run_row, events }))
+    Ok(Some(RunDetail {
+        run: run_row,
+        events,
+        subagents,
+    }))
 }
 
 /// The rows behind one figure of a run's answer: the figure as checked, and each tool figure it

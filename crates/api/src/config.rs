@@ -96,8 +96,24 @@ pub struct Config {
     /// Whether the agent keeps a task list for long work (`TASK_LIST=on`; off by default, where
     /// every model call is a visitor's cost), shown in the answer's margin.
     pub task_list: bool,
+    /// Whether the agent may hand work to subagents (`SUBAGENTS=on`; off by default, for the
+    /// same reason): a subagent here is offered only the read tools (a write waits for the
+    /// visitor, which a subagent's turn cannot), and is shown in the answer's margin.
+    pub subagents: bool,
     /// Every setting, for the provider selection (`KAKEIBO_PROVIDER`, keys, models).
     pub vars: BTreeMap<String, String>,
+}
+
+/// An operator's switch: `on`, or `off` (the default).
+fn switch(get: &dyn Fn(&str) -> Option<String>, name: &'static str) -> Result<bool, ConfigError> {
+    match get(name).as_deref() {
+        None | Some("off") => Ok(false),
+        Some("on") => Ok(true),
+        Some(other) => Err(ConfigError::Invalid {
+            name,
+            why: format!("{other:?} is neither on nor off"),
+        }),
+    }
 }
 
 /// Every setting a function reads, for the deployment template's check (`infra/`): each must be
@@ -116,6 +132,7 @@ pub const SETTINGS: &[&str] = &[
     "DAILY_EXPORT_QUOTA",
     "FIGURES",
     "TASK_LIST",
+    "SUBAGENTS",
     "CLIENT_ADDRESS_HEADER",
     "DATABASE_POOL_SIZE",
     "ORIGIN_VERIFY",
@@ -256,16 +273,8 @@ impl Config {
                 .transpose()
                 .map_err(|why| ConfigError::Invalid { name: "FIGURES", why })?
                 .unwrap_or_default(),
-            task_list: match get("TASK_LIST").as_deref() {
-                None | Some("off") => false,
-                Some("on") => true,
-                Some(other) => {
-                    return Err(ConfigError::Invalid {
-                        name: "TASK_LIST",
-                        why: format!("{other:?} is neither on nor off"),
-                    });
-                }
-            },
+            task_list: switch(&get, "TASK_LIST")?,
+            subagents: switch(&get, "SUBAGENTS")?,
             vars,
         })
     }
@@ -322,23 +331,26 @@ mod tests {
     }
 
     #[test]
-    fn the_task_list_is_off_unless_the_operator_turns_it_on() {
-        let with = |value: &str| {
-            let mut all = vars(BASE);
-            all.insert("TASK_LIST".into(), value.into());
-            Config::from_vars(all)
-                .map(|c| c.task_list)
-                .map_err(|e| e.to_string())
-        };
+    fn the_task_list_and_subagents_are_off_unless_the_operator_turns_them_on() {
         let default = Config::from_vars(vars(BASE)).unwrap_or_else(|e| panic!("{e}"));
-        assert!(!default.task_list);
-        assert_eq!(with("off"), Ok(false));
-        assert_eq!(with("on"), Ok(true));
-        let refused = with("yes").err().unwrap_or_default();
-        assert!(
-            refused.contains("TASK_LIST") && refused.contains("neither on nor off"),
-            "{refused}"
-        );
+        assert!(!default.task_list && !default.subagents);
+        for (name, of) in [
+            ("TASK_LIST", (|c: &Config| c.task_list) as fn(&Config) -> bool),
+            ("SUBAGENTS", |c: &Config| c.subagents),
+        ] {
+            let with = |value: &str| {
+                let mut all = vars(BASE);
+                all.insert(name.into(), value.into());
+                Config::from_vars(all).map(|c| of(&c)).map_err(|e| e.to_string())
+            };
+            assert_eq!(with("off"), Ok(false));
+            assert_eq!(with("on"), Ok(true));
+            let refused = with("yes").err().unwrap_or_default();
+            assert!(
+                refused.contains(name) && refused.contains("neither on nor off"),
+                "{refused}"
+            );
+        }
     }
 
     #[test]

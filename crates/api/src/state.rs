@@ -327,6 +327,9 @@ impl State {
         if self.config.task_list {
             builder = builder.task_list();
         }
+        if self.config.subagents {
+            builder = builder.subagents(Vec::new());
+        }
         if let Some(summarizer) = &self.summarizer {
             builder = builder.summarizer(Arc::clone(summarizer));
         }

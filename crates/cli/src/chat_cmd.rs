@@ -115,6 +115,11 @@ pub struct ProjectArgs {
     /// those folders), which the model loads with its Skill tool.
     #[arg(long)]
     pub no_skills: bool,
+    /// Leave out subagents: the task tool, with which the model hands a self-contained piece of
+    /// work to a subagent (the general-purpose type, and those in .md files under .agents/agents/
+    /// or .claude/agents/ of those folders: frontmatter name, description, tools, model).
+    #[arg(long)]
+    pub no_subagents: bool,
 }
 
 /// `--figures`: `flag` or `retry`.
@@ -203,9 +208,14 @@ impl Parts {
             .figures(self.figures)
             .import_root(self.cwd.clone())
             .mcp(&self.servers);
-        let (with_project, refused) =
+        let (with_project, mut refused) =
             builder.project(&self.cwd, !self.project.no_instructions, !self.project.no_skills);
         builder = with_project;
+        if !self.project.no_subagents {
+            let (with_types, left_out) = builder.project_subagents(&self.cwd);
+            builder = with_types;
+            refused.extend(left_out);
+        }
         if say {
             for sentence in refused {
                 eprintln!("kakeibo: {}", visible(&sentence));
@@ -233,21 +243,7 @@ impl Parts {
 /// The models `spec` names within the providers configured: `MODEL` (another model of the
 /// provider in use), `gemini:MODEL`, `anthropic:MODEL`, `openai:MODEL` or `script:PATH`.
 pub(crate) fn models_for(spec: &str) -> Result<Models> {
-    let (provider, model) = match spec.split_once(':') {
-        Some((name @ ("gemini" | "anthropic" | "openai"), model)) => {
-            (Some(name.to_owned()), Some(model.to_owned()))
-        }
-        Some(("script", _)) => (Some(spec.to_owned()), None),
-        _ => (None, Some(spec.to_owned())),
-    };
-    let var = move |name: &str| match name {
-        "KAKEIBO_PROVIDER" if provider.is_some() => provider.clone(),
-        "AGENT_MODEL" if model.is_some() => model.clone(),
-        _ => env_setting(name),
-    };
-    select::Settings::new(&var)
-        .models()
-        .map_err(|e| anyhow::anyhow!("{e}"))
+    select::models_named(spec, &env_setting).map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 impl Session {
@@ -403,85 +399,90 @@ pub(crate) fn stop_notice(result: &RunResult) -> Option<String> {
     }
 }
 
-/// The human lines of a turn's events: streamed text, one dim line per tool call and result.
+/// The human lines of a turn's events: streamed text, one dim line per tool call and result;
+/// a subagent's calls indented under the `task` call that started it.
 pub(crate) fn human_events(styled: bool, to_stderr: bool) -> impl Fn(&Event) + Send + Sync {
     move |event| {
         let mut stdout = std::io::stdout();
         let mut stderr = std::io::stderr();
         let side: &mut dyn Write = if to_stderr { &mut stderr } else { &mut stdout };
-        match event {
-            // Each piece as it comes: a sequence split across two pieces starts with ESC, which
-            // is shown as `\x1b` in the first.
-            Event::Token { delta } => put(&mut std::io::stdout(), &visible_lines(delta)),
-            Event::ToolCall { name, args, .. } if name == kakeibo::todo::NAME => {
-                if let Some(todos) = kakeibo::todo::todos_of(args) {
-                    put(side, &format!("\n{}", dim(styled, &checklist(&todos))));
-                }
+        show(event, styled, side, "");
+    }
+}
+
+/// One event's lines, each call line after `indent` (deeper for a subagent's).
+fn show(event: &Event, styled: bool, side: &mut dyn Write, indent: &str) {
+    match event {
+        // Each piece as it comes: a sequence split across two pieces starts with ESC, which
+        // is shown as `\x1b` in the first.
+        Event::Token { delta } => put(&mut std::io::stdout(), &visible_lines(delta)),
+        Event::ToolCall { name, args, .. } if name == kakeibo::todo::NAME => {
+            if let Some(todos) = kakeibo::todo::todos_of(args) {
+                put(side, &format!("\n{}", dim(styled, &checklist(&todos, indent))));
             }
-            Event::ToolCall { name, args, tier, .. } => {
-                let glyph = if *tier == Some(Tier::Write) { "✎" } else { "→" };
-                put(
-                    side,
-                    &format!(
-                        "\n{}\n",
-                        dim(
-                            styled,
-                            &format!(
-                                "  {glyph} {} {}",
-                                visible(name),
-                                visible(&one_line(&args.to_string(), 80))
-                            )
-                        )
-                    ),
-                );
-            }
-            // The list was shown with its call; only a list refused says more.
-            Event::ToolResult { name, outcome, .. }
-                if name == kakeibo::todo::NAME && !outcome.is_error() && outcome.not_run().is_none() => {}
-            Event::ToolResult {
-                outcome,
-                summary,
-                headline,
-                ..
-            } => {
-                let not_run = outcome.not_run();
-                let mark = if outcome.is_error() || not_run.is_some() {
-                    "✗"
-                } else {
-                    "✓"
-                };
-                let summary = match (not_run, headline) {
-                    (Some(said), _) => said.to_owned(),
-                    (None, Some(h)) => format!("{}: {}", h.label, h.formatted),
-                    (None, None) => plain_summary(summary),
-                };
-                put(
-                    side,
-                    &format!(
-                        "{}\n",
-                        dim(
-                            styled,
-                            &format!("    {mark} {}", visible(&one_line(&summary, 100)))
-                        )
-                    ),
-                );
-            }
-            Event::Figures(checked) => put(side, &format!("\n{}\n", figures_line(styled, checked))),
-            Event::Correcting { figures } => {
-                let list = figures.iter().map(|f| visible(f)).collect::<Vec<_>>().join(", ");
-                let line = format!(
-                    "  ↻ {list} not found in your ledger's results: the model is asked to correct its answer"
-                );
-                put(side, &format!("\n{}\n", dim(styled, &line)));
-            }
-            Event::ConfirmRequest { .. } | Event::TurnEnd(_) | Event::Error { .. } => {}
         }
+        Event::ToolCall { name, args, .. } if name == kakeibo::subagent::TASK => {
+            let kind = args["subagent_type"]
+                .as_str()
+                .unwrap_or(kakeibo::subagent::GENERAL_PURPOSE);
+            let what = args["description"].as_str().unwrap_or_default();
+            let line = format!(
+                "{indent}  ⇢ subagent {}: {}",
+                visible(kind),
+                visible(&one_line(what, 80))
+            );
+            put(side, &format!("\n{}\n", dim(styled, &line)));
+        }
+        Event::ToolCall { name, args, tier, .. } => {
+            let glyph = if *tier == Some(Tier::Write) { "✎" } else { "→" };
+            let line = format!(
+                "{indent}  {glyph} {} {}",
+                visible(name),
+                visible(&one_line(&args.to_string(), 80))
+            );
+            put(side, &format!("\n{}\n", dim(styled, &line)));
+        }
+        // The list was shown with its call; only a list refused says more.
+        Event::ToolResult { name, outcome, .. }
+            if name == kakeibo::todo::NAME && !outcome.is_error() && outcome.not_run().is_none() => {}
+        Event::ToolResult {
+            name,
+            outcome,
+            summary,
+            headline,
+            ..
+        } => {
+            let not_run = outcome.not_run();
+            let mark = if outcome.is_error() || not_run.is_some() {
+                "✗"
+            } else {
+                "✓"
+            };
+            let summary = match (not_run, headline) {
+                (Some(said), _) => said.to_owned(),
+                (None, Some(h)) => format!("{}: {}", h.label, h.formatted),
+                (None, None) if name == kakeibo::subagent::TASK => "the subagent answered".to_owned(),
+                (None, None) => plain_summary(summary),
+            };
+            let line = format!("{indent}    {mark} {}", visible(&one_line(&summary, 100)));
+            put(side, &format!("{}\n", dim(styled, &line)));
+        }
+        Event::Subagent { event, .. } => show(event, styled, side, &format!("{indent}    ")),
+        Event::Figures(checked) => put(side, &format!("\n{}\n", figures_line(styled, checked))),
+        Event::Correcting { figures } => {
+            let list = figures.iter().map(|f| visible(f)).collect::<Vec<_>>().join(", ");
+            let line = format!(
+                "  ↻ {list} not found in your ledger's results: the model is asked to correct its answer"
+            );
+            put(side, &format!("\n{}\n", dim(styled, &line)));
+        }
+        Event::ConfirmRequest { .. } | Event::TurnEnd(_) | Event::Error { .. } => {}
     }
 }
 
 /// A task list as the terminal shows it: a line an item, `☑` done, `▸` the one in progress,
 /// `☐` to do.
-fn checklist(todos: &[kakeibo::todo::Todo]) -> String {
+fn checklist(todos: &[kakeibo::todo::Todo], indent: &str) -> String {
     use kakeibo::todo::TodoStatus;
     let mut lines = String::new();
     for todo in todos {
@@ -490,6 +491,7 @@ fn checklist(todos: &[kakeibo::todo::Todo]) -> String {
             TodoStatus::InProgress => "▸",
             TodoStatus::Pending => "☐",
         };
+        lines.push_str(indent);
         lines.push_str("    ");
         lines.push_str(mark);
         lines.push(' ');

@@ -181,6 +181,7 @@ async fn acp(
             skills: !project.no_skills,
             rules: std::sync::Arc::new(rules),
             task_list: !sources.no_task_list,
+            subagents: !project.no_subagents,
             mcp,
             mcp_timeouts: kakeibo::mcp::Timeouts::from_env(),
         };

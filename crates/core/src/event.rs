@@ -66,6 +66,9 @@ pub enum Event {
     /// is asked once to correct it (`FIGURES=retry`), and the corrected answer streams next —
     /// the text streamed so far is superseded by it.
     Correcting { figures: Vec<String> },
+    /// What a subagent did for the `task` call `call_id`: one of its `tool_call` or
+    /// `tool_result` events.
+    Subagent { call_id: String, event: Box<Event> },
     /// The turn's leg is over: finished (with its usage and cost) or suspended.
     TurnEnd(TurnEnd),
     /// The leg failed; what was saved is kept.
@@ -262,6 +265,7 @@ impl Event {
             Self::Correcting { .. } => "correcting",
             Self::TurnEnd(_) => "turn_end",
             Self::Error { .. } => "error",
+            Self::Subagent { .. } => "subagent",
         }
     }
 
@@ -313,6 +317,10 @@ impl Event {
             TurnEvent::Figures(checked) => Self::Figures(checked),
             TurnEvent::Correcting(figures) => Self::Correcting { figures },
             TurnEvent::ConfirmRequest(_) => return None,
+            TurnEvent::Subagent { call_id, event } => Self::Subagent {
+                call_id,
+                event: Box::new(Self::of(*event)?),
+            },
         })
     }
 }

@@ -79,6 +79,12 @@ pub trait Tool: Send + Sync {
             Ok(Sourced { value, figures })
         })
     }
+
+    /// `Some` for the `task` tool only: the loop runs its calls itself, in a subagent
+    /// ([`crate::turn::subagent`]).
+    fn subagents(&self) -> Option<&crate::turn::subagent::TaskTool> {
+        None
+    }
 }
 
 /// The most figures one result is checked with.

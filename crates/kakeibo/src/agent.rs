@@ -16,12 +16,16 @@ use kakeibo_agent::{
 };
 use kakeibo_core::{
     Budget, ConfirmPolicy, ConversationId, Event, FiguresPolicy, Hooks, PendingWrite, PermissionRules,
-    Provider, SuspendedTurnId, Tier, Tool, TurnEvent, TypedTool, hooks::Stack, prompt::SYSTEM_PROMPT, typed,
+    Provider, SuspendedTurnId, Tier, Tool, TurnEvent, TypedTool,
+    hooks::Stack,
+    prompt::SYSTEM_PROMPT,
+    turn::subagent::{SubagentType, TaskTool},
+    typed,
 };
 use kakeibo_ledger::OwnerId;
 use kakeibo_mcp_client::McpServers;
 use kakeibo_providers::select::{self, Models};
-use kakeibo_skills::{Instructions, SkillTool, Skills};
+use kakeibo_skills::{AgentTypes, Instructions, SkillTool, Skills};
 use sqlx::PgPool;
 
 use crate::{Error, RunResult};
@@ -185,6 +189,54 @@ impl AgentBuilder {
     pub fn task_list(mut self) -> Self {
         self.tools.push(typed(kakeibo_tools::TodoWrite));
         self
+    }
+
+    /// The `task` tool: the model hands a self-contained piece of work to a subagent — the same
+    /// loop with a fresh context, the general-purpose type or one of `types` — and reads back only
+    /// its final answer. A subagent shares the rules, the hooks, the budget and the confirm
+    /// policy (its writes are asked by the same `ask`, once each); its usage and cost count to
+    /// the run that started it, whose answer its figures ground, and its run is stored linked to
+    /// that run (`trace_runs.parent_run_id`). Under [`ConfirmPolicy::Suspend`] a subagent is
+    /// offered only the read tools. Task calls run one at a time.
+    pub fn subagents(mut self, types: Vec<SubagentType>) -> Self {
+        self.tools.retain(|t| t.subagents().is_none());
+        self.tools.push(Arc::new(TaskTool::new(types)));
+        self
+    }
+
+    /// [`AgentBuilder::subagents`] with the types of a session working in `cwd`
+    /// ([`AgentTypes::discover`], with the home directory), each on the model its file names
+    /// (resolved within the providers the environment configures, as the CLI's `/model` does).
+    /// Also returns a sentence for each type left out (a file that does not read, a model that
+    /// is not configured).
+    pub fn project_subagents(self, cwd: &Path) -> (Self, Vec<String>) {
+        let found = AgentTypes::discover(cwd, kakeibo_skills::home().as_deref());
+        let mut refused = found.refused;
+        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        let mut types = Vec::new();
+        for kind in found.list {
+            let provider = match kind.model.as_deref() {
+                None => None,
+                Some(spec) => match select::models_named(spec, &env) {
+                    Ok(models) => Some(models.agent),
+                    Err(e) => {
+                        refused.push(format!(
+                            "{}: the model {spec:?} is not configured ({e}), so the subagent type was left out",
+                            kind.path.display()
+                        ));
+                        continue;
+                    }
+                },
+            };
+            types.push(SubagentType {
+                name: kind.name,
+                description: kind.description,
+                instructions: (!kind.instructions.is_empty()).then_some(kind.instructions),
+                tools: kind.tools,
+                provider,
+            });
+        }
+        (self.subagents(types), refused)
     }
 
     /// The tools of connected MCP servers ([`McpServers::connect`]), named

@@ -82,7 +82,15 @@ pub mod todo {
 pub use kakeibo_mcp_client as mcp;
 pub use kakeibo_mcp_client::{McpConfig, McpServers};
 pub use kakeibo_providers::select::Models;
-pub use kakeibo_skills::{Instructions, Skill, Skills};
+pub use kakeibo_skills::{AgentType, AgentTypes, Instructions, Skill, Skills};
+
+/// Subagents ([`AgentBuilder::subagents`]): the `task` tool's name, its types, and the run a
+/// subagent leaves in its parent's turn.
+pub mod subagent {
+    pub use kakeibo_core::turn::subagent::{
+        GENERAL_PURPOSE, MAX_SUBAGENTS_PER_TURN, SubRun, SubagentType, TASK, TaskInput,
+    };
+}
 pub use result::{RunResult, Status};
 pub use sqlx::PgPool;
 

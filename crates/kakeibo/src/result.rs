@@ -82,6 +82,10 @@ pub struct RunResult {
     /// the ledger rows that make it) or ungrounded; `None` when it states none, or while a
     /// write waits.
     pub figures: Option<FigureCheck>,
+    /// The subagents the run's `task` calls ran, in order: each one's run (stored linked to
+    /// this one), usage and cost — already counted in [`RunResult::usage`] and
+    /// [`RunResult::cost`].
+    pub subagents: Vec<kakeibo_core::turn::subagent::SubRun>,
     /// The finished run as the wire says it (`turn_end`, the CLI's result line); `None` while a
     /// write waits.
     #[serde(skip)]
@@ -107,6 +111,7 @@ impl RunResult {
                 calls: turn.calls().to_vec(),
                 iterations: turn.iteration(),
                 figures: turn.figures().cloned(),
+                subagents: turn.subruns().to_vec(),
                 summary: RunSummary::of(&turn, model),
             },
             Outcome::Suspended {
@@ -127,6 +132,7 @@ impl RunResult {
                 calls: Vec::new(),
                 iterations: 0,
                 figures: None,
+                subagents: Vec::new(),
                 summary: None,
             },
         }

@@ -706,3 +706,339 @@ async fn limits_and_an_early_end_told_to_the_next_run(options: PgPoolOptions, co
     assert_eq!(summary.title.as_deref(), Some("How much coffee did I buy?"));
     assert!(summary.messages >= 6, "{summary:?}");
 }
+
+/// Hooks that note each call they are asked about, and each answer.
+#[derive(Default)]
+struct Seen {
+    calls: std::sync::Mutex<Vec<String>>,
+    stops: std::sync::atomic::AtomicUsize,
+}
+
+impl kakeibo::Hooks for Seen {
+    fn pre_tool_use<'a>(
+        &'a self,
+        _session: &'a str,
+        call: &'a kakeibo_core::ToolUse,
+        _tier: kakeibo::Tier,
+    ) -> futures_util::future::BoxFuture<'a, kakeibo_core::hooks::PreToolUse> {
+        self.calls.lock().unwrap().push(call.name.clone());
+        Box::pin(async { kakeibo_core::hooks::PreToolUse::default() })
+    }
+
+    fn stop<'a>(
+        &'a self,
+        _session: &'a str,
+        _answer: &'a str,
+        _active: bool,
+    ) -> futures_util::future::BoxFuture<'a, Option<String>> {
+        self.stops.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Box::pin(async { None })
+    }
+}
+
+/// `subagents`: a parent hands a task to a subagent, which calls two reads and one write. The
+/// write is asked once, by the parent's `ask`, and runs; the parent's model reads one result,
+/// the subagent's answer; the run's usage is the parent's calls and the subagent's; the
+/// subagent's run is stored linked to the parent's, its events under it.
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_subagent_does_a_task_under_the_parents_confirm_and_budget(
+    options: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    use kakeibo::{PendingWrite, subagent};
+    use kakeibo_core::scripted::{Scripted, reply_calls, reply_text};
+    use serde_json::json;
+    use std::sync::{
+        Arc, Mutex,
+        atomic::{AtomicUsize, Ordering},
+    };
+
+    let (owner, _url) = seeded(options, connect.clone()).await;
+    let app = app_pool(&connect).await;
+    let task = json!({
+        "description": "Review the subscriptions",
+        "prompt": "List the regular payments and the balances, then set the Groceries budget for June 2025 to 20,000 rupees.",
+    });
+    let scripted = Arc::new(Scripted::new(vec![
+        Ok(reply_calls(&[("task", task)])),
+        Ok(reply_calls(&[
+            ("detect_recurring", json!({})),
+            ("get_balances", json!({})),
+        ])),
+        Ok(reply_calls(&[(
+            "set_budget",
+            json!({"category": "Groceries", "month": "2025-06", "amount_minor": 2_000_000, "currency": "INR"}),
+        )])),
+        Ok(reply_text(
+            "Found the regular payments; Groceries is budgeted at ₹20,000.00 for June 2025.",
+        )),
+        Ok(reply_text("The subagent reviewed them and set the budget.")),
+    ]));
+    let asked: Arc<Mutex<Vec<String>>> = Arc::default();
+    let seen = Arc::clone(&asked);
+    let ask = move |write: &PendingWrite| {
+        seen.lock().unwrap().push(write.tool.clone());
+        Box::pin(async { true }) as futures_util::future::BoxFuture<'static, bool>
+    };
+    let hooks = Arc::new(Seen::default());
+    let agent = Agent::builder(app.clone(), DEV_OWNER)
+        .shared_provider(scripted.clone())
+        .confirm_policy(ConfirmPolicy::Inline(Box::new(ask)))
+        .shared_hooks(hooks.clone())
+        .subagents(Vec::new())
+        .build()
+        .unwrap();
+    assert!(agent.tools().any(|(name, _)| name == subagent::TASK));
+    let nested = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&nested);
+    let result = agent
+        .prompt("Review my subscriptions and set the groceries budget.")
+        .on_event(move |event| {
+            if matches!(event, kakeibo::Event::Subagent { call_id, .. } if !call_id.is_empty()) {
+                counter.fetch_add(1, Ordering::SeqCst);
+            }
+        })
+        .await
+        .unwrap();
+    assert_eq!(result.text, "The subagent reviewed them and set the budget.");
+    assert_eq!(
+        *asked.lock().unwrap(),
+        ["set_budget"],
+        "the write is asked once, in the parent's queue"
+    );
+    assert_eq!(
+        nested.load(Ordering::SeqCst),
+        6,
+        "three calls and three results, under the task"
+    );
+    // The subagent's calls pass the parent's tool hooks; the Stop hook is asked of the parent's
+    // answer only.
+    assert_eq!(
+        *hooks.calls.lock().unwrap(),
+        ["task", "detect_recurring", "get_balances", "set_budget"]
+    );
+    assert_eq!(hooks.stops.load(Ordering::SeqCst), 1);
+
+    // The parent's model read one result for the task: the subagent's answer, none of its calls.
+    let requests = scripted.requests();
+    assert_eq!(requests.len(), 5);
+    assert!(
+        requests[1].tools.iter().all(|d| d.name != subagent::TASK),
+        "no task in a task"
+    );
+    assert_eq!(
+        requests[1].messages.len(),
+        1,
+        "the subagent starts with a fresh context"
+    );
+    assert!(requests[1].system.contains("You are a subagent"));
+    let last = requests[4].messages.last().unwrap();
+    let results: Vec<&str> = last
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            kakeibo_core::Block::ToolResult { content, .. } => Some(content.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results.len(), 1);
+    assert!(
+        results[0].contains("Groceries is budgeted at ₹20,000.00"),
+        "{}",
+        results[0]
+    );
+    for raw in ["net_worth", "monthly_commitment", "home_currency"] {
+        assert!(
+            !results[0].contains(raw),
+            "no raw result of the subagent's reads: {raw}"
+        );
+    }
+    let told: serde_json::Value = serde_json::from_str(
+        results[0]
+            .trim()
+            .trim_start_matches("<tool_data>")
+            .trim_end_matches("</tool_data>"),
+    )
+    .unwrap();
+    assert_eq!(
+        told["tool_calls"][2],
+        json!({"name": "set_budget", "outcome": "ran"})
+    );
+    assert_eq!(result.calls.len(), 1, "the parent made one call");
+
+    // Usage: five model calls of 100 in and 10 out, two the parent's and three the subagent's.
+    assert_eq!((result.usage.input_tokens, result.usage.output_tokens), (500, 50));
+    assert_eq!(result.subagents.len(), 1);
+    let sub = &result.subagents[0];
+    assert_eq!((sub.usage.input_tokens, sub.iterations), (300, 3));
+    let (budget,): (i64,) = sqlx::query_as(
+        "SELECT b.amount_minor FROM budgets b JOIN accounts a ON a.id = b.account_id
+         WHERE a.name LIKE '%Groceries' AND b.month = '2025-06'",
+    )
+    .fetch_one(&owner)
+    .await
+    .unwrap();
+    assert_eq!(budget, 2_000_000, "the subagent's write ran");
+
+    // The traces link: the subagent's run names its parent, holds its own events, and no total
+    // of its own (they are in the parent's row, so every sum counts them once).
+    let (parent, input, status): (Option<uuid::Uuid>, i64, String) =
+        sqlx::query_as("SELECT parent_run_id, input_tokens, status::text FROM trace_runs WHERE id = $1")
+            .bind(sub.run_id.as_uuid())
+            .fetch_one(&owner)
+            .await
+            .unwrap();
+    assert_eq!(
+        (parent, input, status.as_str()),
+        (Some(result.run_id.as_uuid()), 0, "ok")
+    );
+    let (parent_input,): (i64,) = sqlx::query_as("SELECT input_tokens FROM trace_runs WHERE id = $1")
+        .bind(result.run_id.as_uuid())
+        .fetch_one(&owner)
+        .await
+        .unwrap();
+    assert_eq!(parent_input, 500, "the parent's row holds the sum");
+    let kinds: Vec<(String, Option<String>)> = sqlx::query_as(
+        "SELECT type::text, payload->>'name' FROM trace_events WHERE run_id = $1 ORDER BY seq",
+    )
+    .bind(sub.run_id.as_uuid())
+    .fetch_all(&owner)
+    .await
+    .unwrap();
+    let calls: Vec<&str> = kinds
+        .iter()
+        .filter(|(kind, _)| kind == "tool_call")
+        .filter_map(|(_, name)| name.as_deref())
+        .collect();
+    assert_eq!(calls, ["detect_recurring", "get_balances", "set_budget"]);
+    assert!(kinds.iter().any(|(kind, _)| kind == "confirm"), "{kinds:?}");
+    assert_eq!(kinds.iter().filter(|(kind, _)| kind == "model_call").count(), 3);
+}
+
+/// A subagent type of the program's own: its instructions, one tool.
+fn auditor() -> kakeibo::subagent::SubagentType {
+    kakeibo::subagent::SubagentType {
+        name: "auditor".to_owned(),
+        description: "Audits.".to_owned(),
+        instructions: Some("Audit only.".to_owned()),
+        tools: Some(vec!["get_balances".to_owned()]),
+        provider: None,
+    }
+}
+
+/// Where a person decides later ([`ConfirmPolicy::Suspend`], the web), a subagent is offered
+/// only the read tools: a write it asked for could not wait in another turn's queue.
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_subagent_of_a_suspending_agent_only_reads(options: PgPoolOptions, connect: PgConnectOptions) {
+    use kakeibo_core::scripted::{Scripted, reply_calls, reply_text};
+    use serde_json::json;
+    use std::sync::Arc;
+
+    let (_owner, _url) = seeded(options, connect.clone()).await;
+    let app = app_pool(&connect).await;
+    let task =
+        json!({"description": "Look", "prompt": "Look at the balances.", "subagent_type": "general-purpose"});
+    let scripted = Arc::new(Scripted::new(vec![
+        Ok(reply_calls(&[("task", task)])),
+        Ok(reply_text("All fine.")),
+        Ok(reply_text("It says all is fine.")),
+    ]));
+    let agent = Agent::builder(app, DEV_OWNER)
+        .shared_provider(scripted.clone())
+        .confirm_policy(ConfirmPolicy::Suspend)
+        .subagents(vec![auditor()])
+        .build()
+        .unwrap();
+    let result = agent.run("Check my balances with a subagent.").await.unwrap();
+    assert_eq!(result.text, "It says all is fine.");
+    let requests = scripted.requests();
+    let offered = |i: usize| -> Vec<&str> { requests[i].tools.iter().map(|d| d.name).collect() };
+    assert!(offered(0).contains(&"set_budget") && offered(0).contains(&"task"));
+    let child = offered(1);
+    assert!(child.contains(&"search_transactions"), "{child:?}");
+    assert!(
+        !child.contains(&"set_budget") && !child.contains(&"task"),
+        "reads only, no task in a task: {child:?}"
+    );
+    // The declared types: general-purpose first, then the given ones, each described.
+    let declared = requests[0].tools.iter().find(|d| d.name == "task").unwrap();
+    let kinds = &declared.parameters["properties"]["subagent_type"];
+    assert_eq!(kinds["enum"], json!(["general-purpose", "auditor"]));
+    assert!(
+        kinds["description"]
+            .as_str()
+            .unwrap()
+            .contains("auditor: Audits.")
+    );
+
+    // A type's own tools and instructions.
+    let task = json!({"description": "Audit", "prompt": "Audit it.", "subagent_type": "auditor"});
+    let scripted = Arc::new(Scripted::new(vec![
+        Ok(reply_calls(&[("task", task)])),
+        Ok(reply_text("Audited.")),
+        Ok(reply_text("Done.")),
+    ]));
+    let agent = Agent::builder(app_pool(&connect).await, DEV_OWNER)
+        .shared_provider(scripted.clone())
+        .subagents(vec![auditor()])
+        .build()
+        .unwrap();
+    agent.run("Audit with a subagent.").await.unwrap();
+    let requests = scripted.requests();
+    let child: Vec<&str> = requests[1].tools.iter().map(|d| d.name).collect();
+    assert_eq!(child, ["get_balances"]);
+    assert!(
+        requests[1]
+            .system
+            .ends_with("## Your instructions (auditor)\nAudit only.")
+    );
+    assert!(
+        requests[1].system.starts_with(&requests[0].system[..200]),
+        "kakeibo's own rules first"
+    );
+
+    // A type that is not offered is refused before anything runs.
+    let task = json!({"description": "x", "prompt": "y", "subagent_type": "nobody"});
+    let scripted = Arc::new(Scripted::new(vec![
+        Ok(reply_calls(&[("task", task)])),
+        Ok(reply_text("Sorry.")),
+    ]));
+    let agent = Agent::builder(app_pool(&connect).await, DEV_OWNER)
+        .shared_provider(scripted.clone())
+        .subagents(Vec::new())
+        .build()
+        .unwrap();
+    let result = agent.run("Use nobody.").await.unwrap();
+    assert_eq!(result.calls[0].outcome, kakeibo_core::ToolOutcome::Failed);
+    assert!(result.subagents.is_empty());
+    assert_eq!(scripted.requests().len(), 2, "no subagent ran");
+
+    // At most four subagents a request: the fifth task of a batch is refused, nothing asked.
+    let five: Vec<(&str, serde_json::Value)> = (0..5)
+        .map(|i| {
+            (
+                "task",
+                json!({"description": format!("part {i}"), "prompt": "Look."}),
+            )
+        })
+        .collect();
+    let mut replies = vec![Ok(reply_calls(&five))];
+    replies.extend((0..4).map(|_| Ok(reply_text("Looked."))));
+    replies.push(Ok(reply_text("Four parts looked at.")));
+    let scripted = Arc::new(Scripted::new(replies));
+    let agent = Agent::builder(app_pool(&connect).await, DEV_OWNER)
+        .shared_provider(scripted.clone())
+        .subagents(Vec::new())
+        .build()
+        .unwrap();
+    let result = agent.run("Look at five parts.").await.unwrap();
+    assert_eq!(result.text, "Four parts looked at.");
+    assert_eq!(result.subagents.len(), kakeibo::subagent::MAX_SUBAGENTS_PER_TURN);
+    assert_eq!(result.calls[4].outcome, kakeibo_core::ToolOutcome::Failed);
+    assert!(
+        result.calls[4].result.contains("already ran 4 subagents"),
+        "{:?}",
+        result.calls[4]
+    );
+    assert_eq!(scripted.requests().len(), 6);
+}

@@ -318,6 +318,7 @@ pub async fn overview(
                 r.model, r.status::text AS status, r.input_tokens, r.cached_tokens, r.output_tokens,
                 (r.cost_usd_est * 1000000)::bigint AS cost_micro_usd, r.latency_ms, r.question
          FROM trace_runs r JOIN users u ON u.id = r.owner_id
+         WHERE r.parent_run_id IS NULL
          ORDER BY r.started_at DESC, r.id LIMIT 100",
     )
     .fetch_all(&mut *db)
@@ -365,14 +366,15 @@ pub async fn overview(
 /// Runs over 30 days: how many, by status, their latency, tool errors and iteration limits.
 async fn health_panel(db: &mut sqlx::PgConnection, today: NaiveDate) -> Result<Health, OperatorError> {
     sqlx::query_as(
-        "WITH r AS (SELECT * FROM trace_runs WHERE started_at >= $1::date - 29)
+        "WITH r AS (SELECT * FROM trace_runs WHERE started_at >= $1::date - 29),
+              top AS (SELECT * FROM r WHERE parent_run_id IS NULL)
          SELECT
-            (SELECT count(*) FROM r) AS runs,
+            (SELECT count(*) FROM top) AS runs,
             coalesce((SELECT jsonb_object_agg(status, n) FROM
-                (SELECT status::text AS status, count(*) AS n FROM r GROUP BY status) AS s), '{}'::jsonb) AS by_status,
-            (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY latency_ms) FROM r WHERE finished_at IS NOT NULL)
+                (SELECT status::text AS status, count(*) AS n FROM top GROUP BY status) AS s), '{}'::jsonb) AS by_status,
+            (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY latency_ms) FROM top WHERE finished_at IS NOT NULL)
                 AS latency_p50_ms,
-            (SELECT percentile_cont(0.95) WITHIN GROUP (ORDER BY latency_ms) FROM r WHERE finished_at IS NOT NULL)
+            (SELECT percentile_cont(0.95) WITHIN GROUP (ORDER BY latency_ms) FROM top WHERE finished_at IS NOT NULL)
                 AS latency_p95_ms,
             (SELECT CASE WHEN count(*) = 0 THEN 0 ELSE
                  round(100.0 * count(*) FILTER (WHERE (e.payload->>$2)::boolean) / count(*), 1) END

@@ -251,6 +251,25 @@ impl<'a> Settings<'a> {
     }
 }
 
+/// The models `spec` names within the providers `var` configures: `MODEL` (another model of the
+/// provider in use), `gemini:MODEL`, `anthropic:MODEL`, `openai:MODEL` or `script:PATH` — how the
+/// REPL's `/model` and a subagent type's `model` name one.
+pub fn models_named(spec: &str, var: &dyn Fn(&str) -> Option<String>) -> Result<Models, SelectError> {
+    let (provider, model) = match spec.split_once(':') {
+        Some((name @ ("gemini" | "anthropic" | "openai"), model)) => {
+            (Some(name.to_owned()), Some(model.to_owned()))
+        }
+        Some(("script", _)) => (Some(spec.to_owned()), None),
+        _ => (None, Some(spec.to_owned())),
+    };
+    let named = move |name: &str| match name {
+        "KAKEIBO_PROVIDER" if provider.is_some() => provider.clone(),
+        "AGENT_MODEL" if model.is_some() => model.clone(),
+        _ => var(name),
+    };
+    Settings::new(&named).models()
+}
+
 /// The provider for `role` from the process environment.
 pub fn from_env(role: ModelRole) -> Result<Box<dyn Provider>, SelectError> {
     Settings::new(&|name| std::env::var(name).ok()).provider(role)

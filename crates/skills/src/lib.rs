@@ -11,17 +11,23 @@
 //!   skill's name and description in a line; the [`SkillTool`] (`Skill`, a read) loads one's
 //!   instructions when the model asks.
 //!
-//! Both are the person's own files, read from their machine: the CLI, ACP and the library use
+//! - **Subagent types** ([`AgentTypes::discover`]): Markdown files under `.agents/agents/` and
+//!   `.claude/agents/` — frontmatter `name`, `description`, optional `tools` and `model`, the body
+//!   the type's instructions — offered by the `task` tool beside the general-purpose type.
+//!
+//! All are the person's own files, read from their machine: the CLI, ACP and the library use
 //! them; the website's functions never do (a visitor has no files there).
 
 // Files are the person's, but read them as bytes that can be anything: no indexing that panics.
 #![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
 
+mod agents;
 mod instructions;
 mod skills;
 
 use std::path::{Path, PathBuf};
 
+pub use agents::{AgentType, AgentTypes, MAX_AGENT_BYTES};
 pub use instructions::{Instructions, MAX_INSTRUCTION_BYTES};
 pub use skills::{MAX_SKILL_BYTES, Skill, SkillInput, SkillOutput, SkillTool, Skills};
 

@@ -42,7 +42,7 @@ struct Frontmatter {
 
 /// A name as the Agent Skills standard has it: 1–64 lower-case letters, digits and single
 /// hyphens, neither first nor last.
-fn valid_name(name: &str) -> bool {
+pub(crate) fn valid_name(name: &str) -> bool {
     (1..=64).contains(&name.len())
         && name
             .chars()
@@ -50,6 +50,75 @@ fn valid_name(name: &str) -> bool {
         && !name.starts_with('-')
         && !name.ends_with('-')
         && !name.contains("--")
+}
+
+/// A Markdown file's frontmatter block and the body after it; the error is the end of a sentence
+/// that begins with the file's name.
+pub(crate) fn frontmatter(text: &str) -> Result<(&str, &str), &'static str> {
+    let rest = text
+        .strip_prefix("---\n")
+        .or_else(|| text.strip_prefix("---\r\n"))
+        .ok_or(" does not open with a --- frontmatter block")?;
+    rest.split_once("\n---\n")
+        .or_else(|| rest.split_once("\r\n---\r\n"))
+        .or_else(|| rest.strip_suffix("\n---").map(|f| (f, "")))
+        .ok_or(": its frontmatter block has no closing ---")
+}
+
+/// The folders searched for `subfolders` (a project's `.agents/skills`, …): below the working
+/// folder first, then each folder up to the repository root, then the home directory.
+pub(crate) fn search_dirs(cwd: &Path, home: Option<&Path>, subfolders: &[&str]) -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = crate::folders(cwd).into_iter().rev().collect();
+    if let Some(home) = home
+        && !roots.iter().any(|r| r == home)
+    {
+        roots.push(home.to_path_buf());
+    }
+    let mut dirs = Vec::new();
+    for root in roots {
+        for sub in subfolders {
+            dirs.push(root.join(sub));
+        }
+    }
+    dirs
+}
+
+/// The entries of each of `dirs` that `pick` takes, in name order, as `read` reads them: the
+/// first of a name (`key`: its name and where it is) kept, a later one and one that does not
+/// read refused with a sentence calling it a `what`.
+pub(crate) fn gather<T>(
+    dirs: &[PathBuf],
+    pick: impl Fn(&Path) -> bool,
+    read: impl Fn(&Path) -> Result<T, String>,
+    key: impl Fn(&T) -> (&str, &Path),
+    what: &str,
+) -> (Vec<T>, Vec<String>) {
+    let (mut list, mut refused) = (Vec::<T>::new(), Vec::new());
+    for dir in dirs {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).filter(|p| pick(p)).collect();
+        paths.sort();
+        for path in paths {
+            match read(&path) {
+                Ok(found) => {
+                    let (name, _) = key(&found);
+                    if let Some(first) = list.iter().find(|t| key(t).0 == name) {
+                        refused.push(format!(
+                            "the {what} {name:?} in {} is hidden by the one in {}",
+                            path.display(),
+                            key(first).1.display()
+                        ));
+                    } else {
+                        list.push(found);
+                    }
+                }
+                Err(why) => refused.push(format!("{why}, so the {what} was left out")),
+            }
+        }
+    }
+    (list, refused)
 }
 
 /// Reads the skill in `folder` (its `SKILL.md`), or says why not.
@@ -64,14 +133,7 @@ pub fn read_skill(folder: &Path) -> Result<Skill, String> {
         ));
     }
     let text = String::from_utf8(bytes).map_err(|_| format!("{shown} is not UTF-8 text"))?;
-    let text = text.replace("\r\n", "\n");
-    let rest = text
-        .strip_prefix("---\n")
-        .ok_or_else(|| format!("{shown} does not open with a --- frontmatter block"))?;
-    let (front, body) = rest
-        .split_once("\n---\n")
-        .or_else(|| rest.strip_suffix("\n---").map(|f| (f, "")))
-        .ok_or_else(|| format!("{shown}: its frontmatter block has no closing ---"))?;
+    let (front, body) = frontmatter(&text).map_err(|why| format!("{shown}{why}"))?;
     let front: Frontmatter = serde_yaml_ng::from_str(front)
         .map_err(|e| format!("{shown}: its frontmatter does not read ({e})"))?;
     let name = front
@@ -108,53 +170,19 @@ impl Skills {
     /// the repository root, then the home directory — so a project's skill hides a same-named one
     /// of the home directory (which is refused with a sentence saying so).
     pub fn discover(cwd: &Path, home: Option<&Path>) -> Self {
-        let mut roots: Vec<PathBuf> = crate::folders(cwd).into_iter().rev().collect();
-        if let Some(home) = home
-            && !roots.iter().any(|r| r == home)
-        {
-            roots.push(home.to_path_buf());
-        }
-        let mut dirs = Vec::new();
-        for root in roots {
-            for sub in SKILL_FOLDERS {
-                dirs.push(root.join(sub));
-            }
-        }
-        Self::from_dirs(&dirs)
+        Self::from_dirs(&search_dirs(cwd, home, &SKILL_FOLDERS))
     }
 
     /// The skills in each of `dirs` (each a folder of skill folders), the first of a name kept.
     pub fn from_dirs(dirs: &[PathBuf]) -> Self {
-        let mut skills = Self::default();
-        for dir in dirs {
-            let Ok(entries) = std::fs::read_dir(dir) else {
-                continue;
-            };
-            let mut folders: Vec<PathBuf> = entries
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| p.join("SKILL.md").is_file())
-                .collect();
-            folders.sort();
-            for folder in folders {
-                match read_skill(&folder) {
-                    Ok(skill) => {
-                        if let Some(first) = skills.list.iter().find(|s| s.name == skill.name) {
-                            skills.refused.push(format!(
-                                "the skill {:?} in {} is hidden by the one in {}",
-                                skill.name,
-                                folder.display(),
-                                first.folder.display()
-                            ));
-                        } else {
-                            skills.list.push(skill);
-                        }
-                    }
-                    Err(why) => skills.refused.push(format!("{why}, so the skill was left out")),
-                }
-            }
-        }
-        skills
+        let (list, refused) = gather(
+            dirs,
+            |p| p.join("SKILL.md").is_file(),
+            read_skill,
+            |s| (&s.name, &s.folder),
+            "skill",
+        );
+        Self { list, refused }
     }
 
     /// The section that follows the system prompt: each skill in a line, or `None` without any.

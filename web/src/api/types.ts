@@ -176,6 +176,7 @@ export type ErrorEvent = EventData<'error'>;
 export type FiguresEvent = EventData<'figures'>;
 /** The answer so far states figures no tool returned: the model is asked once to correct it. */
 export type CorrectingEvent = EventData<'correcting'>;
+export type SubagentEvent = EventData<'subagent'>;
 export type Usage = EventUsage;
 
 // endregion

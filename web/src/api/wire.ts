@@ -56,6 +56,11 @@ export type Event =
       type: 'correcting';
       figures: string[];
     }
+  | {
+      type: 'subagent';
+      call_id: string;
+      event: Event;
+    }
   | (TurnEnd & {
       type: 'turn_end';
     })
@@ -672,6 +677,11 @@ export interface RunSummary {
    * before runs kept it.
    */
   question: string | null;
+  /**
+   * For a subagent's run: the run whose `task` call started it (whose row holds its usage
+   * and cost, so this one's totals are zero).
+   */
+  parent_run_id: string | null;
 }
 /**
  * One run with its trace events (`GET /api/runs/{id}`, and `/api/admin/runs/{id}`).
@@ -703,7 +713,16 @@ export interface RunDetail {
    * before runs kept it.
    */
   question: string | null;
+  /**
+   * For a subagent's run: the run whose `task` call started it (whose row holds its usage
+   * and cost, so this one's totals are zero).
+   */
+  parent_run_id: string | null;
   events: RunEvent[];
+  /**
+   * The subagents the run's `task` calls ran, in the order they started.
+   */
+  subagents: RunSummary[];
 }
 /**
  * A model call: what the model was asked with and what it answered.

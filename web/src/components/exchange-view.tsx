@@ -4,7 +4,7 @@
 import { useEffect, useRef } from 'preact/hooks';
 import type { TurnEndEvent } from '../api/types';
 import { choose, chooseAll, ready, slipHeading, verdict, type Slip } from '../lib/confirm';
-import type { Exchange, TaskItem, ToolEntry } from '../lib/exchange';
+import { SUBAGENT_TOOL, type Exchange, type TaskItem, type ToolEntry } from '../lib/exchange';
 import { count, percentOf, seconds } from '../lib/format';
 import { argumentRows, gloss, resultLine } from '../lib/gloss';
 import { formatMinor } from '../lib/money';
@@ -127,6 +127,7 @@ function Entries({ tools, running }: { tools: ToolEntry[]; running: boolean }) {
               ? resultLine(t.result.summary, t.result.isError)
               : null;
           const awaiting = t.tier === 'write' && !t.result;
+          if (t.name === SUBAGENT_TOOL) return <SubagentEntry key={t.id} entry={t} running={running} />;
           return (
             <li key={t.id} class="entry">
               <div class="entry-name">
@@ -156,6 +157,46 @@ function Entries({ tools, running }: { tools: ToolEntry[]; running: boolean }) {
         })}
       </ol>
     </div>
+  );
+}
+
+/** A `task` call: the subagent's kind and what it was asked, its calls indented beneath, and
+ * whether it answered (its answer is in the model's, never shown apart). */
+function SubagentEntry({ entry: t, running }: { entry: ToolEntry; running: boolean }) {
+  const kind = typeof t.args.subagent_type === 'string' ? t.args.subagent_type : 'general-purpose';
+  const what = typeof t.args.description === 'string' ? t.args.description : '';
+  const calls = t.sub ?? [];
+  return (
+    <li class="entry entry-subagent">
+      <div class="entry-name">
+        <span class="mono">subagent</span>
+        <span class="tiny faint">{kind}</span>
+      </div>
+      {what ? (
+        <div class="entry-args" title={what}>
+          {what}
+        </div>
+      ) : null}
+      {calls.length > 0 ? (
+        <ol class="entries sub-entries" aria-label={`The subagent's ${calls.length === 1 ? 'call' : `${calls.length} calls`}`}>
+          {calls.map((c) => (
+            <li key={c.id} class="entry">
+              <span class="mono">{c.name}</span>{' '}
+              <span class={`entry-result${c.outcome && c.outcome !== 'ran' ? ' tone-warn' : ''}`}>
+                {c.outcome ? c.outcome.replace(/_/g, ' ') : running ? 'running' : ''}
+              </span>
+            </li>
+          ))}
+        </ol>
+      ) : null}
+      {t.result ? (
+        <div class={`entry-result${t.result.isError ? ' tone-danger' : ''}`}>{t.result.isError ? 'stopped before it answered' : 'answered'}</div>
+      ) : running ? (
+        <div class="entry-result">
+          <span class="pulse">working</span>
+        </div>
+      ) : null}
+    </li>
   );
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { applyEvent, exchangeFromPending, exchangesFromHistory, newExchange, settleSlip, tasksOf, updateSlip, type Exchange } from './exchange';
+import { applyEvent, exchangeFromPending, exchangesFromHistory, newExchange, settleSlip, subCallsOf, tasksOf, updateSlip, type Exchange } from './exchange';
 import { chooseAll, send } from './confirm';
 import type { StoredMessage } from '../api/types';
 
@@ -258,5 +258,42 @@ describe("the model's task list", () => {
     ]);
     expect(xs[0]?.tasks).toEqual([{ content: 'step 1', status: 'completed' }]);
     expect(xs[0]?.tools).toEqual([]);
+  });
+});
+
+describe('a subagent', () => {
+  const task = { description: 'Review the subscriptions', prompt: 'List them.', subagent_type: 'general-purpose' };
+  const stored = '<tool_data>{"subagent":"general-purpose","status":"ok","answer":"Two.","tool_calls":[{"name":"detect_recurring","outcome":"ran"},{"name":"set_budget","outcome":"declined"}]}</tool_data>';
+
+  it('lists what it calls under its task as the stream says, and whether it answered', () => {
+    const x = play(newExchange('Review my subscriptions'), [
+      ['tool_call', { id: 'k1', name: 'task', args: task, tier: 'read' }],
+      ['subagent', { call_id: 'k1', event: { type: 'tool_call', id: 'c1', name: 'detect_recurring', args: {}, tier: 'read' } }],
+      ['subagent', { call_id: 'k1', event: { type: 'tool_result', id: 'c1', name: 'detect_recurring', summary: '{}', outcome: 'ran' } }],
+      ['subagent', { call_id: 'k1', event: { type: 'tool_call', id: 'c2', name: 'set_budget', args: {}, tier: 'write' } }],
+      // Another task's events, or one that is not a call, change nothing here.
+      ['subagent', { call_id: 'k9', event: { type: 'tool_call', id: 'c3', name: 'get_balances', args: {}, tier: 'read' } }],
+      ['subagent', { call_id: 'k1', event: { type: 'token', delta: 'x' } }],
+      ['tool_result', { id: 'k1', name: 'task', summary: stored.slice(0, 200), outcome: 'ran' }],
+    ]);
+    expect(x.tools.map((t) => t.name)).toEqual(['task']);
+    expect(x.tools[0]?.sub).toEqual([
+      { id: 'c1', name: 'detect_recurring', outcome: 'ran' },
+      { id: 'c2', name: 'set_budget' },
+    ]);
+    expect(x.tools[0]?.result?.isError).toBe(false);
+    expect(x.prose).toBe('');
+  });
+
+  it('reads its calls back from the stored result', () => {
+    const [x] = exchangesFromHistory([
+      { role: 'user', content: [{ type: 'text', text: 'Review my subscriptions' }] },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'k1', name: 'task', input: task }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'k1', name: 'task', content: stored }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'Done.' }] },
+    ] as StoredMessage[]);
+    expect(x?.tools[0]?.sub?.map((c) => `${c.name}:${c.outcome}`)).toEqual(['detect_recurring:ran', 'set_budget:declined']);
+    expect(subCallsOf('not json')).toEqual([]);
+    expect(subCallsOf('<tool_data>{"tool_calls":[{"nom":1}]}</tool_data>')).toEqual([]);
   });
 });

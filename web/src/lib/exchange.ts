@@ -12,6 +12,7 @@ import type {
   Tier,
   TokenEvent,
   ToolCallEvent,
+  SubagentEvent,
   ToolResultEvent,
   TurnEndEvent,
 } from '../api/types';
@@ -26,6 +27,52 @@ export interface ToolEntry {
   args: Record<string, unknown>;
   tier: Tier | null;
   result?: { summary: string; isError: boolean; decision?: WriteOutcome; headline?: Headline };
+  /** For a `task` call: what its subagent called, in order, and how each call ended. */
+  sub?: SubCall[];
+}
+
+/** One call a subagent made (`outcome` once it ended: `ran`, `failed`, `declined`, …). */
+export interface SubCall {
+  id: string;
+  name: string;
+  outcome?: string;
+}
+
+/** The tool that hands work to a subagent (on when the operator sets `SUBAGENTS=on`). */
+export const SUBAGENT_TOOL = 'task';
+
+/** The subagent's calls a stored `task` result names (`tool_calls` of its JSON, inside the
+ * `<tool_data>` fence); none when the result is not one the loop wrote. */
+export function subCallsOf(content: string): SubCall[] {
+  const body = content.trim().replace(/^<tool_data>/, '').replace(/<\/tool_data>$/, '');
+  try {
+    const parsed = JSON.parse(body) as { tool_calls?: unknown };
+    if (!Array.isArray(parsed.tool_calls)) return [];
+    return parsed.tool_calls
+      .filter((c): c is { name: string; outcome?: unknown } => typeof (c as { name?: unknown })?.name === 'string')
+      .slice(0, 50)
+      .map((c, i) => ({ id: `s${i}`, name: c.name, ...(typeof c.outcome === 'string' ? { outcome: c.outcome } : {}) }));
+  } catch {
+    return [];
+  }
+}
+
+/** `x` with a subagent's event applied to the `task` entry `callId`: a call added, or ended. */
+function withSubEvent(x: Exchange, callId: string, inner: { type?: unknown; id?: unknown; name?: unknown; outcome?: unknown }): Exchange {
+  if (typeof inner?.id !== 'string' || typeof inner.name !== 'string') return x;
+  const { id, name } = inner;
+  const tools = x.tools.map((t) => {
+    if (t.id !== callId) return t;
+    const sub = t.sub ?? [];
+    if (inner.type === 'tool_call') return sub.some((c) => c.id === id) ? t : { ...t, sub: [...sub, { id, name }] };
+    if (inner.type === 'tool_result' && typeof inner.outcome === 'string') {
+      const outcome = inner.outcome;
+      const known = sub.some((c) => c.id === id);
+      return { ...t, sub: known ? sub.map((c) => (c.id === id ? { ...c, outcome } : c)) : [...sub, { id, name, outcome }] };
+    }
+    return t;
+  });
+  return { ...x, tools };
 }
 
 /** One item of the model's task list (`todo_write`, on when the operator sets `TASK_LIST=on`). */
@@ -160,6 +207,10 @@ export function applyEvent(x: Exchange, event: SseEvent): Exchange {
       if (word) notes.push(word);
       return { ...x, account: end, runId: end.run_id ?? x.runId, status: end.status === 'ok' ? 'done' : 'failed', notes };
     }
+    case 'subagent': {
+      const { call_id: callId, event: inner } = event.data as SubagentEvent;
+      return typeof callId === 'string' ? withSubEvent(x, callId, inner ?? {}) : x;
+    }
     case 'error': {
       const { message } = event.data as ErrorEvent;
       return { ...x, status: 'failed', notes: [...x.notes, { tone: 'danger', word: 'failed', text: message || 'The turn failed.' }] };
@@ -260,6 +311,7 @@ export function exchangesFromHistory(messages: StoredMessage[]): Exchange[] {
         const entry = current.tools.find((t) => t.id === r.tool_use_id);
         const result = { summary: r.content.slice(0, 200), isError: Boolean(r.is_error), ...(decision ? { decision } : {}) };
         if (entry) entry.result = result;
+        if (entry?.name === SUBAGENT_TOOL) entry.sub = subCallsOf(r.content);
       }
       continue;
     }

@@ -47,8 +47,17 @@ function Timeline({ run }: { run: RunDetail }) {
   return (
     <>
       <h1 class="visually-hidden">Trace of the run started {dateTime(run.started_at)}</h1>
-      <Card title="question">
+      <Card title={run.parent_run_id ? 'task' : 'question'}>
         <p class="run-question">{run.question ?? 'Not recorded: this run is from before traces kept their question.'}</p>
+        {run.parent_run_id ? (
+          <p class="t-muted run-parent">
+            A subagent's run: its tokens and cost are counted in{' '}
+            <a href={`/runs/${run.parent_run_id}`} class="mono">
+              the run that started it ({run.parent_run_id.slice(0, 8)})
+            </a>
+            .
+          </p>
+        ) : null}
       </Card>
       <Card>
         <div class="stats six">
@@ -68,6 +77,23 @@ function Timeline({ run }: { run: RunDetail }) {
         ))}
       </ol>
       {run.events.length === 0 ? <p class="t-muted">No events were recorded for this run.</p> : null}
+      {run.subagents.length > 0 ? (
+        <Card title="subagents">
+          <ul class="run-subagents" aria-label="The subagents this run started">
+            {run.subagents.map((sub) => (
+              <li key={sub.id}>
+                <a href={`/runs/${sub.id}`} class="mono">
+                  {sub.id.slice(0, 8)}
+                </a>{' '}
+                <StatusBadge status={sub.status} /> {sub.question ?? ''}{' '}
+                <span class="t-muted">
+                  · {sub.iterations} model {sub.iterations === 1 ? 'call' : 'calls'} · {seconds(sub.latency_ms)}
+                </span>
+              </li>
+            ))}
+          </ul>
+        </Card>
+      ) : null}
     </>
   );
 }

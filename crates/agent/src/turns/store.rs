@@ -293,6 +293,7 @@ impl TurnStore {
         turn: &Turn,
         leg: &Leg,
     ) -> Result<(), AgentError> {
+        record::insert_subruns(&self.pool, owner, turn).await?;
         let new = history::rows(turn.history().get(leg.new_from..).unwrap_or_default())?;
         let (evicted, summary) = history::eviction_args(leg.evicted.as_ref())?;
         let query = sqlx::query(
@@ -324,6 +325,7 @@ impl TurnStore {
         leg: &Leg,
     ) -> Result<SuspendedTurnId, ConfirmError> {
         let (state, args_hash, expires_at) = stored_form(turn)?;
+        record::insert_subruns(&self.pool, owner, turn).await?;
         let (evicted, summary) = history::eviction_args(leg.evicted.as_ref())?;
         let query = sqlx::query(
             "SELECT app_suspend_turn($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::numeric, $16)",
@@ -511,6 +513,7 @@ impl TurnStore {
         if updated == 0 {
             return Err(ConfirmError::Claimed { retry_after_secs: 1 });
         }
+        record::insert_subruns(&mut *tx, owner, turn).await?;
         record::insert_events(&mut tx, owner, events).await?;
         record::update_run(&mut tx, owner, turn, None).await?;
         tx.commit().await?;
@@ -531,6 +534,7 @@ impl TurnStore {
         turn: &Turn,
         events: &[TraceEvent],
     ) -> Result<(), ConfirmError> {
+        record::insert_subruns(&self.pool, owner, turn).await?;
         let messages = match history_base {
             Some(base) => turn.history().get(base..).unwrap_or_default(),
             None => turn.history(),

@@ -317,3 +317,41 @@ async fn the_task_list_reaches_the_editor_as_the_plan(pool: PgPool) {
         .unwrap();
     assert_eq!(refused["status"], "failed");
 }
+
+/// A subagent's calls reach the editor as tool calls titled under the task; its one write is
+/// asked once, through the session's own permission request, and runs when allowed.
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn a_subagents_calls_and_its_write_reach_the_editor(pool: PgPool) {
+    let env = [
+        ("ACP_ONE_PROMPT", "Hand the budget to a subagent"),
+        ("ACP_ANSWER", "allow"),
+    ];
+    let Some(out) = client_run(&pool, "subagents.yaml", &env).await else {
+        return;
+    };
+    let session = &out["seen"][out["sessions"]["only"].as_str().unwrap()];
+    let calls = updates(session, "tool_call");
+    let titles: Vec<&str> = calls.iter().map(|c| c["title"].as_str().unwrap()).collect();
+    assert_eq!(
+        titles,
+        [
+            "task",
+            "task › detect_recurring",
+            "task › get_balances",
+            "task › set_budget"
+        ],
+        "{session}"
+    );
+    let asked = session["permissions"].as_array().unwrap();
+    assert_eq!(asked.len(), 1, "the subagent's write is asked once: {session}");
+    assert_eq!(asked[0]["toolCall"]["toolCallId"], calls[3]["toolCallId"]);
+    let text: String = updates(session, "agent_message_chunk")
+        .iter()
+        .map(|u| u["content"]["text"].as_str().unwrap())
+        .collect();
+    assert!(
+        text.contains("The subagent reports: Groceries is budgeted at ₹20,000.00 for 2025-06."),
+        "{text}"
+    );
+    assert_eq!(budgets(&pool, "Groceries").await, [2_000_000]);
+}

@@ -14,4 +14,5 @@ mod repl;
 mod seed_command;
 mod shipped_scripts;
 mod skills;
+mod subagents;
 mod tasks;

@@ -173,6 +173,8 @@ fn chat_help_lists_the_commands_and_options() {
         "--read-only",
         "--mcp-config <FILE>",
         "--permission-rules <RULES>",
+        "--no-task-list",
+        "--no-subagents",
     ] {
         assert!(help.contains(said), "{said} in:\n{help}");
     }

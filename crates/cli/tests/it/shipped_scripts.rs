@@ -28,6 +28,11 @@ const PROMPTS: &[(&str, &str)] = &[
         "demo.yaml",
         "The row in transit {transit} (Checking) was spending in Shopping",
     ),
+    // The subagent's own rule, played as a run of its own (the handing over is in subagents.rs).
+    (
+        "subagents.yaml",
+        "SUBTASK budget: set the Groceries budget for June 2025 to 20,000 rupees.",
+    ),
     (
         "eval.yaml",
         "Set my Groceries budget for March 2025 to 20,000 rupees",

@@ -118,7 +118,11 @@ pub(super) async fn report(
         error: is_error,
     });
     trace(turn, deps, payload, latency, None).await;
-    let headline = figures.first().map(Headline::of);
+    // A task's figures are its subagent's, which its own calls showed: none is the task's headline.
+    let headline = figures
+        .first()
+        .filter(|_| call.name != super::subagent::TASK)
+        .map(Headline::of);
     (deps.on_event)(TurnEvent::ToolResult {
         id: call.id.clone(),
         name: call.name.clone(),
@@ -185,7 +189,7 @@ pub struct Execution {
 }
 
 impl Execution {
-    fn error(content: String, latency_ms: u64) -> Self {
+    pub(super) fn error(content: String, latency_ms: u64) -> Self {
         Self {
             content,
             is_error: true,
@@ -205,7 +209,9 @@ pub(super) async fn execute_batch(calls: &[ToolUse], decisions: &[Decision]) -> 
         .zip(calls)
         .enumerate()
         .filter_map(|(i, (d, call))| match d {
-            Decision::Run { tool, rewritten, .. } if tool.tier() == Tier::Read => {
+            Decision::Run { tool, rewritten, .. }
+                if tool.tier() == Tier::Read && tool.subagents().is_none() =>
+            {
                 Some((i, Arc::clone(tool), input_of(call, rewritten)))
             }
             _ => None,

@@ -10,6 +10,7 @@
 
 mod calls;
 mod state;
+pub mod subagent;
 #[cfg(test)]
 mod tests;
 mod text;
@@ -18,12 +19,12 @@ use std::{sync::Arc, time::Instant};
 
 use futures_util::{FutureExt as _, future};
 
-use calls::{answered, decide, execute_batch, report};
+use calls::{Decision, answered, decide, execute_batch, report};
 pub use calls::{execute, is_transient, repeat_check};
 pub use state::{
     CONFIRM_TTL_SECONDS, CallRecord, MAX_ITERATIONS, MAX_OUTPUT_TOKENS, MAX_RETRY_OUTPUT_TOKENS,
     MAX_TOOL_OUTPUT, Phase, READ_CONCURRENCY, RunStatus, STATE_VERSION, StateError, Stop, ToolOutcome, Turn,
-    TurnEvent, WriteDecision, now_unix,
+    TurnEvent, WriteDecision, now_unix, now_unix_ms,
 };
 pub use text::{
     CANCELLED, DECLINED, DENIED_BY_RULE, EXPIRED, declined_result, expired_result, hook_refused,
@@ -524,6 +525,15 @@ async fn run_tools(mut turn: Turn, calls: Vec<ToolUse>, deps: &Deps<'_>) -> Turn
     }
 
     let mut outcomes = execute_batch(&calls, &decisions).await;
+    // Tasks after the batch's other calls, one at a time, in call order.
+    for ((call, decision), slot) in calls.iter().zip(&decisions).zip(outcomes.iter_mut()) {
+        if let Decision::Run { tool, rewritten, .. } = decision
+            && let Some(task) = tool.subagents()
+        {
+            let input = rewritten.as_ref().unwrap_or(&call.input);
+            *slot = Some(subagent::delegate(&mut turn, deps, call, input, task).await);
+        }
+    }
 
     let mut done = Vec::new();
     let mut pending = Vec::new();

@@ -11,6 +11,7 @@ use crate::{
     policy::PendingWrite,
     pricing::MicroUsd,
     tool::Tier,
+    turn::subagent::SubRun,
 };
 
 /// The version of the stored form of a turn. Older versions stay readable: version 1 (before a
@@ -218,6 +219,9 @@ pub struct Turn {
     /// The ungrounded figures of an answer the model was asked to correct (at most once a turn).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(super) corrected: Vec<String>,
+    /// The subagents its `task` calls ran, in order (their usage is counted in the turn's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(super) subruns: Vec<SubRun>,
     pub(super) phase: Phase,
 }
 
@@ -253,6 +257,7 @@ impl Turn {
             figures: Vec::new(),
             checked: None,
             corrected: Vec::new(),
+            subruns: Vec::new(),
             phase: Phase::CallModel,
         }
     }
@@ -389,6 +394,11 @@ impl Turn {
     }
 
     /// Every tool call of the turn, in order, with how it ended.
+    /// The subagents the turn's `task` calls ran, in order.
+    pub fn subruns(&self) -> &[SubRun] {
+        &self.subruns
+    }
+
     pub fn calls(&self) -> &[CallRecord] {
         &self.calls
     }
@@ -486,9 +496,21 @@ pub enum TurnEvent {
     ConfirmRequest(Vec<PendingWrite>),
     /// The answer's figures, checked (only for an answer that states one).
     Figures(FigureCheck),
+    /// What a subagent did, under the parent's `task` call `call_id`: its tool calls and results.
+    Subagent {
+        call_id: String,
+        event: Box<TurnEvent>,
+    },
     /// The answer so far states these figures, which no tool returned: the model is asked once
     /// to correct it, and the corrected answer follows (`FIGURES=retry`).
     Correcting(Vec<String>),
+}
+
+/// Milliseconds since 1970.
+pub fn now_unix_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// Seconds since 1970.
