@@ -5,7 +5,10 @@ use std::{process::ExitCode, time::Instant};
 
 use clap::{Args, Subcommand};
 use kakeibo_core::{Message, ModelRequest, StopReason, provider::complete};
-use kakeibo_providers::select::{Choice, ModelRole, SelectError, Settings};
+use kakeibo_providers::{
+    OpenAi, OpenAiConfig,
+    select::{Choice, ModelRole, SelectError, Settings},
+};
 
 use crate::terminal::visible;
 
@@ -128,6 +131,9 @@ async fn check(args: &CheckArgs) -> ExitCode {
         }
     }
 
+    if choice == Choice::OpenAi {
+        where_it_runs(&settings).await;
+    }
     let passed = if args.no_call {
         // Building the provider makes no call but checks every setting it needs.
         match settings.provider(ModelRole::Agent) {
@@ -152,6 +158,37 @@ async fn check(args: &CheckArgs) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+/// Where an OpenAI-compatible server is — on this machine (nothing leaves it) or elsewhere —
+/// and the models it says it serves, with a word when `AGENT_MODEL` is not among them.
+async fn where_it_runs(settings: &Settings<'_>) {
+    let var = |name: &str| settings.get(name);
+    let model = settings.get("AGENT_MODEL").unwrap_or_default();
+    let Some(server) = OpenAiConfig::from_vars(&model, &var).and_then(|c| OpenAi::new(c).ok()) else {
+        return;
+    };
+    let base = settings.get("OPENAI_BASE_URL").unwrap_or_default();
+    let at = visible(&without_credentials(&base)).into_owned();
+    if server.is_local() {
+        outln!("server      on this machine ({at}): nothing kakeibo sends leaves it");
+    } else {
+        outln!("server      {at}: questions and ledger figures are sent there");
+    }
+    match server.served_models().await {
+        Ok(models) if !models.is_empty() => {
+            let listed: Vec<String> = models.iter().take(8).map(|m| visible(m).into_owned()).collect();
+            outln!("serves      {}", listed.join(", "));
+            if !model.is_empty() && !models.contains(&model) {
+                outln!("            AGENT_MODEL={} is not among them", visible(&model));
+            }
+        }
+        Ok(_) => outln!("serves      (the server lists no models)"),
+        Err(e) => outln!(
+            "serves      (the server does not list its models: {})",
+            visible(&e.to_string())
+        ),
     }
 }
 

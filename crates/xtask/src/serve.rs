@@ -21,16 +21,19 @@ use crate::process::{self, Cmd};
 
 /// Whether an HTTP server answers at `addr` (any status: it is up).
 pub fn answers(addr: SocketAddr) -> bool {
-    let Ok(mut stream) = TcpStream::connect_timeout(&addr, Duration::from_millis(300)) else {
-        return false;
-    };
+    status_line(addr, "/api/session").is_some_and(|head| head.starts_with(b"HTTP/1."))
+}
+
+/// The first 12 bytes of the server's answer to `GET path` (`HTTP/1.1 200`), if it answers
+/// within a couple of seconds.
+pub fn status_line(addr: SocketAddr, path: &str) -> Option<[u8; 12]> {
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_millis(300)).ok()?;
     let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
-    let request = format!("GET /api/session HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-    if stream.write_all(request.as_bytes()).is_err() {
-        return false;
-    }
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).ok()?;
     let mut head = [0u8; 12];
-    stream.read_exact(&mut head).is_ok() && head.starts_with(b"HTTP/1.")
+    stream.read_exact(&mut head).ok()?;
+    Some(head)
 }
 
 /// Resolves `--addr` once, for the readiness probe.

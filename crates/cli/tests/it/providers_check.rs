@@ -221,3 +221,32 @@ fn no_call_still_checks_the_settings_and_never_prints_credentials() {
         "{out}"
     );
 }
+
+/// Against the real local server `cargo xtask test` starts (llama-server): it is on this
+/// machine, it serves the model named, and it answers.
+#[test]
+fn a_local_server_is_named_with_its_models() {
+    let Some(base) = kakeibo_testkit::llama_url() else {
+        return;
+    };
+    let (code, out) = check(&[
+        ("KAKEIBO_PROVIDER", "openai"),
+        ("OPENAI_BASE_URL", &base),
+        ("AGENT_MODEL", "SmolLM2-135M-Instruct.Q4_1"),
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("server      on this machine (http://127.0.0.1:")
+            && out.contains("nothing kakeibo sends leaves it"),
+        "{out}"
+    );
+    assert!(out.contains("serves      SmolLM2-135M-Instruct.Q4_1\n"), "{out}");
+    assert!(out.contains("call        answered in "), "{out}");
+
+    let (_, out) = check(&[
+        ("KAKEIBO_PROVIDER", "openai"),
+        ("OPENAI_BASE_URL", &base),
+        ("AGENT_MODEL", "qwen3"),
+    ]);
+    assert!(out.contains("AGENT_MODEL=qwen3 is not among them"), "{out}");
+}

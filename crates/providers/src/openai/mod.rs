@@ -46,6 +46,49 @@ impl OpenAi {
         Ok(Self { config, client })
     }
 
+    /// Whether the server is on this machine (a loopback address or `localhost`): then nothing
+    /// the agent sends leaves it.
+    pub fn is_local(&self) -> bool {
+        let Ok(url) = reqwest::Url::parse(&self.config.base_url) else {
+            return false;
+        };
+        let host = url.host_str().unwrap_or_default();
+        host.eq_ignore_ascii_case("localhost")
+            || host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    }
+
+    /// The models the server says it serves (`GET /models`, the ids of its `data`).
+    pub async fn served_models(&self) -> Result<Vec<String>, ProviderError> {
+        let url = format!("{}/models", self.config.base_url);
+        let response = http::send(
+            || {
+                let request = self.client.get(&url);
+                match &self.config.api_key {
+                    Some(key) => request.bearer_auth(&key.0),
+                    None => request,
+                }
+            },
+            wire::error_from,
+            http::no_retry_hint,
+        )
+        .await?;
+        let body: Value = response
+            .json()
+            .await
+            .map_err(|e| ProviderError::Protocol(format!("the model list: {e}")))?;
+        Ok(body
+            .get("data")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|m| m.get("id").and_then(Value::as_str).map(str::to_owned))
+            .collect())
+    }
+
     async fn open(&self, body: Value) -> Result<reqwest::Response, ProviderError> {
         let url = format!("{}/chat/completions", self.config.base_url);
         http::send(

@@ -11,6 +11,7 @@ mod gemini_cache;
 mod gemini_samples;
 mod gemini_standin;
 mod gemini_vertex;
+mod llama;
 mod openai_samples;
 mod openai_standin;
 mod properties;
