@@ -269,7 +269,7 @@ impl Session {
             cwd: std::env::current_dir().unwrap_or_default(),
             project: args.project,
             figures: args.figures,
-            judge: kakeibo_judge::from_settings(&env_setting).await,
+            judge: judge(&env_setting).await,
             max_turns: args.sources.max_turns,
             read_only: args.sources.read_only,
             task_list: !args.sources.no_task_list,
@@ -565,6 +565,17 @@ pub(crate) fn footer(result: &RunResult, latency: Duration) -> String {
         if result.iterations == 1 { "" } else { "s" },
         result.run_id.to_string().chars().take(8).collect::<String>()
     )
+}
+
+/// The decision layer's judge the environment names, once it passed its probe; a judge that
+/// cannot serve is said on stderr (the session goes on without it).
+pub(crate) async fn judge(var: &dyn Fn(&str) -> Option<String>) -> Option<kakeibo::Judge> {
+    kakeibo_judge::from_settings_or_why(var)
+        .await
+        .unwrap_or_else(|e| {
+            eprintln!("kakeibo: {}", visible(&e.to_string()));
+            None
+        })
 }
 
 // region: one shot

@@ -175,7 +175,7 @@ async fn acp(
             pool,
             owner: OwnerId::new(owner),
             hooks,
-            judge: kakeibo_judge::from_settings(&setting).await,
+            judge: chat_cmd::judge(&setting).await,
             figures,
             instructions: !project.no_instructions,
             skills: !project.no_skills,

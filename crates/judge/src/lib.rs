@@ -5,8 +5,9 @@
 //! reads the first token's alternatives: P(yes) is the probability of the `Y` label renormalised
 //! over `Y` and `N`. Every failure — the request failing, the time limit, a label missing from
 //! the alternatives, a value outside [0, 1] — is a [`JudgeFailure`], which each use resolves to
-//! its safe side and records. [`Judge::probe`] asks a control question at start and refuses an
-//! endpoint whose answers carry no usable log-probabilities.
+//! its safe side and records. [`Judge::probe`] asks two control questions at start, one whose
+//! answer is yes and one whose answer is no, and refuses an endpoint whose answers carry no usable
+//! log-probabilities or are not clearly right.
 //!
 //! Two uses: [`router`] (which model a conversation gets) and [`stop`] (whether a run that looks
 //! stuck should stop). Neither can approve a write: they pick a model and end a run, nothing else.
@@ -119,32 +120,47 @@ impl JudgeFailure {
 pub enum ProbeError {
     #[error("the judge's endpoint cannot serve as a judge: {0}")]
     Failed(JudgeFailure),
-    #[error("the judge answered the control question wrongly (P(yes) = {0:.3} for a plain yes)")]
-    Wrong(f64),
+    #[error(
+        "the judge cannot tell a plain yes from a plain no: P(yes) = {yes:.3} for a yes and {no:.3} \
+         for a no (a judge needs at least 0.8 and at most 0.2)"
+    )]
+    Unclear { yes: f64, no: f64 },
+}
+
+/// Why the settings give no judge although they name one.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum NoJudge {
+    #[error("no judge: {0}")]
+    Settings(#[from] ConfigError),
+    #[error(
+        "no judge: {model} failed the probe ({error}); the router keeps the agent model and no run is \
+         stopped as stuck"
+    )]
+    Probe { model: String, error: ProbeError },
 }
 
 /// The judge the settings name (`JUDGE_BASE_URL`, `DECISION_MODEL`, …, as `var` reads them), once
-/// its probe passed; `None` — said in the log — when none is set, the settings are wrong, or the
+/// its probe passed; `Ok(None)` when none is set, and why not when the settings are wrong or the
 /// endpoint failed the probe: every use then takes its safe side.
-pub async fn from_settings(var: &dyn Fn(&str) -> Option<String>) -> Option<Judge> {
-    let config = match JudgeConfig::from_vars(var) {
-        Ok(Some(config)) => config,
-        Ok(None) => return None,
-        Err(e) => {
-            tracing::warn!(error = %e, "no judge: its settings cannot be used");
-            return None;
-        }
+pub async fn from_settings_or_why(var: &dyn Fn(&str) -> Option<String>) -> Result<Option<Judge>, NoJudge> {
+    let Some(config) = JudgeConfig::from_vars(var)? else {
+        return Ok(None);
     };
-    match Judge::probe(config).await {
-        Ok(judge) => {
-            tracing::info!(model = judge.model(), "the judge passed its probe");
-            Some(judge)
-        }
-        Err(e) => {
-            tracing::warn!(error = %e, "no judge: its endpoint failed the probe");
-            None
-        }
-    }
+    let model = config.model.clone();
+    let judge = Judge::probe(config)
+        .await
+        .map_err(|error| NoJudge::Probe { model, error })?;
+    tracing::info!(model = judge.model(), "the judge passed its probe");
+    Ok(Some(judge))
+}
+
+/// [`from_settings_or_why`] with the reason logged: `None` when none is set, the settings are
+/// wrong, or the endpoint failed the probe.
+pub async fn from_settings(var: &dyn Fn(&str) -> Option<String>) -> Option<Judge> {
+    from_settings_or_why(var).await.unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "the decision layer runs without its judge");
+        None
+    })
 }
 
 /// A yes/no judge over one endpoint.
@@ -154,8 +170,14 @@ pub struct Judge {
     client: reqwest::Client,
 }
 
-/// The control question: its answer is yes beyond doubt.
-const CONTROL: &str = "Is 100 greater than 3?";
+/// The control questions: the first's answer is yes beyond doubt, the second's no.
+const CONTROL_YES: &str = "Is 100 greater than 3?";
+const CONTROL_NO: &str = "Is 3 greater than 100?";
+/// How sure a judge must be of each control's answer (the refusal's sentence says these values):
+/// as sure as the stop judge must be to act — a judge that cannot clear that line on a plain
+/// question cannot be trusted to clear it on a real one.
+const CLEAR: f64 = 0.8;
+const UNCLEAR: f64 = 1.0 - CLEAR;
 
 #[derive(Deserialize)]
 struct Completion {
@@ -196,14 +218,17 @@ impl Judge {
         Self { config, client }
     }
 
-    /// A judge over `config`'s endpoint once it answered the control question with usable
-    /// log-probabilities and a clear yes; refused otherwise.
+    /// A judge over `config`'s endpoint once it answered two control questions with usable
+    /// log-probabilities, a clear yes to the one and a clear no to the other; refused otherwise.
+    /// (One control is not enough: a model that leans to yes whatever it is asked passes it.)
     pub async fn probe(config: JudgeConfig) -> Result<Self, ProbeError> {
         let judge = Self::new(config);
-        match judge.ask(CONTROL).await {
-            Ok(p) if p >= 0.5 => Ok(judge),
-            Ok(p) => Err(ProbeError::Wrong(p)),
-            Err(failure) => Err(ProbeError::Failed(failure)),
+        let yes = judge.ask(CONTROL_YES).await.map_err(ProbeError::Failed)?;
+        let no = judge.ask(CONTROL_NO).await.map_err(ProbeError::Failed)?;
+        if yes >= CLEAR && no <= UNCLEAR {
+            Ok(judge)
+        } else {
+            Err(ProbeError::Unclear { yes, no })
         }
     }
 

@@ -44,8 +44,23 @@ fn completion(model: &str, top: &[(&str, f64)]) -> Value {
 async fn answer(State(seen): State<Seen>, Json(request): Json<Value>) -> (StatusCode, Json<Value>) {
     seen.lock().unwrap().push(request.clone());
     let model = request["model"].as_str().unwrap_or_default().to_owned();
+    let asked = request["messages"][1]["content"].as_str().unwrap_or_default();
+    // The probe's control whose answer is no.
+    let plain_no = asked.starts_with("Is 3 greater than 100?");
     let ok = StatusCode::OK;
     match model.as_str() {
+        // A competent judge's controls, and sure yes to everything else.
+        "sure-yes" if plain_no => (ok, Json(completion(&model, &[("N", -0.01), ("Y", -4.8)]))),
+        // Yes to everything, the controls included: a model that leans to yes.
+        "yes-to-all" => (ok, Json(completion(&model, &[("Y", -0.05), ("N", -3.0)]))),
+        // What a 135M model answers: a coin with a slight lean, the labels a small share.
+        "coin" => (
+            ok,
+            Json(completion(
+                &model,
+                &[("1", -0.64), ("Yes", -2.64), ("No", -2.69), ("Y", -3.65)],
+            )),
+        ),
         // P(Y) 0.6 and P(N) 0.2 among the alternatives: 0.75 once renormalised.
         "calibrated" => (
             ok,
@@ -147,7 +162,26 @@ async fn the_probe_refuses_an_endpoint_without_logprobs_or_with_a_wrong_control_
         Judge::probe(config("no-logprobs")).await.unwrap_err(),
         ProbeError::Failed(JudgeFailure::NoLogprobs)
     );
-    assert!(matches!(Judge::probe(config("sure-no")).await, Err(ProbeError::Wrong(p)) if p < 0.1));
+    assert!(matches!(
+        Judge::probe(config("sure-no")).await,
+        Err(ProbeError::Unclear { yes, .. }) if yes < 0.1
+    ));
+    // A judge that says yes whatever it is asked passes a yes control; the no control refuses it.
+    assert!(matches!(
+        Judge::probe(config("yes-to-all")).await,
+        Err(ProbeError::Unclear { yes, no }) if yes > 0.9 && no > 0.9
+    ));
+    // Nor is a lean enough: 0.59 for yes is on the right side of a half, not clear.
+    let coin = Judge::probe(config("coin")).await.unwrap_err();
+    assert!(
+        matches!(coin, ProbeError::Unclear { yes, .. } if (0.5..0.8).contains(&yes)),
+        "{coin}"
+    );
+    assert!(
+        coin.to_string()
+            .contains("cannot tell a plain yes from a plain no"),
+        "{coin}"
+    );
     assert!(matches!(
         Judge::probe(config("error")).await,
         Err(ProbeError::Failed(JudgeFailure::Request(_)))

@@ -457,15 +457,22 @@ async fn hooks_of_the_programs_own_refuse_and_note(options: PgPoolOptions, conne
     assert_eq!(blocked.usage.input_tokens, 0);
 }
 
-/// A judge endpoint sure of everything: P(yes) ≈ 0.99 for any question, control question included.
+/// A judge endpoint sure of everything: P(yes) ≈ 0.99 for any question but the probe's control
+/// whose answer is no (a clear no there: the probe passes it).
 async fn sure_judge() -> kakeibo::Judge {
     use axum::{Json, Router, routing::post};
     async fn answer(Json(request): Json<Value>) -> Json<Value> {
-        let top = serde_json::json!([{"token": "Y", "logprob": -0.01}, {"token": "N", "logprob": -4.8}]);
+        let question = request["messages"][1]["content"].as_str().unwrap_or_default();
+        let (yes, no) = if question.starts_with("Is 3 greater than 100?") {
+            (-4.8, -0.01)
+        } else {
+            (-0.01, -4.8)
+        };
+        let top = serde_json::json!([{"token": "Y", "logprob": yes}, {"token": "N", "logprob": no}]);
         Json(
             serde_json::json!({"model": request["model"], "choices": [{"index": 0,
             "message": {"role": "assistant", "content": "Y"},
-            "logprobs": {"content": [{"token": "Y", "logprob": -0.01, "top_logprobs": top}]}}]}),
+            "logprobs": {"content": [{"token": "Y", "logprob": yes, "top_logprobs": top}]}}]}),
         )
     }
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -40,15 +40,20 @@ impl Provider for Cheap {
     }
 }
 
-/// A judge endpoint: its answer is the request's model name (`sure-yes` → P(yes) ≈ 0.99,
-/// `sure-no` → ≈ 0.01, anything else → 500); it keeps what it was asked.
+/// A judge endpoint: its answer is the request's model name (`sure-yes` → P(yes) ≈ 0.99, but a
+/// clear no to the probe's no control, `sure-no` → ≈ 0.01, anything else → 500); it keeps what
+/// it was asked.
 async fn judge_standin(asked: Arc<Mutex<Vec<Value>>>) -> String {
     async fn answer(
         Extract(asked): Extract<Arc<Mutex<Vec<Value>>>>,
         Json(request): Json<Value>,
     ) -> (axum::http::StatusCode, Json<Value>) {
         asked.lock().unwrap().push(request.clone());
+        let question = request["messages"][1]["content"].as_str().unwrap_or_default();
+        // The probe's control whose answer is no.
+        let plain_no = question.starts_with("Is 3 greater than 100?");
         let (yes, no) = match request["model"].as_str() {
+            Some("sure-yes") if plain_no => (-4.8, -0.01),
             Some("sure-yes") => (-0.01, -4.8),
             Some("sure-no") => (-4.8, -0.01),
             _ => {
@@ -115,7 +120,11 @@ async fn a_conversation_is_routed_once_and_keeps_its_model(_: PgPoolOptions, con
     let (cookie, first) = app.visitor("how much did I spend").await;
     let conversation = turn_end(&first)["conversation_id"].as_str().unwrap().to_owned();
     assert_eq!(models_of(&state, &conversation).await, ["scripted-cheap"]);
-    assert_eq!(asked.lock().unwrap().len(), 2, "the probe and the first message");
+    assert_eq!(
+        asked.lock().unwrap().len(),
+        3,
+        "the probe's two controls and the first message"
+    );
     let before = cheap_calls.load(Ordering::SeqCst);
     assert!(before > 0);
 
@@ -129,7 +138,7 @@ async fn a_conversation_is_routed_once_and_keeps_its_model(_: PgPoolOptions, con
         )
         .await;
     let request = &answer.named("confirm_request")[0];
-    assert_eq!(asked.lock().unwrap().len(), 2);
+    assert_eq!(asked.lock().unwrap().len(), 3);
     let confirmed = app
         .confirm(
             Some(&cookie),
@@ -153,8 +162,8 @@ async fn a_judge_that_says_no_or_fails_gives_the_agent_model(_: PgPoolOptions, c
     let asked = Arc::new(Mutex::new(Vec::new()));
     let url = judge_standin(Arc::clone(&asked)).await;
 
-    // The probe passes only for a judge that answers its control question yes: "sure-no" fails
-    // it, and the failing endpoint too; both route to the agent model.
+    // The probe passes only for a judge that answers its controls rightly: "sure-no" fails it,
+    // and the failing endpoint too; both route to the agent model.
     for decision_model in ["sure-no", "down"] {
         let (state, cheap_calls) = routed_state(&connect, &url, decision_model).await;
         let app = TestApp::new(&state);
