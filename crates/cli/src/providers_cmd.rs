@@ -4,11 +4,13 @@
 use std::{process::ExitCode, time::Instant};
 
 use clap::{Args, Subcommand};
-use kakeibo_core::{Message, ModelRequest, StopReason, provider::complete};
+use kakeibo_core::{Declaration, Message, ModelRequest, Provider, StopReason, provider::complete};
 use kakeibo_providers::{
     OpenAi, OpenAiConfig,
     select::{Choice, ModelRole, SelectError, Settings},
 };
+
+use serde_json::json;
 
 use crate::terminal::visible;
 
@@ -147,7 +149,7 @@ async fn check(args: &CheckArgs) -> ExitCode {
             }
         }
     } else {
-        call(&settings).await
+        call(&settings, &choice).await
     };
     outln!();
     outln!("Environment lines for this setup:");
@@ -192,8 +194,9 @@ async fn where_it_runs(settings: &Settings<'_>) {
     }
 }
 
-/// One small request to the agent model; says what came back.
-async fn call(settings: &Settings<'_>) -> bool {
+/// One small request to the agent model; says what came back (and for an OpenAI-compatible
+/// server, whether tool declarations reach the model).
+async fn call(settings: &Settings<'_>, choice: &Choice) -> bool {
     let provider = match settings.provider(ModelRole::Agent) {
         Ok(provider) => provider,
         Err(e) => {
@@ -223,6 +226,9 @@ async fn call(settings: &Settings<'_>) -> bool {
             if reply.stop_reason != StopReason::End {
                 outln!("            stopped: {:?}", reply.stop_reason);
             }
+            if *choice == Choice::OpenAi {
+                tools_reach(provider.as_ref()).await;
+            }
             true
         }
         Err(e) => {
@@ -233,6 +239,46 @@ async fn call(settings: &Settings<'_>) -> bool {
             );
             false
         }
+    }
+}
+
+/// Whether a tool declaration reaches the model: the same one-token request with and without
+/// one, their prompt tokens compared. A server whose chat template for the model has no place for
+/// tools drops the declarations without a word — and then the model cannot call kakeibo's.
+async fn tools_reach(provider: &dyn Provider) {
+    let request = |tools: Vec<Declaration>| ModelRequest {
+        system: "Reply with the single word OK.".into(),
+        messages: vec![Message::user("Are you there?")],
+        tools: tools.into(),
+        max_tokens: 1,
+    };
+    let tool = Declaration {
+        name: "get_balances",
+        description: "The balance of every account of the ledger, by account.",
+        parameters: json!({"type": "object", "properties": {"as_of": {"type": "string", "description": "YYYY-MM-DD"}}})
+            .into(),
+    };
+    let without = complete(provider, &request(Vec::new()), &mut |_| {}).await;
+    let with = complete(provider, &request(vec![tool]), &mut |_| {}).await;
+    match (without, with) {
+        (Ok(without), Ok(with)) => {
+            let (bare, declared) = (without.usage.input_tokens, with.usage.input_tokens);
+            if declared > bare {
+                outln!(
+                    "tools       reach the model (one declaration: {} prompt tokens)",
+                    declared - bare
+                );
+            } else if bare > 0 {
+                outln!(
+                    "tools       left out: a request with a tool counts the same {bare} prompt tokens as one \
+                     without — the server's chat template for this model has no place for tools, so the \
+                     model cannot call kakeibo's (use a model whose template takes tools)"
+                );
+            } else {
+                outln!("tools       not known (the server reports no prompt tokens)");
+            }
+        }
+        (Err(e), _) | (_, Err(e)) => outln!("tools       not checked: {}", visible(&e.to_string())),
     }
 }
 

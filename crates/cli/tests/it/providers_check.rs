@@ -143,8 +143,14 @@ async fn a_server_that_answers_passes_and_one_that_refuses_fails() {
     );
     assert!(out.contains("OPENAI_API_KEY=<your key, set>"), "{out}");
     assert!(!out.contains("sk-secret-value"), "a key is never printed: {out}");
+    // The same prompt tokens with a tool and without: the server dropped it, and that is said.
+    assert!(
+        out.contains("tools       left out: a request with a tool counts the same 21 prompt tokens"),
+        "{out}"
+    );
     let seen = seen.lock().unwrap().clone();
-    assert_eq!(seen.len(), 1);
+    assert_eq!(seen.len(), 3, "the call, then one without a tool and one with");
+    assert!(seen[1].0.get("tools").is_none() && seen[2].0["tools"][0]["function"]["name"] == "get_balances");
     assert_eq!(seen[0].0["model"], "qwen3");
     assert_eq!(seen[0].1.as_deref(), Some("Bearer sk-secret-value"));
 
@@ -242,6 +248,11 @@ fn a_local_server_is_named_with_its_models() {
     );
     assert!(out.contains("serves      SmolLM2-135M-Instruct.Q4_1\n"), "{out}");
     assert!(out.contains("call        answered in "), "{out}");
+    // SmolLM2's chat template has no place for tools: llama-server drops them without a word.
+    assert!(
+        out.contains("tools       left out: a request with a tool counts the same "),
+        "{out}"
+    );
 
     let (_, out) = check(&[
         ("KAKEIBO_PROVIDER", "openai"),

@@ -19,17 +19,30 @@ pub struct OpenAiConfig {
     /// Without a trailing slash, up to the version (`http://localhost:11434/v1`).
     pub base_url: String,
     pub timeout: Duration,
+    /// The most output tokens a request asks for, whatever the loop would allow
+    /// (`OPENAI_MAX_TOKENS`): a small local model rambles to the end of its context, minutes a
+    /// turn, and then stops short here instead — which the turn says.
+    pub max_output_tokens: Option<u32>,
 }
 
 impl OpenAiConfig {
-    /// From `OPENAI_BASE_URL` (and the optional `OPENAI_API_KEY`) as `var` reads them; `None`
-    /// without a base URL.
+    /// From `OPENAI_BASE_URL` (and the optional `OPENAI_API_KEY` and `OPENAI_MAX_TOKENS`) as `var`
+    /// reads them; `None` without a base URL. A `OPENAI_MAX_TOKENS` that is not a number of
+    /// tokens is logged and not used.
     pub fn from_vars(model: &str, var: &dyn Fn(&str) -> Option<String>) -> Option<Self> {
+        let max_output_tokens = var("OPENAI_MAX_TOKENS").and_then(|text| {
+            let cap = text.trim().parse::<u32>().ok().filter(|n| *n > 0);
+            if cap.is_none() {
+                tracing::warn!("OPENAI_MAX_TOKENS is not a number of tokens above 0; no cap is used");
+            }
+            cap
+        });
         Some(Self {
             base_url: var("OPENAI_BASE_URL")?.trim_end_matches('/').to_owned(),
             api_key: var("OPENAI_API_KEY").map(http::Secret),
             model: model.to_owned(),
             timeout: http::timeout_setting(var),
+            max_output_tokens,
         })
     }
 }
@@ -116,7 +129,10 @@ impl Provider for OpenAi {
     }
 
     fn stream<'a>(&'a self, request: &'a ModelRequest) -> BoxStream<'a, Result<StreamEvent, ProviderError>> {
-        let body = wire::request_body(&self.config.model, request, true);
+        let mut body = wire::request_body(&self.config.model, request, true);
+        if let Some(cap) = self.config.max_output_tokens {
+            http::set(&mut body, "max_tokens", request.max_tokens.min(cap).into());
+        }
         http::reply_stream(self.open(body), wire::Accumulator::default())
     }
 }

@@ -91,6 +91,7 @@ async fn every_adapter_hangs_up_when_its_caller_goes_away() {
                 model: "qwen3".into(),
                 base_url: format!("{base}/v1"),
                 timeout,
+                max_output_tokens: None,
             })
             .unwrap(),
         )

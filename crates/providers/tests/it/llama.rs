@@ -25,6 +25,7 @@ fn openai(base: &str) -> OpenAi {
         model: MODEL.into(),
         base_url: base.to_owned(),
         timeout: Duration::from_mins(2),
+        max_output_tokens: None,
     })
     .unwrap()
 }
@@ -87,8 +88,8 @@ async fn a_request_over_the_servers_context_is_refused_in_words() {
     let Some(base) = kakeibo_testkit::llama_url() else {
         return;
     };
-    // Some 6,000 tokens against a context of 2,048.
-    let long = "ledger ".repeat(6000);
+    // Some 12,000 tokens against the server's context of 8,192.
+    let long = "ledger ".repeat(12_000);
     let error = complete(&openai(&base), &request(&long, 16), &mut |_| {})
         .await
         .unwrap_err();

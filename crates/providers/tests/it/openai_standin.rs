@@ -24,6 +24,7 @@ async fn standin(replies: Vec<Reply>, api_key: Option<&str>) -> (Standin, OpenAi
         model: "qwen3-coder".into(),
         base_url: format!("http://{address}/v1"),
         timeout: Duration::from_secs(5),
+        max_output_tokens: None,
     };
     (state, OpenAi::new(config).unwrap())
 }
@@ -204,6 +205,57 @@ async fn finish_reasons_refusals_and_no_key_for_local_servers() {
     assert!(
         state.received()[0].2.get("authorization").is_none(),
         "no key, no authorization header"
+    );
+}
+
+#[tokio::test]
+async fn a_cap_of_the_settings_bounds_the_tokens_asked_for() {
+    let vars = |cap: &'static str| {
+        move |name: &str| match name {
+            "OPENAI_BASE_URL" => Some("http://127.0.0.1:9/v1".to_owned()),
+            "OPENAI_MAX_TOKENS" => Some(cap.to_owned()),
+            _ => None,
+        }
+    };
+    assert_eq!(
+        OpenAiConfig::from_vars("m", &vars("512"))
+            .unwrap()
+            .max_output_tokens,
+        Some(512)
+    );
+    for unusable in ["0", "-5", "many"] {
+        assert_eq!(
+            OpenAiConfig::from_vars("m", &vars(unusable))
+                .unwrap()
+                .max_output_tokens,
+            None,
+            "{unusable}"
+        );
+    }
+
+    let (state, address) = Standin::start(vec![answer("a", "length"), answer("b", "stop")]).await;
+    let capped = OpenAi::new(OpenAiConfig {
+        api_key: None,
+        model: "qwen3-coder".into(),
+        base_url: format!("http://{address}/v1"),
+        timeout: Duration::from_secs(5),
+        max_output_tokens: Some(512),
+    })
+    .unwrap();
+    let mut small = request(vec![Message::user("hi")]);
+    let reply = complete(&capped, &small, &mut |_| {}).await.unwrap();
+    assert_eq!(reply.stop_reason, StopReason::MaxTokens);
+    small.max_tokens = 100;
+    complete(&capped, &small, &mut |_| {}).await.unwrap();
+    let asked: Vec<Value> = state
+        .received()
+        .into_iter()
+        .map(|(_, body, _)| body["max_tokens"].clone())
+        .collect();
+    assert_eq!(
+        asked,
+        [json!(512), json!(100)],
+        "the cap, and below it the request's own"
     );
 }
 
