@@ -55,6 +55,10 @@ struct Args {
     /// Do not store the report in the database.
     #[arg(long)]
     no_store: bool,
+    /// A sentence shown above the report's figures: what the run measures and what it does not
+    /// (`cargo xtask eval --local-model` labels a 135M model's run as a test of the harness).
+    #[arg(long)]
+    label: Option<String>,
     /// The database, as `app_user`: the checks' SQL must run under row-level security (the
     /// owner role is refused). `cargo xtask eval` sets it; unset, the running embedded cluster of
     /// the checkout this runs in.
@@ -211,7 +215,8 @@ async fn run(mut args: Args) -> Result<()> {
         deadline: None,
         progress: &progress,
     };
-    let report = suite::run(&bench, &suite, &options).await?;
+    let mut report = suite::run(&bench, &suite, &options).await?;
+    report.label = args.label.clone();
 
     write_report(&args.out, &report)?;
     if !args.no_store {

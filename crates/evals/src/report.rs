@@ -100,6 +100,10 @@ pub struct EvalReport {
     pub ungrounded_answers: usize,
     #[serde(default)]
     pub ungrounded_answer_rate: f64,
+    /// What the run is and is not a measure of, shown above its figures (a local 135M model's run
+    /// says it tests the harness, not kakeibo's quality).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
     pub results: Vec<TaskResult>,
 }
 
@@ -201,6 +205,7 @@ impl EvalReport {
             answers,
             ungrounded_answers,
             ungrounded_answer_rate: percent(ungrounded_answers, answers),
+            label: None,
             results,
         }
     }
@@ -227,6 +232,9 @@ impl EvalReport {
                 .as_ref()
                 .map_or_else(String::new, |f| format!(" · filter `{f}`"))
         );
+        if let Some(label) = &self.label {
+            let _ = writeln!(md, "> {label}\n");
+        }
         let _ = writeln!(md, "| figure | value |\n|---|---|");
         let _ = writeln!(md, "| median latency | {} ms |", self.median_latency_ms);
         let _ = writeln!(md, "| p95 latency | {} ms |", self.p95_latency_ms);

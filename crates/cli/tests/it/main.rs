@@ -10,6 +10,7 @@ mod export_restore;
 mod import_report;
 mod mcp;
 mod providers_check;
+mod real_model;
 mod repl;
 mod seed_command;
 mod shipped_scripts;

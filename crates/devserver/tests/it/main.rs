@@ -24,6 +24,7 @@ mod previews;
 mod provider_faults;
 mod query_strings;
 mod races;
+mod real_model;
 mod register;
 mod request_bodies;
 mod router;
