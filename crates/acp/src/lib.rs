@@ -77,6 +77,10 @@ pub struct Settings {
     /// Whether the model may hand work to subagents (`task`: the general-purpose type and the
     /// types found from the session's `cwd`); their calls are sent as tool calls of their own.
     pub subagents: bool,
+    /// The most model calls one prompt may make (`--max-turns`); the loop's own limit without.
+    pub max_turns: Option<u32>,
+    /// Only the read tools (`--read-only`): no write is offered, so none is asked for.
+    pub read_only: bool,
 }
 
 /// Why the server stopped.
@@ -307,6 +311,12 @@ fn build_agent(
     }
     if let Some(judge) = &settings.judge {
         builder = builder.stop_judge(judge.clone());
+    }
+    if let Some(calls) = settings.max_turns {
+        builder = builder.max_turns(calls);
+    }
+    if settings.read_only {
+        builder = builder.read_only();
     }
     builder.build().map_err(|e| e.to_string())
 }

@@ -184,6 +184,8 @@ async fn acp(
             subagents: !project.no_subagents,
             mcp,
             mcp_timeouts: kakeibo::mcp::Timeouts::from_env(),
+            max_turns: sources.max_turns,
+            read_only: sources.read_only,
         };
         kakeibo_acp::serve(settings).await?;
         anyhow::Ok(())

@@ -14,7 +14,7 @@ import * as acp from "@agentclientprotocol/sdk";
 const bin = process.env.KAKEIBO_BIN;
 if (!bin) throw new Error("KAKEIBO_BIN names the kakeibo binary");
 
-const child = spawn(bin, ["--acp"], { stdio: ["pipe", "pipe", "inherit"] });
+const child = spawn(bin, ["--acp", ...JSON.parse(process.env.ACP_ARGS ?? "[]")], { stdio: ["pipe", "pipe", "inherit"] });
 const exited = new Promise((resolve) => child.on("exit", (code) => resolve(code)));
 const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
 

@@ -3,7 +3,7 @@
 //! PostgreSQL: a session opens, a prompt streams chunks and tool-call updates, a write's
 //! permission request allowed writes one row, rejected writes none, allowed always lets the
 //! tool's next write run unasked, and a cancelled turn ends `cancelled` with nothing written and
-//! its run stored aborted.
+//! its run stored aborted; `--read-only` and `--max-turns` hold for every session.
 
 use std::process::Command;
 
@@ -354,4 +354,49 @@ async fn a_subagents_calls_and_its_write_reach_the_editor(pool: PgPool) {
         "{text}"
     );
     assert_eq!(budgets(&pool, "Groceries").await, [2_000_000]);
+}
+
+#[sqlx::test(migrator = "kakeibo_ledger::MIGRATOR")]
+async fn read_only_and_max_turns_hold_for_the_editors_sessions(pool: PgPool) {
+    // --read-only: the write the model would make is not offered, so nothing is asked or
+    // written, even with the editor ready to allow it.
+    let env = [
+        ("ACP_ONE_PROMPT", "set a ₹20,000 monthly budget for groceries"),
+        ("ACP_ANSWER", "allow"),
+        ("ACP_ARGS", r#"["--read-only"]"#),
+    ];
+    let Some(out) = client_run(&pool, "demo.yaml", &env).await else {
+        return;
+    };
+    let session = &out["seen"][out["sessions"]["only"].as_str().unwrap()];
+    assert!(session["permissions"].as_array().unwrap().is_empty(), "{session}");
+    let ends = updates(session, "tool_call_update");
+    assert_eq!(ends.len(), 1, "{session}");
+    assert_eq!(ends[0]["status"], "failed");
+    let said = ends[0]["content"][0]["content"]["text"].as_str().unwrap();
+    assert!(
+        said.starts_with("There is no tool named \"set_budget\""),
+        "{said}"
+    );
+    assert!(
+        budgets(&pool, "Groceries").await.is_empty(),
+        "read-only wrote a row"
+    );
+
+    // --max-turns 1: a question that needs a read and then an answer stops at the limit, in the
+    // protocol's own stop reason.
+    let env = [
+        (
+            "ACP_ONE_PROMPT",
+            "how much did I spend on groceries in March 2025?",
+        ),
+        ("ACP_ARGS", r#"["--max-turns", "1"]"#),
+    ];
+    let out = client_run(&pool, "demo.yaml", &env).await.unwrap();
+    let session = &out["seen"][out["sessions"]["only"].as_str().unwrap()];
+    assert_eq!(
+        session["stops"],
+        serde_json::json!(["max_turn_requests"]),
+        "{session}"
+    );
 }
