@@ -241,6 +241,7 @@ describe('a visitor on /chat', () => {
       const subs = page.locator('.run-subagents li');
       await expect.poll(() => subs.count()).toBe(1);
       expect(await subs.first().innerText()).toContain('Review the regular payments');
+      await screenshot(page, 'run-subagents');
       const parentUrl = page.url();
       await subs.first().locator('a').click();
       await expect.poll(() => page.locator('.run-parent').innerText()).toContain("A subagent's run");
@@ -248,6 +249,7 @@ describe('a visitor on /chat', () => {
       expect(calls).toContain('detect_recurring');
       expect(calls).toContain('get_balances');
       expect(await axe(page)).toEqual([]);
+      await screenshot(page, 'run-subagent-child');
       await page.locator('.run-parent a').click();
       await expect.poll(() => page.url()).toBe(parentUrl);
       expect(await axe(page)).toEqual([]);
