@@ -285,20 +285,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
             // Kept until the run ends: dropping it stops the server.
             let local = if local_model {
                 let server = model::start().context("the local model (llama-server)")?;
-                command = command
-                    .env("KAKEIBO_PROVIDER", "openai")
-                    .env("OPENAI_BASE_URL", server.base_url())
-                    .env("AGENT_MODEL", model::MODEL)
-                    .env("JUDGE_MODEL", model::MODEL)
-                    .env("OPENAI_MAX_TOKENS", model::ANSWER_CAP)
-                    .env_remove("OPENAI_API_KEY")
-                    .args([
-                        "--out",
-                        model::EVAL_REPORT_DIR,
-                        "--no-store",
-                        "--label",
-                        model::EVAL_LABEL,
-                    ]);
+                command = server.configure(command).env("JUDGE_MODEL", model::MODEL).args([
+                    "--out",
+                    model::EVAL_REPORT_DIR,
+                    "--no-store",
+                    "--label",
+                    model::EVAL_LABEL,
+                ]);
                 Some(server)
             } else {
                 None
@@ -515,14 +508,10 @@ fn dev(db: &Database, addr: &str, model: Model) -> Result<ExitCode> {
         command = command.env("KAKEIBO_PROVIDER", format!("script:{}", script.display()));
     }
     if let Some(server) = &local {
-        command = command
-            .env("KAKEIBO_PROVIDER", "openai")
-            .env("OPENAI_BASE_URL", server.base_url())
-            .env("AGENT_MODEL", model::MODEL)
-            .env("OPENAI_MAX_TOKENS", model::ANSWER_CAP)
+        command = server
+            .configure(command)
             // A model on this machine costs nothing; unpriced, the daily budget refuses it.
-            .env("MODEL_PRICE", "0,0")
-            .env_remove("OPENAI_API_KEY");
+            .env("MODEL_PRICE", "0,0");
     }
     serve::serve(command, socket, &url)
 }

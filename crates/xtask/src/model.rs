@@ -252,6 +252,17 @@ impl Server {
     pub fn base_url(&self) -> String {
         format!("http://127.0.0.1:{}/v1", self.port)
     }
+
+    /// `command` set to use this server as its model: the settings `model up` prints (and no
+    /// key of the environment's, which is not this server's).
+    pub fn configure(&self, command: Cmd) -> Cmd {
+        command
+            .env("KAKEIBO_PROVIDER", "openai")
+            .env("OPENAI_BASE_URL", self.base_url())
+            .env("AGENT_MODEL", MODEL)
+            .env("OPENAI_MAX_TOKENS", ANSWER_CAP)
+            .env_remove("OPENAI_API_KEY")
+    }
 }
 
 impl Drop for Server {
